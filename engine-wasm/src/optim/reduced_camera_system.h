@@ -1,0 +1,61 @@
+// The reduced camera system of bundle adjustment: after the 3x3 point blocks are
+// eliminated by the Schur complement (Triggs et al., "Bundle Adjustment -- A
+// Modern Synthesis", 2000, sec. 6.1), the normal equations couple only camera
+// unknowns (poses and intrinsics). This class stores that symmetric matrix as
+// dense blocks on a fixed sparsity pattern (two camera blocks are coupled when
+// they see a common point) and solves it: dense Cholesky for small systems, Eigen's
+// sparse Cholesky (SimplicialLDLT) beyond `max_dense_dim` unknowns.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace edgesfm {
+
+class ReducedCameraSystem {
+ public:
+  // `block_dims[i]` is the number of unknowns of camera block i.
+  explicit ReducedCameraSystem(const std::vector<int>& block_dims, int max_dense_dim = 1500);
+
+  // Declares that blocks a and b are coupled (call before Finalize).
+  void AddCoupling(int a, int b);
+  // Freezes the sparsity pattern (the diagonal blocks are always present).
+  void Finalize();
+
+  int dim() const { return dim_; }
+  int block_offset(int i) const { return offsets_[i]; }
+  int block_dim(int i) const { return dims_[i]; }
+  int num_blocks() const { return static_cast<int>(dims_.size()); }
+
+  void SetZero();
+  // Adds M (dim_a x dim_b) to block (a, b) and, by symmetry, M^T to (b, a).
+  // For a == b, M must be symmetric. The coupling must have been declared.
+  void AddBlock(int a, int b, const Eigen::MatrixXd& m);
+  // Slot of a declared coupling, to avoid repeated lookups in hot loops.
+  int Slot(int a, int b) const;
+  // Adds M (dim_lo x dim_hi, lo <= hi) at a slot from Slot(lo, hi).
+  Eigen::MatrixXd& SlotBlock(int slot) { return blocks_[slot]; }
+  // The diagonal of the whole matrix, and adding to it (LM damping).
+  Eigen::VectorXd Diagonal() const;
+  void AddToDiagonal(const Eigen::VectorXd& d);
+
+  // Solves S x = rhs; false if S is not positive definite.
+  bool Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const;
+
+ private:
+  static uint64_t Key(int a, int b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+
+  std::vector<int> dims_;
+  std::vector<int> offsets_;
+  int dim_ = 0;
+  int max_dense_dim_;
+  std::vector<std::pair<int, int>> slot_blocks_;  // (lo, hi) per slot
+  std::unordered_map<uint64_t, int> slots_;
+  std::vector<Eigen::MatrixXd> blocks_;
+  bool finalized_ = false;
+};
+
+}  // namespace edgesfm
