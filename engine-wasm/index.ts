@@ -4,3 +4,4 @@
  */
 export * from "./ts/engine";
 export * from "./ts/camera";
+export * from "./ts/colmap-text";
