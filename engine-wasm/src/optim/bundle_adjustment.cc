@@ -1,0 +1,474 @@
+#include "optim/bundle_adjustment.h"
+
+#include <Eigen/LU>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "optim/reduced_camera_system.h"
+#include "optim/reprojection_error.h"
+
+namespace edgesfm {
+namespace {
+
+// Squared error charged to an observation whose point cannot be imaged (1000 px), so
+// that steps pushing points behind cameras are rejected by the cost test.
+constexpr double kUnimageableSquaredError = 1e6;
+// Marquardt's scaling of the damping by the Hessian diagonal, clamped as Ceres does.
+constexpr double kMinDiagonal = 1e-6;
+constexpr double kMaxDiagonal = 1e32;
+constexpr double kInitialLambda = 1e-4;
+constexpr double kMaxLambda = 1e16;
+constexpr int kMaxIntrinsics = 16;
+
+using JacobianRow2 = Eigen::Matrix<double, 2, Eigen::Dynamic, 0, 2, kMaxIntrinsics>;
+
+// Which unknowns are free: the "camera" blocks of the reduced system are the
+// variable intrinsics (one block per camera) followed by the variable poses.
+struct Layout {
+  int num_cameras = 0;
+  std::vector<std::vector<int>> camera_vars;  // free intrinsic indices per camera
+  std::vector<std::vector<int>> pose_vars;    // free entries of (rotation step, translation)
+  std::vector<int> block_dims;
+  std::vector<bool> point_variable;
+  std::vector<std::vector<int>> point_observations;
+  int CameraBlock(int camera) const { return camera; }
+  int PoseBlock(int pose) const { return num_cameras + pose; }
+};
+
+Layout BuildLayout(const BundleAdjustmentOptions& options, const BundleAdjustmentProblem& problem) {
+  Layout layout;
+  layout.num_cameras = static_cast<int>(problem.cameras.size());
+  std::vector<bool> camera_used(problem.cameras.size(), false);
+  std::vector<bool> pose_used(problem.poses.size(), false);
+  layout.point_observations.resize(problem.points.size());
+  for (size_t o = 0; o < problem.observations.size(); ++o) {
+    const auto& obs = problem.observations[o];
+    camera_used[obs.camera] = true;
+    pose_used[obs.pose] = true;
+    layout.point_observations[obs.point].push_back(static_cast<int>(o));
+  }
+  layout.camera_vars.resize(problem.cameras.size());
+  for (size_t c = 0; c < problem.cameras.size(); ++c) {
+    const auto& camera = problem.cameras[c];
+    if (camera.constant || !camera_used[c]) continue;
+    std::vector<int>& vars = layout.camera_vars[c];
+    if (options.refine_focal_length) {
+      for (int i : CameraModelFocalLengthIdxs(camera.model_id)) vars.push_back(i);
+    }
+    if (options.refine_principal_point) {
+      for (int i : CameraModelPrincipalPointIdxs(camera.model_id)) vars.push_back(i);
+    }
+    if (options.refine_extra_params) {
+      for (int i : CameraModelExtraParamsIdxs(camera.model_id)) vars.push_back(i);
+    }
+    std::sort(vars.begin(), vars.end());
+  }
+  layout.pose_vars.resize(problem.poses.size());
+  for (size_t p = 0; p < problem.poses.size(); ++p) {
+    if (!pose_used[p]) continue;
+    const auto& pose = problem.poses[p];
+    if (!pose.constant_rotation) layout.pose_vars[p] = {0, 1, 2};
+    for (int k = 0; k < 3; ++k) {
+      if (!pose.constant_translation[k]) layout.pose_vars[p].push_back(3 + k);
+    }
+  }
+  for (const auto& vars : layout.camera_vars) layout.block_dims.push_back(static_cast<int>(vars.size()));
+  for (const auto& vars : layout.pose_vars) layout.block_dims.push_back(static_cast<int>(vars.size()));
+  layout.point_variable.resize(problem.points.size());
+  for (size_t p = 0; p < problem.points.size(); ++p) {
+    layout.point_variable[p] = !problem.points[p].constant && !layout.point_observations[p].empty();
+  }
+  return layout;
+}
+
+// The residual of one observation and its Jacobians (full, before selecting the
+// free columns) at the current parameters.
+struct Linearization {
+  bool valid = false;
+  double weight = 0;  // rho'(|r|^2), the IRLS weight
+  Eigen::Vector2d residual;
+  Eigen::Matrix<double, 2, 6> d_pose;  // (rotation step, translation)
+  JacobianRow2 d_intrinsics;
+  Eigen::Matrix<double, 2, 3> d_point;
+};
+
+double EvaluateCost(const BundleAdjustmentOptions& options, const BundleAdjustmentProblem& problem,
+                    std::vector<Linearization>* linearizations) {
+  double cost = 0;
+  Eigen::Matrix<double, 2, 3> d_cam_point;
+  Eigen::Matrix<double, 2, Eigen::Dynamic> d_params;
+  for (size_t o = 0; o < problem.observations.size(); ++o) {
+    const auto& obs = problem.observations[o];
+    const auto& camera = problem.cameras[obs.camera];
+    const auto& pose = problem.poses[obs.pose];
+    const Eigen::Matrix3d rotation = pose.rotation->toRotationMatrix();
+    const Eigen::Vector3d rotated = rotation * *problem.points[obs.point].xyz;
+    const Eigen::Vector3d in_cam = rotated + *pose.translation;
+    Eigen::Vector2d projected;
+    const bool want_jacobians = linearizations != nullptr;
+    const bool ok = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height,
+                                         in_cam, &projected, want_jacobians ? &d_cam_point : nullptr,
+                                         want_jacobians ? &d_params : nullptr);
+    double squared_error = kUnimageableSquaredError;
+    if (ok) squared_error = (projected - obs.xy).squaredNorm();
+    const LossEvaluation loss = EvaluateLoss(options.loss_kernel, options.loss_threshold, squared_error);
+    cost += 0.5 * loss.rho;
+    if (!want_jacobians) continue;
+    Linearization& lin = (*linearizations)[o];
+    lin.valid = ok;
+    if (!ok) continue;
+    lin.weight = loss.rho_prime;
+    lin.residual = projected - obs.xy;
+    // d(R X + t) / d(rotation step) = -[R X]x for R <- exp(step) R.
+    Eigen::Matrix3d skew;
+    skew << 0, -rotated.z(), rotated.y(), rotated.z(), 0, -rotated.x(), -rotated.y(), rotated.x(), 0;
+    lin.d_pose.leftCols<3>() = -d_cam_point * skew;
+    lin.d_pose.rightCols<3>() = d_cam_point;
+    lin.d_point = d_cam_point * rotation;
+    lin.d_intrinsics = d_params;
+  }
+  return cost;
+}
+
+JacobianRow2 SelectColumns(const JacobianRow2& full, const std::vector<int>& cols) {
+  JacobianRow2 out(2, cols.size());
+  for (size_t i = 0; i < cols.size(); ++i) out.col(i) = full.col(cols[i]);
+  return out;
+}
+
+// Normal equations after linearisation, before damping and elimination.
+struct NormalEquations {
+  ReducedCameraSystem camera_hessian;  // U: camera-camera blocks
+  Eigen::VectorXd camera_gradient;     // -J^T W r over the camera unknowns
+  struct PointTerm {
+    Eigen::Matrix3d hessian = Eigen::Matrix3d::Zero();   // V
+    Eigen::Vector3d gradient = Eigen::Vector3d::Zero();
+    std::vector<int> blocks;                              // camera blocks seeing the point
+    std::vector<Eigen::MatrixXd> coupling;                // W: dim(block) x 3 per block
+  };
+  std::vector<PointTerm> points;
+};
+
+void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& layout,
+                          const std::vector<Linearization>& lins, NormalEquations* eq) {
+  eq->camera_hessian.SetZero();
+  eq->camera_gradient.setZero(eq->camera_hessian.dim());
+  for (auto& term : eq->points) {
+    term.hessian.setZero();
+    term.gradient.setZero();
+    term.blocks.clear();
+    term.coupling.clear();
+  }
+  for (size_t o = 0; o < problem.observations.size(); ++o) {
+    const Linearization& lin = lins[o];
+    if (!lin.valid || lin.weight == 0) continue;
+    const auto& obs = problem.observations[o];
+    const double w = lin.weight;
+    const int blocks[2] = {layout.CameraBlock(obs.camera), layout.PoseBlock(obs.pose)};
+    JacobianRow2 jacobians[2] = {SelectColumns(lin.d_intrinsics, layout.camera_vars[obs.camera]),
+                                 SelectColumns(lin.d_pose, layout.pose_vars[obs.pose])};
+    for (int i = 0; i < 2; ++i) {
+      if (jacobians[i].cols() == 0) continue;
+      const int offset = eq->camera_hessian.block_offset(blocks[i]);
+      eq->camera_gradient.segment(offset, jacobians[i].cols()) -= w * jacobians[i].transpose() * lin.residual;
+      for (int j = i; j < 2; ++j) {
+        if (jacobians[j].cols() == 0) continue;
+        eq->camera_hessian.AddBlock(blocks[i], blocks[j], w * jacobians[i].transpose() * jacobians[j]);
+      }
+    }
+    if (!layout.point_variable[obs.point]) continue;
+    NormalEquations::PointTerm& term = eq->points[obs.point];
+    term.hessian += w * lin.d_point.transpose() * lin.d_point;
+    term.gradient -= w * lin.d_point.transpose() * lin.residual;
+    for (int i = 0; i < 2; ++i) {
+      if (jacobians[i].cols() == 0) continue;
+      const Eigen::MatrixXd coupling = w * jacobians[i].transpose() * lin.d_point;
+      const auto it = std::find(term.blocks.begin(), term.blocks.end(), blocks[i]);
+      if (it == term.blocks.end()) {
+        term.blocks.push_back(blocks[i]);
+        term.coupling.push_back(coupling);
+      } else {
+        term.coupling[it - term.blocks.begin()] += coupling;
+      }
+    }
+  }
+}
+
+Eigen::VectorXd ClampedDiagonal(const Eigen::VectorXd& d) {
+  return d.cwiseMax(kMinDiagonal).cwiseMin(kMaxDiagonal);
+}
+
+// Saved values of every free parameter, to undo a rejected step.
+struct ParameterState {
+  std::vector<std::vector<double>> intrinsics;
+  std::vector<Eigen::Quaterniond> rotations;
+  std::vector<Eigen::Vector3d> translations;
+  std::vector<Eigen::Vector3d> points;
+};
+
+ParameterState SaveState(const BundleAdjustmentProblem& problem) {
+  ParameterState s;
+  for (const auto& c : problem.cameras) {
+    s.intrinsics.emplace_back(c.params, c.params + std::max(0, CameraModelNumParams(c.model_id)));
+  }
+  for (const auto& p : problem.poses) {
+    s.rotations.push_back(*p.rotation);
+    s.translations.push_back(*p.translation);
+  }
+  for (const auto& p : problem.points) s.points.push_back(*p.xyz);
+  return s;
+}
+
+void RestoreState(const ParameterState& s, BundleAdjustmentProblem* problem) {
+  for (size_t c = 0; c < problem->cameras.size(); ++c) {
+    std::copy(s.intrinsics[c].begin(), s.intrinsics[c].end(), problem->cameras[c].params);
+  }
+  for (size_t p = 0; p < problem->poses.size(); ++p) {
+    *problem->poses[p].rotation = s.rotations[p];
+    *problem->poses[p].translation = s.translations[p];
+  }
+  for (size_t p = 0; p < problem->points.size(); ++p) *problem->points[p].xyz = s.points[p];
+}
+
+double ParameterNorm(const BundleAdjustmentProblem& problem, const Layout& layout) {
+  double sq = 0;
+  for (size_t c = 0; c < problem.cameras.size(); ++c) {
+    for (int i : layout.camera_vars[c]) sq += problem.cameras[c].params[i] * problem.cameras[c].params[i];
+  }
+  for (size_t p = 0; p < problem.poses.size(); ++p) {
+    if (!layout.pose_vars[p].empty()) sq += 1.0 + problem.poses[p].translation->squaredNorm();
+  }
+  for (size_t p = 0; p < problem.points.size(); ++p) {
+    if (layout.point_variable[p]) sq += problem.points[p].xyz->squaredNorm();
+  }
+  return std::sqrt(sq);
+}
+
+void ApplyStep(const Layout& layout, const ReducedCameraSystem& system, const Eigen::VectorXd& camera_step,
+               const std::vector<Eigen::Vector3d>& point_steps, BundleAdjustmentProblem* problem) {
+  for (size_t c = 0; c < problem->cameras.size(); ++c) {
+    const int offset = system.block_offset(layout.CameraBlock(static_cast<int>(c)));
+    const auto& vars = layout.camera_vars[c];
+    for (size_t i = 0; i < vars.size(); ++i) problem->cameras[c].params[vars[i]] += camera_step[offset + i];
+  }
+  for (size_t p = 0; p < problem->poses.size(); ++p) {
+    const auto& vars = layout.pose_vars[p];
+    if (vars.empty()) continue;
+    const int offset = system.block_offset(layout.PoseBlock(static_cast<int>(p)));
+    Eigen::Matrix<double, 6, 1> step = Eigen::Matrix<double, 6, 1>::Zero();
+    for (size_t i = 0; i < vars.size(); ++i) step[vars[i]] = camera_step[offset + i];
+    const Eigen::Vector3d rotation_step = step.head<3>();
+    const double angle = rotation_step.norm();
+    if (angle > 0) {
+      auto& rotation = *problem->poses[p].rotation;
+      rotation = (Eigen::Quaterniond(Eigen::AngleAxisd(angle, rotation_step / angle)) * rotation).normalized();
+    }
+    *problem->poses[p].translation += step.tail<3>();
+  }
+  for (size_t p = 0; p < problem->points.size(); ++p) {
+    if (layout.point_variable[p]) *problem->points[p].xyz += point_steps[p];
+  }
+}
+
+}  // namespace
+
+BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& options,
+                                              BundleAdjustmentProblem* problem) {
+  BundleAdjustmentSummary summary;
+  summary.num_observations = static_cast<int>(problem->observations.size());
+  const Layout layout = BuildLayout(options, *problem);
+
+  ReducedCameraSystem pattern(layout.block_dims, options.max_dense_dim);
+  for (const auto& obs : problem->observations) {
+    pattern.AddCoupling(layout.CameraBlock(obs.camera), layout.PoseBlock(obs.pose));
+  }
+  for (size_t p = 0; p < problem->points.size(); ++p) {
+    if (!layout.point_variable[p]) continue;
+    std::vector<int> blocks;
+    for (int o : layout.point_observations[p]) {
+      blocks.push_back(layout.CameraBlock(problem->observations[o].camera));
+      blocks.push_back(layout.PoseBlock(problem->observations[o].pose));
+    }
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      for (size_t j = i; j < blocks.size(); ++j) pattern.AddCoupling(blocks[i], blocks[j]);
+    }
+  }
+  pattern.Finalize();
+  summary.num_variables = pattern.dim();
+  for (size_t p = 0; p < problem->points.size(); ++p) summary.num_variables += layout.point_variable[p] ? 3 : 0;
+
+  NormalEquations eq{pattern, Eigen::VectorXd(), {}};
+  eq.points.resize(problem->points.size());
+  std::vector<Linearization> lins(problem->observations.size());
+  double cost = EvaluateCost(options, *problem, &lins);
+  summary.initial_cost = summary.final_cost = cost;
+  if (summary.num_variables == 0) {
+    summary.converged = true;
+    summary.termination = "no variables";
+    return summary;
+  }
+
+  double lambda = kInitialLambda;
+  double lambda_growth = 2;
+  bool relinearize = true;
+  std::vector<Eigen::Matrix3d> point_inverses(problem->points.size());
+  std::vector<Eigen::Vector3d> point_steps(problem->points.size(), Eigen::Vector3d::Zero());
+  std::vector<Eigen::Vector3d> point_diagonals(problem->points.size());
+  Eigen::VectorXd camera_diagonal;
+  summary.termination = "max_num_iterations";
+  for (int iteration = 0; iteration < options.max_num_iterations; ++iteration) {
+    summary.num_iterations = iteration + 1;
+    if (relinearize) {
+      BuildNormalEquations(*problem, layout, lins, &eq);
+      double max_gradient = eq.camera_gradient.size() ? eq.camera_gradient.cwiseAbs().maxCoeff() : 0;
+      for (size_t p = 0; p < eq.points.size(); ++p) {
+        if (!layout.point_variable[p]) continue;
+        max_gradient = std::max(max_gradient, eq.points[p].gradient.cwiseAbs().maxCoeff());
+        point_diagonals[p] = ClampedDiagonal(eq.points[p].hessian.diagonal());
+      }
+      camera_diagonal = ClampedDiagonal(eq.camera_hessian.Diagonal());
+      if (max_gradient < options.gradient_tolerance) {
+        summary.converged = true;
+        summary.termination = "gradient_tolerance";
+        break;
+      }
+      relinearize = false;
+    }
+
+    // Damped reduced camera system S = U + lambda D - sum W V^-1 W^T.
+    ReducedCameraSystem schur = eq.camera_hessian;
+    schur.AddToDiagonal(lambda * camera_diagonal);
+    Eigen::VectorXd rhs = eq.camera_gradient;
+    for (size_t p = 0; p < eq.points.size(); ++p) {
+      if (!layout.point_variable[p]) continue;
+      const auto& term = eq.points[p];
+      Eigen::Matrix3d damped = term.hessian;
+      damped.diagonal() += lambda * point_diagonals[p];
+      point_inverses[p] = damped.inverse();
+      for (size_t i = 0; i < term.blocks.size(); ++i) {
+        const Eigen::MatrixXd wv = term.coupling[i] * point_inverses[p];
+        rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -= wv * term.gradient;
+        for (size_t j = i; j < term.blocks.size(); ++j) {
+          schur.AddBlock(term.blocks[i], term.blocks[j], -wv * term.coupling[j].transpose());
+        }
+      }
+    }
+    Eigen::VectorXd camera_step;
+    if (!schur.Solve(rhs, &camera_step)) {
+      lambda *= lambda_growth;
+      lambda_growth *= 2;
+      if (lambda > kMaxLambda) {
+        summary.termination = "linear solver failure";
+        break;
+      }
+      continue;
+    }
+    // Back-substitution of the points, and the decrease the linear model predicts:
+    // 0.5 * step . (gradient + lambda D step).
+    double predicted = 0.5 * camera_step.dot(eq.camera_gradient + lambda * camera_diagonal.cwiseProduct(camera_step));
+    double step_sq = camera_step.squaredNorm();
+    for (size_t p = 0; p < eq.points.size(); ++p) {
+      if (!layout.point_variable[p]) continue;
+      const auto& term = eq.points[p];
+      Eigen::Vector3d reduced = term.gradient;
+      for (size_t i = 0; i < term.blocks.size(); ++i) {
+        reduced -= term.coupling[i].transpose() *
+                   camera_step.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i]));
+      }
+      point_steps[p] = point_inverses[p] * reduced;
+      predicted += 0.5 * point_steps[p].dot(term.gradient + lambda * point_diagonals[p].cwiseProduct(point_steps[p]));
+      step_sq += point_steps[p].squaredNorm();
+    }
+    const double parameter_norm = ParameterNorm(*problem, layout);
+    if (std::sqrt(step_sq) <= options.parameter_tolerance * (parameter_norm + options.parameter_tolerance)) {
+      summary.converged = true;
+      summary.termination = "parameter_tolerance";
+      break;
+    }
+    const ParameterState saved = SaveState(*problem);
+    ApplyStep(layout, schur, camera_step, point_steps, problem);
+    const double new_cost = EvaluateCost(options, *problem, nullptr);
+    const double gain = (cost - new_cost) / std::max(predicted, std::numeric_limits<double>::min());
+    if (std::isfinite(new_cost) && new_cost < cost && gain > 0) {
+      // Nielsen's update of the damping.
+      lambda *= std::max(1.0 / 3.0, 1.0 - std::pow(2.0 * gain - 1.0, 3));
+      lambda_growth = 2;
+      const double decrease = cost - new_cost;
+      cost = new_cost;
+      EvaluateCost(options, *problem, &lins);
+      relinearize = true;
+      if (decrease <= options.function_tolerance * (cost + decrease)) {
+        summary.converged = true;
+        summary.termination = "function_tolerance";
+        summary.num_iterations = iteration + 1;
+        break;
+      }
+    } else {
+      RestoreState(saved, problem);
+      lambda *= lambda_growth;
+      lambda_growth *= 2;
+      if (lambda > kMaxLambda) {
+        summary.converged = true;
+        summary.termination = "no further decrease";
+        break;
+      }
+    }
+  }
+  summary.final_cost = cost;
+  return summary;
+}
+
+int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0, const Eigen::Vector3d& translation0,
+                               const Eigen::Quaterniond& rotation1, const Eigen::Vector3d& translation1) {
+  const Eigen::Vector3d center0 = -(rotation0.inverse() * translation0);
+  const Eigen::Vector3d center1 = -(rotation1.inverse() * translation1);
+  int index = 0;
+  (rotation1 * (center1 - center0)).cwiseAbs().maxCoeff(&index);
+  return index;
+}
+
+std::vector<double> ReprojectionErrors(const BundleAdjustmentProblem& problem) {
+  std::vector<double> errors(problem.observations.size());
+  for (size_t o = 0; o < problem.observations.size(); ++o) {
+    const auto& obs = problem.observations[o];
+    const auto& camera = problem.cameras[obs.camera];
+    const auto& pose = problem.poses[obs.pose];
+    const Eigen::Vector3d in_cam = *pose.rotation * *problem.points[obs.point].xyz + *pose.translation;
+    Eigen::Vector2d xy;
+    errors[o] = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height, in_cam,
+                                     &xy, nullptr, nullptr)
+                    ? (xy - obs.xy).norm()
+                    : std::numeric_limits<double>::infinity();
+  }
+  return errors;
+}
+
+BundleAdjustmentSummary SolveTwoStageBundleAdjustment(const BundleAdjustmentOptions& options,
+                                                      double max_reprojection_error,
+                                                      BundleAdjustmentProblem* problem,
+                                                      std::vector<bool>* inliers) {
+  BundleAdjustmentOptions robust = options;
+  if (robust.loss_kernel == LossKernel::kSquared) robust.loss_kernel = LossKernel::kCauchy;
+  const BundleAdjustmentSummary first = SolveBundleAdjustment(robust, problem);
+  const std::vector<double> errors = ReprojectionErrors(*problem);
+  std::vector<BundleAdjustmentProblem::Observation> kept;
+  if (inliers != nullptr) inliers->assign(errors.size(), false);
+  for (size_t o = 0; o < errors.size(); ++o) {
+    if (errors[o] <= max_reprojection_error) {
+      kept.push_back(problem->observations[o]);
+      if (inliers != nullptr) (*inliers)[o] = true;
+    }
+  }
+  problem->observations = std::move(kept);
+  BundleAdjustmentOptions final_pass = options;
+  final_pass.loss_kernel = LossKernel::kSquared;
+  BundleAdjustmentSummary second = SolveBundleAdjustment(final_pass, problem);
+  second.num_iterations += first.num_iterations;
+  second.initial_cost = first.initial_cost;
+  return second;
+}
+
+}  // namespace edgesfm

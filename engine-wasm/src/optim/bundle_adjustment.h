@@ -1,0 +1,109 @@
+// Bundle adjustment: Levenberg-Marquardt on reprojection errors with the point
+// blocks eliminated by the Schur complement, following Triggs, McLauchlan,
+// Hartley and Fitzgibbon, "Bundle Adjustment -- A Modern Synthesis" (2000), and
+// COLMAP's BundleAdjuster (Schönberger & Frahm 2016) for the parametrisation and
+// options. Robust kernels enter as iteratively reweighted least squares.
+//
+// The problem is a view: pointers into the caller's storage (a reconstruction), so
+// any scene representation can be adjusted in place. Poses are cam_from_world
+// (rotation quaternion + translation) updated on the left by an axis-angle step;
+// intrinsics are shared by every image that points to the same camera.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "optim/loss_function.h"
+#include "scene/camera_models.h"
+
+namespace edgesfm {
+
+// Spec 2.12 BundleAdjustmentSpec plus the solver's stopping rules.
+struct BundleAdjustmentOptions {
+  LossKernel loss_kernel = LossKernel::kSquared;
+  double loss_threshold = 1.0;  // pixels
+  bool refine_focal_length = true;
+  bool refine_principal_point = false;
+  bool refine_extra_params = true;
+  int max_num_iterations = 100;
+  // Stop when an accepted step lowers the cost by less than this fraction.
+  double function_tolerance = 1e-6;
+  // Stop when the largest gradient entry is below this.
+  double gradient_tolerance = 1e-10;
+  // Stop when the step is below this fraction of the parameters' norm.
+  double parameter_tolerance = 1e-8;
+  // Reduced camera systems up to this many unknowns use dense Cholesky.
+  int max_dense_dim = 1500;
+};
+
+struct BundleAdjustmentProblem {
+  struct Camera {
+    CameraModelId model_id = CameraModelId::kInvalid;
+    double* params = nullptr;
+    double width = 0, height = 0;
+    bool constant = false;  // hold all intrinsics; otherwise the refine_* flags decide
+  };
+  struct Pose {
+    Eigen::Quaterniond* rotation = nullptr;   // cam_from_world
+    Eigen::Vector3d* translation = nullptr;   // cam_from_world
+    bool constant_rotation = false;
+    std::array<bool, 3> constant_translation = {false, false, false};
+    void SetConstant() { constant_rotation = true; constant_translation = {true, true, true}; }
+  };
+  struct Point {
+    Eigen::Vector3d* xyz = nullptr;
+    bool constant = false;
+  };
+  struct Observation {
+    int camera = -1;
+    int pose = -1;
+    int point = -1;
+    Eigen::Vector2d xy = Eigen::Vector2d::Zero();
+  };
+
+  std::vector<Camera> cameras;
+  std::vector<Pose> poses;
+  std::vector<Point> points;
+  std::vector<Observation> observations;
+};
+
+struct BundleAdjustmentSummary {
+  int num_iterations = 0;
+  int num_observations = 0;
+  int num_variables = 0;
+  double initial_cost = 0;  // 0.5 * sum of rho(|r|^2)
+  double final_cost = 0;
+  bool converged = false;
+  std::string termination;
+};
+
+// The translation entry of the second pose to hold so that, with the first pose
+// held, the similarity gauge (including scale) is fixed: the entry along which the
+// baseline, seen from the second camera, is largest. Scaling the scene about the
+// first centre moves t1 by -R1 (c1 - c0) per unit of scale, so this entry is the
+// one most sensitive to scale (COLMAP always holds entry 0, which can be nearly
+// insensitive when cameras look along the baseline).
+int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0, const Eigen::Vector3d& translation0,
+                               const Eigen::Quaterniond& rotation1, const Eigen::Vector3d& translation1);
+
+BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& options,
+                                              BundleAdjustmentProblem* problem);
+
+// Reprojection error in pixels of every observation; +infinity when the point
+// cannot be imaged (e.g. it is behind the camera).
+std::vector<double> ReprojectionErrors(const BundleAdjustmentProblem& problem);
+
+// Spec 2.12 `two_stage`: a robust pass (the options' kernel, or Cauchy at
+// `loss_threshold` if the options say `squared`), then observations with a
+// reprojection error above `max_reprojection_error` are dropped from the problem,
+// then a final pass with the squared loss. `inliers` (optional) receives, per input
+// observation, whether it was kept.
+BundleAdjustmentSummary SolveTwoStageBundleAdjustment(const BundleAdjustmentOptions& options,
+                                                      double max_reprojection_error,
+                                                      BundleAdjustmentProblem* problem,
+                                                      std::vector<bool>* inliers);
+
+}  // namespace edgesfm
