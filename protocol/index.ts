@@ -1,0 +1,12 @@
+/**
+ * @module The wire contract shared by worker, runner and site: resource schemas, capability
+ * names, camera models, event kinds and binary formats. Imports nothing of theirs.
+ */
+export * from "./capabilities";
+export * from "./camera-models";
+export * from "./schemas/common";
+export * from "./schemas/project";
+export * from "./schemas/dataset";
+export * from "./schemas/image";
+export * from "./schemas/upload";
+export * from "./schemas/meta";

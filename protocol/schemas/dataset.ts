@@ -1,0 +1,78 @@
+/** @module ImageSource and Dataset resources (spec 2.3, 2.4, 4.4). */
+import { z } from "zod";
+import { CAMERA_MODEL_NAMES } from "../camera-models";
+import { Id, Links, Sha256, Timestamp } from "./common";
+
+/** A name inside a dataset: a relative path without traversal (`..`), NUL or leading `/`. */
+export const ImageName = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((s) => !s.startsWith("/") && !s.includes("\\") && !s.includes("\0") && !s.split("/").some((p) => p === ".." || p === "." || p === ""), {
+    message: "must be a relative path without '.', '..' or empty segments",
+  });
+
+export const ImageSource = z
+  .discriminatedUnion("kind", [
+    z.object({
+      kind: z.literal("upload"),
+      entries: z.array(z.object({ name: ImageName, blob_sha: Sha256 })).max(100_000).default([]),
+    }),
+    z.object({ kind: z.literal("local"), root: z.string().min(1).max(4096), recursive: z.boolean().default(false) }),
+    z.object({ kind: z.literal("s3"), bucket: z.string().min(3).max(63), prefix: z.string().max(1024).default("") }),
+  ])
+  .meta({ id: "ImageSource" });
+export type ImageSource = z.infer<typeof ImageSource>;
+
+export const CameraModelName = z.enum(CAMERA_MODEL_NAMES);
+export const IntrinsicsMode = z.enum(["single_camera", "per_image", "per_folder"]);
+
+const DatasetName = z.string().trim().min(1).max(256);
+
+export const Dataset = z
+  .object({
+    dataset_id: Id,
+    tenant_id: z.string(),
+    project_id: Id,
+    source_id: Id,
+    source: ImageSource,
+    name: z.string(),
+    camera_model: CameraModelName,
+    intrinsics_mode: IntrinsicsMode,
+    is_spherical: z.boolean(),
+    respect_exif_orientation: z.boolean(),
+    rig_config_json: z.record(z.string(), z.unknown()).nullable(),
+    active_maskset_id: z.string().nullable(),
+    manifest_hash: Sha256,
+    created_at: Timestamp,
+    _links: Links,
+  })
+  .meta({ id: "Dataset" });
+export type Dataset = z.infer<typeof Dataset>;
+
+export const DatasetCreate = z
+  .object({
+    name: DatasetName,
+    source: ImageSource.default({ kind: "upload", entries: [] }),
+    camera_model: CameraModelName.default("SIMPLE_RADIAL"),
+    intrinsics_mode: IntrinsicsMode.default("single_camera"),
+    is_spherical: z.boolean().default(false),
+    rig_config: z.record(z.string(), z.unknown()).nullable().default(null),
+    respect_exif_orientation: z.boolean().default(true),
+  })
+  .meta({ id: "DatasetCreate" });
+export type DatasetCreate = z.infer<typeof DatasetCreate>;
+
+/** The source is immutable (2.3): to change it, create a new dataset. */
+export const DatasetPatch = z
+  .object({
+    name: DatasetName.optional(),
+    camera_model: CameraModelName.optional(),
+    intrinsics_mode: IntrinsicsMode.optional(),
+    is_spherical: z.boolean().optional(),
+    rig_config: z.record(z.string(), z.unknown()).nullable().optional(),
+    respect_exif_orientation: z.boolean().optional(),
+    active_maskset_id: z.string().max(128).nullable().optional(),
+  })
+  .meta({ id: "DatasetPatch" });
+export type DatasetPatch = z.infer<typeof DatasetPatch>;

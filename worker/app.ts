@@ -1,0 +1,144 @@
+/**
+ * @module The API application: cross-cutting middleware written once (request id, config,
+ * CORS, auth, body limits, problem+json errors) and one router per spec section.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import { readConfig } from "./config";
+import { type AppEnv, SERVICE_NAME, SERVICE_VERSION } from "./context";
+import { ApiError, type ErrorSlug, problemResponse, validation } from "./errors";
+import { auth } from "./middleware/auth";
+import { jsonBodyLimit } from "./middleware/limits";
+import { admin } from "./routes/admin";
+import { datasets } from "./routes/datasets";
+import { errorPages } from "./routes/errors";
+import { images } from "./routes/images";
+import { meta } from "./routes/meta";
+import { projects } from "./routes/projects";
+import { uploads } from "./routes/uploads";
+import { newRouter } from "./router";
+import { recordRequest } from "./services/metrics";
+import { InvalidPageToken } from "./storage/sql";
+
+const STATUS_SLUG: Record<number, ErrorSlug> = {
+  400: "bad_request",
+  401: "auth",
+  403: "tenant_violation",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "conflict",
+  413: "payload_too_large",
+  416: "range_not_satisfiable",
+  422: "validation",
+  501: "capability_unavailable",
+  503: "unavailable",
+};
+
+function errorsBase(c: { var: AppEnv["Variables"]; req: { url: string } }) {
+  return c.var.config?.errorsBase ?? `${new URL(c.req.url).origin}/errors`;
+}
+
+export function createApp() {
+  const app = newRouter();
+
+  app.use("*", requestId());
+  app.use("*", async (c, next) => {
+    c.set("config", readConfig(c.env));
+    await next();
+  });
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      allowHeaders: [
+        "Authorization",
+        "Content-Type",
+        "Content-Range",
+        "Range",
+        "If-None-Match",
+        "Idempotency-Key",
+        "Last-Event-ID",
+        "X-Content-SHA256",
+      ],
+      exposeHeaders: ["ETag", "Last-Modified", "Content-Range", "Location", "Link", "X-EdgeSfM-Auth", "X-Request-Id"],
+      maxAge: 600,
+    }),
+  );
+  app.use("*", async (c, next) => {
+    await next();
+    recordRequest(c.req.method, c.res.status);
+  });
+  app.use("*", auth);
+  app.use("*", jsonBodyLimit);
+
+  app.route("/", meta);
+  app.route("/", errorPages);
+  app.route("/", projects);
+  app.route("/", uploads);
+  app.route("/", datasets);
+  app.route("/", images);
+  app.route("/", admin);
+
+  app.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "EdgeSfM API",
+      version: SERVICE_VERSION,
+      description: `${SERVICE_NAME}: Structure-from-Motion as a service (SfM Service Interface Specification v1.0-draft).`,
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+
+  app.notFound((c) => {
+    const allowed = allowedMethods(app, c.req.path, c.req.method);
+    if (allowed.length > 0) {
+      return problemResponse(
+        new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}`, {}, { Allow: allowed.join(", ") }),
+        c.req.path,
+        errorsBase(c),
+      );
+    }
+    return problemResponse(new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`), c.req.path, errorsBase(c));
+  });
+
+  app.onError((err, c) => {
+    const problem = toApiError(err);
+    if (problem.status >= 500 && problem.slug === "internal") console.error(`[${c.var.requestId}]`, err);
+    const res = problemResponse(problem, c.req.path, errorsBase(c));
+    // Keep CORS and auth-mode headers on errors too.
+    c.res.headers.forEach((v, k) => {
+      if (k.startsWith("access-control-") || k === "x-edgesfm-auth" || k === "x-request-id") res.headers.set(k, v);
+    });
+    return res;
+  });
+
+  return app;
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof InvalidPageToken) return validation(err.message, [{ path: "page_token", message: err.message, code: "invalid" }]);
+  if (err instanceof HTTPException) {
+    const slug = STATUS_SLUG[err.status] ?? (err.status >= 500 ? "internal" : "bad_request");
+    const detail = err.status === 400 && /JSON/i.test(err.message) ? "request body is not valid JSON" : err.message || slug;
+    return new ApiError(err.status, slug, detail);
+  }
+  return new ApiError(500, "internal", "an unexpected error occurred; it has been logged");
+}
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/** Methods with a real (non-wildcard) route at `path`, for 405 + Allow. */
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string, method: string): string[] {
+  return METHODS.filter(
+    (m) => m !== method && app.routes.some((r) => r.method === m && r.path !== "*" && matchesPath(r.path, path)),
+  );
+}
+
+function matchesPath(pattern: string, path: string): boolean {
+  const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+")}$`);
+  return re.test(path);
+}

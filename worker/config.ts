@@ -1,0 +1,36 @@
+/**
+ * @module Deployment settings, read once per request from the Worker's vars (wrangler.toml
+ * `[vars]`, `.dev.vars`, or the dashboard), with the defaults the README documents.
+ */
+export interface Config {
+  authMode: "none" | "api_key";
+  /** When set, `/v1/admin/*` requires `Authorization: Bearer <SVC_ADMIN_TOKEN>` (4.17 says restrict them). */
+  adminToken: string | null;
+  specUrl: string | null;
+  errorsBase: string | null;
+  maxUploadBytes: number;
+  maxChunkBytes: number;
+  maxJsonBytes: number;
+  oneshotMaxBytes: number;
+  uploadLifetimeMs: number;
+}
+
+const int = (v: string | undefined, d: number) => {
+  const n = Number(v);
+  return v !== undefined && v !== "" && Number.isSafeInteger(n) && n > 0 ? n : d;
+};
+
+export function readConfig(env: Env): Config {
+  const vars = env as unknown as Record<string, string | undefined>;
+  return {
+    authMode: vars.SVC_AUTH_MODE === "api_key" ? "api_key" : "none",
+    adminToken: vars.SVC_ADMIN_TOKEN || null,
+    specUrl: vars.SVC_SPEC_URL || null,
+    errorsBase: vars.SVC_ERRORS_BASE || null,
+    maxUploadBytes: int(vars.SVC_MAX_UPLOAD_BYTES, 2 * 1024 ** 3),
+    maxChunkBytes: int(vars.SVC_MAX_CHUNK_BYTES, 100 * 1024 ** 2),
+    maxJsonBytes: int(vars.SVC_MAX_JSON_BYTES, 1024 ** 2),
+    oneshotMaxBytes: int(vars.SVC_ONESHOT_MAX_REQUEST_BYTES, 50 * 1024 ** 2),
+    uploadLifetimeMs: int(vars.SVC_UPLOAD_LIFETIME_SECONDS, 24 * 3600) * 1000,
+  };
+}

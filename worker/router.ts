@@ -1,0 +1,57 @@
+/** @module A router with the project's validation hook: every schema failure becomes a 422 problem. */
+import { OpenAPIHono, type RouteConfig, createRoute, z } from "@hono/zod-openapi";
+import type { ZodError, ZodObject, ZodType } from "zod";
+import type { AppEnv } from "./context";
+import { type FieldError, validation } from "./errors";
+
+/** Zod issues as the 422 `errors[]` items: field path, message, code (7). */
+export function fieldErrors(error: ZodError, prefix = ""): FieldError[] {
+  return error.issues.map((i) => ({
+    path: [prefix, ...i.path.map(String)].filter(Boolean).join("."),
+    message: i.message,
+    code: i.code,
+  }));
+}
+
+export function newRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const where = result.target === "json" ? "body" : result.target;
+        throw validation(`invalid request ${where}`, fieldErrors(result.error, where === "body" ? "" : where));
+      }
+    },
+  });
+}
+
+
+/**
+ * A route for a custom method, `.../{id}:verb` or `.../collection:verb` (spec 4 notation: colon
+ * suffixes are literal parts of the last segment). Hono reads a colon as the start of a path
+ * parameter, so the last segment is matched whole by a regex parameter; for `{id}:verb` the
+ * parameter's schema strips the `:verb` before validating the id.
+ */
+export function createActionRoute<R extends RouteConfig>(config: R): R {
+  const m = /^(.*)\/([^/]+):([\w-]+)$/.exec(config.path);
+  if (!m) throw new Error(`not a custom-method path: ${config.path}`);
+  const [, base, segment, verb] = m as unknown as [string, string, string, string];
+  const suffix = `:${verb}`;
+  const honoBase = base.replace(/\/\{(\w+)\}/g, "/:$1");
+  const param = /^\{(\w+)\}$/.exec(segment)?.[1];
+  if (!param) {
+    const route = createRoute(config);
+    return Object.assign(route, { getRoutingPath: () => `${honoBase}/:_action{${segment}${suffix}}` });
+  }
+  const params = config.request?.params as ZodObject | undefined;
+  const inner = params?.shape[param] as ZodType | undefined;
+  if (!params || !inner) throw new Error(`${config.path}: request.params must define '${param}'`);
+  const stripped = params.extend({
+    [param]: z
+      .string()
+      .refine((s) => s.endsWith(suffix))
+      .transform((s) => s.slice(0, -suffix.length))
+      .pipe(inner as never),
+  });
+  const route = createRoute({ ...config, request: { ...config.request, params: stripped } });
+  return Object.assign(route, { getRoutingPath: () => `${honoBase}/:${param}{[^/]+${suffix}}` }) as unknown as R;
+}

@@ -1,0 +1,87 @@
+/**
+ * @module Content-addressed bytes in R2 (spec 1 design property 2). Keys are per tenant,
+ * `t/<tenant>/blobs/<sha256>`: deduplicated within a tenant and reference-counted by its
+ * TenantStore, and never shared across tenants, so no tenant can learn what another stored.
+ */
+import { imageSize } from "image-size";
+import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
+
+export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;
+export const chunkKey = (tenantId: string, uploadId: string, start: number, sha: string) =>
+  `t/${tenantId}/uploads/${uploadId}/${start}-${sha}`;
+
+export const toHex = (buf: ArrayBuffer) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+export async function sha256Hex(bytes: ArrayBuffer | Uint8Array): Promise<string> {
+  return toHex(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+}
+
+/** The concatenated chunks as one stream, read from R2 one chunk at a time. */
+function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        if (!reader) {
+          const chunk = chunks[i++];
+          if (!chunk) return controller.close();
+          const obj = await bucket.get(chunk.r2_key);
+          if (!obj) throw new Error(`upload chunk ${chunk.r2_key} is missing from storage`);
+          reader = obj.body.getReader();
+        }
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        reader = null;
+      }
+    },
+  });
+}
+
+/** SHA-256 of the assembled upload, streamed (no copy of the whole file in memory). */
+export async function digestChunks(bucket: R2Bucket, chunks: ChunkRecord[]): Promise<string> {
+  const digest = new DigestStream("SHA-256");
+  await chunkStream(bucket, chunks).pipeTo(digest);
+  return toHex(await digest.digest);
+}
+
+/** Writes the assembled bytes to their content address, unless the tenant already has them there. */
+export async function storeBlob(bucket: R2Bucket, key: string, chunks: ChunkRecord[], size: number, contentType: string | null) {
+  if (await bucket.head(key)) return;
+  const body = chunkStream(bucket, chunks).pipeThrough(new FixedLengthStream(size));
+  await bucket.put(key, body, { httpMetadata: contentType ? { contentType } : undefined });
+}
+
+const SNIFF_BYTES = 256 * 1024;
+const MEDIA_TYPES: Record<string, string> = {
+  jpg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+  gif: "image/gif",
+  tiff: "image/tiff",
+  bmp: "image/bmp",
+  heif: "image/heif",
+  avif: "image/avif",
+};
+
+/** Reads the header once, at finalize, so images get width/height without decoding (2.5). */
+export async function blobFacts(bucket: R2Bucket, key: string, sha: string, size: number, declaredType: string | null): Promise<BlobFacts> {
+  const head = size > 0 ? await bucket.get(key, { range: { offset: 0, length: Math.min(size, SNIFF_BYTES) } }) : null;
+  let dims: { width?: number; height?: number; type?: string } = {};
+  if (head) {
+    try {
+      // Stored pixels, before any EXIF rotation (as COLMAP reports them).
+      dims = imageSize(new Uint8Array(await head.arrayBuffer()));
+    } catch {
+      // Not an image (a pair list, say): no dimensions.
+    }
+  }
+  return {
+    sha,
+    r2_key: key,
+    size,
+    media_type: (dims.type && MEDIA_TYPES[dims.type]) ?? declaredType,
+    width: dims.width ?? null,
+    height: dims.height ?? null,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * @module Small helpers over Durable Object SQLite storage: versioned migrations and
+ * AIP-158 keyset pagination (spec 2.0) on ULID primary keys, which sort by creation time.
+ */
+
+/** Applies the migrations not yet applied, each in one transaction. Append-only: never edit a released step. */
+export function migrate(storage: DurableObjectStorage, steps: readonly (readonly string[])[]): void {
+  const { sql } = storage;
+  sql.exec("CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+  const applied = sql.exec<{ v: number }>("SELECT COALESCE(MAX(version), 0) AS v FROM _migrations").one().v;
+  for (let v = applied; v < steps.length; v++) {
+    storage.transactionSync(() => {
+      for (const stmt of steps[v]!) sql.exec(stmt);
+      sql.exec("INSERT INTO _migrations (version, applied_at) VALUES (?, ?)", v + 1, new Date().toISOString());
+    });
+  }
+}
+
+export interface PageRequest {
+  page_size: number;
+  page_token?: string | undefined;
+}
+
+export interface PageResult<T> {
+  items: T[];
+  next_page_token: string | null;
+  total: number;
+}
+
+/** Page tokens are opaque to clients (base64url of the last key seen). */
+export function encodePageToken(lastKey: string): string {
+  return btoa(JSON.stringify({ k: lastKey })).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+}
+
+/** Returns the key to continue after, or throws `InvalidPageToken`. */
+export function decodePageToken(token: string): string {
+  try {
+    const json = atob(token.replaceAll("-", "+").replaceAll("_", "/"));
+    const k = (JSON.parse(json) as { k?: unknown }).k;
+    if (typeof k === "string" && k.length > 0 && k.length <= 256) return k;
+  } catch {
+    // fall through
+  }
+  throw new InvalidPageToken();
+}
+
+export class InvalidPageToken extends Error {
+  constructor() {
+    super("page_token is not one this server issued");
+    this.name = "InvalidPageToken";
+  }
+}
+
+/**
+ * Keyset pagination over `table` ordered by `key`, filtered by `where` (a SQL fragment with
+ * `?` placeholders bound to `params`). Rows are mapped with `map`.
+ */
+export function paginate<R extends Record<string, SqlStorageValue>, T>(
+  sql: SqlStorage,
+  q: { table: string; key: string; where: string; params: SqlStorageValue[] },
+  page: PageRequest,
+  map: (row: R) => T,
+): PageResult<T> {
+  const after = page.page_token ? decodePageToken(page.page_token) : null;
+  const total = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${q.table} WHERE ${q.where}`, ...q.params).one().n;
+  const rows = sql
+    .exec<R>(
+      `SELECT * FROM ${q.table} WHERE ${q.where}${after ? ` AND ${q.key} > ?` : ""} ORDER BY ${q.key} LIMIT ?`,
+      ...q.params,
+      ...(after ? [after] : []),
+      page.page_size + 1,
+    )
+    .toArray();
+  const more = rows.length > page.page_size;
+  const items = rows.slice(0, page.page_size);
+  const last = items.at(-1);
+  return {
+    items: items.map(map),
+    next_page_token: more && last ? encodePageToken(String(last[q.key])) : null,
+    total,
+  };
+}
+
+export const nowIso = () => new Date().toISOString();

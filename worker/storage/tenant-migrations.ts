@@ -1,0 +1,36 @@
+/**
+ * @module Schema of a tenant's Durable Object, one step per version. Append-only: a released
+ * step is never edited; a change is a new step.
+ */
+export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE projects (
+      project_id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT,
+      pool_opt_in INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL)`,
+    `CREATE TABLE datasets (
+      dataset_id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(project_id),
+      source_id TEXT NOT NULL, source_json TEXT NOT NULL, name TEXT NOT NULL,
+      camera_model TEXT NOT NULL, intrinsics_mode TEXT NOT NULL, is_spherical INTEGER NOT NULL,
+      respect_exif_orientation INTEGER NOT NULL, rig_config_json TEXT, active_maskset_id TEXT,
+      manifest_hash TEXT NOT NULL, created_at TEXT NOT NULL)`,
+    `CREATE INDEX datasets_by_project ON datasets(project_id, dataset_id)`,
+    `CREATE TABLE blobs (
+      sha TEXT PRIMARY KEY, r2_key TEXT NOT NULL, size INTEGER NOT NULL, media_type TEXT, width INTEGER, height INTEGER,
+      refcount INTEGER NOT NULL, created_at TEXT NOT NULL)`,
+    `CREATE TABLE images (
+      image_id TEXT PRIMARY KEY, dataset_id TEXT NOT NULL REFERENCES datasets(dataset_id),
+      name TEXT NOT NULL, content_sha TEXT NOT NULL, source_kind TEXT NOT NULL, rel_path TEXT,
+      byte_size INTEGER, width INTEGER, height INTEGER, media_type TEXT, created_at TEXT NOT NULL,
+      UNIQUE (dataset_id, name))`,
+    `CREATE INDEX images_by_dataset ON images(dataset_id, image_id)`,
+    `CREATE TABLE uploads (
+      upload_id TEXT PRIMARY KEY, state TEXT NOT NULL, expected_size INTEGER NOT NULL,
+      received_bytes INTEGER NOT NULL, content_type TEXT, expected_sha TEXT, blob_sha TEXT,
+      idempotency_key TEXT UNIQUE, created_at TEXT NOT NULL, expires_at TEXT NOT NULL)`,
+    `CREATE INDEX uploads_by_expiry ON uploads(expires_at)`,
+    `CREATE TABLE upload_chunks (
+      upload_id TEXT NOT NULL, start INTEGER NOT NULL, length INTEGER NOT NULL, sha TEXT NOT NULL,
+      r2_key TEXT NOT NULL, PRIMARY KEY (upload_id, start))`,
+    `CREATE TABLE r2_garbage (r2_key TEXT PRIMARY KEY, queued_at TEXT NOT NULL)`,
+  ],
+];

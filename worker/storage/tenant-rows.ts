@@ -1,0 +1,84 @@
+/** @module The tenant store's records, as they cross the RPC boundary (no links, no tenant id). */
+import type { DatasetCreate, ImageSource, UploadInit } from "../../protocol";
+
+export interface ProjectRow {
+  project_id: string;
+  name: string;
+  description: string | null;
+  pool_opt_in: boolean;
+  created_at: string;
+}
+
+export interface DatasetRow {
+  dataset_id: string;
+  project_id: string;
+  source_id: string;
+  source: ImageSource;
+  name: string;
+  camera_model: string;
+  intrinsics_mode: "single_camera" | "per_image" | "per_folder";
+  is_spherical: boolean;
+  respect_exif_orientation: boolean;
+  /** JSON text (free-form documents cross the RPC boundary as text). */
+  rig_config_text: string | null;
+  active_maskset_id: string | null;
+  manifest_hash: string;
+  created_at: string;
+}
+
+export interface ImageRow {
+  image_id: string;
+  dataset_id: string;
+  name: string;
+  content_sha: string;
+  source_kind: "upload" | "local" | "s3";
+  rel_path: string | null;
+  byte_size: number | null;
+  width: number | null;
+  height: number | null;
+  media_type: string | null;
+  created_at: string;
+}
+
+export interface BlobRow {
+  sha: string;
+  r2_key: string;
+  size: number;
+  media_type: string | null;
+  width: number | null;
+  height: number | null;
+  refcount: number;
+  created_at: string;
+}
+
+export interface UploadRow {
+  upload_id: string;
+  state: "open" | "received" | "finalized";
+  expected_size: number;
+  received_bytes: number;
+  content_type: string | null;
+  expected_sha: string | null;
+  blob_sha: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface ChunkRecord {
+  start: number;
+  length: number;
+  sha: string;
+  r2_key: string;
+}
+
+/** What the service learnt about finalized bytes (sniffed from the header once). */
+export interface BlobFacts {
+  sha: string;
+  r2_key: string;
+  size: number;
+  media_type: string | null;
+  width: number | null;
+  height: number | null;
+}
+
+export type DatasetInput = DatasetCreate;
+export type UploadInput = UploadInit & { idempotency_key?: string | undefined };

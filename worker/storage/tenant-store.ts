@@ -1,0 +1,539 @@
+/**
+ * @module TenantStore: one SQLite-backed Durable Object per tenant, named by the tenant id, so
+ * a request can only ever reach its own tenant's rows (spec 5.3 isolation is structural).
+ * Holds projects, datasets, images, uploads and the reference counts of the tenant's blobs.
+ * Bytes live in R2; this object decides when they may be deleted and deletes them in its alarm.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import { ulid } from "ulid";
+import type { DatasetPatch, ProjectPatch } from "../../protocol";
+import { type Outcome, clash, invalid, missing, ok } from "./outcome";
+import { type PageRequest, type PageResult, migrate, nowIso, paginate } from "./sql";
+import { TENANT_MIGRATIONS } from "./tenant-migrations";
+import type {
+  BlobFacts,
+  BlobRow,
+  ChunkRecord,
+  DatasetInput,
+  DatasetRow,
+  ImageRow,
+  ProjectRow,
+  UploadInput,
+  UploadRow,
+} from "./tenant-rows";
+
+type Row = Record<string, SqlStorageValue>;
+
+const projectOf = (r: Row): ProjectRow => ({
+  project_id: r.project_id as string,
+  name: r.name as string,
+  description: (r.description as string | null) ?? null,
+  pool_opt_in: r.pool_opt_in === 1,
+  created_at: r.created_at as string,
+});
+
+const datasetOf = (r: Row): DatasetRow => ({
+  dataset_id: r.dataset_id as string,
+  project_id: r.project_id as string,
+  source_id: r.source_id as string,
+  source: JSON.parse(r.source_json as string),
+  name: r.name as string,
+  camera_model: r.camera_model as string,
+  intrinsics_mode: r.intrinsics_mode as DatasetRow["intrinsics_mode"],
+  is_spherical: r.is_spherical === 1,
+  respect_exif_orientation: r.respect_exif_orientation === 1,
+  rig_config_text: (r.rig_config_json as string | null) ?? null,
+  active_maskset_id: (r.active_maskset_id as string | null) ?? null,
+  manifest_hash: r.manifest_hash as string,
+  created_at: r.created_at as string,
+});
+
+const imageOf = (r: Row) => r as unknown as ImageRow;
+const uploadOf = (r: Row) => r as unknown as UploadRow;
+
+/** How long a garbage R2 key waits before its delete is retried, when R2 fails. */
+const GC_RETRY_MS = 60_000;
+
+export class TenantStore extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, TENANT_MIGRATIONS));
+  }
+
+  /** Readiness probe (4.1): a real read of this object's database. */
+  ping(): number {
+    return this.sql.exec<{ v: number }>("SELECT MAX(version) AS v FROM _migrations").one().v;
+  }
+
+  // ---- projects (2.2, 4.2) ----
+
+  createProject(input: { name: string; description?: string | null; pool_opt_in?: boolean }): ProjectRow {
+    const row = {
+      project_id: ulid(),
+      name: input.name,
+      description: input.description ?? null,
+      pool_opt_in: input.pool_opt_in ? 1 : 0,
+      created_at: nowIso(),
+    };
+    this.sql.exec(
+      "INSERT INTO projects (project_id, name, description, pool_opt_in, created_at) VALUES (?, ?, ?, ?, ?)",
+      ...Object.values(row),
+    );
+    return projectOf(row);
+  }
+
+  listProjects(page: PageRequest): PageResult<ProjectRow> {
+    return paginate(this.sql, { table: "projects", key: "project_id", where: "1=1", params: [] }, page, projectOf);
+  }
+
+  getProject(projectId: string): ProjectRow | null {
+    const r = this.sql.exec("SELECT * FROM projects WHERE project_id = ?", projectId).toArray()[0];
+    return r ? projectOf(r) : null;
+  }
+
+  patchProject(projectId: string, patch: ProjectPatch): ProjectRow | null {
+    const cur = this.getProject(projectId);
+    if (!cur) return null;
+    const next = {
+      name: patch.name ?? cur.name,
+      description: patch.description !== undefined ? patch.description : cur.description,
+      pool_opt_in: patch["x-pool_opt_in"] ?? cur.pool_opt_in,
+    };
+    this.sql.exec(
+      "UPDATE projects SET name = ?, description = ?, pool_opt_in = ? WHERE project_id = ?",
+      next.name,
+      next.description,
+      next.pool_opt_in ? 1 : 0,
+      projectId,
+    );
+    return { ...cur, ...next };
+  }
+
+  /** Cascades to the project's datasets and their images, releasing blob references (4.2). */
+  deleteProject(projectId: string): Outcome<null> {
+    if (!this.getProject(projectId)) return missing("project");
+    this.ctx.storage.transactionSync(() => {
+      for (const d of this.sql.exec<{ dataset_id: string }>("SELECT dataset_id FROM datasets WHERE project_id = ?", projectId)) {
+        this.dropDataset(d.dataset_id);
+      }
+      this.sql.exec("DELETE FROM projects WHERE project_id = ?", projectId);
+    });
+    this.scheduleGc();
+    return ok(null);
+  }
+
+  // ---- datasets (2.3, 2.4, 4.4) ----
+
+  /** Creates the dataset and, for an `upload` source, registers its entries as images, atomically. */
+  createDataset(projectId: string, input: DatasetInput): Outcome<DatasetRow> {
+    if (!this.getProject(projectId)) return missing("project");
+    const entries = input.source.kind === "upload" ? input.source.entries : [];
+    const bad = this.unknownBlobs(entries.map((e) => e.blob_sha), (i) => `source.entries.${i}.blob_sha`);
+    if (bad) return bad;
+    const dupes = duplicateNames(entries.map((e) => e.name), (i) => `source.entries.${i}.name`);
+    if (dupes) return dupes;
+    const datasetId = ulid();
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(
+        `INSERT INTO datasets (dataset_id, project_id, source_id, source_json, name, camera_model, intrinsics_mode,
+           is_spherical, respect_exif_orientation, rig_config_json, active_maskset_id, manifest_hash, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+        datasetId,
+        projectId,
+        ulid(),
+        JSON.stringify(input.source),
+        input.name,
+        input.camera_model,
+        input.intrinsics_mode,
+        input.is_spherical ? 1 : 0,
+        input.respect_exif_orientation ? 1 : 0,
+        input.rig_config ? JSON.stringify(input.rig_config) : null,
+        manifestHash([]),
+        nowIso(),
+      );
+      for (const e of entries) this.insertImage(datasetId, e.name, e.blob_sha);
+      this.refreshManifest(datasetId);
+    });
+    return ok(this.getDataset(datasetId)!);
+  }
+
+  listDatasets(projectId: string, page: PageRequest): Outcome<PageResult<DatasetRow>> {
+    if (!this.getProject(projectId)) return missing("project");
+    return ok(
+      paginate(this.sql, { table: "datasets", key: "dataset_id", where: "project_id = ?", params: [projectId] }, page, datasetOf),
+    );
+  }
+
+  getDataset(datasetId: string): DatasetRow | null {
+    const r = this.sql.exec("SELECT * FROM datasets WHERE dataset_id = ?", datasetId).toArray()[0];
+    return r ? datasetOf(r) : null;
+  }
+
+  patchDataset(datasetId: string, patch: DatasetPatch): DatasetRow | null {
+    const cur = this.getDataset(datasetId);
+    if (!cur) return null;
+    const next: DatasetRow = {
+      ...cur,
+      name: patch.name ?? cur.name,
+      camera_model: patch.camera_model ?? cur.camera_model,
+      intrinsics_mode: patch.intrinsics_mode ?? cur.intrinsics_mode,
+      is_spherical: patch.is_spherical ?? cur.is_spherical,
+      respect_exif_orientation: patch.respect_exif_orientation ?? cur.respect_exif_orientation,
+      rig_config_text: patch.rig_config !== undefined ? (patch.rig_config ? JSON.stringify(patch.rig_config) : null) : cur.rig_config_text,
+      active_maskset_id: patch.active_maskset_id !== undefined ? patch.active_maskset_id : cur.active_maskset_id,
+    };
+    this.sql.exec(
+      `UPDATE datasets SET name = ?, camera_model = ?, intrinsics_mode = ?, is_spherical = ?,
+         respect_exif_orientation = ?, rig_config_json = ?, active_maskset_id = ? WHERE dataset_id = ?`,
+      next.name,
+      next.camera_model,
+      next.intrinsics_mode,
+      next.is_spherical ? 1 : 0,
+      next.respect_exif_orientation ? 1 : 0,
+      next.rig_config_text,
+      next.active_maskset_id,
+      datasetId,
+    );
+    return next;
+  }
+
+  deleteDataset(datasetId: string): boolean {
+    if (!this.getDataset(datasetId)) return false;
+    this.ctx.storage.transactionSync(() => this.dropDataset(datasetId));
+    this.scheduleGc();
+    return true;
+  }
+
+  // ---- images (2.5, 4.5) ----
+
+  /** Registers every item or none (batchCreate is all-or-nothing). */
+  createImages(datasetId: string, items: { name: string; blob_sha: string }[], pathPrefix: string): Outcome<ImageRow[]> {
+    if (!this.getDataset(datasetId)) return missing("dataset");
+    const bad = this.unknownBlobs(items.map((i) => i.blob_sha), (i) => `${pathPrefix}${i}.blob_sha`);
+    if (bad) return bad;
+    const dupes = duplicateNames(items.map((i) => i.name), (i) => `${pathPrefix}${i}.name`);
+    if (dupes) return dupes;
+    const taken = items.filter(
+      (i) => this.sql.exec("SELECT 1 FROM images WHERE dataset_id = ? AND name = ?", datasetId, i.name).toArray().length > 0,
+    );
+    if (taken.length > 0) return clash(`an image named '${taken[0]!.name}' already exists in this dataset`);
+    const rows = this.ctx.storage.transactionSync(() => {
+      const out = items.map((i) => this.insertImage(datasetId, i.name, i.blob_sha));
+      this.refreshManifest(datasetId);
+      return out;
+    });
+    return ok(rows);
+  }
+
+  listImages(datasetId: string, page: PageRequest): Outcome<PageResult<ImageRow>> {
+    if (!this.getDataset(datasetId)) return missing("dataset");
+    return ok(paginate(this.sql, { table: "images", key: "image_id", where: "dataset_id = ?", params: [datasetId] }, page, imageOf));
+  }
+
+  /** All images of a dataset in creation order (for stages that need the whole manifest). */
+  allImages(datasetId: string): ImageRow[] {
+    return this.sql.exec("SELECT * FROM images WHERE dataset_id = ? ORDER BY image_id", datasetId).toArray().map(imageOf);
+  }
+
+  getImage(imageId: string): ImageRow | null {
+    const r = this.sql.exec("SELECT * FROM images WHERE image_id = ?", imageId).toArray()[0];
+    return r ? imageOf(r) : null;
+  }
+
+  deleteImage(imageId: string): boolean {
+    const img = this.getImage(imageId);
+    if (!img) return false;
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM images WHERE image_id = ?", imageId);
+      this.releaseBlob(img.content_sha);
+      this.refreshManifest(img.dataset_id);
+    });
+    this.scheduleGc();
+    return true;
+  }
+
+  deleteImageByName(datasetId: string, name: string): boolean {
+    const r = this.sql.exec<{ image_id: string }>("SELECT image_id FROM images WHERE dataset_id = ? AND name = ?", datasetId, name).toArray()[0];
+    return r ? this.deleteImage(r.image_id) : false;
+  }
+
+  // ---- blobs ----
+
+  getBlob(sha: string): BlobRow | null {
+    const r = this.sql.exec("SELECT * FROM blobs WHERE sha = ? AND refcount > 0", sha).toArray()[0];
+    return r ? (r as unknown as BlobRow) : null;
+  }
+
+  // ---- uploads (2.6, 3.3, 4.3) ----
+
+  /** Creates an upload, or returns the one created earlier under the same `Idempotency-Key`. */
+  createUpload(input: UploadInput, lifetimeMs: number): { upload: UploadRow; created: boolean } {
+    this.expireUploads();
+    if (input.idempotency_key) {
+      const prior = this.sql.exec("SELECT * FROM uploads WHERE idempotency_key = ?", input.idempotency_key).toArray()[0];
+      if (prior) return { upload: uploadOf(prior), created: false };
+    }
+    const now = Date.now();
+    const row: UploadRow = {
+      upload_id: ulid(),
+      state: input.expected_size === 0 ? "received" : "open",
+      expected_size: input.expected_size,
+      received_bytes: 0,
+      content_type: input.content_type ?? null,
+      expected_sha: input.expected_sha ?? null,
+      blob_sha: null,
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + lifetimeMs).toISOString(),
+    };
+    this.sql.exec(
+      `INSERT INTO uploads (upload_id, state, expected_size, received_bytes, content_type, expected_sha, blob_sha,
+         idempotency_key, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      row.upload_id,
+      row.state,
+      row.expected_size,
+      row.received_bytes,
+      row.content_type,
+      row.expected_sha,
+      row.blob_sha,
+      input.idempotency_key ?? null,
+      row.created_at,
+      row.expires_at,
+    );
+    this.scheduleGc();
+    return { upload: row, created: true };
+  }
+
+  /** The upload, or null when it never existed or has passed `expires_at` (3.3: both are 404). */
+  getUpload(uploadId: string): UploadRow | null {
+    const r = this.sql.exec("SELECT * FROM uploads WHERE upload_id = ?", uploadId).toArray()[0];
+    if (!r || (r.expires_at as string) <= nowIso()) return null;
+    return uploadOf(r);
+  }
+
+  /**
+   * Records a chunk already written to R2 at `chunk.r2_key`. Chunks append at `received_bytes`;
+   * re-sending the same bytes at an offset already received is a no-op (4.3 idempotent re-send).
+   * On any failure the caller deletes the orphan R2 object.
+   */
+  recordChunk(uploadId: string, chunk: ChunkRecord, total: number | null): Outcome<{ upload: UploadRow; stored: boolean }> {
+    const up = this.getUpload(uploadId);
+    if (!up) return missing("upload");
+    if (total !== null && total !== up.expected_size) {
+      return invalid(`Content-Range total ${total} differs from the upload's expected_size ${up.expected_size}`, [
+        { path: "Content-Range", message: "total must equal expected_size", code: "total_mismatch" },
+      ]);
+    }
+    if (chunk.start + chunk.length > up.expected_size) {
+      return invalid(`chunk ends at byte ${chunk.start + chunk.length}, past expected_size ${up.expected_size}`, [
+        { path: "Content-Range", message: "range exceeds expected_size", code: "range_exceeds_size" },
+      ]);
+    }
+    const prior = this.sql
+      .exec<{ length: number; sha: string }>("SELECT length, sha FROM upload_chunks WHERE upload_id = ? AND start = ?", uploadId, chunk.start)
+      .toArray()[0];
+    if (prior) {
+      if (prior.length === chunk.length && prior.sha === chunk.sha) return ok({ upload: up, stored: false });
+      return clash(`different bytes were already received at offset ${chunk.start}`);
+    }
+    if (up.state === "finalized") return clash("the upload is finalized");
+    if (chunk.start !== up.received_bytes) {
+      return clash(`chunks must be sent in order: the next chunk starts at byte ${up.received_bytes}`);
+    }
+    const received = up.received_bytes + chunk.length;
+    const state = received === up.expected_size ? "received" : "open";
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(
+        "INSERT INTO upload_chunks (upload_id, start, length, sha, r2_key) VALUES (?, ?, ?, ?, ?)",
+        uploadId,
+        chunk.start,
+        chunk.length,
+        chunk.sha,
+        chunk.r2_key,
+      );
+      this.sql.exec("UPDATE uploads SET received_bytes = ?, state = ? WHERE upload_id = ?", received, state, uploadId);
+    });
+    return ok({ upload: { ...up, received_bytes: received, state }, stored: true });
+  }
+
+  /** The chunks to assemble, in order, once every byte is received. */
+  chunksToFinalize(uploadId: string): Outcome<{ upload: UploadRow; chunks: ChunkRecord[] }> {
+    const up = this.getUpload(uploadId);
+    if (!up) return missing("upload");
+    if (up.state === "open") {
+      return clash(`upload incomplete: ${up.received_bytes} of ${up.expected_size} bytes received`);
+    }
+    const chunks = this.sql
+      .exec("SELECT start, length, sha, r2_key FROM upload_chunks WHERE upload_id = ? ORDER BY start", uploadId)
+      .toArray() as unknown as ChunkRecord[];
+    return ok({ upload: up, chunks });
+  }
+
+  /**
+   * Marks the upload finalized with its blob (created with one reference held by the upload
+   * until it expires, or given one more reference if the tenant already had these bytes).
+   * Idempotent: a second call returns the finalized upload unchanged.
+   */
+  completeFinalize(uploadId: string, blob: BlobFacts): Outcome<UploadRow> {
+    const up = this.getUpload(uploadId);
+    if (!up) return missing("upload");
+    if (up.state === "finalized") return ok(up);
+    this.ctx.storage.transactionSync(() => {
+      this.retainBlob(blob);
+      this.sql.exec("UPDATE uploads SET state = 'finalized', blob_sha = ? WHERE upload_id = ?", blob.sha, uploadId);
+      this.discardChunks(uploadId);
+    });
+    this.scheduleGc();
+    return ok({ ...up, state: "finalized", blob_sha: blob.sha });
+  }
+
+  // ---- alarm: upload expiry and R2 garbage ----
+
+  override async alarm(): Promise<void> {
+    this.expireUploads();
+    const keys = this.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY queued_at LIMIT 1000").toArray();
+    if (keys.length > 0) {
+      try {
+        await this.env.BLOBS.delete(keys.map((k) => k.r2_key));
+        for (const k of keys) this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", k.r2_key);
+      } catch {
+        await this.ctx.storage.setAlarm(Date.now() + GC_RETRY_MS);
+        return;
+      }
+    }
+    this.scheduleGc();
+  }
+
+  // ---- internals ----
+
+  private insertImage(datasetId: string, name: string, sha: string): ImageRow {
+    const blob = this.getBlob(sha)!;
+    const row: ImageRow = {
+      image_id: ulid(),
+      dataset_id: datasetId,
+      name,
+      content_sha: sha,
+      source_kind: "upload",
+      rel_path: null,
+      byte_size: blob.size,
+      width: blob.width,
+      height: blob.height,
+      media_type: blob.media_type,
+      created_at: nowIso(),
+    };
+    this.sql.exec(
+      `INSERT INTO images (image_id, dataset_id, name, content_sha, source_kind, rel_path, byte_size, width, height,
+         media_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ...Object.values(row),
+    );
+    this.sql.exec("UPDATE blobs SET refcount = refcount + 1 WHERE sha = ?", sha);
+    return row;
+  }
+
+  private dropDataset(datasetId: string): void {
+    for (const img of this.sql.exec<{ content_sha: string }>("SELECT content_sha FROM images WHERE dataset_id = ?", datasetId)) {
+      this.releaseBlob(img.content_sha);
+    }
+    this.sql.exec("DELETE FROM images WHERE dataset_id = ?", datasetId);
+    this.sql.exec("DELETE FROM datasets WHERE dataset_id = ?", datasetId);
+  }
+
+  /** SHA-256 of the sorted (name, content_sha) pairs (2.4). */
+  private refreshManifest(datasetId: string): void {
+    const pairs = this.sql
+      .exec<{ name: string; content_sha: string }>("SELECT name, content_sha FROM images WHERE dataset_id = ?", datasetId)
+      .toArray();
+    this.sql.exec("UPDATE datasets SET manifest_hash = ? WHERE dataset_id = ?", manifestHash(pairs), datasetId);
+  }
+
+  private unknownBlobs(shas: string[], path: (i: number) => string) {
+    const errors = shas.flatMap((sha, i) =>
+      this.getBlob(sha) ? [] : [{ path: path(i), message: `no finalized upload with blob_sha ${sha}`, code: "unknown_blob" }],
+    );
+    return errors.length ? invalid("unknown blob_sha: finalize an upload of these bytes first", errors) : null;
+  }
+
+  private retainBlob(b: BlobFacts): void {
+    this.sql.exec(
+      `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+       ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1`,
+      b.sha,
+      b.r2_key,
+      b.size,
+      b.media_type,
+      b.width,
+      b.height,
+      nowIso(),
+    );
+    this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", b.r2_key);
+  }
+
+  /** Drops one reference; the last one queues the bytes for deletion. */
+  private releaseBlob(sha: string): void {
+    this.sql.exec("UPDATE blobs SET refcount = refcount - 1 WHERE sha = ?", sha);
+    const gone = this.sql.exec<{ r2_key: string }>("SELECT r2_key FROM blobs WHERE sha = ? AND refcount <= 0", sha).toArray()[0];
+    if (gone) {
+      this.sql.exec("DELETE FROM blobs WHERE sha = ?", sha);
+      this.queueGarbage(gone.r2_key);
+    }
+  }
+
+  private discardChunks(uploadId: string): void {
+    for (const c of this.sql.exec<{ r2_key: string }>("SELECT r2_key FROM upload_chunks WHERE upload_id = ?", uploadId)) {
+      this.queueGarbage(c.r2_key);
+    }
+    this.sql.exec("DELETE FROM upload_chunks WHERE upload_id = ?", uploadId);
+  }
+
+  private queueGarbage(r2Key: string): void {
+    this.sql.exec("INSERT OR IGNORE INTO r2_garbage (r2_key, queued_at) VALUES (?, ?)", r2Key, nowIso());
+  }
+
+  /** Uploads past `expires_at` are removed with their chunks; a finalized one drops its blob reference. */
+  private expireUploads(): void {
+    const now = nowIso();
+    const expired = this.sql.exec<{ upload_id: string; blob_sha: string | null }>(
+      "SELECT upload_id, blob_sha FROM uploads WHERE expires_at <= ?",
+      now,
+    );
+    this.ctx.storage.transactionSync(() => {
+      for (const u of expired.toArray()) {
+        this.discardChunks(u.upload_id);
+        if (u.blob_sha) this.releaseBlob(u.blob_sha);
+        this.sql.exec("DELETE FROM uploads WHERE upload_id = ?", u.upload_id);
+      }
+    });
+  }
+
+  /** Wakes at once when garbage waits, else at the next upload expiry. */
+  private scheduleGc(): void {
+    const garbage = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM r2_garbage").one().n;
+    const next = this.sql.exec<{ t: string | null }>("SELECT MIN(expires_at) AS t FROM uploads").one().t;
+    const at = garbage > 0 ? Date.now() : next ? Date.parse(next) : null;
+    if (at !== null) void this.ctx.storage.setAlarm(at);
+  }
+}
+
+function manifestHash(pairs: { name: string; content_sha: string }[]): string {
+  const lines = pairs
+    .map((p) => `${p.name}\t${p.content_sha}\n`)
+    .sort()
+    .join("");
+  return bytesToHex(sha256(utf8ToBytes(lines)));
+}
+
+function duplicateNames(names: string[], path: (i: number) => string) {
+  const seen = new Set<string>();
+  const errors = names.flatMap((n, i) => {
+    if (!seen.has(n)) {
+      seen.add(n);
+      return [];
+    }
+    return [{ path: path(i), message: `duplicate name '${n}'`, code: "duplicate" }];
+  });
+  return errors.length ? invalid("image names must be unique within a dataset", errors) : null;
+}
