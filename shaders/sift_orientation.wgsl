@@ -1,0 +1,106 @@
+// SIFT gradients and keypoint orientations in one octave (engine-wasm/src/feature/SIFT.md
+// sections 4 and 5, after VLFeat update_gradient / vl_sift_calc_keypoint_orientations).
+// The host prepends sift_common.wgsl.
+
+struct OrientationParams {
+  width: u32,
+  height: u32,
+  levels: u32,            // S; gradients exist for Gaussian levels 0 .. S - 1
+  num_keypoints: u32,
+  max_orientations: u32,  // at most 2 slots per keypoint are written (COLMAP keeps <= 2)
+  upright: u32,
+}
+
+const NBINS: i32 = 36;
+
+@group(0) @binding(0) var<uniform> params: OrientationParams;
+@group(0) @binding(1) var<storage, read> gauss: array<f32>;             // S + 3 planes, s = -1 .. S + 1
+@group(0) @binding(2) var<storage, read_write> grad: array<vec2f>;      // S planes: (magnitude, angle)
+@group(0) @binding(3) var<storage, read> keypoints: array<Keypoint>;
+@group(0) @binding(4) var<storage, read> order: array<vec2u>;           // sorted (sort_key, keypoint index)
+@group(0) @binding(5) var<storage, read_write> angles: array<f32>;      // MAX_SLOTS per sorted keypoint
+@group(0) @binding(6) var<storage, read_write> num_angles: array<u32>;  // per sorted keypoint
+
+// Gradient of Gaussian level s = id.z (0 .. S - 1): central differences inside, one-sided on the
+// border rows and columns.
+@compute @workgroup_size(16, 16)
+fn gradients(@builtin(global_invocation_id) id: vec3u) {
+  let w = params.width;
+  let h = params.height;
+  if (id.x >= w || id.y >= h || id.z >= params.levels) { return; }
+  let plane = w * h;
+  let base = (id.z + 1u) * plane;  // Gaussian plane of level s is s + 1
+  let x = id.x;
+  let y = id.y;
+  let c = gauss[base + y * w + x];
+  var gx: f32;
+  if (x == 0u) { gx = gauss[base + y * w + 1u] - c; }
+  else if (x == w - 1u) { gx = c - gauss[base + y * w + x - 1u]; }
+  else { gx = 0.5 * (gauss[base + y * w + x + 1u] - gauss[base + y * w + x - 1u]); }
+  var gy: f32;
+  if (y == 0u) { gy = gauss[base + w + x] - c; }
+  else if (y == h - 1u) { gy = c - gauss[base + (y - 1u) * w + x]; }
+  else { gy = 0.5 * (gauss[base + (y + 1u) * w + x] - gauss[base + (y - 1u) * w + x]); }
+  grad[id.z * plane + y * w + x] = vec2f(sqrt(gx * gx + gy * gy), mod_2pi(fast_atan2(gy, gx) + TWO_PI));
+}
+
+// One thread per keypoint (in sorted order): 36-bin histogram over a circular Gaussian window
+// of sigma 1.5 sigma, 6 circular box smoothings, then peaks above 0.8 max in bin order with
+// parabolic interpolation; the first MAX_SLOTS peaks are kept, as COLMAP does.
+@compute @workgroup_size(64)
+fn orientations(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let k = id.y * nwg.x * 64u + id.x;
+  if (k >= params.num_keypoints) { return; }
+  let kp = keypoints[order[k].y];
+  if (params.upright != 0u) {
+    angles[k * MAX_SLOTS] = 0.0;
+    num_angles[k] = 1u;
+    return;
+  }
+  let w = i32(params.width);
+  let h = i32(params.height);
+  let xi = i32(kp.x + 0.5);
+  let yi = i32(kp.y + 0.5);
+  let sigma_w = 1.5 * kp.sigma;
+  let R = max(i32(floor(3.0 * sigma_w)), 1);
+  let plane = u32(w * h) * kp.level;
+  var hist: array<f32, 36>;
+  for (var ys = max(-R, -yi); ys <= min(R, h - 1 - yi); ys++) {
+    for (var xs = max(-R, -xi); xs <= min(R, w - 1 - xi); xs++) {
+      let dx = f32(xi + xs) - kp.x;
+      let dy = f32(yi + ys) - kp.y;
+      let r2 = dx * dx + dy * dy;
+      if (r2 >= f32(R * R) + 0.6) { continue; }
+      let wgt = fast_expn(r2 / (2.0 * sigma_w * sigma_w));
+      let g = grad[plane + u32((yi + ys) * w + xi + xs)];
+      let fbin = f32(NBINS) * g.y / TWO_PI;
+      // SIFT.md: nearest-lower bin (VLFeat itself compiles VL_SIFT_BILINEAR_ORIENTATIONS).
+      let bin = i32(floor(fbin)) % NBINS;
+      hist[bin] += g.x * wgt;
+    }
+  }
+  for (var smoothing = 0; smoothing < 6; smoothing++) {
+    var prev = hist[NBINS - 1];
+    let first = hist[0];
+    for (var i = 0; i < NBINS - 1; i++) {
+      let smoothed = (prev + hist[i] + hist[i + 1]) / 3.0;
+      prev = hist[i];
+      hist[i] = smoothed;
+    }
+    hist[NBINS - 1] = (prev + hist[NBINS - 1] + first) / 3.0;
+  }
+  var maxh = 0.0;
+  for (var i = 0; i < NBINS; i++) { maxh = max(maxh, hist[i]); }
+  var n = 0u;
+  for (var i = 0; i < NBINS && n < params.max_orientations; i++) {
+    let h0 = hist[i];
+    let hm = hist[(i - 1 + NBINS) % NBINS];
+    let hp = hist[(i + 1) % NBINS];
+    if (h0 > 0.8 * maxh && h0 > hm && h0 > hp) {
+      let di = -0.5 * (hp - hm) / (hp + hm - 2.0 * h0);
+      angles[k * MAX_SLOTS + n] = TWO_PI * (f32(i) + di + 0.5) / f32(NBINS);
+      n++;
+    }
+  }
+  num_angles[k] = n;
+}
