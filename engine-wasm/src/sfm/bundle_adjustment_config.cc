@@ -1,0 +1,99 @@
+#include "sfm/bundle_adjustment_config.h"
+
+#include <algorithm>
+
+namespace edgesfm {
+
+void BundleAdjustmentConfig::FixGauge(const Reconstruction& reconstruction, image_t first, image_t second) {
+  constant_pose_ids.insert(first);
+  const Rigid3d& pose1 = reconstruction.ImageAt(first).cam_from_world;
+  const Rigid3d& pose2 = reconstruction.ImageAt(second).cam_from_world;
+  constant_translation_entry[second] =
+      ScaleGaugeTranslationIndex(pose1.rotation, pose1.translation, pose2.rotation, pose2.translation);
+}
+
+BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmentOptions& options,
+                                             const BundleAdjustmentConfig& config,
+                                             Reconstruction* reconstruction) {
+  BundleAdjustmentProblem problem;
+  std::unordered_map<camera_t, int> camera_index;
+  std::unordered_map<image_t, int> pose_index;
+  std::unordered_map<point3D_t, int> point_index;
+  // Which observation of the problem is which track element, to delete outliers.
+  std::vector<TrackElement> observation_elements;
+
+  auto camera_of = [&](camera_t camera_id) {
+    const auto it = camera_index.find(camera_id);
+    if (it != camera_index.end()) return it->second;
+    Camera& camera = reconstruction->CameraAt(camera_id);
+    BundleAdjustmentProblem::Camera c;
+    c.model_id = camera.model_id;
+    c.params = camera.params.data();
+    c.width = camera.width;
+    c.height = camera.height;
+    c.constant = config.constant_camera_ids.count(camera_id) > 0;
+    problem.cameras.push_back(c);
+    return camera_index[camera_id] = static_cast<int>(problem.cameras.size()) - 1;
+  };
+  auto pose_of = [&](image_t image_id, bool held) {
+    const auto it = pose_index.find(image_id);
+    if (it != pose_index.end()) return it->second;
+    Image& image = reconstruction->ImageAt(image_id);
+    BundleAdjustmentProblem::Pose p;
+    p.rotation = &image.cam_from_world.rotation;
+    p.translation = &image.cam_from_world.translation;
+    if (held || config.constant_pose_ids.count(image_id)) p.SetConstant();
+    const auto entry = config.constant_translation_entry.find(image_id);
+    if (entry != config.constant_translation_entry.end()) p.constant_translation[entry->second] = true;
+    problem.poses.push_back(p);
+    return pose_index[image_id] = static_cast<int>(problem.poses.size()) - 1;
+  };
+  auto point_of = [&](point3D_t point3D_id) {
+    const auto it = point_index.find(point3D_id);
+    if (it != point_index.end()) return it->second;
+    problem.points.push_back({&reconstruction->Point3DAt(point3D_id).xyz,
+                              config.constant_point_ids.count(point3D_id) > 0});
+    return point_index[point3D_id] = static_cast<int>(problem.points.size()) - 1;
+  };
+  auto add_observation = [&](image_t image_id, point2D_t idx, bool held_pose) {
+    const Image& image = reconstruction->ImageAt(image_id);
+    const Point2D& point2D = image.Point2DAt(idx);
+    problem.observations.push_back(
+        {camera_of(image.camera_id), pose_of(image_id, held_pose), point_of(point2D.point3D_id), point2D.xy});
+    observation_elements.emplace_back(image_id, idx);
+  };
+
+  // Sorted for a deterministic problem layout (unordered_set order varies).
+  std::vector<image_t> image_ids(config.image_ids.begin(), config.image_ids.end());
+  std::sort(image_ids.begin(), image_ids.end());
+  for (image_t image_id : image_ids) {
+    const Image& image = reconstruction->ImageAt(image_id);
+    for (point2D_t idx = 0; idx < image.NumPoints2D(); ++idx) {
+      if (image.Point2DAt(idx).HasPoint3D()) add_observation(image_id, idx, false);
+    }
+  }
+  std::vector<point3D_t> variable_ids(config.variable_point_ids.begin(), config.variable_point_ids.end());
+  std::sort(variable_ids.begin(), variable_ids.end());
+  for (point3D_t point3D_id : variable_ids) {
+    if (!reconstruction->ExistsPoint3D(point3D_id)) continue;
+    for (const TrackElement& element : reconstruction->Point3DAt(point3D_id).track.Elements()) {
+      if (config.image_ids.count(element.image_id)) continue;
+      add_observation(element.image_id, element.point2D_idx, true);
+    }
+  }
+
+  if (!options.two_stage) return SolveBundleAdjustment(options.solver, &problem);
+  std::vector<bool> inliers;
+  const BundleAdjustmentSummary summary =
+      SolveTwoStageBundleAdjustment(options.solver, options.max_reprojection_error, &problem, &inliers);
+  for (size_t o = 0; o < inliers.size(); ++o) {
+    if (inliers[o]) continue;
+    const TrackElement& e = observation_elements[o];
+    if (reconstruction->ImageAt(e.image_id).Point2DAt(e.point2D_idx).HasPoint3D()) {
+      reconstruction->DeleteObservation(e.image_id, e.point2D_idx);
+    }
+  }
+  return summary;
+}
+
+}  // namespace edgesfm

@@ -1,0 +1,98 @@
+#include "sfm/bundle_adjustment_config.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "sfm/synthetic_dataset.h"
+
+namespace edgesfm {
+namespace {
+
+// Perturbs every pose but the first two (which hold the gauge), every point and the
+// focal length.
+void Perturb(Reconstruction* reconstruction, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  for (size_t i = 2; i < reconstruction->RegImageIds().size(); ++i) {
+    const image_t image_id = reconstruction->RegImageIds()[i];
+    Rigid3d& pose = reconstruction->ImageAt(image_id).cam_from_world;
+    pose.rotation = Eigen::Quaterniond(Eigen::AngleAxisd(0.01, Eigen::Vector3d(normal(rng), normal(rng), normal(rng)).normalized())) * pose.rotation;
+    pose.translation += 0.02 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng));
+  }
+  for (const point3D_t id : reconstruction->Point3DIds()) {
+    reconstruction->Point3DAt(id).xyz += 0.02 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng));
+  }
+  reconstruction->CameraAt(1).params[0] *= 1.02;
+}
+
+double MaxCenterError(const Reconstruction& a, const Reconstruction& b) {
+  double e = 0;
+  for (image_t id : a.RegImageIds()) e = std::max(e, (a.ImageAt(id).ProjectionCenter() - b.ImageAt(id).ProjectionCenter()).norm());
+  return e;
+}
+
+TEST(BundleAdjustmentConfig, GlobalAdjustmentWithGaugeRecoversTruth) {
+  SyntheticDatasetOptions options;
+  options.point2D_noise_px = 0.2;
+  SyntheticDataset data = SynthesizeDataset(options);
+  Reconstruction reconstruction = data.truth;
+  Perturb(&reconstruction, 3);
+  BundleAdjustmentConfig config;
+  for (image_t id : reconstruction.RegImageIds()) config.image_ids.insert(id);
+  config.FixGauge(reconstruction, reconstruction.RegImageIds()[0], reconstruction.RegImageIds()[1]);
+  const BundleAdjustmentSummary summary = AdjustReconstruction({}, config, &reconstruction);
+  EXPECT_TRUE(summary.converged);
+  reconstruction.UpdatePoint3DErrors();
+  EXPECT_LT(reconstruction.ComputeMeanReprojectionError(), 0.4);
+  EXPECT_LT(MaxCenterError(reconstruction, data.truth), 0.03);
+  EXPECT_NEAR(reconstruction.CameraAt(1).params[0], 700, 3);
+}
+
+TEST(BundleAdjustmentConfig, LocalAdjustmentHoldsImagesOutsideTheConfig) {
+  SyntheticDataset data = SynthesizeDataset(SyntheticDatasetOptions());
+  Reconstruction reconstruction = data.truth;
+  Perturb(&reconstruction, 4);
+  const std::vector<image_t> ids = reconstruction.RegImageIds();
+  BundleAdjustmentConfig config;
+  config.image_ids = {ids[5], ids[6], ids[7]};
+  for (image_t id : config.image_ids) {
+    for (const Point2D& p : reconstruction.ImageAt(id).Points2D()) {
+      if (p.HasPoint3D()) config.variable_point_ids.insert(p.point3D_id);
+    }
+  }
+  config.constant_camera_ids.insert(1);
+  const Rigid3d held = reconstruction.ImageAt(ids[2]).cam_from_world;
+  const double focal = reconstruction.CameraAt(1).params[0];
+  AdjustReconstruction({}, config, &reconstruction);
+  EXPECT_TRUE(reconstruction.ImageAt(ids[2]).cam_from_world.translation.isApprox(held.translation));
+  EXPECT_EQ(reconstruction.CameraAt(1).params[0], focal);
+}
+
+TEST(BundleAdjustmentConfig, TwoStageDeletesOutlierObservations) {
+  SyntheticDataset data = SynthesizeDataset(SyntheticDatasetOptions());
+  Reconstruction reconstruction = data.truth;
+  // Corrupt one observation by moving the point's keypoint far away.
+  const point3D_t victim = *reconstruction.Point3DIds().begin();
+  const TrackElement element = reconstruction.Point3DAt(victim).track.Element(0);
+  std::vector<Point2D> points2D = reconstruction.ImageAt(element.image_id).Points2D();
+  const size_t before = reconstruction.ComputeNumObservations();
+  Image& image = reconstruction.ImageAt(element.image_id);
+  // Shift the keypoint; SetPoints2D unlinks 3D points, so relink them.
+  points2D[element.point2D_idx].xy += Eigen::Vector2d(60, -40);
+  image.SetPoints2D(points2D);
+  for (point2D_t k = 0; k < points2D.size(); ++k) {
+    if (points2D[k].HasPoint3D()) image.SetPoint3DForPoint2D(k, points2D[k].point3D_id);
+  }
+  BundleAdjustmentConfig config;
+  for (image_t id : reconstruction.RegImageIds()) config.image_ids.insert(id);
+  config.FixGauge(reconstruction, reconstruction.RegImageIds()[0], reconstruction.RegImageIds()[1]);
+  ReconstructionBundleAdjustmentOptions options;
+  options.two_stage = true;
+  AdjustReconstruction(options, config, &reconstruction);
+  EXPECT_FALSE(reconstruction.ImageAt(element.image_id).Point2DAt(element.point2D_idx).HasPoint3D());
+  EXPECT_EQ(reconstruction.ComputeNumObservations(), before - 1 - (reconstruction.ExistsPoint3D(victim) ? 0 : 1));
+}
+
+}  // namespace
+}  // namespace edgesfm
