@@ -1,3 +1,4 @@
 /** @module Binary wire formats of the core artifacts (spec 2.11); see protocol/README.md. */
 export * from "./features";
 export * from "./matches";
+export * from "./points";
