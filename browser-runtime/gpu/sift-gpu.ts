@@ -66,6 +66,31 @@ export class SiftGpu {
    */
   constructor(readonly device: GPUDevice, private readonly sources: ShaderSources, private readonly tiledBlur = true) {}
 
+  /**
+   * Compiles every kernel up front (asynchronously, rejecting on WGSL errors) so the first
+   * extraction does not pay for it; optional, pipelines are otherwise created on first use.
+   */
+  async prepare(): Promise<void> {
+    const suffix = this.tiledBlur ? "" : "_direct";
+    const entries: [keyof ShaderSources, string][] = [
+      ["gaussian_blur", `blur_vertical${suffix}`], ["gaussian_blur", `blur_horizontal${suffix}`],
+      ["resample", "upsample_2x"], ["resample", "downsample_2x"],
+      ["sift_detect", "difference_of_gaussians"], ["sift_detect", "detect_extrema"],
+      ["bitonic_sort", "bitonic_step"], ["sift_orientation", "gradients"], ["sift_orientation", "orientations"],
+      ["sift_descriptor", "descriptors_main"],
+    ];
+    await Promise.all(entries.map(async ([module, entryPoint]) => {
+      const key = `${module}:${entryPoint}`;
+      if (this.pipelines.has(key)) return;
+      const p = await this.device.createComputePipelineAsync({
+        label: key,
+        layout: "auto",
+        compute: { module: this.device.createShaderModule({ label: module, code: this.sources[module] }), entryPoint },
+      });
+      this.pipelines.set(key, p);
+    }));
+  }
+
   private pipeline(module: keyof ShaderSources, entryPoint: string): GPUComputePipeline {
     const key = `${module}:${entryPoint}`;
     let p = this.pipelines.get(key);

@@ -1,0 +1,89 @@
+/**
+ * @module Picks the SIFT and matching implementation for this device by measuring both once on
+ * a small calibration workload (issue 4: "a runner measures both on its device and uses the
+ * faster"). WGSL wins on real GPUs; on software adapters (SwiftShader, lavapipe) the WASM path
+ * does, see ../shared/notes/toolchain.md.
+ */
+
+import type { Engine } from "../../engine-wasm/ts/engine";
+import { extractSift, matchDescriptors, type MatchOptions, type SiftFeatures, type SiftOptions } from "../../engine-wasm/ts/feature";
+import type { GpuContext } from "./device";
+import { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
+import type { ShaderSources } from "./shader-sources";
+import { SiftGpu, extractSiftGpu } from "./sift-gpu";
+import { syntheticImage } from "./test-images";
+
+export type SiftPath = "wasm" | "webgpu";
+
+/** The stage functions a runner calls, bound to the chosen implementations. */
+export interface SiftStages {
+  features: SiftPath;
+  matching: SiftPath;
+  /** Calibration timings in milliseconds (after one warm-up run of each). */
+  timings: { wasmExtract: number; gpuExtract?: number; wasmMatch: number; gpuMatch?: number };
+  adapter?: string;
+  extract(gray: Float32Array | Uint8Array, width: number, height: number, options?: Partial<SiftOptions>): Promise<SiftFeatures>;
+  match(descA: Uint8Array, descB: Uint8Array, options?: Partial<MatchOptions>): Promise<Uint32Array>;
+}
+
+/** Calibration workload: a 256x192 image (about a thousand features at octave -1) and 512 x 512 descriptors. */
+const CALIBRATION = { width: 256, height: 192, descriptors: 512 };
+
+/** Deterministic descriptors with SIFT's scale (unit vectors times 512, clamped to bytes). */
+function calibrationDescriptors(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(128 * n);
+  let state = seed;
+  for (let i = 0; i < out.length; i++) {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    out[i] = (state >>> 24) % 90; // mean about 45: |v| about 512 over 128 dims
+  }
+  return out;
+}
+
+/**
+ * Time of one run after a warm-up (wasm tier-up, allocations). When the warm-up alone already
+ * exceeds `giveUpAfter` ms the candidate has lost: its warm-up time is returned without a rerun,
+ * which keeps calibration short on software adapters.
+ */
+async function timeIt(run: () => Promise<unknown> | unknown, giveUpAfter = Infinity): Promise<number> {
+  let start = performance.now();
+  await run();
+  const warmUp = performance.now() - start;
+  if (warmUp > giveUpAfter) return warmUp;
+  start = performance.now();
+  await run();
+  return performance.now() - start;
+}
+
+/** Measures both paths once and returns the faster of each (WASM when no GPU is given). */
+export async function selectSiftStages(engine: Engine, gpu: GpuContext | undefined, sources?: ShaderSources): Promise<SiftStages> {
+  const { width, height } = CALIBRATION;
+  const image = syntheticImage(width, height);
+  const descA = calibrationDescriptors(CALIBRATION.descriptors, 1);
+  const descB = calibrationDescriptors(CALIBRATION.descriptors, 2);
+  const wasmExtract = await timeIt(() => extractSift(engine, image, width, height));
+  const wasmMatch = await timeIt(() => matchDescriptors(engine, descA, descB));
+  const cpuStages = {
+    extract: async (gray: Float32Array | Uint8Array, w: number, h: number, options?: Partial<SiftOptions>) => extractSift(engine, gray, w, h, options),
+    match: async (a: Uint8Array, b: Uint8Array, options?: Partial<MatchOptions>) => matchDescriptors(engine, a, b, options),
+  };
+  if (!gpu || !sources) {
+    return { features: "wasm", matching: "wasm", timings: { wasmExtract, wasmMatch }, ...cpuStages };
+  }
+  const sift = new SiftGpu(gpu.device, sources, !gpu.isFallbackAdapter);
+  await sift.prepare(); // shader compilation is a one-off cost, not part of the comparison
+  const matcher = new MatcherGpu(gpu.device, sources);
+  // A warm-up several times slower than the CPU's steady state cannot win.
+  const gpuExtract = await timeIt(() => extractSiftGpu(sift, image, width, height), 4 * wasmExtract);
+  const gpuMatch = await timeIt(() => matchDescriptorsGpu(matcher, descA, descB), 4 * wasmMatch);
+  const features: SiftPath = gpuExtract < wasmExtract ? "webgpu" : "wasm";
+  const matching: SiftPath = gpuMatch < wasmMatch ? "webgpu" : "wasm";
+  return {
+    features,
+    matching,
+    adapter: gpu.description,
+    timings: { wasmExtract, gpuExtract, wasmMatch, gpuMatch },
+    extract: features === "webgpu" ? (gray, w, h, options) => extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract,
+    match: matching === "webgpu" ? (a, b, options) => matchDescriptorsGpu(matcher, a, b, options) : cpuStages.match,
+  };
+}
