@@ -8,7 +8,7 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { readConfig } from "./config";
 import { type AppEnv, SERVICE_NAME, SERVICE_VERSION } from "./context";
-import { ApiError, type ErrorSlug, problemResponse, validation } from "./errors";
+import { ApiError, type ErrorSlug, problemResponse } from "./errors";
 import { auth } from "./middleware/auth";
 import { jsonBodyLimit } from "./middleware/limits";
 import { admin } from "./routes/admin";
@@ -20,7 +20,6 @@ import { projects } from "./routes/projects";
 import { uploads } from "./routes/uploads";
 import { newRouter } from "./router";
 import { recordRequest } from "./services/metrics";
-import { InvalidPageToken } from "./storage/sql";
 
 const STATUS_SLUG: Record<number, ErrorSlug> = {
   400: "bad_request",
@@ -120,7 +119,6 @@ export function createApp() {
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof InvalidPageToken) return validation(err.message, [{ path: "page_token", message: err.message, code: "invalid" }]);
   if (err instanceof HTTPException) {
     const slug = STATUS_SLUG[err.status] ?? (err.status >= 500 ? "internal" : "bad_request");
     const detail = err.status === 400 && /JSON/i.test(err.message) ? "request body is not valid JSON" : err.message || slug;
@@ -138,7 +136,14 @@ function allowedMethods(app: OpenAPIHono<AppEnv>, path: string, method: string):
   );
 }
 
+/** Hono's path syntax: literal text, `:name` (one segment) and `:name{regex}` (see router.ts action routes). */
 function matchesPath(pattern: string, path: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+")}$`);
-  return re.test(path);
+  const escape = (lit: string) => lit.replace(/[.+?^${}()|[\]\\*]/g, "\\$&");
+  let re = "";
+  let at = 0;
+  for (const m of pattern.matchAll(/:\w+(?:\{([^}]*)\})?/g)) {
+    re += `${escape(pattern.slice(at, m.index))}(?:${m[1] ?? "[^/]+"})`;
+    at = m.index + m[0].length;
+  }
+  return new RegExp(`^${re}${escape(pattern.slice(at))}$`).test(path);
 }

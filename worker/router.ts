@@ -13,8 +13,11 @@ export function fieldErrors(error: ZodError, prefix = ""): FieldError[] {
   }));
 }
 
+/** The OpenAPI entries of custom-method routes, registered under their spec path (see `createActionRoute`). */
+const actionDocs = new WeakMap<object, RouteConfig>();
+
 export function newRouter() {
-  return new OpenAPIHono<AppEnv>({
+  const router = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
         const where = result.target === "json" ? "body" : result.target;
@@ -22,14 +25,22 @@ export function newRouter() {
       }
     },
   });
+  const openapi = router.openapi;
+  router.openapi = ((route, handler, hook) => {
+    const doc = actionDocs.get(route);
+    if (doc) router.openAPIRegistry.registerPath(doc);
+    return openapi(route, handler, hook);
+  }) as typeof openapi;
+  return router;
 }
-
 
 /**
  * A route for a custom method, `.../{id}:verb` or `.../collection:verb` (spec 4 notation: colon
  * suffixes are literal parts of the last segment). Hono reads a colon as the start of a path
  * parameter, so the last segment is matched whole by a regex parameter; for `{id}:verb` the
- * parameter's schema strips the `:verb` before validating the id.
+ * parameter's schema strips the `:verb` before validating the id. `openapi()` routes by the
+ * config's `path`, so the returned config carries the Hono path, hidden from the document, and
+ * `newRouter` documents the spec path instead.
  */
 export function createActionRoute<R extends RouteConfig>(config: R): R {
   const m = /^(.*)\/([^/]+):([\w-]+)$/.exec(config.path);
@@ -38,10 +49,8 @@ export function createActionRoute<R extends RouteConfig>(config: R): R {
   const suffix = `:${verb}`;
   const honoBase = base.replace(/\/\{(\w+)\}/g, "/:$1");
   const param = /^\{(\w+)\}$/.exec(segment)?.[1];
-  if (!param) {
-    const route = createRoute(config);
-    return Object.assign(route, { getRoutingPath: () => `${honoBase}/:_action{${segment}${suffix}}` });
-  }
+  const doc = createRoute(config);
+  if (!param) return routedAt(doc, `${honoBase}/:_action{${segment}${suffix}}`) as R;
   const params = config.request?.params as ZodObject | undefined;
   const inner = params?.shape[param] as ZodType | undefined;
   if (!params || !inner) throw new Error(`${config.path}: request.params must define '${param}'`);
@@ -52,6 +61,11 @@ export function createActionRoute<R extends RouteConfig>(config: R): R {
       .transform((s) => s.slice(0, -suffix.length))
       .pipe(inner as never),
   });
-  const route = createRoute({ ...config, request: { ...config.request, params: stripped } });
-  return Object.assign(route, { getRoutingPath: () => `${honoBase}/:${param}{[^/]+${suffix}}` }) as unknown as R;
+  return routedAt({ ...doc, request: { ...config.request, params: stripped } }, `${honoBase}/:${param}{[^/]+${suffix}}`, doc) as unknown as R;
+}
+
+function routedAt<R extends RouteConfig>(route: R, honoPath: string, doc: RouteConfig = route): R {
+  const routed = { ...route, path: honoPath, hide: true };
+  actionDocs.set(routed, doc);
+  return routed;
 }

@@ -14,9 +14,31 @@ export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lower-case 
 export const Link = z.object({ href: z.string() }).meta({ id: "Link" });
 export const Links = z.record(z.string(), Link).meta({ id: "Links" });
 
+/**
+ * AIP-158 page tokens (2.0): opaque to clients; for this server, base64url of `{k: <last key seen>}`.
+ * Defined here so that a token this server never issued fails validation like any other field.
+ */
+export function encodePageToken(lastKey: string): string {
+  return btoa(JSON.stringify({ k: lastKey })).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+}
+
+/** The key to continue after, or null when the token is not one `encodePageToken` made. */
+export function decodePageToken(token: string): string | null {
+  try {
+    const k = (JSON.parse(atob(token.replaceAll("-", "+").replaceAll("_", "/"))) as { k?: unknown }).k;
+    return typeof k === "string" && k.length > 0 && k.length <= 256 ? k : null;
+  } catch {
+    return null;
+  }
+}
+
 /** AIP-158 query parameters (2.0, 8). */
 export const PageQuery = z.object({
-  page_token: z.string().max(512).optional(),
+  page_token: z
+    .string()
+    .max(512)
+    .refine((t) => decodePageToken(t) !== null, "is not a page token this server issued")
+    .optional(),
   page_size: z.coerce.number().int().min(1).max(500).default(50),
 });
 

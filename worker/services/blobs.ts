@@ -40,7 +40,8 @@ function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Ui
 
 /** SHA-256 of the assembled upload, streamed (no copy of the whole file in memory). */
 export async function digestChunks(bucket: R2Bucket, chunks: ChunkRecord[]): Promise<string> {
-  const digest = new DigestStream("SHA-256");
+  // workerd exposes DigestStream on `crypto` only, though the generated types declare it global.
+  const digest = new (crypto as unknown as { DigestStream: typeof DigestStream }).DigestStream("SHA-256");
   await chunkStream(bucket, chunks).pipeTo(digest);
   return toHex(await digest.digest);
 }

@@ -2,6 +2,7 @@
  * @module Small helpers over Durable Object SQLite storage: versioned migrations and
  * AIP-158 keyset pagination (spec 2.0) on ULID primary keys, which sort by creation time.
  */
+import { decodePageToken, encodePageToken } from "../../protocol";
 
 /** Applies the migrations not yet applied, each in one transaction. Append-only: never edit a released step. */
 export function migrate(storage: DurableObjectStorage, steps: readonly (readonly string[])[]): void {
@@ -27,28 +28,12 @@ export interface PageResult<T> {
   total: number;
 }
 
-/** Page tokens are opaque to clients (base64url of the last key seen). */
-export function encodePageToken(lastKey: string): string {
-  return btoa(JSON.stringify({ k: lastKey })).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
-}
-
-/** Returns the key to continue after, or throws `InvalidPageToken`. */
-export function decodePageToken(token: string): string {
-  try {
-    const json = atob(token.replaceAll("-", "+").replaceAll("_", "/"));
-    const k = (JSON.parse(json) as { k?: unknown }).k;
-    if (typeof k === "string" && k.length > 0 && k.length <= 256) return k;
-  } catch {
-    // fall through
-  }
-  throw new InvalidPageToken();
-}
-
-export class InvalidPageToken extends Error {
-  constructor() {
-    super("page_token is not one this server issued");
-    this.name = "InvalidPageToken";
-  }
+/** A token that reached storage unvalidated: PageQuery rejects such tokens at the edge. */
+function afterKey(token: string | undefined): string | null {
+  if (!token) return null;
+  const k = decodePageToken(token);
+  if (k === null) throw new Error("page_token reached storage without validation");
+  return k;
 }
 
 /**
@@ -61,7 +46,7 @@ export function paginate<R extends Record<string, SqlStorageValue>, T>(
   page: PageRequest,
   map: (row: R) => T,
 ): PageResult<T> {
-  const after = page.page_token ? decodePageToken(page.page_token) : null;
+  const after = afterKey(page.page_token);
   const total = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${q.table} WHERE ${q.where}`, ...q.params).one().n;
   const rows = sql
     .exec<R>(

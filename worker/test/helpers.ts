@@ -1,43 +1,98 @@
 /** @module Test helpers for requests against the Worker inside workerd. */
-import { SELF } from "cloudflare:test";
+import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../index";
 
 export const BASE = "http://edgesfm.test";
 
-export async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export type Body = unknown;
+export type Reply = Awaited<ReturnType<typeof call>>;
+type Fetch = (req: Request) => Promise<Response>;
+
+function request(method: string, path: string, body?: Body, headers: Record<string, string> = {}): Request {
   const init: RequestInit = { method, headers: { ...headers } };
   if (body instanceof Uint8Array || typeof body === "string") init.body = body as BodyInit;
   else if (body !== undefined) {
     init.body = JSON.stringify(body);
-    (init.headers as Record<string, string>)["Content-Type"] = "application/json";
+    (init.headers as Record<string, string>)["Content-Type"] ??= "application/json";
   }
-  const res = await SELF.fetch(`${BASE}${path}`, init);
+  return new Request(`${BASE}${path}`, init);
+}
+
+async function reply(res: Response) {
   const type = res.headers.get("Content-Type") ?? "";
   const json = /json/.test(type) ? await res.json<any>() : undefined;
   return { res, status: res.status, json, headers: res.headers };
 }
 
+const caller = (fetch: Fetch) => async (method: string, path: string, body?: Body, headers: Record<string, string> = {}) =>
+  reply(await fetch(request(method, path, body, headers)));
+
+/** A request to the Worker as deployed by wrangler.toml. */
+export const call = caller((req) => SELF.fetch(req));
+
+/**
+ * A client of the same Worker deployed with other vars (auth mode, limits, lifetimes), as an
+ * operator would set them: the app reads its config from `env` on every request.
+ */
+export function deployment(vars: Record<string, string>) {
+  return caller(async (req) => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(req, { ...env, ...vars } as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  });
+}
+
+export type Call = typeof call;
+
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const d = await crypto.subtle.digest("SHA-256", bytes);
+  const d = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
   return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Uploads bytes in one chunk and finalizes; returns the blob sha. */
-export async function uploadBlob(bytes: Uint8Array, headers: Record<string, string> = {}): Promise<string> {
-  const up = await call("POST", "/v1/uploads", { expected_size: bytes.byteLength }, headers);
+export async function uploadBlob(bytes: Uint8Array, headers: Record<string, string> = {}, via: Call = call): Promise<string> {
+  const up = await via("POST", "/v1/uploads", { expected_size: bytes.byteLength }, headers);
   if (up.status !== 201) throw new Error(`upload create: ${up.status} ${JSON.stringify(up.json)}`);
   const id = up.json.upload_id;
   if (bytes.byteLength > 0) {
-    const p = await call("PATCH", `/v1/uploads/${id}`, bytes, { ...headers, "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}` });
+    const p = await via("PATCH", `/v1/uploads/${id}`, bytes, { ...headers, "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}` });
     if (p.status !== 200) throw new Error(`upload patch: ${p.status} ${JSON.stringify(p.json)}`);
   }
-  const f = await call("POST", `/v1/uploads/${id}:finalize`, undefined, headers);
+  const f = await via("POST", `/v1/uploads/${id}:finalize`, undefined, headers);
   if (f.status !== 200) throw new Error(`finalize: ${f.status} ${JSON.stringify(f.json)}`);
   return f.json.blob_sha;
+}
+
+/** Calls and checks the status, returning the reply (a failing check shows the body). */
+export async function expectStatus(p: Promise<Reply>, status: number): Promise<Reply> {
+  const r = await p;
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
+  return r;
+}
+
+/** A project, and a dataset in it (an `upload` dataset unless `source` says otherwise). */
+export async function newDataset(opts: { source?: unknown; via?: Call; headers?: Record<string, string> } = {}) {
+  const via = opts.via ?? call;
+  const p = await expectStatus(via("POST", "/v1/projects", { name: "p" }, opts.headers), 201);
+  const body = { name: "d", ...(opts.source ? { source: opts.source } : {}) };
+  const d = await expectStatus(via("POST", `/v1/projects/${p.json.project_id}/datasets`, body, opts.headers), 201);
+  return { pid: p.json.project_id as string, did: d.json.dataset_id as string, dataset: d.json };
 }
 
 export function expectProblem(r: { status: number; json: any; headers: Headers }, status: number, slug?: string) {
   if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
   if (!r.headers.get("Content-Type")?.startsWith("application/problem+json")) throw new Error(`not problem+json: ${r.headers.get("Content-Type")}`);
   for (const k of ["type", "title", "status", "instance"]) if (!(k in r.json)) throw new Error(`problem lacks ${k}`);
+  if (r.json.status !== status) throw new Error(`problem status ${r.json.status} differs from HTTP ${status}`);
   if (slug && !r.json.type.endsWith(`/${slug}`)) throw new Error(`expected slug ${slug}, got ${r.json.type}`);
+}
+
+/** A 422 whose `errors[]` names `path` (with `code`, when given). */
+export function expectFieldError(r: Reply, path: string, code?: string) {
+  expectProblem(r, 422, "validation");
+  const hit = (r.json.errors as { path: string; message: string; code: string }[]).find((e) => e.path === path);
+  if (!hit) throw new Error(`no error at '${path}': ${JSON.stringify(r.json.errors)}`);
+  if (typeof hit.message !== "string" || !hit.message) throw new Error(`error at '${path}' has no message`);
+  if (code && hit.code !== code) throw new Error(`error at '${path}' has code ${hit.code}, not ${code}`);
 }
