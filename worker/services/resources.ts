@@ -48,4 +48,15 @@ export function imageResource(r: ImageRow): Image {
   };
 }
 
-export const uploadResource = (r: UploadRow): Upload => ({ ...r });
+/** Field by field: storage rows carry columns that are not part of the resource (the idempotency key). */
+export const uploadResource = (r: UploadRow): Upload => ({
+  upload_id: r.upload_id,
+  state: r.state,
+  expected_size: r.expected_size,
+  received_bytes: r.received_bytes,
+  content_type: r.content_type,
+  expected_sha: r.expected_sha,
+  blob_sha: r.blob_sha,
+  created_at: r.created_at,
+  expires_at: r.expires_at,
+});
