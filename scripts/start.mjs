@@ -2,7 +2,7 @@
 // `npm start`: the whole stack locally in workerd (wrangler dev): the API and, once they exist,
 // the web demo's assets and one headless-Chromium runner. State persists in EDGESFM_STATE_DIR
 // (default .state/) across restarts. PORT overrides 8787.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -10,6 +10,15 @@ const port = process.env.PORT ?? "8787";
 const host = process.env.HOST ?? "127.0.0.1";
 const stateDir = process.env.EDGESFM_STATE_DIR ?? `${root}.state`;
 mkdirSync(stateDir, { recursive: true });
+
+// The runner page bundles the wasm engine, so build the engine, then the site.
+for (const script of ["build:engine", "build:site"]) {
+  const r = spawnSync("npm", ["run", "--silent", script], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) {
+    console.error(`[start] npm run ${script} failed`);
+    process.exit(r.status ?? 1);
+  }
+}
 
 const children = [];
 function start(name, cmd, args, env = {}) {

@@ -31,7 +31,14 @@ if (!broken && existsSync(`${root}engine-wasm/test-native.sh`)) {
   }
 }
 
-// 2. Every vitest project (workerd and Node).
+// 2. The site's static files: the Worker's [assets] directory must exist for workerd.
+if (!broken && run("npm", ["run", "--silent", "build:site"]).status !== 0) {
+  broken = true;
+  totals.failed += 1;
+  console.error("site build failed");
+}
+
+// 3. Every vitest project (workerd and Node).
 mkdirSync(`${root}test-output`, { recursive: true });
 const report = `${root}test-output/vitest.json`;
 const vt = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)]);

@@ -11,6 +11,7 @@ import { type AppEnv, SERVICE_NAME, SERVICE_VERSION } from "./context";
 import { ApiError, type ErrorSlug, problemResponse } from "./errors";
 import { auth } from "./middleware/auth";
 import { jsonBodyLimit } from "./middleware/limits";
+import { isSitePath, serveSiteAsset } from "./services/site";
 import { admin } from "./routes/admin";
 import { datasets } from "./routes/datasets";
 import { errorPages } from "./routes/errors";
@@ -91,7 +92,11 @@ export function createApp() {
     servers: [{ url: new URL(c.req.url).origin }],
   }));
 
-  app.notFound((c) => {
+  app.notFound(async (c) => {
+    if ((c.req.method === "GET" || c.req.method === "HEAD") && isSitePath(c.req.path)) {
+      const asset = await serveSiteAsset(c.env, c.req.raw);
+      if (asset) return asset;
+    }
     const allowed = allowedMethods(app, c.req.path, c.req.method);
     if (allowed.length > 0) {
       return problemResponse(

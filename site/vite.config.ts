@@ -1,0 +1,22 @@
+/**
+ * Builds the web demo and the runner page into site/dist, which the Worker serves as static
+ * assets on the API's own origin (wrangler.toml [assets]).
+ */
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vite";
+
+const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+export default defineConfig({
+  root: here("."),
+  publicDir: false,
+  build: {
+    outDir: here("./dist"),
+    emptyOutDir: true,
+    target: "es2022",
+    sourcemap: true,
+    rollupOptions: { input: { index: here("./index.html") } },
+  },
+  worker: { format: "es" },
+  server: { fs: { allow: [here("..")] } },
+});
