@@ -1,0 +1,16 @@
+// Real roots of univariate polynomials, for the minimal solvers (7-point cubic, P3P
+// cubic). Eigenvalues of the companion matrix (Edelman & Murakami, "Polynomial roots
+// from companion matrix eigenvalues", Math. Comp. 1995), polished by Newton steps.
+#pragma once
+
+#include <vector>
+
+namespace edgesfm {
+
+// Coefficients highest degree first: c[0] x^n + ... + c[n]. Leading (near-)zero
+// coefficients are dropped, so a "cubic" with c[0] = 0 is solved as a quadratic.
+std::vector<double> RealPolynomialRoots(const std::vector<double>& coeffs);
+
+double EvaluatePolynomial(const std::vector<double>& coeffs, double x);
+
+}  // namespace edgesfm
