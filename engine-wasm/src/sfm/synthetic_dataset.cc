@@ -26,7 +26,7 @@ SyntheticDataset SynthesizeDataset(const SyntheticDatasetOptions& options) {
   std::vector<Rigid3d> poses(options.num_images);
   for (int i = 0; i < options.num_images; ++i) {
     const double angle = options.arc_step * (i - 0.5 * (options.num_images - 1));
-    const Eigen::Vector3d center(options.camera_distance * std::sin(angle), 0.3 * uniform(rng),
+    const Eigen::Vector3d center(options.camera_distance * std::sin(angle), options.center_jitter * uniform(rng),
                                  -options.camera_distance * std::cos(angle));
     const Eigen::Vector3d z = (Eigen::Vector3d(0.1 * uniform(rng), 0.1 * uniform(rng), 0) - center).normalized();
     const Eigen::Vector3d x = Eigen::Vector3d::UnitY().cross(z).normalized();

@@ -27,6 +27,8 @@ struct SyntheticDatasetOptions {
   // Angle between consecutive cameras on the arc (radians); distance to the centre.
   double arc_step = 0.12;
   double camera_distance = 6;
+  // Random vertical offset of the camera centres (up to +-this).
+  double center_jitter = 0.3;
   uint32_t seed = 1;
 };
 
