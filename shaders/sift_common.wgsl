@@ -17,8 +17,6 @@ struct Keypoint {
 const PI: f32 = 3.14159265358979323846;
 const TWO_PI: f32 = 6.28318530717958647692;
 const FLT_EPSILON: f32 = 1.19209290e-07;
-// Orientation slots per keypoint (COLMAP keeps at most max_num_orientations = 2).
-const MAX_SLOTS: u32 = 2u;
 
 // VLFeat vl_mod_2pi_f: into [0, 2 pi] by repeated subtraction/addition.
 fn mod_2pi(v: f32) -> f32 {

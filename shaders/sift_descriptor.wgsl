@@ -12,6 +12,7 @@ struct DescriptorParams {
   height: u32,
   num_keypoints: u32,
   root_sift: u32,  // 1: COLMAP L1_ROOT normalisation, 0: L2
+  slots: u32,      // orientation slots per keypoint (sift_orientation.wgsl)
 }
 
 const SLOTS_PER_GROUP: u32 = 4u;
@@ -20,7 +21,7 @@ const SLOTS_PER_GROUP: u32 = 4u;
 @group(0) @binding(1) var<storage, read> grad: array<vec2f>;            // S planes: (magnitude, angle)
 @group(0) @binding(2) var<storage, read> keypoints: array<Keypoint>;
 @group(0) @binding(3) var<storage, read> order: array<vec2u>;           // sorted (sort_key, keypoint index)
-@group(0) @binding(4) var<storage, read> angles: array<f32>;            // MAX_SLOTS per sorted keypoint
+@group(0) @binding(4) var<storage, read> angles: array<f32>;            // `slots` per sorted keypoint
 @group(0) @binding(5) var<storage, read> num_angles: array<u32>;
 @group(0) @binding(6) var<storage, read_write> descriptors: array<u32>; // 32 words (128 bytes) per slot
 
@@ -101,8 +102,8 @@ fn descriptors_main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) n
   let cell = lid.x;
   let g = lid.y;
   let slot = ((wg.y * nwg.x) + wg.x) * SLOTS_PER_GROUP + g;
-  let k = slot / MAX_SLOTS;
-  let valid = k < params.num_keypoints && slot % MAX_SLOTS < num_angles[min(k, params.num_keypoints - 1u)];
+  let k = slot / params.slots;
+  let valid = k < params.num_keypoints && slot % params.slots < num_angles[min(k, params.num_keypoints - 1u)];
   if (valid) {
     accumulate_cell(keypoints[order[k].y], angles[slot], cell, g);
   }

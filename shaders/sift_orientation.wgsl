@@ -7,7 +7,7 @@ struct OrientationParams {
   height: u32,
   levels: u32,            // S; gradients exist for Gaussian levels 0 .. S - 1
   num_keypoints: u32,
-  max_orientations: u32,  // at most 2 slots per keypoint are written (COLMAP keeps <= 2)
+  slots: u32,             // orientations kept per keypoint: min(max_num_orientations, 4) (VLFeat finds <= 4)
   upright: u32,
 }
 
@@ -18,7 +18,7 @@ const NBINS: i32 = 36;
 @group(0) @binding(2) var<storage, read_write> grad: array<vec2f>;      // S planes: (magnitude, angle)
 @group(0) @binding(3) var<storage, read> keypoints: array<Keypoint>;
 @group(0) @binding(4) var<storage, read> order: array<vec2u>;           // sorted (sort_key, keypoint index)
-@group(0) @binding(5) var<storage, read_write> angles: array<f32>;      // MAX_SLOTS per sorted keypoint
+@group(0) @binding(5) var<storage, read_write> angles: array<f32>;      // `slots` per sorted keypoint
 @group(0) @binding(6) var<storage, read_write> num_angles: array<u32>;  // per sorted keypoint
 
 // Gradient of Gaussian level s = id.z (0 .. S - 1): central differences inside, one-sided on the
@@ -46,14 +46,14 @@ fn gradients(@builtin(global_invocation_id) id: vec3u) {
 
 // One thread per keypoint (in sorted order): 36-bin histogram over a circular Gaussian window
 // of sigma 1.5 sigma, 6 circular box smoothings, then peaks above 0.8 max in bin order with
-// parabolic interpolation; the first MAX_SLOTS peaks are kept, as COLMAP does.
+// parabolic interpolation; the first `slots` peaks are kept, as COLMAP does.
 @compute @workgroup_size(64)
 fn orientations(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let k = id.y * nwg.x * 64u + id.x;
   if (k >= params.num_keypoints) { return; }
   let kp = keypoints[order[k].y];
   if (params.upright != 0u) {
-    angles[k * MAX_SLOTS] = 0.0;
+    angles[k * params.slots] = 0.0;
     num_angles[k] = 1u;
     return;
   }
@@ -92,13 +92,13 @@ fn orientations(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroup
   var maxh = 0.0;
   for (var i = 0; i < NBINS; i++) { maxh = max(maxh, hist[i]); }
   var n = 0u;
-  for (var i = 0; i < NBINS && n < params.max_orientations; i++) {
+  for (var i = 0; i < NBINS && n < params.slots; i++) {
     let h0 = hist[i];
     let hm = hist[(i - 1 + NBINS) % NBINS];
     let hp = hist[(i + 1) % NBINS];
     if (h0 > 0.8 * maxh && h0 > hm && h0 > hp) {
       let di = -0.5 * (hp - hm) / (hp + hm - 2.0 * h0);
-      angles[k * MAX_SLOTS + n] = TWO_PI * (f32(i) + di + 0.5) / f32(NBINS);
+      angles[k * params.slots + n] = TWO_PI * (f32(i) + di + 0.5) / f32(NBINS);
       n++;
     }
   }

@@ -102,3 +102,22 @@ describe("SIFT Gaussian taps", () => {
     expect(taps[5]).toBeGreaterThan(taps[4]!);
   });
 });
+
+describe.skipIf(noGpu)("WGSL SIFT options", () => {
+  it("agrees with the WASM path for upright L2 features with up to 4 orientations and a small budget", async () => {
+    if ("error" in gpu) return;
+    const engine = await loadEngine();
+    const sift = new SiftGpu(gpu.device, await loadShaderSources(), !gpu.isFallbackAdapter);
+    const [w, h] = [128, 96];
+    const image = syntheticImage(w, h);
+    for (const options of [{ upright: true, normalization: "l2" as const }, { maxNumOrientations: 4 }, { maxNumFeatures: 20 }, { firstOctave: 0, numOctaves: 2 }]) {
+      const a = extractSift(engine, image, w, h, options);
+      const b = await extractSiftGpu(sift, image, w, h, options);
+      const agreement = compareSift(a, b);
+      expect(agreement.countB, JSON.stringify(options)).toBe(agreement.countA);
+      expect(agreement.matchedA, JSON.stringify(options)).toBe(1);
+      expect(agreement.maxDescriptorByteDiff).toBeLessThanOrEqual(2);
+    }
+    await expect(extractSiftGpu(sift, image, w, h, { maxNumOrientations: 0 })).rejects.toThrow(RangeError);
+  });
+});

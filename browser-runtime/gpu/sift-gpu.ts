@@ -26,14 +26,16 @@ interface OctaveKeypoints {
   y: Float32Array;
   sigma: Float32Array;
   level: Uint32Array;
-  /** Per keypoint: number of orientations (0..2) and their angles / descriptors in slots 2k, 2k + 1. */
+  /** Orientation slots per keypoint: keypoint k's angles and descriptors are at slots*k .. slots*k + numAngles[k] - 1. */
+  slots: number;
   numAngles: Uint32Array;
   angles: Float32Array;
   descriptors: Uint8Array;
 }
 
 const KEYPOINT_WORDS = 8; // struct Keypoint in sift_detect.wgsl
-const SLOTS = 2; // orientation slots per keypoint (MAX_SLOTS in the WGSL)
+/** VLFeat finds at most 4 orientations per keypoint; COLMAP keeps the first max_num_orientations. */
+const MAX_ORIENTATIONS = 4;
 const MAX_RADIUS = 32; // gaussian_blur.wgsl MAX_RADIUS
 
 const ceilDiv = (a: number, b: number) => Math.ceil(a / b);
@@ -143,12 +145,19 @@ export class SiftGpu {
     const sigma0 = 1.6 * k;
     const dsigma0 = sigma0 * Math.sqrt(1 - 1 / (k * k));
     const oMin = opt.firstOctave;
+    const w0 = octaveSize(image.width, oMin);
+    const h0 = octaveSize(image.height, oMin);
+    const plane0 = w0 * h0;
+    const largest = 4 * plane0 * (S + 3);
+    if (largest > device.limits.maxStorageBufferBindingSize) {
+      throw new RangeError(`SiftGpu: octave ${oMin} of a ${image.width}x${image.height} image needs a ${largest}-byte binding; this device allows ${device.limits.maxStorageBufferBindingSize} (use the WASM path or a smaller maxImageSize)`);
+    }
     const pool = new BufferPool(device);
     const octaves: OctaveKeypoints[] = [];
+    // Validation and allocation failures are reported asynchronously in WebGPU: collect them.
+    device.pushErrorScope("out-of-memory");
+    device.pushErrorScope("validation");
     try {
-      const w0 = octaveSize(image.width, oMin);
-      const h0 = octaveSize(image.height, oMin);
-      const plane0 = w0 * h0;
       const gauss = pool.storage(4 * plane0 * (S + 3), "gaussian levels");
       const dog = pool.storage(4 * plane0 * (S + 2), "DoG levels");
       const grad = pool.storage(8 * plane0 * S, "gradients");
@@ -191,7 +200,9 @@ export class SiftGpu {
         if (octave) octaves.push(octave);
       }
     } finally {
+      const errors = [await device.popErrorScope(), await device.popErrorScope()].filter((e) => e !== null);
       pool.destroy();
+      if (errors.length) throw new Error(`SiftGpu: ${errors.map((e) => e!.message).join("; ")}`);
     }
     return assembleFeatures(octaves, opt, sx, sy);
   }
@@ -252,9 +263,10 @@ export class SiftGpu {
     // Sort the (detection key, slot) pairs into VLFeat's scan order; entries past `count` hold
     // 0xffffffff and stay at the end.
     const padded = nextPow2(count);
-    const angles = pool.storage(4 * SLOTS * count, "angles");
+    const slots = opt.upright ? 1 : Math.min(opt.maxNumOrientations, MAX_ORIENTATIONS);
+    const angles = pool.storage(4 * slots * count, "angles");
     const numAngles = pool.storage(4 * count, "orientation counts");
-    const descriptors = pool.storage(128 * SLOTS * count, "descriptors");
+    const descriptors = pool.storage(128 * slots * count, "descriptors");
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     const sortGroups = ceilDiv(padded / 2, 256);
@@ -263,25 +275,26 @@ export class SiftGpu {
         this.dispatch(pass, "bitonic_sort", "bitonic_step", [pool.uniform([block, stride, padded]), order], grid(sortGroups));
       }
     }
-    const orientParams = pool.uniform([w, h, S, count, Math.min(opt.maxNumOrientations, SLOTS), opt.upright ? 1 : 0]);
+    const orientParams = pool.uniform([w, h, S, count, slots, opt.upright ? 1 : 0]);
     this.dispatch(pass, "sift_orientation", "gradients", [orientParams, c.gauss, c.grad], [ceilDiv(w, 16), ceilDiv(h, 16), S]);
     this.dispatch(pass, "sift_orientation", "orientations", [orientParams, undefined, c.grad, keypoints, order, angles, numAngles], grid(ceilDiv(count, 64)));
-    const descParams = pool.uniform([w, h, count, opt.normalization === "l2" ? 0 : 1]);
-    this.dispatch(pass, "sift_descriptor", "descriptors_main", [descParams, c.grad, keypoints, order, angles, numAngles, descriptors], grid(ceilDiv(SLOTS * count, 4)));
+    const descParams = pool.uniform([w, h, count, opt.normalization === "l2" ? 0 : 1, slots]);
+    this.dispatch(pass, "sift_descriptor", "descriptors_main", [descParams, c.grad, keypoints, order, angles, numAngles, descriptors], grid(ceilDiv(slots * count, 4)));
     pass.end();
     device.queue.submit([encoder.finish()]);
     const [kpBytes, orderBytes, angleBytes, numBytes, descBytes] = await readBuffers(device, [
       { buffer: keypoints, bytes: 4 * KEYPOINT_WORDS * count },
       { buffer: order, bytes: 8 * count },
-      { buffer: angles, bytes: 4 * SLOTS * count },
+      { buffer: angles, bytes: 4 * slots * count },
       { buffer: numAngles, bytes: 4 * count },
-      { buffer: descriptors, bytes: 128 * SLOTS * count },
+      { buffer: descriptors, bytes: 128 * slots * count },
     ]);
     const kpU32 = new Uint32Array(kpBytes!);
     const kpF32 = new Float32Array(kpBytes!);
     const sorted = new Uint32Array(orderBytes!);
     const out: OctaveKeypoints = {
       octave: c.o,
+      slots,
       x: new Float32Array(count),
       y: new Float32Array(count),
       sigma: new Float32Array(count),
@@ -353,13 +366,21 @@ export function assembleFeatures(octaves: OctaveKeypoints[], opt: Pick<SiftOptio
         keypoints[4 * n] = (oct.x[i]! * xper + 0.5) * sx;
         keypoints[4 * n + 1] = (oct.y[i]! * xper + 0.5) * sy;
         keypoints[4 * n + 2] = oct.sigma[i]! * xper * ((sx + sy) / 2);
-        keypoints[4 * n + 3] = oct.angles[SLOTS * i + a]!;
-        descriptors.set(oct.descriptors.subarray(128 * (SLOTS * i + a), 128 * (SLOTS * i + a + 1)), 128 * n);
+        const slot = oct.slots * i + a;
+        keypoints[4 * n + 3] = oct.angles[slot]!;
+        descriptors.set(oct.descriptors.subarray(128 * slot, 128 * (slot + 1)), 128 * n);
         n++;
       }
     }
   });
   return { keypoints, descriptors };
+}
+
+/** The CPU path's option check (sift.cc ValidateSiftOptions). */
+function validSiftOptions(o: SiftOptions): boolean {
+  return o.maxImageSize > 0 && o.maxNumFeatures > 0 && o.firstOctave >= -1 && o.firstOctave <= 4 && o.numOctaves > 0 &&
+    o.octaveResolution > 0 && o.peakThreshold > 0 && o.edgeThreshold > 0 && o.maxNumOrientations > 0 &&
+    (o.normalization === "l2" || o.normalization === "l1_root");
 }
 
 /**
@@ -378,6 +399,7 @@ export async function extractSiftGpu(
   }
   if (gray.length !== width * height) throw new RangeError(`extractSiftGpu: ${gray.length} pixels for ${width}x${height}`);
   const opt = { ...DEFAULT_SIFT_OPTIONS, ...options };
+  if (!validSiftOptions(opt)) throw new RangeError("extractSiftGpu: invalid options");
   const image = prepareIntensity(gray, width, height, opt.maxImageSize);
   return sift.extract(image, opt, image.sx, image.sy);
 }
