@@ -5,3 +5,4 @@
 export * from "./ts/engine";
 export * from "./ts/camera";
 export * from "./ts/colmap-text";
+export * from "./ts/feature";

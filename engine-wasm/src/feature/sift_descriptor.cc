@@ -120,52 +120,82 @@ void ComputeDescriptor(const float* grad, int width, int height, const SiftDetec
   const int yi = static_cast<int>(y + 0.5);
   if (xi < 0 || xi >= width || yi < 0 || yi >= height - 1) return;
 
-  const double st0 = std::sin(angle0);
-  const double ct0 = std::cos(angle0);
   const double sbp = SiftConstants::kMagnification * kp.sigma + DBL_EPSILON;
   const int radius = static_cast<int>(std::floor(std::sqrt(2.0) * sbp * (kNBP + 1) / 2.0 + 0.5));
-  const float wsigma = static_cast<float>(SiftConstants::kDescriptorWindowSigma);
+  // The rotation and the division by the bin size folded into one float matrix.
+  const float c = static_cast<float>(std::cos(angle0) / sbp);
+  const float s = static_cast<float>(std::sin(angle0) / sbp);
   const float angle0f = static_cast<float>(angle0);
-  const sift_math::FastExpn& expn = sift_math::Expn();
-  // dpt: the bin of centre (x, y) = (0, 0) in VLFeat's layout.
-  float* centre = descriptor + (kNBP / 2) * kNBO * kNBP + (kNBP / 2) * kNBO;
+  const float orientation_scale = static_cast<float>(kNBO / (2 * sift_math::kPi));
+  const float two_pi = sift_math::kTwoPiF;
+  const float fx = static_cast<float>(x);
+  const float fy = static_cast<float>(y);
 
-  for (int dyi = std::max(-radius, 1 - yi); dyi <= std::min(radius, height - yi - 2); ++dyi) {
+  // The Gaussian window (sigma = 2 bins = 2 SBP pixels) depends only on the
+  // distance to the keypoint, which the rotation preserves, so it factors into
+  // a column weight times a row weight (SIFT.md section 6).
+  const double inv_two_window_var =
+      1.0 / (2.0 * SiftConstants::kDescriptorWindowSigma * SiftConstants::kDescriptorWindowSigma * sbp * sbp);
+  const int x_lo = std::max(-radius, 1 - xi), x_hi = std::min(radius, width - xi - 2);
+  const int y_lo = std::max(-radius, 1 - yi), y_hi = std::min(radius, height - yi - 2);
+  float window_x[128], window_y[128];  // radius <= 63 for any sigma an octave holds
+  const int max_radius = 63;
+  if (radius > max_radius) return;
+  for (int d = x_lo; d <= x_hi; ++d) {
+    const double dx = static_cast<double>(static_cast<float>(xi + d) - fx);
+    window_x[d + max_radius] = static_cast<float>(std::exp(-dx * dx * inv_two_window_var));
+  }
+  for (int d = y_lo; d <= y_hi; ++d) {
+    const double dy = static_cast<double>(static_cast<float>(yi + d) - fy);
+    window_y[d + max_radius] = static_cast<float>(std::exp(-dy * dy * inv_two_window_var));
+  }
+
+  // Bins are addressed with (bx, by) in [-3, 1] shifted to [0, 4]; a 6x6x8 padded
+  // accumulator takes the out-of-range neighbours so the inner loop has no tests.
+  float acc[6][6][kNBO] = {};
+  for (int dyi = y_lo; dyi <= y_hi; ++dyi) {
     const float* row = grad + 2 * (static_cast<size_t>(yi + dyi) * width);
-    for (int dxi = std::max(-radius, 1 - xi); dxi <= std::min(radius, width - xi - 2); ++dxi) {
-      const float dx = static_cast<float>(xi + dxi - x);
-      const float dy = static_cast<float>(yi + dyi - y);
-      const float nx = static_cast<float>((ct0 * dx + st0 * dy) / sbp);
-      const float ny = static_cast<float>((-st0 * dx + ct0 * dy) / sbp);
-      // Samples outside [-2.5, 2.5)^2 in bin units reach no bin: skipping them
-      // is exact and halves the work (the square window is rotated).
+    const float dy = static_cast<float>(yi + dyi) - fy;
+    const float wrow = window_y[dyi + max_radius];
+    for (int dxi = x_lo; dxi <= x_hi; ++dxi) {
+      const float dx = static_cast<float>(xi + dxi) - fx;
+      const float nx = c * dx + s * dy;
+      const float ny = -s * dx + c * dy;
+      // Samples outside [-2.5, 2.5)^2 in bin units reach no bin: skipping them is
+      // exact and halves the work (the square window is rotated).
       if (nx < -2.5f || nx >= 2.5f || ny < -2.5f || ny >= 2.5f) continue;
       const float mod = row[2 * (xi + dxi)];
-      const float angle = row[2 * (xi + dxi) + 1];
-      const float theta = Mod2Pi(angle - angle0f);
-      const float nt = static_cast<float>(kNBO * theta / (2 * sift_math::kPi));
-      const float win = static_cast<float>(expn((nx * nx + ny * ny) / (2.0 * wsigma * wsigma)));
-      const int binx = static_cast<int>(std::floor(nx - 0.5f));
-      const int biny = static_cast<int>(std::floor(ny - 0.5f));
-      const int bint = static_cast<int>(std::floor(nt));
+      float theta = row[2 * (xi + dxi) + 1] - angle0f;  // in [-2 pi, 2 pi]
+      if (theta < 0.0f) theta += two_pi;
+      const float nt = orientation_scale * theta;
+      // floor(v - 0.5) for v in [-2.5, 2.5) via truncation of a positive number.
+      const int binx = static_cast<int>(nx + 2.5f) - 3;
+      const int biny = static_cast<int>(ny + 2.5f) - 3;
+      const int bint = static_cast<int>(nt);
       const float rbinx = nx - (binx + 0.5f);
       const float rbiny = ny - (biny + 0.5f);
       const float rbint = nt - bint;
-      for (int dbinx = 0; dbinx < 2; ++dbinx) {
-        for (int dbiny = 0; dbiny < 2; ++dbiny) {
-          for (int dbint = 0; dbint < 2; ++dbint) {
-            if (binx + dbinx >= -(kNBP / 2) && binx + dbinx < (kNBP / 2) &&
-                biny + dbiny >= -(kNBP / 2) && biny + dbiny < (kNBP / 2)) {
-              const float weight = win * mod * std::fabs(1 - dbinx - rbinx) *
-                                   std::fabs(1 - dbiny - rbiny) * std::fabs(1 - dbint - rbint);
-              centre[(bint + dbint) % kNBO + (biny + dbiny) * kNBO * kNBP + (binx + dbinx) * kNBO] +=
-                  weight;
-            }
-          }
-        }
+      const float w = window_x[dxi + max_radius] * wrow * mod;
+      const float wx[2] = {(1 - rbinx), rbinx};
+      const float wy[2] = {(1 - rbiny), rbiny};
+      const int t0 = bint & (kNBO - 1);
+      const int t1 = (bint + 1) & (kNBO - 1);
+      for (int b = 0; b < 2; ++b) {
+        float* cells = acc[biny + 3 + b][binx + 3];
+        const float wyb = w * wy[b];
+        const float w0 = wyb * wx[0];
+        const float w1 = wyb * wx[1];
+        cells[t0] += w0 * (1 - rbint);
+        cells[t1] += w0 * rbint;
+        cells[kNBO + t0] += w1 * (1 - rbint);
+        cells[kNBO + t1] += w1 * rbint;
       }
     }
   }
+  // Keep the in-range bins, VLFeat layout: t + 8 x + 32 y with x, y in [0, 3].
+  for (int by = 0; by < kNBP; ++by)
+    for (int bx = 0; bx < kNBP; ++bx)
+      for (int t = 0; t < kNBO; ++t) descriptor[t + kNBO * bx + kNBO * kNBP * by] = acc[by + 1][bx + 1][t];
 
   NormalizeL2WithEpsilon(descriptor);
   for (int i = 0; i < 128; ++i) descriptor[i] = std::min(descriptor[i], SiftConstants::kDescriptorClamp);
