@@ -40,19 +40,22 @@ fn accumulate_cell(kp: Keypoint, angle0: f32, cell: u32, g: u32) {
     for (var t = 0u; t < 8u; t++) { bins[g][8u * cell + t] = 0.0; }
     return;
   }
-  let st0 = sin(angle0);
-  let ct0 = cos(angle0);
   let SBP = 3.0 * kp.sigma;
   let W = i32(floor(sqrt(2.0) * SBP * 5.0 / 2.0 + 0.5));
+  // Rotation and division by the bin size folded into one matrix (SIFT.md section 6).
+  let c = cos(angle0) / SBP;
+  let s = sin(angle0) / SBP;
+  // Gaussian window of sigma 2 bins: separable, exp(-d^2 / (8 SBP^2)) per row and column.
+  let inv_two_window_var = 1.0 / (8.0 * SBP * SBP);
   let cx = i32(cell % 4u) - 2;
   let cy = i32(cell / 4u) - 2;
   // Samples reaching bin cx have nx in [cx - 0.5, cx + 1.5): the rotated square below, in pixels.
   var lo = vec2f(1e30);
   var hi = vec2f(-1e30);
-  for (var c = 0; c < 4; c++) {
-    let nx = f32(cx) - 0.5 + 2.0 * f32(c & 1);
-    let ny = f32(cy) - 0.5 + 2.0 * f32(c >> 1);
-    let d = SBP * vec2f(ct0 * nx - st0 * ny, st0 * nx + ct0 * ny);
+  for (var corner = 0; corner < 4; corner++) {
+    let nx = f32(cx) - 0.5 + 2.0 * f32(corner & 1);
+    let ny = f32(cy) - 0.5 + 2.0 * f32(corner >> 1);
+    let d = SBP * vec2f(cos(angle0) * nx - sin(angle0) * ny, sin(angle0) * nx + cos(angle0) * ny);
     lo = min(lo, d);
     hi = max(hi, d);
   }
@@ -63,27 +66,32 @@ fn accumulate_cell(kp: Keypoint, angle0: f32, cell: u32, g: u32) {
   let v1 = min(min(W, h - yi - 2), i32(ceil(hi.y + off.y)) + 1);
   let plane = u32(w * h) * kp.level;
   for (var dyi = v0; dyi <= v1; dyi++) {
+    let dy = f32(yi + dyi) - kp.y;
+    let wrow = exp(-dy * dy * inv_two_window_var);
     for (var dxi = u0; dxi <= u1; dxi++) {
       let dx = f32(xi + dxi) - kp.x;
-      let dy = f32(yi + dyi) - kp.y;
-      let nx = (ct0 * dx + st0 * dy) / SBP;
-      let ny = (-st0 * dx + ct0 * dy) / SBP;
+      let nx = c * dx + s * dy;
+      let ny = -s * dx + c * dy;
+      if (nx < -2.5 || nx >= 2.5 || ny < -2.5 || ny >= 2.5) { continue; }
       let binx = i32(floor(nx - 0.5));
       let biny = i32(floor(ny - 0.5));
       // Only the two bins at binx and binx + 1 receive this sample.
       if ((binx != cx && binx + 1 != cx) || (biny != cy && biny + 1 != cy)) { continue; }
       let gm = grad[plane + u32((yi + dyi) * w + xi + dxi)];
-      let nt = 8.0 * mod_2pi(gm.y - angle0) / TWO_PI;
-      let win = fast_expn((nx * nx + ny * ny) / 8.0);
-      let bint = i32(floor(nt));
+      var theta = gm.y - angle0;  // in [-2 pi, 2 pi]
+      if (theta < 0.0) { theta += TWO_PI; }
+      let nt = (8.0 / TWO_PI) * theta;
+      let bint = i32(nt);
       let rbinx = nx - (f32(binx) + 0.5);
       let rbiny = ny - (f32(biny) + 0.5);
       let rbint = nt - f32(bint);
-      let dbinx = cx - binx;
-      let dbiny = cy - biny;
-      let wxy = win * gm.x * abs(1.0 - f32(dbinx) - rbinx) * abs(1.0 - f32(dbiny) - rbiny);
-      acc[bint % 8] += wxy * abs(1.0 - rbint);
-      acc[(bint + 1) % 8] += wxy * abs(rbint);
+      // Weights in the CPU path's order: window_x * window_y * magnitude, then y, x, theta.
+      let wgt = exp(-dx * dx * inv_two_window_var) * wrow * gm.x;
+      let wy = select(1.0 - rbiny, rbiny, cy == biny + 1);
+      let wx = select(1.0 - rbinx, rbinx, cx == binx + 1);
+      let w0 = wgt * wy * wx;
+      acc[bint & 7] += w0 * (1.0 - rbint);
+      acc[(bint + 1) & 7] += w0 * rbint;
     }
   }
   for (var t = 0u; t < 8u; t++) { bins[g][8u * cell + t] = acc[t]; }
