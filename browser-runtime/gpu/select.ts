@@ -83,7 +83,10 @@ export async function selectSiftStages(engine: Engine, gpu: GpuContext | undefin
     matching,
     adapter: gpu.description,
     timings: { wasmExtract, gpuExtract, wasmMatch, gpuMatch },
-    extract: features === "webgpu" ? (gray, w, h, options) => extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract,
+    // Images too large for this device's buffer limits go to the CPU path.
+    extract: features === "webgpu"
+      ? (gray, w, h, options) => (sift.fits(w, h, options) ? extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract(gray, w, h, options))
+      : cpuStages.extract,
     match: matching === "webgpu" ? (a, b, options) => matchDescriptorsGpu(matcher, a, b, options) : cpuStages.match,
   };
 }

@@ -121,3 +121,16 @@ describe.skipIf(noGpu)("WGSL SIFT options", () => {
     await expect(extractSiftGpu(sift, image, w, h, { maxNumOrientations: 0 })).rejects.toThrow(RangeError);
   });
 });
+
+describe.skipIf(noGpu)("WGSL SIFT buffer limits", () => {
+  it("knows which image sizes fit the device, counting the maxImageSize budget", async () => {
+    if ("error" in gpu) return;
+    const sift = new SiftGpu(gpu.device, await loadShaderSources());
+    const limit = Math.min(gpu.device.limits.maxStorageBufferBindingSize, gpu.device.limits.maxBufferSize);
+    expect(sift.fits(640, 480)).toBe(true);
+    // 24 bytes per first-octave pixel (2x upsampled): a side of sqrt(limit / 96) just fits.
+    const side = Math.floor(Math.sqrt(limit / 96));
+    expect(sift.fits(side + 64, side + 64, { maxImageSize: 100_000 })).toBe(false);
+    expect(sift.fits(side + 64, side + 64, { maxImageSize: 640 })).toBe(true);
+  });
+});

@@ -58,6 +58,16 @@ export function gaussianTaps(sigma: number): Float32Array {
 /** Octave size: `w << -o` for o < 0, `w >> o` otherwise (VL_SHIFT_LEFT). */
 const octaveSize = (n: number, o: number) => (o < 0 ? n << -o : n >> o);
 
+/**
+ * Bytes of the largest buffer binding for a (resized) image: all Gaussian planes of the first
+ * octave (S + 3 of f32) or its gradient planes (S of vec2f). About 24 bytes per pixel of the
+ * first octave at S = 3: 740 MB for a 3200x2400 image at first_octave -1.
+ */
+function largestBinding(width: number, height: number, opt: Pick<SiftOptions, "firstOctave" | "octaveResolution">): number {
+  const plane = octaveSize(width, opt.firstOctave) * octaveSize(height, opt.firstOctave);
+  return plane * Math.max(4 * (opt.octaveResolution + 3), 8 * opt.octaveResolution);
+}
+
 /** Compiled SIFT kernels for one device; reusable across images. */
 export class SiftGpu {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
@@ -136,6 +146,15 @@ export class SiftGpu {
     this.dispatch(pass, "gaussian_blur", `blur_horizontal${suffix}`, [pool.uniform([w, h, radius, 0, dstOffset]), weights, temp, dst], groups);
   }
 
+  /** Whether an image of this size (after the maxImageSize budget) fits this device's buffer limits. */
+  fits(width: number, height: number, options: Partial<SiftOptions> = {}): boolean {
+    const opt = { ...DEFAULT_SIFT_OPTIONS, ...options };
+    const scale = Math.min(1, opt.maxImageSize / Math.max(width, height));
+    const bytes = largestBinding(Math.max(1, Math.trunc(width * scale)), Math.max(1, Math.trunc(height * scale)), opt);
+    const { maxStorageBufferBindingSize, maxBufferSize } = this.device.limits;
+    return bytes <= Math.min(maxStorageBufferBindingSize, maxBufferSize);
+  }
+
   /** Runs SIFT.md sections 2-7 on a gray image in [0, 1]. */
   async extract(image: GrayImage, options: Partial<SiftOptions> = {}, sx = 1, sy = 1): Promise<SiftFeatures> {
     const opt = { ...DEFAULT_SIFT_OPTIONS, ...options };
@@ -148,9 +167,8 @@ export class SiftGpu {
     const w0 = octaveSize(image.width, oMin);
     const h0 = octaveSize(image.height, oMin);
     const plane0 = w0 * h0;
-    const largest = 4 * plane0 * (S + 3);
-    if (largest > device.limits.maxStorageBufferBindingSize) {
-      throw new RangeError(`SiftGpu: octave ${oMin} of a ${image.width}x${image.height} image needs a ${largest}-byte binding; this device allows ${device.limits.maxStorageBufferBindingSize} (use the WASM path or a smaller maxImageSize)`);
+    if (!this.fits(image.width, image.height, opt)) {
+      throw new RangeError(`SiftGpu: octave ${oMin} of a ${image.width}x${image.height} image needs a ${largestBinding(image.width, image.height, opt)}-byte binding; this device allows ${device.limits.maxStorageBufferBindingSize} (use the WASM path or a smaller maxImageSize)`);
     }
     const pool = new BufferPool(device);
     const octaves: OctaveKeypoints[] = [];
