@@ -12,8 +12,8 @@ import { extractSift, matchDescriptors } from "../../engine-wasm/ts/feature";
 import { compareSift } from "./agreement";
 import type { BrowserRunResult } from "./chromium-page";
 import { syntheticImage } from "./test-images";
+import { CHROMIUM, ensureWebGpuSystemDeps } from "./test-support";
 
-const CHROMIUM = "/usr/bin/chromium";
 const FLAGS = ["--headless", "--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking",
   "--disable-component-update", "--disable-sync", "--enable-unsafe-webgpu"];
 const root = new URL("../../", import.meta.url).pathname;
@@ -46,6 +46,7 @@ function serveRepository(): Promise<{ server: Server; origin: string }> {
   }));
 }
 
+ensureWebGpuSystemDeps();
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`Chromium WebGPU test skipped: ${CHROMIUM} missing (bash scripts/system-deps.sh webgpu)`);
 

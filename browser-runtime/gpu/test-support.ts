@@ -9,14 +9,23 @@ import { acquireGpu, SWIFTSHADER_ICD, type GpuContext } from "./device";
 
 let shared: Promise<GpuContext | { error: string }> | undefined;
 
+export const CHROMIUM = "/usr/bin/chromium";
+
+/**
+ * Installs Debian's chromium (its SwiftShader Vulkan ICD, and the browser for the Chromium test)
+ * and libvulkan1 when missing: as root through scripts/system-deps.sh, otherwise that script
+ * prints the command to run.
+ */
+export function ensureWebGpuSystemDeps(): void {
+  if (existsSync(CHROMIUM) && (process.env.VK_ICD_FILENAMES || existsSync(SWIFTSHADER_ICD))) return;
+  const root = new URL("../../", import.meta.url).pathname;
+  spawnSync("bash", ["scripts/system-deps.sh", "webgpu"], { cwd: root, stdio: "inherit" });
+}
+
 /** The shared test device; `{error}` when no WebGPU adapter can be created at all. */
 export function testGpu(): Promise<GpuContext | { error: string }> {
   shared ??= (async () => {
-    if (!process.env.VK_ICD_FILENAMES && !existsSync(SWIFTSHADER_ICD)) {
-      // CI machines get chromium (SwiftShader ICD) and libvulkan1 here; prints the command otherwise.
-      const root = new URL("../../", import.meta.url).pathname;
-      spawnSync("bash", ["scripts/system-deps.sh", "webgpu"], { cwd: root, stdio: "inherit" });
-    }
+    ensureWebGpuSystemDeps();
     const gpu = await acquireGpu();
     if ("error" in gpu) console.warn(`WebGPU tests skipped: ${gpu.error}`);
     return gpu;
