@@ -3,13 +3,16 @@ import { z } from "zod";
 import { CAMERA_MODEL_NAMES } from "../camera-models";
 import { Id, Links, Sha256, Timestamp } from "./common";
 
-/** A name inside a dataset: a relative path without traversal (`..`), NUL or leading `/`. */
+/**
+ * A name inside a dataset: a relative path without traversal (`..`), leading `/`, backslashes or
+ * control characters (which would also make the manifest's `name<TAB>sha<LF>` lines ambiguous).
+ */
 export const ImageName = z
   .string()
   .min(1)
   .max(1024)
-  .refine((s) => !s.startsWith("/") && !s.includes("\\") && !s.includes("\0") && !s.split("/").some((p) => p === ".." || p === "." || p === ""), {
-    message: "must be a relative path without '.', '..' or empty segments",
+  .refine((s) => !s.startsWith("/") && !/[\\\u0000-\u001f\u007f]/.test(s) && !s.split("/").some((p) => p === ".." || p === "." || p === ""), {
+    message: "must be a relative path without '.', '..' or empty segments, backslashes or control characters",
   });
 
 export const ImageSource = z

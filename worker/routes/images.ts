@@ -1,7 +1,7 @@
 /**
  * @module Images (spec 2.5, 4.5): registration from finalized blobs (single and batch, at most
  * 1000, all-or-nothing), listing, deletion (by id, and the legacy delete by name), bytes with
- * ETag/304/Range, and EXIF parsed with exifr.
+ * ETag/304/Range, JPEG thumbnails, and EXIF parsed with exifr.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { Id, Image, ImageBatchCreate, ImageCreate, ImageExif, ImageName, Page, PageQuery } from "../../protocol";
@@ -11,6 +11,7 @@ import { createActionRoute, newRouter } from "../router";
 import { blobKey } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
 import { readExif } from "../services/exif";
+import { THUMBNAIL_SIZES, checkThumbnailable, ensureThumbnail, thumbnailEtag, thumbnailKey } from "../services/thumbnails";
 import { imageResource } from "../services/resources";
 import { tenantStore, unwrap } from "../services/stores";
 
@@ -45,7 +46,7 @@ images.openapi(
   async (c) => {
     const { did } = c.req.valid("param");
     await uploadDataset(c.env, c.var.tenantId, did);
-    const [row] = unwrap(await tenantStore(c.env, c.var.tenantId).createImages(did, [c.req.valid("json")], ""));
+    const [row] = unwrap(await tenantStore(c.env, c.var.tenantId).createImages(did, [c.req.valid("json")], null));
     return c.json(imageResource(row!), 201, { Location: `/v1/images/${row!.image_id}` });
   },
 );
@@ -61,7 +62,7 @@ images.openapi(
   async (c) => {
     const { did } = c.req.valid("param");
     await uploadDataset(c.env, c.var.tenantId, did);
-    const rows = unwrap(await tenantStore(c.env, c.var.tenantId).createImages(did, c.req.valid("json").requests, "requests."));
+    const rows = unwrap(await tenantStore(c.env, c.var.tenantId).createImages(did, c.req.valid("json").requests, "requests"));
     return c.json({ images: rows.map(imageResource) }, 201);
   },
 );
@@ -148,8 +149,40 @@ images.openapi(
       size: img.byte_size ?? 0,
       etag: `"${img.content_sha}"`,
       contentType: img.media_type ?? "application/octet-stream",
-      immutable: true,
+      cache: { immutable: true, shared: c.var.config.authMode === "none" },
       downloadName: c.req.valid("query").download === "true" ? img.name.split("/").at(-1) : undefined,
+    }) as never;
+  },
+);
+
+images.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/images/{image_id}/thumbnail",
+    tags: ["images"],
+    request: {
+      params: ImageParams,
+      query: z.object({
+        size: z.coerce.number().int().min(THUMBNAIL_SIZES.min).max(THUMBNAIL_SIZES.max).default(THUMBNAIL_SIZES.default).describe("longest side in pixels"),
+      }),
+    },
+    responses: {
+      200: { content: { "image/jpeg": { schema: z.string().meta({ format: "binary" }) } }, description: "upright JPEG, longest side `size` (never enlarged)" },
+      304: { description: "not modified" },
+      ...problemResponses(401, 404, 416, 422),
+    },
+  }),
+  async (c) => {
+    const img = await imageOr404(c.env, c.var.tenantId, c.req.valid("param").image_id);
+    const { size } = c.req.valid("query");
+    const src = { blobKey: blobKey(c.var.tenantId, img.content_sha), mediaType: img.media_type, width: img.width, height: img.height };
+    checkThumbnailable(src);
+    return serveBytes(c.env.BLOBS, c.req.raw, {
+      key: thumbnailKey(src.blobKey, size),
+      size: () => ensureThumbnail(c.env.BLOBS, src, size),
+      etag: thumbnailEtag(img.content_sha, size),
+      contentType: "image/jpeg",
+      cache: { immutable: true, shared: c.var.config.authMode === "none" },
     }) as never;
   },
 );

@@ -7,10 +7,15 @@ import { ApiError, notFound } from "../errors";
 
 export interface ServeOptions {
   key: string;
-  size: number;
+  /**
+   * The byte length; or, for content derived on first request (thumbnails), a function that makes
+   * sure the object exists at `key` and returns its length, called only when a body is needed.
+   */
+  size: number | (() => Promise<number>);
   etag: string;
   contentType: string;
-  immutable: boolean;
+  /** Immutable content may be cached for a year; `shared: false` keeps it out of shared caches. */
+  cache: { immutable: boolean; shared: boolean };
   /** `download=true`: attachment disposition with this file name. */
   downloadName?: string | undefined;
 }
@@ -29,8 +34,10 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
     return n === 0 ? "unsatisfiable" : { offset: size - n, length: n };
   }
   const start = Number(a);
+  // `last < first` is an invalid range-spec, ignored like any other (RFC 9110 14.1.1).
+  if (b !== "" && Number(b) < start) return null;
   const end = b === "" ? size - 1 : Math.min(Number(b), size - 1);
-  if (start >= size || end < start) return "unsatisfiable";
+  if (start >= size) return "unsatisfiable";
   return { offset: start, length: end - start + 1 };
 }
 
@@ -41,29 +48,30 @@ export async function serveBytes(bucket: R2Bucket, req: Request, o: ServeOptions
   const headers = new Headers({
     ETag: o.etag,
     "Accept-Ranges": "bytes",
-    "Cache-Control": o.immutable ? "public, max-age=31536000, immutable" : "private, no-cache",
+    "Cache-Control": o.cache.immutable ? `${o.cache.shared ? "public" : "private"}, max-age=31536000, immutable` : "private, no-cache",
     "Content-Type": o.contentType,
   });
   if (o.downloadName) headers.set("Content-Disposition", `attachment; filename="${o.downloadName.replace(/["\\\r\n]/g, "_")}"`);
   if (etagMatches(req.headers.get("If-None-Match") ?? undefined, o.etag)) return new Response(null, { status: 304, headers });
 
-  const range = parseRange(req.headers.get("Range") ?? undefined, o.size);
+  const size = typeof o.size === "number" ? o.size : await o.size();
+  const range = parseRange(req.headers.get("Range") ?? undefined, size);
   if (range === "unsatisfiable") {
-    throw new ApiError(416, "range_not_satisfiable", `the range is outside the ${o.size} bytes of this resource`, {}, {
-      "Content-Range": `bytes */${o.size}`,
+    throw new ApiError(416, "range_not_satisfiable", `the range is outside the ${size} bytes of this resource`, {}, {
+      "Content-Range": `bytes */${size}`,
     });
   }
   const obj = await bucket.get(o.key, range ? { range } : undefined);
   if (!obj) throw notFound("content");
   if (req.method === "HEAD") {
-    headers.set("Content-Length", String(range ? range.length : o.size));
+    headers.set("Content-Length", String(range ? range.length : size));
     return new Response(null, { status: range ? 206 : 200, headers });
   }
   if (range) {
-    headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${o.size}`);
+    headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
     headers.set("Content-Length", String(range.length));
     return new Response(obj.body, { status: 206, headers });
   }
-  headers.set("Content-Length", String(o.size));
+  headers.set("Content-Length", String(size));
   return new Response(obj.body, { status: 200, headers });
 }

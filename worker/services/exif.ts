@@ -41,3 +41,13 @@ export async function readExif(bucket: R2Bucket, key: string, imageId: string): 
     tags: jsonSafe(tags) as Record<string, unknown>,
   };
 }
+
+/** The EXIF orientation (1-8) of an image; 1, upright, when it has none or it cannot be read. */
+export async function readOrientation(bytes: Uint8Array): Promise<number> {
+  try {
+    const o = await exifr.orientation(bytes);
+    return typeof o === "number" && o >= 1 && o <= 8 ? o : 1;
+  } catch {
+    return 1;
+  }
+}

@@ -6,7 +6,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-import { ulid } from "ulid";
+import { ulid } from "./ids";
 import { migrate, nowIso } from "./sql";
 
 export interface ApiKeyRow {
@@ -27,8 +27,8 @@ const MIGRATIONS = [
 
 export const digestKey = (raw: string) => bytesToHex(sha256(utf8ToBytes(raw)));
 
-/** 24 random bytes, base64url: the secret part of a key. */
-function secret(): string {
+/** 24 random bytes, base64url: the secret part of a key (and of runner tokens and lease ids). */
+export function secret(): string {
   const b = crypto.getRandomValues(new Uint8Array(24));
   return btoa(String.fromCharCode(...b)).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 }

@@ -7,7 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-import { ulid } from "ulid";
+import { ulid } from "./ids";
 import type { DatasetPatch, ProjectPatch } from "../../protocol";
 import { type Outcome, clash, invalid, missing, ok } from "./outcome";
 import { type PageRequest, type PageResult, migrate, nowIso, paginate } from "./sql";
@@ -211,12 +211,16 @@ export class TenantStore extends DurableObject<Env> {
 
   // ---- images (2.5, 4.5) ----
 
-  /** Registers every item or none (batchCreate is all-or-nothing). */
-  createImages(datasetId: string, items: { name: string; blob_sha: string }[], pathPrefix: string): Outcome<ImageRow[]> {
+  /**
+   * Registers every item or none (batchCreate is all-or-nothing). `listField` names the request's
+   * list of items (`requests`), or is null for a single item whose fields are the body's own.
+   */
+  createImages(datasetId: string, items: { name: string; blob_sha: string }[], listField: string | null): Outcome<ImageRow[]> {
     if (!this.getDataset(datasetId)) return missing("dataset");
-    const bad = this.unknownBlobs(items.map((i) => i.blob_sha), (i) => `${pathPrefix}${i}.blob_sha`);
+    const at = (i: number, field: string) => (listField === null ? field : `${listField}.${i}.${field}`);
+    const bad = this.unknownBlobs(items.map((i) => i.blob_sha), (i) => at(i, "blob_sha"));
     if (bad) return bad;
-    const dupes = duplicateNames(items.map((i) => i.name), (i) => `${pathPrefix}${i}.name`);
+    const dupes = duplicateNames(items.map((i) => i.name), (i) => at(i, "name"));
     if (dupes) return dupes;
     const taken = items.filter(
       (i) => this.sql.exec("SELECT 1 FROM images WHERE dataset_id = ? AND name = ?", datasetId, i.name).toArray().length > 0,
@@ -398,8 +402,13 @@ export class TenantStore extends DurableObject<Env> {
     const keys = this.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY queued_at LIMIT 1000").toArray();
     if (keys.length > 0) {
       try {
-        await this.env.BLOBS.delete(keys.map((k) => k.r2_key));
-        for (const k of keys) this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", k.r2_key);
+        for (const k of keys) {
+          // A key ending in '/' stands for every object under it (a blob's derived objects).
+          const listed = k.r2_key.endsWith("/") ? await this.env.BLOBS.list({ prefix: k.r2_key }) : null;
+          const doomed = listed ? listed.objects.map((o) => o.key) : [k.r2_key];
+          if (doomed.length > 0) await this.env.BLOBS.delete(doomed);
+          if (!listed?.truncated) this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", k.r2_key);
+        }
       } catch {
         await this.ctx.storage.setAlarm(Date.now() + GC_RETRY_MS);
         return;
@@ -479,6 +488,7 @@ export class TenantStore extends DurableObject<Env> {
     if (gone) {
       this.sql.exec("DELETE FROM blobs WHERE sha = ?", sha);
       this.queueGarbage(gone.r2_key);
+      this.queueGarbage(`${gone.r2_key}/`);
     }
   }
 
