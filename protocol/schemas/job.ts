@@ -1,0 +1,118 @@
+/** @module Job, Task, progress and the long-running-operation answer (spec 2.9, 3.1, 3.2, 4.8). */
+import { z } from "zod";
+import { ArtifactDescriptor } from "../artifacts";
+import { JobStatus, Phase } from "../events";
+import { Id, Links, Sha256, Timestamp } from "./common";
+
+export const TASK_KINDS = [
+  "extract",
+  "match",
+  "verify",
+  "map",
+  "ba",
+  "triangulate",
+  "relocalize",
+  "pgo",
+  "export",
+  "segment",
+  "vlad",
+  "convert_artifact",
+  "backend_action",
+  "artifact_import",
+] as const;
+export const TaskKind = z.enum(TASK_KINDS);
+export type TaskKind = z.infer<typeof TaskKind>;
+
+/**
+ * A task's result (`outputs_ref`, 2.9): the artifacts it produced, each file a blob the runner
+ * uploaded under its lease, plus a small free-form `result` (e.g. a LocalizationResult, 2.13).
+ */
+export const TaskOutputs = z
+  .object({
+    artifacts: z.array(ArtifactDescriptor).max(64),
+    result: z.record(z.string(), z.unknown()).nullable().default(null),
+  })
+  .meta({ id: "TaskOutputs" });
+export type TaskOutputs = z.infer<typeof TaskOutputs>;
+
+export const Task = z
+  .object({
+    task_id: Id,
+    job_id: Id,
+    kind: TaskKind,
+    status: JobStatus,
+    depends_on: z.array(Id).describe("tasks that must succeed before this one can be leased"),
+    cache_key: Sha256,
+    inputs_hash: Sha256,
+    params_hash: Sha256,
+    rv_id: Sha256,
+    outputs_ref: TaskOutputs.nullable(),
+    cache_hit: z.boolean().describe("true when the outputs were reused from an earlier task with the same cache_key (3.2.1)"),
+    attempts: z.number().int().describe("how many times the task was leased"),
+    started_at: Timestamp.nullable(),
+    finished_at: Timestamp.nullable(),
+    error_class: z.string().nullable(),
+    error_message: z.string().nullable(),
+  })
+  .meta({ id: "Task" });
+export type Task = z.infer<typeof Task>;
+
+const JobFields = {
+  job_id: Id,
+  tenant_id: z.string(),
+  project_id: Id,
+  recipe: z.string(),
+  status: JobStatus,
+  cancel_requested: z.boolean(),
+  cancel_force: z.boolean(),
+  created_at: Timestamp,
+  started_at: Timestamp.nullable(),
+  finished_at: Timestamp.nullable(),
+  error_class: z.string().nullable(),
+  error_message: z.string().nullable(),
+  recon_id: Id.nullable(),
+  _links: Links,
+};
+
+export const Job = z.object(JobFields).meta({ id: "Job" });
+export type Job = z.infer<typeof Job>;
+
+export const JobDetail = z.object({ ...JobFields, tasks: z.array(Task) }).meta({ id: "JobDetail" });
+export type JobDetail = z.infer<typeof JobDetail>;
+
+export const JobAccepted = z
+  .object({ job_id: Id, task_ids: z.array(Id), recon_id: Id.nullable() })
+  .meta({ id: "JobAcceptedResponse" });
+export type JobAccepted = z.infer<typeof JobAccepted>;
+
+export const TaskProgress = z.object({
+  task_id: Id,
+  kind: TaskKind,
+  status: JobStatus,
+  progress: z.number().min(0).max(1),
+  latest_event_kind: z.string().nullable(),
+  elapsed_seconds: z.number().nullable(),
+  current: z.number().int().nullable(),
+  total: z.number().int().nullable(),
+});
+
+export const JobProgress = z
+  .object({
+    job_id: Id,
+    recipe: z.string(),
+    status: JobStatus,
+    progress: z.number().min(0).max(1),
+    total_tasks: z.number().int(),
+    completed_tasks: z.number().int(),
+    task_counts: z.record(JobStatus, z.number().int()),
+    current_task_id: Id.nullable(),
+    current_task_kind: TaskKind.nullable(),
+    current_phase: Phase.nullable(),
+    latest_event_id: z.number().int().describe("the durable cursor shared with the SSE stream (Last-Event-ID)"),
+    tasks: z.array(TaskProgress),
+  })
+  .meta({ id: "JobProgressOut" });
+export type JobProgress = z.infer<typeof JobProgress>;
+
+export const JobListQuery = z.object({ status: JobStatus.optional() });
+export const CancelQuery = z.object({ force: z.enum(["true", "false"]).default("false").transform((v) => v === "true") });

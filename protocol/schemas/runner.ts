@@ -1,0 +1,156 @@
+/**
+ * @module The runner protocol (our reference-only extension): how a compute runner registers,
+ * leases a task, holds the lease, reports progress, uploads outputs and completes. Shared by
+ * the worker (which validates it) and browser-runtime (which speaks it).
+ */
+import { z } from "zod";
+import { Phase, RunnerEvent } from "../events";
+import { Id, Links, Sha256, Timestamp } from "./common";
+import { TaskKind, TaskOutputs } from "./job";
+
+/** What the runner's device offers; recorded with the runner and visible to operators. */
+export const RunnerAbilities = z
+  .object({
+    webgpu: z
+      .object({
+        adapter: z.object({
+          vendor: z.string().max(256).default(""),
+          architecture: z.string().max(256).default(""),
+          device: z.string().max(256).default(""),
+          description: z.string().max(512).default(""),
+          is_fallback_adapter: z.boolean().default(false),
+        }),
+        features: z.array(z.string().max(128)).max(128).default([]),
+        limits: z.record(z.string(), z.number()).default({}),
+      })
+      .nullable()
+      .default(null),
+    wasm: z.object({ simd: z.boolean(), threads: z.boolean() }).default({ simd: false, threads: false }),
+    memory_bytes: z.number().int().min(0).nullable().default(null),
+    hardware_concurrency: z.number().int().min(1).nullable().default(null),
+  })
+  .meta({ id: "RunnerAbilities" });
+export type RunnerAbilities = z.infer<typeof RunnerAbilities>;
+
+/**
+ * `runtime_versions` is the runner's build map (engine wasm and shader build ids, see
+ * worker/services/runtime.ts); a runner leases only tasks whose `rv_id` its map hashes to.
+ */
+export const RunnerRegister = z
+  .object({
+    name: z.string().min(1).max(256),
+    stages: z.array(TaskKind).min(1).max(16).describe("task kinds this runner computes"),
+    runtime_versions: z.record(z.string().max(64), z.string().max(256)),
+    abilities: RunnerAbilities.default(RunnerAbilities.parse({})),
+  })
+  .meta({ id: "RunnerRegister" });
+export type RunnerRegister = z.infer<typeof RunnerRegister>;
+
+export const Runner = z
+  .object({
+    runner_id: Id,
+    name: z.string(),
+    pool: z.boolean().describe("a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in"),
+    stages: z.array(TaskKind),
+    runtime_versions: z.record(z.string(), z.string()),
+    rv_id: Sha256,
+    abilities: RunnerAbilities,
+    registered_at: Timestamp,
+    lease_ttl_seconds: z.number().int(),
+    heartbeat_interval_seconds: z.number().int(),
+    _links: Links,
+  })
+  .meta({ id: "Runner" });
+export type Runner = z.infer<typeof Runner>;
+
+/** A job's inputs frozen at submission: the dataset as it was (its images and camera settings). */
+export const DatasetSnapshot = z
+  .object({
+    dataset_id: Id,
+    manifest_hash: Sha256,
+    camera_model: z.string(),
+    intrinsics_mode: z.string(),
+    is_spherical: z.boolean(),
+    respect_exif_orientation: z.boolean(),
+    rig_config: z.record(z.string(), z.unknown()).nullable(),
+    images: z.array(
+      z.object({
+        image_id: Id,
+        name: z.string(),
+        content_sha: Sha256,
+        byte_size: z.number().int().nullable(),
+        width: z.number().int().nullable(),
+        height: z.number().int().nullable(),
+        media_type: z.string().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: "DatasetSnapshot" });
+export type DatasetSnapshot = z.infer<typeof DatasetSnapshot>;
+
+/** The latest mapping checkpoint a runner stored; a resumed map task continues from it (3.1). */
+export const Checkpoint = z
+  .object({ blob_sha: Sha256, byte_size: z.number().int().min(0), summary: z.record(z.string(), z.unknown()).default({}) })
+  .meta({ id: "Checkpoint" });
+export type Checkpoint = z.infer<typeof Checkpoint>;
+
+/** `continue`; `stop`: a cooperative cancel, finish the phase and `:release`; `teardown`: drop the work and the GPU device. */
+export const LeaseDirective = z.enum(["continue", "stop", "teardown"]);
+export type LeaseDirective = z.infer<typeof LeaseDirective>;
+
+export const Lease = z
+  .object({
+    lease_id: z.string(),
+    runner_id: Id,
+    expires_at: Timestamp,
+    ttl_seconds: z.number().int(),
+    task: z.object({
+      task_id: Id,
+      job_id: Id,
+      kind: TaskKind,
+      phase: Phase.describe("the task's own phase: the service reports its start and completion; the runner may report progress in it"),
+      attempt: z.number().int(),
+      params: z.record(z.string(), z.unknown()).describe("the normalised specs the task runs with"),
+    }),
+    inputs: z.object({
+      dataset: DatasetSnapshot,
+      upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
+    }),
+    checkpoint: Checkpoint.nullable(),
+    _links: Links,
+  })
+  .meta({ id: "Lease" });
+export type Lease = z.infer<typeof Lease>;
+
+export const LeaseState = z
+  .object({ lease_id: z.string(), expires_at: Timestamp, directive: LeaseDirective, latest_event_id: z.number().int() })
+  .meta({ id: "LeaseState" });
+export type LeaseState = z.infer<typeof LeaseState>;
+
+export const EventsPost = z.object({ events: z.array(RunnerEvent).min(1).max(500) }).meta({ id: "RunnerEventsPost" });
+
+/** `outputs_ref` is validated by the service after parsing, so a malformed one can fail the task (2.11 rule 3). */
+export const CompleteRequest = z.object({ outputs_ref: z.unknown() }).meta({ id: "LeaseComplete" });
+export const FailRequest = z
+  .object({
+    error_class: z.string().min(1).max(128),
+    message: z.string().max(8192),
+    detail: z.record(z.string(), z.unknown()).nullable().default(null),
+  })
+  .meta({ id: "LeaseFail" });
+export type FailRequest = z.infer<typeof FailRequest>;
+export const ReleaseRequest = z.object({ reason: z.string().max(1024).default("released by the runner") }).meta({ id: "LeaseRelease" });
+
+export const BlobStored = z.object({ blob_sha: Sha256, byte_size: z.number().int() }).meta({ id: "BlobStored" });
+
+export const RunnerTokenIssue = z.object({ name: z.string().max(256).optional() }).meta({ id: "RunnerTokenIssue" });
+export const RunnerToken = z
+  .object({
+    token_id: Id,
+    name: z.string().nullable(),
+    created_at: Timestamp,
+    revoked_at: Timestamp.nullable(),
+    raw_token: z.string().nullable().describe("`sfr_<ULID>_<random>`; present only in the issuing response"),
+  })
+  .meta({ id: "RunnerToken" });
+export type RunnerToken = z.infer<typeof RunnerToken>;
