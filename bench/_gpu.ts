@@ -29,7 +29,7 @@ export async function openGpuBench(): Promise<GpuBench | undefined> {
   const sources = await loadShaderSources();
   const sift = new SiftGpu(gpu.device, sources, !gpu.isFallbackAdapter);
   await sift.prepare();
-  const matcher = new MatcherGpu(gpu.device, sources);
+  const matcher = MatcherGpu.forContext(gpu, sources);
   return {
     adapter: gpu.description,
     isFallbackAdapter: gpu.isFallbackAdapter,

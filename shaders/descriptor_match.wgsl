@@ -23,6 +23,8 @@ const TILE: u32 = 64u;
 
 var<workgroup> tile: array<u32, TILE * WORDS>;
 
+// Portable byte-wise dot product of 4 packed u8. The host swaps in the `dot4U8Packed` builtin
+// when the implementation has the packed_4x8_integer_dot_product extension (same result).
 fn dot_u8x4(a: u32, b: u32) -> u32 {
   return (a & 0xffu) * (b & 0xffu) + ((a >> 8u) & 0xffu) * ((b >> 8u) & 0xffu)
        + ((a >> 16u) & 0xffu) * ((b >> 16u) & 0xffu) + (a >> 24u) * (b >> 24u);

@@ -24,7 +24,7 @@ async function runInBrowser(width: number, height: number, descA: number[], desc
     const sources = await loadShaderSources();
     const sift = new SiftGpu(gpu.device, sources, !gpu.isFallbackAdapter);
     const features = await extractSiftGpu(sift, syntheticImage(width, height), width, height);
-    const matches = await matchDescriptorsGpu(new MatcherGpu(gpu.device, sources), Uint8Array.from(descA), Uint8Array.from(descB));
+    const matches = await matchDescriptorsGpu(MatcherGpu.forContext(gpu, sources), Uint8Array.from(descA), Uint8Array.from(descB));
     return {
       adapter: gpu.description,
       isFallbackAdapter: gpu.isFallbackAdapter,

@@ -13,6 +13,8 @@ export interface GpuContext {
   isFallbackAdapter: boolean;
   description: string;
   limits: { maxComputeWorkgroupStorageSize: number; maxStorageBufferBindingSize: number; maxComputeInvocationsPerWorkgroup: number };
+  /** WGSL language extensions of this implementation (e.g. `packed_4x8_integer_dot_product`). */
+  wgslLanguageFeatures: ReadonlySet<string>;
   destroy(): void;
 }
 
@@ -91,6 +93,7 @@ export async function acquireGpu(): Promise<GpuContext | { error: string }> {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxComputeInvocationsPerWorkgroup: device.limits.maxComputeInvocationsPerWorkgroup,
     },
+    wgslLanguageFeatures: new Set(gpu.wgslLanguageFeatures ?? []),
     destroy: () => device.destroy(),
   };
 }

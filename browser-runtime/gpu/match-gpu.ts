@@ -9,6 +9,7 @@
 
 import { DEFAULT_MATCH_OPTIONS, type MatchOptions } from "../../engine-wasm/ts/feature";
 import { BufferPool, readBuffers } from "./buffers";
+import type { GpuContext } from "./device";
 import type { ShaderSources } from "./shader-sources";
 
 const QUERIES_PER_GROUP = 64; // descriptor_match.wgsl TILE
@@ -22,12 +23,30 @@ type Nearest = Uint32Array;
 export class MatcherGpu {
   private readonly pipeline: GPUComputePipeline;
 
-  constructor(readonly device: GPUDevice, sources: Pick<ShaderSources, "descriptor_match">) {
+  /**
+   * `packedDot`: use WGSL's `dot4U8Packed` (language extension packed_4x8_integer_dot_product,
+   * see GpuContext.wgslLanguageFeatures) instead of the portable byte loop.
+   */
+  constructor(readonly device: GPUDevice, sources: Pick<ShaderSources, "descriptor_match">, packedDot = false) {
+    const code = packedDot
+      ? sources.descriptor_match.replace(/fn dot_u8x4\(a: u32, b: u32\) -> u32 \{[^}]*\}/, "fn dot_u8x4(a: u32, b: u32) -> u32 { return dot4U8Packed(a, b); }")
+      : sources.descriptor_match;
+    if (packedDot && code === sources.descriptor_match) throw new Error("descriptor_match.wgsl: dot_u8x4 not found");
     this.pipeline = device.createComputePipeline({
       label: "descriptor_match",
       layout: "auto",
-      compute: { module: device.createShaderModule({ label: "descriptor_match", code: sources.descriptor_match }), entryPoint: "nearest_two" },
+      compute: { module: device.createShaderModule({ label: "descriptor_match", code }), entryPoint: "nearest_two" },
     });
+  }
+
+  /**
+   * The matcher for a device: `dot4U8Packed` on hardware that has it; the portable loop on
+   * software adapters, where the builtin is emulated and measured slower (SwiftShader: 4.1-4.7 s
+   * against 3.9 s for 1024 x 1024 descriptors both ways).
+   */
+  static forContext(gpu: GpuContext, sources: Pick<ShaderSources, "descriptor_match">): MatcherGpu {
+    const packed = !gpu.isFallbackAdapter && gpu.wgslLanguageFeatures.has("packed_4x8_integer_dot_product");
+    return new MatcherGpu(gpu.device, sources, packed);
   }
 
   /** Nearest and second-nearest neighbours of every row of `a` in `b`, and of `b` in `a`. */

@@ -72,7 +72,7 @@ export async function selectSiftStages(engine: Engine, gpu: GpuContext | undefin
   }
   const sift = new SiftGpu(gpu.device, sources, !gpu.isFallbackAdapter);
   await sift.prepare(); // shader compilation is a one-off cost, not part of the comparison
-  const matcher = new MatcherGpu(gpu.device, sources);
+  const matcher = MatcherGpu.forContext(gpu, sources);
   // A warm-up several times slower than the CPU's steady state cannot win.
   const gpuExtract = await timeIt(() => extractSiftGpu(sift, image, width, height), 4 * wasmExtract);
   const gpuMatch = await timeIt(() => matchDescriptorsGpu(matcher, descA, descB), 4 * wasmMatch);
