@@ -16,8 +16,10 @@ import { admin } from "./routes/admin";
 import { datasets } from "./routes/datasets";
 import { errorPages } from "./routes/errors";
 import { images } from "./routes/images";
+import { jobs } from "./routes/jobs";
 import { meta } from "./routes/meta";
 import { projects } from "./routes/projects";
+import { runners } from "./routes/runners";
 import { uploads } from "./routes/uploads";
 import { newRouter } from "./router";
 import { recordRequest } from "./services/metrics";
@@ -80,6 +82,8 @@ export function createApp() {
   app.route("/", uploads);
   app.route("/", datasets);
   app.route("/", images);
+  app.route("/", jobs);
+  app.route("/", runners);
   app.route("/", admin);
 
   app.doc31("/openapi.json", (c) => ({

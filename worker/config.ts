@@ -13,6 +13,10 @@ export interface Config {
   maxJsonBytes: number;
   oneshotMaxBytes: number;
   uploadLifetimeMs: number;
+  /** How long a runner's lease lasts without a heartbeat (3.2.3). */
+  leaseTtlMs: number;
+  /** Interval of the keep-alive comments on SSE streams. */
+  sseKeepAliveMs: number;
 }
 
 const int = (v: string | undefined, d: number) => {
@@ -32,5 +36,7 @@ export function readConfig(env: Env): Config {
     maxJsonBytes: int(vars.SVC_MAX_JSON_BYTES, 1024 ** 2),
     oneshotMaxBytes: int(vars.SVC_ONESHOT_MAX_REQUEST_BYTES, 50 * 1024 ** 2),
     uploadLifetimeMs: int(vars.SVC_UPLOAD_LIFETIME_SECONDS, 24 * 3600) * 1000,
+    leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,
+    sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
   };
 }

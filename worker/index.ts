@@ -3,6 +3,8 @@
  */
 import { createApp } from "./app";
 
+export { Dispatcher } from "./storage/dispatcher";
+export { JobStore } from "./storage/job-store";
 export { KeyRegistry } from "./storage/key-registry";
 export { TenantStore } from "./storage/tenant-store";
 

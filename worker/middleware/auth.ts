@@ -13,6 +13,9 @@ import { keyRegistry } from "../services/stores";
 const PUBLIC = new Set(["/healthz", "/readyz", "/version", "/spec", "/metrics", "/openapi.json"]);
 const isPublic = (path: string) => PUBLIC.has(path) || path.startsWith("/errors/") || !(path.startsWith("/v1/") || path.startsWith("/ws/"));
 
+/** The runner protocol's routes, where a runner token may stand in for an API key. */
+const isRunnerPath = (path: string) => path.startsWith("/v1/runners") || path.startsWith("/v1/leases/");
+
 export const bearer = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1] ?? null;
 
 export const auth = createMiddleware<AppEnv>(async (c, next) => {
@@ -25,6 +28,8 @@ export const auth = createMiddleware<AppEnv>(async (c, next) => {
     }
   } else if (config.authMode === "none") {
     c.set("tenantId", DEFAULT_TENANT);
+  } else if (isRunnerPath(path) && bearer(c.req.header("Authorization"))?.startsWith("sfr_")) {
+    // A pool runner presents a runner token, not an API key; services/runners.ts resolves it.
   } else if (!isPublic(path) && c.req.method !== "OPTIONS") {
     const raw = bearer(c.req.header("Authorization"));
     if (!raw) throw unauthorized("this deployment requires 'Authorization: Bearer <API key>'");

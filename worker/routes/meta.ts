@@ -10,6 +10,7 @@ import { BACKEND, flags } from "../services/capabilities";
 import { keyRegistry, tenantStore } from "../services/stores";
 import { paginateArray } from "../services/pages";
 import { metricsText } from "../services/metrics";
+import { runtimeVersions } from "../services/runtime";
 
 export const meta = newRouter();
 
@@ -51,7 +52,7 @@ meta.openapi(
 
 meta.openapi(
   createRoute({ method: "get", path: "/version", tags: ["meta"], responses: { 200: json(Version, "service and backend versions") } }),
-  (c) => c.json({ service: SERVICE_VERSION, backend: { ...BACKEND, runtime_versions: { api: SERVICE_VERSION } } }, 200),
+  (c) => c.json({ service: SERVICE_VERSION, backend: { ...BACKEND, runtime_versions: runtimeVersions(c.env) } }, 200),
 );
 
 meta.openapi(
@@ -76,7 +77,7 @@ meta.openapi(
     tags: ["meta"],
     responses: { 200: json(Capabilities, "backend identity and capability flags"), ...problemResponses(401) },
   }),
-  (c) => c.json({ backend: BACKEND, features: flags() }, 200),
+  (c) => c.json({ backend: BACKEND, features: flags(c.env) }, 200),
 );
 
 const CameraModelPage = Page(CameraModel, "CameraModelPage");

@@ -9,7 +9,7 @@ import { problemResponses } from "../openapi";
 import { newRouter } from "../router";
 import { applyUpdateMask } from "../services/update-mask";
 import { projectResource } from "../services/resources";
-import { tenantStore, unwrap } from "../services/stores";
+import { jobStore, tenantStore, unwrap } from "../services/stores";
 
 export const projects = newRouter();
 
@@ -88,10 +88,11 @@ projects.openapi(
     path: "/v1/projects/{pid}",
     tags: ["projects"],
     request: { params: PathParams },
-    responses: { 204: { description: "deleted, with its datasets and images" }, ...problemResponses(401, 404, 409) },
+    responses: { 204: { description: "deleted, with its datasets, images, reconstructions and jobs" }, ...problemResponses(401, 404, 409) },
   }),
   async (c) => {
-    unwrap(await tenantStore(c.env, c.var.tenantId).deleteProject(c.req.valid("param").pid));
+    const { job_ids } = unwrap(await tenantStore(c.env, c.var.tenantId).deleteProject(c.req.valid("param").pid));
+    await Promise.all(job_ids.map((j) => jobStore(c.env, c.var.tenantId, j).purge()));
     return c.body(null, 204);
   },
 );

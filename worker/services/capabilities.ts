@@ -3,15 +3,27 @@
  * here only once its stage truly runs end to end; the routes gate on `requireCapability`,
  * the one place a 501 `capability_unavailable` is decided.
  */
-import { type OptionalCapability, capabilityFlags } from "../../protocol";
+import { OPTIONAL_CAPABILITIES, type OptionalCapability, capabilityFlags } from "../../protocol";
 import { capabilityUnavailable } from "../errors";
 
 export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>([]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;
 
-export const flags = () => capabilityFlags(IMPLEMENTED);
+/**
+ * IMPLEMENTED, plus the names in `SVC_TEST_CAPABILITIES` (comma-separated). That variable is
+ * for tests only, which drive the job machinery with a test runner before the real stages run
+ * anywhere; a deployment never sets it, since a flag must mean the stage truly runs (1.2).
+ */
+export function implemented(env: Env): ReadonlySet<OptionalCapability> {
+  const extra = (env as unknown as Record<string, string | undefined>).SVC_TEST_CAPABILITIES;
+  if (!extra) return IMPLEMENTED;
+  const known = new Set<string>(OPTIONAL_CAPABILITIES);
+  return new Set([...IMPLEMENTED, ...extra.split(",").map((s) => s.trim()).filter((s): s is OptionalCapability => known.has(s))]);
+}
 
-export function requireCapability(name: OptionalCapability | string): void {
-  if (!IMPLEMENTED.has(name as OptionalCapability)) throw capabilityUnavailable(name);
+export const flags = (env: Env) => capabilityFlags(implemented(env));
+
+export function requireCapability(env: Env, name: OptionalCapability | string): void {
+  if (!implemented(env).has(name as OptionalCapability)) throw capabilityUnavailable(name);
 }

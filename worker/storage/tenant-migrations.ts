@@ -33,4 +33,22 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
       r2_key TEXT NOT NULL, PRIMARY KEY (upload_id, start))`,
     `CREATE TABLE r2_garbage (r2_key TEXT PRIMARY KEY, queued_at TEXT NOT NULL)`,
   ],
+  // Jobs (2.9): the index behind GET /v1/jobs (the JobStore of each job is the truth; `version`
+  // is its event cursor, so a late update never overwrites a newer one), the task cache (3.2.1),
+  // the blobs each job holds a reference to, and reconstructions (2.7).
+  [
+    `CREATE TABLE jobs (
+      job_id TEXT PRIMARY KEY, project_id TEXT NOT NULL, status TEXT NOT NULL, job_json TEXT NOT NULL,
+      version INTEGER NOT NULL DEFAULT 0)`,
+    `CREATE INDEX jobs_by_status ON jobs(status, job_id)`,
+    `CREATE INDEX jobs_by_project ON jobs(project_id)`,
+    `CREATE TABLE task_cache (
+      cache_key TEXT PRIMARY KEY, outputs_json TEXT NOT NULL, job_id TEXT NOT NULL, task_id TEXT NOT NULL, created_at TEXT NOT NULL)`,
+    `CREATE INDEX task_cache_by_job ON task_cache(job_id)`,
+    `CREATE TABLE job_blobs (job_id TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY (job_id, sha))`,
+    `CREATE TABLE reconstructions (
+      recon_id TEXT PRIMARY KEY, project_id TEXT NOT NULL, dataset_id TEXT NOT NULL, dataset_snapshot_hash TEXT NOT NULL,
+      params_hash TEXT NOT NULL, rv_id TEXT NOT NULL, spec_json TEXT NOT NULL, status TEXT NOT NULL, job_id TEXT NOT NULL,
+      created_at TEXT NOT NULL, UNIQUE (project_id, dataset_snapshot_hash, params_hash, rv_id))`,
+  ],
 ];

@@ -82,3 +82,12 @@ export interface BlobFacts {
 
 export type DatasetInput = DatasetCreate;
 export type UploadInput = UploadInit & { idempotency_key?: string | undefined };
+
+/** What identifies a pipeline's reconstruction (2.7): dataset snapshot, params and runtime. */
+export interface ReconInput {
+  dataset_id: string;
+  dataset_snapshot_hash: string;
+  params_hash: string;
+  rv_id: string;
+  spec_json: string;
+}

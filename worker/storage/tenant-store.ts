@@ -8,7 +8,8 @@ import { DurableObject } from "cloudflare:workers";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { ulid } from "./ids";
-import type { DatasetPatch, ProjectPatch } from "../../protocol";
+import type { DatasetPatch, JobStatus, ProjectPatch, TaskOutputs } from "../../protocol";
+import type { JobRow } from "./job-store";
 import { type Outcome, clash, invalid, missing, ok } from "./outcome";
 import { type PageRequest, type PageResult, migrate, nowIso, paginate } from "./sql";
 import { TENANT_MIGRATIONS } from "./tenant-migrations";
@@ -20,6 +21,7 @@ import type {
   DatasetRow,
   ImageRow,
   ProjectRow,
+  ReconInput,
   UploadInput,
   UploadRow,
 } from "./tenant-rows";
@@ -114,17 +116,28 @@ export class TenantStore extends DurableObject<Env> {
     return { ...cur, ...next };
   }
 
-  /** Cascades to the project's datasets and their images, releasing blob references (4.2). */
-  deleteProject(projectId: string): Outcome<null> {
+  /**
+   * Cascades to the project's datasets and their images, its reconstructions and its jobs,
+   * releasing blob references (4.2); refused while a job is active (7: 409). Answers the ids of
+   * the deleted jobs, whose JobStores the caller purges.
+   */
+  deleteProject(projectId: string): Outcome<{ job_ids: string[] }> {
     if (!this.getProject(projectId)) return missing("project");
+    const active = this.sql
+      .exec<{ job_id: string }>("SELECT job_id FROM jobs WHERE project_id = ? AND status IN ('pending', 'running')", projectId)
+      .toArray();
+    if (active.length > 0) return clash(`the project has ${active.length} active job(s), e.g. ${active[0]!.job_id}: cancel them first`);
+    const jobIds = this.sql.exec<{ job_id: string }>("SELECT job_id FROM jobs WHERE project_id = ?", projectId).toArray().map((j) => j.job_id);
     this.ctx.storage.transactionSync(() => {
       for (const d of this.sql.exec<{ dataset_id: string }>("SELECT dataset_id FROM datasets WHERE project_id = ?", projectId)) {
         this.dropDataset(d.dataset_id);
       }
+      for (const jobId of jobIds) this.dropJob(jobId);
+      this.sql.exec("DELETE FROM reconstructions WHERE project_id = ?", projectId);
       this.sql.exec("DELETE FROM projects WHERE project_id = ?", projectId);
     });
     this.scheduleGc();
-    return ok(null);
+    return ok({ job_ids: jobIds });
   }
 
   // ---- datasets (2.3, 2.4, 4.4) ----
@@ -395,6 +408,101 @@ export class TenantStore extends DurableObject<Env> {
     return ok({ ...up, state: "finalized", blob_sha: blob.sha });
   }
 
+  // ---- jobs (2.7, 2.9, 3.2.1): the index, reconstructions, the task cache ----
+
+  /**
+   * Indexes a new job of the project and answers its cache hits: for each key that already
+   * succeeded in this tenant, the cached outputs, whose blobs the new job now also holds. A
+   * pipeline's reconstruction is the one identified by (dataset snapshot, params, runtime)
+   * (2.7), created on first use; its status mirrors its latest driving job.
+   */
+  registerJob(input: { job: JobRow; cache_keys: string[]; recon: ReconInput | null }): Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null }> {
+    const { job } = input;
+    if (!this.getProject(job.project_id)) return missing("project");
+    return ok(
+      this.ctx.storage.transactionSync(() => {
+        let reconId: string | null = null;
+        if (input.recon) {
+          const r = input.recon;
+          this.sql.exec(
+            `INSERT INTO reconstructions (recon_id, project_id, dataset_id, dataset_snapshot_hash, params_hash, rv_id, spec_json, status, job_id, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+             ON CONFLICT (project_id, dataset_snapshot_hash, params_hash, rv_id) DO UPDATE SET status = 'pending', job_id = excluded.job_id`,
+            ulid(),
+            job.project_id,
+            r.dataset_id,
+            r.dataset_snapshot_hash,
+            r.params_hash,
+            r.rv_id,
+            r.spec_json,
+            job.job_id,
+            job.created_at,
+          );
+          reconId = this.sql
+            .exec<{ recon_id: string }>(
+              "SELECT recon_id FROM reconstructions WHERE project_id = ? AND dataset_snapshot_hash = ? AND params_hash = ? AND rv_id = ?",
+              job.project_id,
+              r.dataset_snapshot_hash,
+              r.params_hash,
+              r.rv_id,
+            )
+            .one().recon_id;
+        }
+        const indexed = { ...job, recon_id: reconId };
+        this.sql.exec("INSERT INTO jobs (job_id, project_id, status, job_json) VALUES (?, ?, ?, ?)", job.job_id, job.project_id, job.status, JSON.stringify(indexed));
+        const hits: Record<string, TaskOutputs> = {};
+        for (const key of input.cache_keys) {
+          const row = this.sql.exec<{ outputs_json: string }>("SELECT outputs_json FROM task_cache WHERE cache_key = ?", key).toArray()[0];
+          if (!row) continue;
+          const outputs = JSON.parse(row.outputs_json) as TaskOutputs;
+          for (const f of outputs.artifacts.flatMap((a) => a.files)) this.holdBlob(job.job_id, f.blob_sha);
+          hits[key] = outputs;
+        }
+        return { hits, recon_id: reconId };
+      }),
+    );
+  }
+
+  /** Follows a JobStore's change; `version` (its event cursor) orders concurrent updates. */
+  syncJob(job: JobRow, version: number): void {
+    const written = this.sql.exec(
+      "UPDATE jobs SET status = ?, job_json = ?, version = ? WHERE job_id = ? AND version < ?",
+      job.status,
+      JSON.stringify(job),
+      version,
+      job.job_id,
+      version,
+    ).rowsWritten;
+    if (written > 0) {
+      const mirrored = ["pending", "running", "succeeded"].includes(job.status) ? job.status : "failed";
+      this.sql.exec("UPDATE reconstructions SET status = ? WHERE job_id = ?", mirrored, job.job_id);
+    }
+  }
+
+  listJobs(page: PageRequest, status: JobStatus | undefined): PageResult<JobRow> {
+    const where = status ? { where: "status = ?", params: [status] } : { where: "1=1", params: [] };
+    return paginate(this.sql, { table: "jobs", key: "job_id", ...where }, page, (r) => JSON.parse(r.job_json as string) as JobRow);
+  }
+
+  /** A blob a runner uploaded for the job: stored once per tenant, referenced once per job. */
+  retainJobBlob(jobId: string, facts: BlobFacts): void {
+    this.ctx.storage.transactionSync(() => {
+      if (this.sql.exec("INSERT OR IGNORE INTO job_blobs (job_id, sha) VALUES (?, ?)", jobId, facts.sha).rowsWritten > 0) this.retainBlob(facts);
+    });
+  }
+
+  /** Records a succeeded task's outputs under its cache key (3.2.1); the first one stays. */
+  cacheTask(entry: { cache_key: string; outputs: TaskOutputs; job_id: string; task_id: string }): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO task_cache (cache_key, outputs_json, job_id, task_id, created_at) VALUES (?, ?, ?, ?, ?)",
+      entry.cache_key,
+      JSON.stringify(entry.outputs),
+      entry.job_id,
+      entry.task_id,
+      nowIso(),
+    );
+  }
+
   // ---- alarm: upload expiry and R2 garbage ----
 
   override async alarm(): Promise<void> {
@@ -441,6 +549,21 @@ export class TenantStore extends DurableObject<Env> {
     );
     this.sql.exec("UPDATE blobs SET refcount = refcount + 1 WHERE sha = ?", sha);
     return row;
+  }
+
+  /** One more reference to a stored blob, held by the job (once per job and blob). */
+  private holdBlob(jobId: string, sha: string): void {
+    if (this.sql.exec("INSERT OR IGNORE INTO job_blobs (job_id, sha) VALUES (?, ?)", jobId, sha).rowsWritten > 0) {
+      this.sql.exec("UPDATE blobs SET refcount = refcount + 1 WHERE sha = ?", sha);
+    }
+  }
+
+  /** Forgets a job: its blob references, its cache entries (their outputs go with it) and its index row. */
+  private dropJob(jobId: string): void {
+    for (const b of this.sql.exec<{ sha: string }>("SELECT sha FROM job_blobs WHERE job_id = ?", jobId).toArray()) this.releaseBlob(b.sha);
+    this.sql.exec("DELETE FROM job_blobs WHERE job_id = ?", jobId);
+    this.sql.exec("DELETE FROM task_cache WHERE job_id = ?", jobId);
+    this.sql.exec("DELETE FROM jobs WHERE job_id = ?", jobId);
   }
 
   private dropDataset(datasetId: string): void {

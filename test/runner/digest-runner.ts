@@ -1,0 +1,163 @@
+/**
+ * @module A test runner that speaks the runner protocol (worker/routes/runners.md) and does
+ * real but simple work for any task: it fetches every image of the leased dataset through its
+ * lease, checks each one's SHA-256 against the manifest, reports progress per image, uploads
+ * a JSON list of the digests and sizes as a content-addressed blob and completes with it.
+ * The service treats it like any other runner. Runs on plain `fetch`, so it works inside
+ * workerd tests (with SELF.fetch) and as a Node process (`npx tsx test/runner/digest-runner.ts`).
+ */
+import type { Lease, LeaseState, Runner, TaskOutputs } from "../../protocol";
+
+export interface RunnerOptions {
+  base: string;
+  fetch?: (input: string, init?: RequestInit) => Promise<Response>;
+  /** `Authorization` for api_key mode or a pool runner token. */
+  authorization?: string;
+  name?: string;
+  stages?: string[];
+}
+
+const hex = (buf: ArrayBuffer) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
+const sha256 = async (bytes: Uint8Array) => hex(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+
+export class DigestRunner {
+  runner: Runner | null = null;
+  private readonly fetchFn: (input: string, init?: RequestInit) => Promise<Response>;
+
+  constructor(private readonly o: RunnerOptions) {
+    this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  /** One protocol call; answers the response, throwing on an unexpected status. */
+  async call(method: string, path: string, body?: unknown, expect: number[] = [200]): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.o.authorization) headers.Authorization = this.o.authorization;
+    let payload: BodyInit | undefined;
+    if (body instanceof Uint8Array) {
+      payload = body as BodyInit;
+      headers["Content-Type"] = "application/octet-stream";
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["Content-Type"] = "application/json";
+    }
+    const res = await this.fetchFn(`${this.o.base}${path}`, { method, headers, body: payload });
+    if (!expect.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res;
+  }
+
+  /** Registers with the runtime versions the service reports, as a runner built from the same bundle would. */
+  async register(): Promise<Runner> {
+    const version = (await (await this.call("GET", "/version")).json()) as { backend: { runtime_versions: Record<string, string> } };
+    const res = await this.call(
+      "POST",
+      "/v1/runners",
+      {
+        name: this.o.name ?? "digest-runner",
+        stages: this.o.stages ?? ["extract", "match", "verify", "map"],
+        runtime_versions: version.backend.runtime_versions,
+        abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 256 * 1024 * 1024, hardware_concurrency: 1 },
+      },
+      [201],
+    );
+    this.runner = (await res.json()) as Runner;
+    return this.runner;
+  }
+
+  async lease(): Promise<Lease | null> {
+    const res = await this.call("POST", `/v1/runners/${this.runner!.runner_id}:lease`, undefined, [200, 204]);
+    return res.status === 204 ? null : ((await res.json()) as Lease);
+  }
+
+  async heartbeat(lease: Lease): Promise<LeaseState> {
+    return (await (await this.call("POST", `/v1/leases/${lease.lease_id}:heartbeat`)).json()) as LeaseState;
+  }
+
+  async events(lease: Lease, events: unknown[]): Promise<LeaseState> {
+    return (await (await this.call("POST", `/v1/leases/${lease.lease_id}/events`, { events })).json()) as LeaseState;
+  }
+
+  async upload(lease: Lease, bytes: Uint8Array): Promise<string> {
+    const sha = await sha256(bytes);
+    await this.call("PUT", `/v1/leases/${lease.lease_id}/blobs/${sha}`, bytes, [201]);
+    return sha;
+  }
+
+  /**
+   * Does the task's work. `onImage` runs after each image's progress event (a test's hook to
+   * stop mid-task); the work stops early when the service says `stop` or `teardown`.
+   */
+  async work(lease: Lease, onImage?: (done: number) => Promise<void> | void): Promise<"completed" | "stopped"> {
+    const images = lease.inputs.dataset.images;
+    const digests: { name: string; sha256: string; byte_size: number }[] = [];
+    for (const [i, image] of images.entries()) {
+      const bytes = new Uint8Array(await (await this.call("GET", `/v1/leases/${lease.lease_id}/blobs/${image.content_sha}`)).arrayBuffer());
+      const digest = await sha256(bytes);
+      if (digest !== image.content_sha) {
+        await this.call("POST", `/v1/leases/${lease.lease_id}:fail`, { error_class: "IntegrityError", message: `${image.name} hashes to ${digest}`, detail: null }, [204]);
+        return "stopped";
+      }
+      digests.push({ name: image.name, sha256: digest, byte_size: bytes.byteLength });
+      const state = await this.events(lease, [{ kind: "phase_progress", phase: lease.task.phase, current: i + 1, total: images.length, rate: null }]);
+      await onImage?.(i + 1);
+      if (state.directive === "teardown") return "stopped";
+      if (state.directive === "stop") {
+        await this.call("POST", `/v1/leases/${lease.lease_id}:release`, { reason: "cancel requested" }, [204]);
+        return "stopped";
+      }
+    }
+    const text = new TextEncoder().encode(JSON.stringify({ task_id: lease.task.task_id, images: digests }));
+    const blob = await this.upload(lease, text);
+    const outputs: TaskOutputs = {
+      artifacts: [
+        {
+          kind: "digests.image_sha256",
+          name: "image digests",
+          uri: null,
+          artifact_format: "testrunner.image_digests.v1",
+          schema_version: 1,
+          media_type: "application/json",
+          summary: { images: digests.length, bytes: digests.reduce((s, d) => s + d.byte_size, 0) },
+          metadata: {},
+          files: [{ path: "digests.json", blob_sha: blob, byte_size: text.byteLength, media_type: "application/json" }],
+        },
+      ],
+      result: null,
+    };
+    await this.call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: outputs }, [204]);
+    return "completed";
+  }
+
+  /** Leases and works until no task is ready. */
+  async drain(): Promise<number> {
+    let n = 0;
+    for (let lease = await this.lease(); lease; lease = await this.lease()) {
+      await this.work(lease);
+      n++;
+    }
+    return n;
+  }
+}
+
+// As a process: `npx tsx test/runner/digest-runner.ts <base_url> [name]` works until killed,
+// polling when idle; it prints one line per lease so a parent process can follow it.
+const isMain = typeof process !== "undefined" && process.argv[1]?.endsWith("digest-runner.ts");
+if (isMain) {
+  const [base, name] = process.argv.slice(2);
+  const runner = new DigestRunner({ base: base!, name: name ?? "digest-runner", authorization: process.env.RUNNER_AUTHORIZATION });
+  const delayMs = Number(process.env.RUNNER_IMAGE_DELAY_MS ?? 0);
+  await runner.register();
+  console.log(`registered ${runner.runner!.runner_id}`);
+  for (;;) {
+    const lease = await runner.lease();
+    if (!lease) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    console.log(`leased ${lease.task.task_id} ${lease.lease_id}`);
+    const outcome = await runner.work(lease, (done) => {
+      console.log(`progress ${lease.task.task_id} ${done}`);
+      return new Promise((r) => setTimeout(r, delayMs));
+    });
+    console.log(`${outcome} ${lease.task.task_id}`);
+  }
+}

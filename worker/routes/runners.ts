@@ -1,0 +1,296 @@
+/**
+ * @module The runner protocol (our reference-only extension; see runners.md): registration,
+ * leasing, heartbeats, events, output blobs, checkpoints and completion, plus the operator
+ * routes that issue the tokens of volunteer (pool) runners.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  BlobStored,
+  Checkpoint,
+  CompleteRequest,
+  EventsPost,
+  FailRequest,
+  Id,
+  Lease,
+  LeaseState,
+  ReleaseRequest,
+  Runner,
+  RunnerRegister,
+  RunnerToken,
+  RunnerTokenIssue,
+  Sha256,
+  TaskOutputs,
+} from "../../protocol";
+import type { AppEnv } from "../context";
+import { conflict, notFound, payloadTooLarge, validation } from "../errors";
+import { problemResponses } from "../openapi";
+import { createActionRoute, fieldErrors, newRouter } from "../router";
+import { blobFacts, blobKey, sha256Hex } from "../services/blobs";
+import { serveBytes } from "../services/bytes";
+import { issueRunnerToken, leaseNext, leaseScopeOf, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
+import { dispatcher, tenantStore, unwrap } from "../services/stores";
+import type { Context } from "hono";
+
+export const runners = newRouter();
+
+const LeaseId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){3}$/, "not a lease id")
+  .describe("opaque; the lease's secret: whoever holds it speaks for the lease");
+const LeaseParams = z.object({ lease_id: LeaseId });
+const RunnerParams = z.object({ rid: Id });
+const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
+const done = { 204: { description: "done; the lease has ended" } };
+
+const scope = (c: Context<AppEnv>) => scopeOf(c.env, c.req.header("Authorization"), c.var.tenantId);
+
+/** The lease's JobStore and the caller's lease scope, after the scope checks of services/runners. */
+async function lease(c: Context<AppEnv>, leaseId: string) {
+  const s = await scope(c);
+  return { ...leaseStore(c.env, s, leaseId), scope: leaseScopeOf(s) };
+}
+
+runners.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/runners",
+    tags: ["runners"],
+    request: jsonBody(RunnerRegister),
+    responses: { 201: json(Runner, "registered; lease with POST /v1/runners/{rid}:lease"), ...problemResponses(400, 401, 413, 422) },
+  }),
+  async (c) => {
+    const runner = await registerRunner(c.env, await scope(c), c.req.valid("json"));
+    return c.json(runner, 201, { Location: `/v1/runners/${runner.runner_id}` });
+  },
+);
+
+runners.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/runners/{rid}",
+    tags: ["runners"],
+    request: { params: RunnerParams },
+    responses: { 200: json(Runner, "the runner"), ...problemResponses(401, 404) },
+  }),
+  async (c) => {
+    const s = await scope(c);
+    const row = await dispatcher(c.env, s).getRunner(c.req.valid("param").rid);
+    if (!row) throw notFound("runner");
+    return c.json(runnerResource(row, s, c.env), 200);
+  },
+);
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/runners/{rid}:lease",
+    tags: ["runners"],
+    request: { params: RunnerParams },
+    responses: {
+      200: json(Lease, "a task, its inputs and the lease to hold with heartbeats"),
+      204: { description: "no task this runner can compute is ready; poll again later" },
+      ...problemResponses(401, 404, 409),
+    },
+  }),
+  async (c) => {
+    const granted = await leaseNext(c.env, await scope(c), c.req.valid("param").rid);
+    return granted ? c.json(granted, 200) : (c.body(null, 204) as never);
+  },
+);
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/leases/{lease_id}:heartbeat",
+    tags: ["runners"],
+    request: { params: LeaseParams },
+    responses: { 200: json(LeaseState, "held for another TTL; follow the directive"), ...problemResponses(401, 404) },
+  }),
+  async (c) => {
+    const { store, scope: ls } = await lease(c, c.req.valid("param").lease_id);
+    return c.json(unwrap(await store.heartbeat(c.req.valid("param").lease_id, ls)), 200);
+  },
+);
+
+runners.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/leases/{lease_id}/events",
+    tags: ["runners"],
+    request: { params: LeaseParams, ...jsonBody(EventsPost) },
+    responses: { 200: json(LeaseState, "appended to the job's log, in order; the lease is held for another TTL"), ...problemResponses(401, 404, 409, 413, 422) },
+  }),
+  async (c) => {
+    const { lease_id } = c.req.valid("param");
+    const { store, scope: ls } = await lease(c, lease_id);
+    return c.json(unwrap(await store.postEvents(lease_id, ls, c.req.valid("json").events)), 200);
+  },
+);
+
+const BlobParams = z.object({ lease_id: LeaseId, sha: Sha256 });
+
+runners.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/leases/{lease_id}/blobs/{sha}",
+    tags: ["runners"],
+    request: {
+      params: BlobParams,
+      body: { content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, required: true },
+    },
+    responses: { 201: json(BlobStored, "stored content-addressed in the tenant's blob store"), ...problemResponses(401, 404, 409, 413, 422) },
+  }),
+  async (c) => {
+    const { lease_id, sha } = c.req.valid("param");
+    const { store, scope: ls, tenant, job } = await lease(c, lease_id);
+    const state = unwrap(await store.heartbeat(lease_id, ls));
+    if (state.directive === "teardown") throw conflict("the lease is no longer held");
+    const max = c.var.config.maxChunkBytes;
+    if (Number(c.req.header("Content-Length") ?? 0) > max) throw payloadTooLarge(`output blobs are limited to ${max} bytes`);
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    if (bytes.byteLength > max) throw payloadTooLarge(`output blobs are limited to ${max} bytes`);
+    const actual = await sha256Hex(bytes);
+    if (actual !== sha) throw validation(`the body hashes to ${actual}`, [{ path: "sha", message: "SHA-256 mismatch", code: "sha_mismatch" }]);
+    const key = blobKey(tenant, sha);
+    if (!(await c.env.BLOBS.head(key))) await c.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: c.req.header("Content-Type") ?? "application/octet-stream" } });
+    await tenantStore(c.env, tenant).retainJobBlob(job, await blobFacts(c.env.BLOBS, key, sha, bytes.byteLength, c.req.header("Content-Type") ?? null));
+    unwrap(await store.recordBlob(lease_id, ls, sha, bytes.byteLength));
+    return c.json({ blob_sha: sha, byte_size: bytes.byteLength }, 201);
+  },
+);
+
+runners.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/leases/{lease_id}/blobs/{sha}",
+    tags: ["runners"],
+    request: { params: BlobParams },
+    responses: {
+      200: { content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, description: "an input of the leased task: a dataset image, an upstream output or the checkpoint" },
+      ...problemResponses(401, 404),
+    },
+  }),
+  async (c) => {
+    const { lease_id, sha } = c.req.valid("param");
+    const { store, scope: ls, tenant } = await lease(c, lease_id);
+    const blob = (await store.mayRead(lease_id, ls, sha)) ? await tenantStore(c.env, tenant).getBlob(sha) : null;
+    if (!blob) throw notFound("blob");
+    return serveBytes(c.env.BLOBS, c.req.raw, {
+      key: blob.r2_key,
+      size: blob.size,
+      etag: `"${sha}"`,
+      contentType: blob.media_type ?? "application/octet-stream",
+      cache: { immutable: true, shared: false },
+    }) as never;
+  },
+);
+
+runners.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/leases/{lease_id}/checkpoint",
+    tags: ["runners"],
+    request: { params: LeaseParams, ...jsonBody(Checkpoint) },
+    responses: { 200: json(LeaseState, "stored; a resumed task is leased with it"), ...problemResponses(401, 404, 409, 422) },
+  }),
+  async (c) => {
+    const { lease_id } = c.req.valid("param");
+    const { store, scope: ls } = await lease(c, lease_id);
+    return c.json(unwrap(await store.putCheckpoint(lease_id, ls, c.req.valid("json"))), 200);
+  },
+);
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/leases/{lease_id}:complete",
+    tags: ["runners"],
+    request: { params: LeaseParams, ...jsonBody(CompleteRequest) },
+    responses: { ...done, ...problemResponses(401, 404, 409, 422) },
+  }),
+  async (c) => {
+    const { lease_id } = c.req.valid("param");
+    const { store, scope: ls, tenant, job } = await lease(c, lease_id);
+    const parsed = TaskOutputs.safeParse(c.req.valid("json").outputs_ref);
+    if (!parsed.success) {
+      // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
+      const errors = fieldErrors(parsed.error, "outputs_ref");
+      unwrap(await store.fail(lease_id, ls, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } }));
+      throw validation("outputs_ref rejected; the task failed with a validation error", errors);
+    }
+    const result = unwrap(await store.complete(lease_id, ls, parsed.data));
+    await tenantStore(c.env, tenant).cacheTask({ cache_key: result.cache_key, outputs: parsed.data, job_id: job, task_id: result.task_id });
+    return c.body(null, 204) as never;
+  },
+);
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/leases/{lease_id}:fail",
+    tags: ["runners"],
+    request: { params: LeaseParams, ...jsonBody(FailRequest) },
+    responses: { ...done, ...problemResponses(401, 404, 409, 422) },
+  }),
+  async (c) => {
+    const { lease_id } = c.req.valid("param");
+    const { store, scope: ls } = await lease(c, lease_id);
+    unwrap(await store.fail(lease_id, ls, c.req.valid("json")));
+    return c.body(null, 204) as never;
+  },
+);
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/leases/{lease_id}:release",
+    tags: ["runners"],
+    request: { params: LeaseParams, ...jsonBody(ReleaseRequest) },
+    responses: { ...done, ...problemResponses(401, 404, 409, 422) },
+  }),
+  async (c) => {
+    const { lease_id } = c.req.valid("param");
+    const { store, scope: ls } = await lease(c, lease_id);
+    unwrap(await store.release(lease_id, ls, c.req.valid("json").reason));
+    return c.body(null, 204) as never;
+  },
+);
+
+// ---- operator routes: runner tokens for the volunteer pool ----
+
+runners.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/admin/runner-tokens",
+    tags: ["admin"],
+    request: jsonBody(RunnerTokenIssue),
+    responses: { 201: json(RunnerToken, "issued; raw_token appears only here"), ...problemResponses(400, 401, 422) },
+  }),
+  async (c) => c.json(await issueRunnerToken(c.env, c.req.valid("json").name ?? null), 201),
+);
+
+runners.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/admin/runner-tokens",
+    tags: ["admin"],
+    responses: { 200: json(z.array(RunnerToken), "every runner token, raw_token null"), ...problemResponses(401) },
+  }),
+  async (c) => c.json((await dispatcher(c.env, "pool").listTokens()).map((t) => ({ ...t, raw_token: null })), 200),
+);
+
+runners.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/admin/runner-tokens/{token_id}",
+    tags: ["admin"],
+    request: { params: z.object({ token_id: Id }) },
+    responses: { 200: json(RunnerToken, "revoked; the token stops working"), ...problemResponses(401, 404) },
+  }),
+  async (c) => {
+    const row = await dispatcher(c.env, "pool").revokeToken(c.req.valid("param").token_id);
+    if (!row) throw notFound("runner token");
+    return c.json({ ...row, raw_token: null }, 200);
+  },
+);

@@ -1,0 +1,119 @@
+/**
+ * @module The runner protocol's logic (reference-only extension): who a runner is, how it finds
+ * and leases a task, and how its lease is addressed. A runner with a tenant's API key (or any
+ * runner in `none` mode) works in that tenant's scope; a runner with a runner token works in the
+ * volunteer pool and leases only tasks of projects with `x-pool_opt_in: true`.
+ */
+import { ulid } from "ulid";
+import type { Lease, Runner, RunnerRegister } from "../../protocol";
+import { ApiError, conflict, notFound, unauthorized } from "../errors";
+import type { LeaseScope } from "../storage/job-store";
+import { parseLeaseId } from "../storage/job-store";
+import { digestKey, secret } from "../storage/key-registry";
+import type { RunnerRow } from "../storage/dispatcher";
+import { readConfig } from "../config";
+import { bearer } from "../middleware/auth";
+import { rvIdOf } from "./runtime";
+import { type DispatchScope, dispatcher, jobStore, tenantStore, unwrap } from "./stores";
+
+/** `sfr_<ULID>_<random>`: a pool runner's credential, issued by an operator (4.17 style). */
+export const RUNNER_TOKEN = /^sfr_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/;
+
+/** How many stale queue entries one lease request skips before answering "nothing to do". */
+const MAX_CLAIMS = 16;
+
+/** The caller's dispatch scope: the pool for a valid runner token, else the request's tenant. */
+export async function scopeOf(env: Env, authorization: string | undefined, tenantId: string | undefined): Promise<DispatchScope> {
+  const raw = bearer(authorization);
+  if (raw?.startsWith("sfr_")) {
+    if (!RUNNER_TOKEN.test(raw) || !(await dispatcher(env, "pool").resolveToken(digestKey(raw)))) {
+      throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+    }
+    return "pool";
+  }
+  if (!tenantId) throw unauthorized("runners authenticate with an API key or a runner token");
+  return { tenant: tenantId };
+}
+
+export const leaseScopeOf = (scope: DispatchScope): LeaseScope => ({ pool: scope === "pool" });
+
+export function runnerResource(r: RunnerRow, scope: DispatchScope, env: Env): Runner {
+  const ttl = readConfig(env).leaseTtlMs / 1000;
+  const self = `/v1/runners/${r.runner_id}`;
+  return {
+    runner_id: r.runner_id,
+    name: r.name,
+    pool: scope === "pool",
+    stages: r.stages,
+    runtime_versions: r.runtime_versions,
+    rv_id: r.rv_id,
+    abilities: r.abilities,
+    registered_at: r.registered_at,
+    lease_ttl_seconds: ttl,
+    heartbeat_interval_seconds: Math.max(1, Math.floor(ttl / 3)),
+    _links: { self: { href: self }, lease: { href: `${self}:lease` } },
+  };
+}
+
+export async function registerRunner(env: Env, scope: DispatchScope, body: RunnerRegister): Promise<Runner> {
+  const row = await dispatcher(env, scope).registerRunner({
+    name: body.name,
+    stages: body.stages,
+    runtime_versions: body.runtime_versions,
+    rv_id: rvIdOf(body.runtime_versions),
+    abilities: body.abilities,
+  });
+  return runnerResource(row, scope, env);
+}
+
+/**
+ * Leases the oldest ready task the runner can compute, or null when there is none. The queue
+ * only proposes; the job's JobStore grants (or refuses a stale proposal), so a task is never
+ * leased twice whatever the race. 409 while the runner still holds a live lease.
+ */
+export async function leaseNext(env: Env, scope: DispatchScope, runnerId: string): Promise<Lease | null> {
+  const queue = dispatcher(env, scope);
+  for (let i = 0; i < MAX_CLAIMS; i++) {
+    const claim = unwrap(await queue.claim(runnerId));
+    if (claim.held !== null) {
+      if (await jobStoreOfLease(env, claim.held).leaseActive(claim.held)) {
+        throw conflict(`runner ${runnerId} already holds lease ${claim.held}: complete, fail or release it first`);
+      }
+      await queue.forgetLease(runnerId, claim.held);
+      continue;
+    }
+    const entry = claim.entry;
+    if (!entry) return null;
+    const allowed = scope !== "pool" || (await tenantStore(env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
+    // (Cast: RPC typing cannot express the free-form members of a Lease.)
+    const lease = allowed ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, { runner_id: runnerId, pool: scope === "pool" })) as Lease | null) : null;
+    await queue.settleClaim(runnerId, entry, lease?.lease_id ?? null);
+    if (lease) return lease;
+  }
+  return null;
+}
+
+function jobStoreOfLease(env: Env, leaseId: string) {
+  const where = parseLeaseId(leaseId);
+  if (!where) throw notFound("lease");
+  return jobStore(env, where.tenant, where.job);
+}
+
+/**
+ * The JobStore of a lease the caller may use: a tenant runner reaches only its tenant's leases
+ * (the id names the tenant); a pool lease is usable only in the pool scope (checked by the
+ * JobStore). The lease id's random part is what makes it unguessable.
+ */
+export function leaseStore(env: Env, scope: DispatchScope, leaseId: string) {
+  const where = parseLeaseId(leaseId);
+  if (!where || (scope !== "pool" && where.tenant !== scope.tenant)) throw notFound("lease");
+  return { store: jobStore(env, where.tenant, where.job), tenant: where.tenant, job: where.job };
+}
+
+/** Mints a runner token; the raw token is returned once and only its digest is kept. */
+export async function issueRunnerToken(env: Env, name: string | null) {
+  const tokenId = ulid();
+  const raw = `sfr_${tokenId}_${secret()}`;
+  const row = await dispatcher(env, "pool").issueToken(name, digestKey(raw), tokenId);
+  return { ...row, raw_token: raw };
+}

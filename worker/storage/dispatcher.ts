@@ -1,0 +1,198 @@
+/**
+ * @module Dispatcher: where runners find work. One SQLite-backed Durable Object per dispatch
+ * scope: `tenant/<id>` for a tenant's own runners (its API key, or any runner in `none` mode)
+ * and `pool` for volunteer runners, which lease only tasks of projects that opted in. Each holds
+ * the runners registered in its scope and a queue of the tasks that are ready to lease (every
+ * dependency met), offered by the jobs' JobStores. The pool object also keeps the runner tokens.
+ *
+ * A queue entry is only a hint: the JobStore decides whether the task is still leasable, so an
+ * entry made stale by a cancel or by a lease through the other queue is simply dropped.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { ulid } from "ulid";
+import type { RunnerAbilities, TaskKind } from "../../protocol";
+import type { QueueEntry } from "./job-store";
+import { type Outcome, clash, missing, ok } from "./outcome";
+import { migrate, nowIso } from "./sql";
+
+const MIGRATIONS = [
+  [
+    `CREATE TABLE runners (
+      runner_id TEXT PRIMARY KEY, name TEXT NOT NULL, stages_json TEXT NOT NULL, runtime_json TEXT NOT NULL,
+      rv_id TEXT NOT NULL, abilities_json TEXT NOT NULL, registered_at TEXT NOT NULL, last_seen_at TEXT NOT NULL,
+      current_lease_id TEXT, claiming_until INTEGER NOT NULL DEFAULT 0)`,
+    `CREATE TABLE queue (
+      tenant_id TEXT NOT NULL, task_id TEXT NOT NULL, job_id TEXT NOT NULL, project_id TEXT NOT NULL, kind TEXT NOT NULL,
+      rv_id TEXT NOT NULL, enqueued_at INTEGER NOT NULL, held_until INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (tenant_id, task_id))`,
+    `CREATE INDEX queue_by_need ON queue(kind, rv_id, enqueued_at)`,
+    `CREATE TABLE runner_tokens (
+      token_id TEXT PRIMARY KEY, name TEXT, digest TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT)`,
+  ],
+];
+
+/**
+ * How long a claimed entry (and the claiming runner) is held while its JobStore is asked for the
+ * lease. Only a request that dies in between makes this matter; the entry is then offered again.
+ */
+const CLAIM_HOLD_MS = 10_000;
+
+export interface RunnerRow {
+  runner_id: string;
+  name: string;
+  stages: TaskKind[];
+  runtime_versions: Record<string, string>;
+  rv_id: string;
+  abilities: RunnerAbilities;
+  registered_at: string;
+  last_seen_at: string;
+  current_lease_id: string | null;
+}
+
+export interface RunnerTokenRow {
+  token_id: string;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** What a claim found: a task to lease, nothing, or the lease the runner already holds. */
+export type Claim = { entry: QueueEntry | null; held: null } | { entry: null; held: string };
+
+type Row = Record<string, SqlStorageValue>;
+
+const runnerOf = (r: Row): RunnerRow => ({
+  runner_id: r.runner_id as string,
+  name: r.name as string,
+  stages: JSON.parse(r.stages_json as string),
+  runtime_versions: JSON.parse(r.runtime_json as string),
+  rv_id: r.rv_id as string,
+  abilities: JSON.parse(r.abilities_json as string),
+  registered_at: r.registered_at as string,
+  last_seen_at: r.last_seen_at as string,
+  current_lease_id: (r.current_lease_id as string | null) ?? null,
+});
+
+export class Dispatcher extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, MIGRATIONS));
+  }
+
+  // ---- runners ----
+
+  registerRunner(input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">): RunnerRow {
+    const now = nowIso();
+    const row: RunnerRow = { ...input, runner_id: ulid(), registered_at: now, last_seen_at: now, current_lease_id: null };
+    this.sql.exec(
+      `INSERT INTO runners (runner_id, name, stages_json, runtime_json, rv_id, abilities_json, registered_at, last_seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      row.runner_id,
+      row.name,
+      JSON.stringify(row.stages),
+      JSON.stringify(row.runtime_versions),
+      row.rv_id,
+      JSON.stringify(row.abilities),
+      now,
+      now,
+    );
+    return row;
+  }
+
+  getRunner(runnerId: string): RunnerRow | null {
+    const r = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
+    return r ? runnerOf(r) : null;
+  }
+
+  /**
+   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), held for
+   * the runner while the lease is made. A runner holds one lease at a time, so a crashed runner
+   * loses at most one (3.2.3): when it already holds one, the claim names it instead.
+   */
+  claim(runnerId: string): Outcome<Claim> {
+    const runner = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
+    if (!runner) return missing("runner");
+    const now = Date.now();
+    if ((runner.claiming_until as number) > now) return clash("this runner already has a lease request in flight");
+    this.sql.exec("UPDATE runners SET last_seen_at = ? WHERE runner_id = ?", nowIso(), runnerId);
+    if (runner.current_lease_id) return ok({ entry: null, held: runner.current_lease_id as string });
+    const entry = this.sql
+      .exec<QueueEntry & Row>(
+        `SELECT tenant_id, job_id, task_id, project_id, kind, rv_id FROM queue
+         WHERE kind IN (SELECT value FROM json_each(?)) AND rv_id = ? AND held_until <= ?
+         ORDER BY enqueued_at, task_id LIMIT 1`,
+        runner.stages_json,
+        runner.rv_id,
+        now,
+      )
+      .toArray()[0];
+    if (!entry) return ok({ entry: null, held: null });
+    this.sql.exec("UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?", now + CLAIM_HOLD_MS, entry.tenant_id, entry.task_id);
+    this.sql.exec("UPDATE runners SET claiming_until = ? WHERE runner_id = ?", now + CLAIM_HOLD_MS, runnerId);
+    return ok({ entry: { ...entry }, held: null });
+  }
+
+  /** Ends a claim: the entry leaves the queue (leased, or stale), and the runner records its lease. */
+  settleClaim(runnerId: string, entry: { tenant_id: string; task_id: string }, leaseId: string | null): void {
+    this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+    this.sql.exec("UPDATE runners SET claiming_until = 0, current_lease_id = ? WHERE runner_id = ?", leaseId, runnerId);
+  }
+
+  /** The runner no longer holds this lease (it ended, or it expired). */
+  forgetLease(runnerId: string, leaseId: string): void {
+    this.sql.exec("UPDATE runners SET current_lease_id = NULL WHERE runner_id = ? AND current_lease_id = ?", runnerId, leaseId);
+  }
+
+  // ---- the queue ----
+
+  /** A JobStore offers its ready tasks and withdraws those no longer leasable. Idempotent. */
+  offer(tenantId: string, jobId: string, ready: QueueEntry[], withdrawn: string[]): void {
+    const now = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      for (const taskId of withdrawn) this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ? AND job_id = ?", tenantId, taskId, jobId);
+      for (const e of ready) {
+        this.sql.exec(
+          `INSERT OR IGNORE INTO queue (tenant_id, task_id, job_id, project_id, kind, rv_id, enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          e.tenant_id,
+          e.task_id,
+          e.job_id,
+          e.project_id,
+          e.kind,
+          e.rv_id,
+          now,
+        );
+      }
+    });
+  }
+
+  queued(): QueueEntry[] {
+    return this.sql.exec("SELECT tenant_id, job_id, task_id, project_id, kind, rv_id FROM queue ORDER BY enqueued_at, task_id").toArray() as unknown as QueueEntry[];
+  }
+
+  // ---- runner tokens (pool scope) ----
+
+  issueToken(name: string | null, digest: string, tokenId: string): RunnerTokenRow {
+    const row: RunnerTokenRow = { token_id: tokenId, name, created_at: nowIso(), revoked_at: null };
+    this.sql.exec("INSERT INTO runner_tokens (token_id, name, digest, created_at) VALUES (?, ?, ?, ?)", tokenId, name, digest, row.created_at);
+    return row;
+  }
+
+  listTokens(): RunnerTokenRow[] {
+    return this.sql.exec("SELECT token_id, name, created_at, revoked_at FROM runner_tokens ORDER BY token_id").toArray() as unknown as RunnerTokenRow[];
+  }
+
+  revokeToken(tokenId: string): RunnerTokenRow | null {
+    this.sql.exec("UPDATE runner_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE token_id = ?", nowIso(), tokenId);
+    const r = this.sql.exec("SELECT token_id, name, created_at, revoked_at FROM runner_tokens WHERE token_id = ?", tokenId).toArray()[0];
+    return (r as unknown as RunnerTokenRow | undefined) ?? null;
+  }
+
+  /** The id of a live token, by digest. */
+  resolveToken(digest: string): string | null {
+    const r = this.sql.exec<{ token_id: string }>("SELECT token_id FROM runner_tokens WHERE digest = ? AND revoked_at IS NULL", digest).toArray()[0];
+    return r?.token_id ?? null;
+  }
+}
