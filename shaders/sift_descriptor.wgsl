@@ -18,7 +18,7 @@ struct DescriptorParams {
 const SLOTS_PER_GROUP: u32 = 4u;
 
 @group(0) @binding(0) var<uniform> params: DescriptorParams;
-@group(0) @binding(1) var<storage, read> grad: array<vec2f>;            // S planes: (magnitude, angle)
+@group(0) @binding(1) var<storage, read> gauss: array<f32>;             // S + 3 planes, s = -1 .. S + 1
 @group(0) @binding(2) var<storage, read> keypoints: array<Keypoint>;
 @group(0) @binding(3) var<storage, read> order: array<vec2u>;           // sorted (sort_key, keypoint index)
 @group(0) @binding(4) var<storage, read> angles: array<f32>;            // `slots` per sorted keypoint
@@ -64,7 +64,6 @@ fn accumulate_cell(kp: Keypoint, angle0: f32, cell: u32, g: u32) {
   let u1 = min(min(W, w - xi - 2), i32(ceil(hi.x + off.x)) + 1);
   let v0 = max(max(-W, 1 - yi), i32(floor(lo.y + off.y)) - 1);
   let v1 = min(min(W, h - yi - 2), i32(ceil(hi.y + off.y)) + 1);
-  let plane = u32(w * h) * kp.level;
   for (var dyi = v0; dyi <= v1; dyi++) {
     let dy = f32(yi + dyi) - kp.y;
     let wrow = exp(-dy * dy * inv_two_window_var);
@@ -77,7 +76,7 @@ fn accumulate_cell(kp: Keypoint, angle0: f32, cell: u32, g: u32) {
       let biny = i32(floor(ny - 0.5));
       // Only the two bins at binx and binx + 1 receive this sample.
       if ((binx != cx && binx + 1 != cx) || (biny != cy && biny + 1 != cy)) { continue; }
-      let gm = grad[plane + u32((yi + dyi) * w + xi + dxi)];
+      let gm = gradient_at(u32(w), u32(h), kp.level, u32(xi + dxi), u32(yi + dyi));
       var theta = gm.y - angle0;  // in [-2 pi, 2 pi]
       if (theta < 0.0) { theta += TWO_PI; }
       let nt = (8.0 / TWO_PI) * theta;

@@ -1,4 +1,5 @@
-// SIFT detection in one octave (VLFeat vl_sift_detect): difference of Gaussians, 26-neighbour
+// SIFT detection in one octave (VLFeat vl_sift_detect): on the difference of Gaussians (computed
+// from the Gaussian planes by sift_common.wgsl dog_at), 26-neighbour
 // extrema above 0.8 * peak_threshold, then Lowe's sub-pixel/sub-scale refinement (up to 5
 // Newton steps moving by whole pixels when the offset exceeds 0.6) with the contrast and edge
 // tests. Accepted keypoints are appended with an atomic counter, so their order is arbitrary:
@@ -10,7 +11,7 @@ struct DetectParams {
   width: u32,
   height: u32,
   capacity: u32,         // keypoint slots in `keypoints`
-  levels: u32,           // S, scales per octave (Gaussian planes = S + 3, DoG planes = S + 2)
+  levels: u32,           // S, scales per octave (Gaussian planes = S + 3, DoG levels = S + 2)
   peak_threshold: f32,
   edge_threshold: f32,
   sigma0: f32,           // VLFeat sigma0 = 1.6 * 2^(1/S), in octave pixels
@@ -19,28 +20,15 @@ struct DetectParams {
 
 @group(0) @binding(0) var<uniform> params: DetectParams;
 @group(0) @binding(1) var<storage, read> gauss: array<f32>;       // S + 3 planes, s = -1 .. S + 1
-@group(0) @binding(2) var<storage, read_write> dog: array<f32>;   // S + 2 planes, s = -1 .. S
 @group(0) @binding(3) var<storage, read_write> keypoints: array<Keypoint>;
 @group(0) @binding(4) var<storage, read_write> counter: array<atomic<u32>>;  // [0] = appended keypoints
 // (sort_key, slot) per appended keypoint, for bitonic_sort.wgsl; the host pre-fills the buffer
 // with 0xffffffff so the padding to a power of two sorts last.
 @group(0) @binding(5) var<storage, read_write> sort_pairs: array<vec2u>;
 
-@compute @workgroup_size(16, 16)
-fn difference_of_gaussians(@builtin(global_invocation_id) id: vec3u) {
-  let w = params.width;
-  let h = params.height;
-  if (id.x >= w || id.y >= h) { return; }
-  let plane = w * h;
-  let i = id.y * w + id.x;
-  for (var p = 0u; p < params.levels + 2u; p++) {
-    dog[p * plane + i] = gauss[(p + 1u) * plane + i] - gauss[p * plane + i];
-  }
-}
-
 // DoG value at (x, y) in plane `p` (p = s - s_min = s + 1).
 fn D(x: i32, y: i32, p: i32) -> f32 {
-  return dog[u32(p) * params.width * params.height + u32(y) * params.width + u32(x)];
+  return dog_at(params.width * params.height, u32(p), u32(y) * params.width + u32(x));
 }
 
 fn is_extremum(x: i32, y: i32, p: i32) -> bool {

@@ -1,11 +1,11 @@
-// SIFT gradients and keypoint orientations in one octave (engine-wasm/src/feature/SIFT.md
-// sections 4 and 5, after VLFeat update_gradient / vl_sift_calc_keypoint_orientations).
+// SIFT keypoint orientations in one octave (engine-wasm/src/feature/SIFT.md section 5, after
+// VLFeat vl_sift_calc_keypoint_orientations), gradients from sift_common.wgsl gradient_at.
 // The host prepends sift_common.wgsl.
 
 struct OrientationParams {
   width: u32,
   height: u32,
-  levels: u32,            // S; gradients exist for Gaussian levels 0 .. S - 1
+  levels: u32,            // S
   num_keypoints: u32,
   slots: u32,             // orientations kept per keypoint: min(max_num_orientations, 4) (VLFeat finds <= 4)
   upright: u32,
@@ -15,34 +15,10 @@ const NBINS: i32 = 36;
 
 @group(0) @binding(0) var<uniform> params: OrientationParams;
 @group(0) @binding(1) var<storage, read> gauss: array<f32>;             // S + 3 planes, s = -1 .. S + 1
-@group(0) @binding(2) var<storage, read_write> grad: array<vec2f>;      // S planes: (magnitude, angle)
 @group(0) @binding(3) var<storage, read> keypoints: array<Keypoint>;
 @group(0) @binding(4) var<storage, read> order: array<vec2u>;           // sorted (sort_key, keypoint index)
 @group(0) @binding(5) var<storage, read_write> angles: array<f32>;      // `slots` per sorted keypoint
 @group(0) @binding(6) var<storage, read_write> num_angles: array<u32>;  // per sorted keypoint
-
-// Gradient of Gaussian level s = id.z (0 .. S - 1): central differences inside, one-sided on the
-// border rows and columns.
-@compute @workgroup_size(16, 16)
-fn gradients(@builtin(global_invocation_id) id: vec3u) {
-  let w = params.width;
-  let h = params.height;
-  if (id.x >= w || id.y >= h || id.z >= params.levels) { return; }
-  let plane = w * h;
-  let base = (id.z + 1u) * plane;  // Gaussian plane of level s is s + 1
-  let x = id.x;
-  let y = id.y;
-  let c = gauss[base + y * w + x];
-  var gx: f32;
-  if (x == 0u) { gx = gauss[base + y * w + 1u] - c; }
-  else if (x == w - 1u) { gx = c - gauss[base + y * w + x - 1u]; }
-  else { gx = 0.5 * (gauss[base + y * w + x + 1u] - gauss[base + y * w + x - 1u]); }
-  var gy: f32;
-  if (y == 0u) { gy = gauss[base + w + x] - c; }
-  else if (y == h - 1u) { gy = c - gauss[base + (y - 1u) * w + x]; }
-  else { gy = 0.5 * (gauss[base + (y + 1u) * w + x] - gauss[base + (y - 1u) * w + x]); }
-  grad[id.z * plane + y * w + x] = vec2f(sqrt(gx * gx + gy * gy), mod_2pi(fast_atan2(gy, gx) + TWO_PI));
-}
 
 // One thread per keypoint (in sorted order): 36-bin histogram over a circular Gaussian window
 // of sigma 1.5 sigma, 6 circular box smoothings, then peaks above 0.8 max in bin order with
@@ -63,7 +39,6 @@ fn orientations(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroup
   let yi = i32(kp.y + 0.5);
   let sigma_w = 1.5 * kp.sigma;
   let R = max(i32(floor(3.0 * sigma_w)), 1);
-  let plane = u32(w * h) * kp.level;
   var hist: array<f32, 36>;
   for (var ys = max(-R, -yi); ys <= min(R, h - 1 - yi); ys++) {
     for (var xs = max(-R, -xi); xs <= min(R, w - 1 - xi); xs++) {
@@ -72,7 +47,7 @@ fn orientations(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroup
       let r2 = dx * dx + dy * dy;
       if (r2 >= f32(R * R) + 0.6) { continue; }
       let wgt = fast_expn(r2 / (2.0 * sigma_w * sigma_w));
-      let g = grad[plane + u32((yi + ys) * w + xi + xs)];
+      let g = gradient_at(u32(w), u32(h), kp.level, u32(xi + xs), u32(yi + ys));
       let fbin = f32(NBINS) * g.y / TWO_PI;
       // SIFT.md: nearest-lower bin (VLFeat itself compiles VL_SIFT_BILINEAR_ORIENTATIONS).
       let bin = i32(floor(fbin)) % NBINS;

@@ -59,13 +59,13 @@ export function gaussianTaps(sigma: number): Float32Array {
 const octaveSize = (n: number, o: number) => (o < 0 ? n << -o : n >> o);
 
 /**
- * Bytes of the largest buffer binding for a (resized) image: all Gaussian planes of the first
- * octave (S + 3 of f32) or its gradient planes (S of vec2f). About 24 bytes per pixel of the
- * first octave at S = 3: 740 MB for a 3200x2400 image at first_octave -1.
+ * Bytes of the largest buffer binding for a (resized) image: the S + 3 Gaussian planes (f32) of
+ * the first octave, 24 bytes per pixel at S = 3: 740 MB for a 3200x2400 image at first_octave -1.
+ * With the two single-plane temporaries that is all the image memory (DoG values and gradients
+ * are recomputed from these planes by the kernels).
  */
 function largestBinding(width: number, height: number, opt: Pick<SiftOptions, "firstOctave" | "octaveResolution">): number {
-  const plane = octaveSize(width, opt.firstOctave) * octaveSize(height, opt.firstOctave);
-  return plane * Math.max(4 * (opt.octaveResolution + 3), 8 * opt.octaveResolution);
+  return 4 * octaveSize(width, opt.firstOctave) * octaveSize(height, opt.firstOctave) * (opt.octaveResolution + 3);
 }
 
 /** Compiled SIFT kernels for one device; reusable across images. */
@@ -87,8 +87,7 @@ export class SiftGpu {
     const entries: [keyof ShaderSources, string][] = [
       ["gaussian_blur", `blur_vertical${suffix}`], ["gaussian_blur", `blur_horizontal${suffix}`],
       ["resample", "upsample_2x"], ["resample", "downsample_2x"],
-      ["sift_detect", "difference_of_gaussians"], ["sift_detect", "detect_extrema"],
-      ["bitonic_sort", "bitonic_step"], ["sift_orientation", "gradients"], ["sift_orientation", "orientations"],
+      ["sift_detect", "detect_extrema"], ["bitonic_sort", "bitonic_step"], ["sift_orientation", "orientations"],
       ["sift_descriptor", "descriptors_main"],
     ];
     await Promise.all(entries.map(async ([module, entryPoint]) => {
@@ -177,8 +176,6 @@ export class SiftGpu {
     device.pushErrorScope("validation");
     try {
       const gauss = pool.storage(4 * plane0 * (S + 3), "gaussian levels");
-      const dog = pool.storage(4 * plane0 * (S + 2), "DoG levels");
-      const grad = pool.storage(8 * plane0 * S, "gradients");
       const temp = pool.storage(4 * plane0, "blur temp");
       const temp2 = pool.storage(4 * plane0, "resample temp");
       const input = pool.storageFrom(image.data, "input");
@@ -211,10 +208,9 @@ export class SiftGpu {
         for (let s = 0; s <= S + 1; s++) {
           this.blur(pool, pass, gauss, s * plane, gauss, (s + 1) * plane, temp, w, h, dsigma0 * k ** s);
         }
-        this.dispatch(pass, "sift_detect", "difference_of_gaussians", [pool.uniform([w, h, 0, S, 0, 0, 0, 0], [4, 5, 6]), gauss, dog], [ceilDiv(w, 16), ceilDiv(h, 16)]);
         pass.end();
         device.queue.submit([encoder.finish()]);
-        const octave = await this.detectAndDescribe(pool, { o, w, h, S, sigma0, opt, gauss, dog, grad });
+        const octave = await this.detectAndDescribe(pool, { o, w, h, S, sigma0, opt, gauss });
         if (octave) octaves.push(octave);
       }
     } finally {
@@ -249,10 +245,10 @@ export class SiftGpu {
     pass.end();
   }
 
-  /** Extrema, refinement, sort, orientations and descriptors of the octave in `gauss`/`dog`. */
+  /** Extrema, refinement, sort, orientations and descriptors of the octave in `gauss`. */
   private async detectAndDescribe(pool: BufferPool, c: {
     o: number; w: number; h: number; S: number; sigma0: number; opt: SiftOptions;
-    gauss: GPUBuffer; dog: GPUBuffer; grad: GPUBuffer;
+    gauss: GPUBuffer;
   }): Promise<OctaveKeypoints | undefined> {
     const { device } = this;
     const { w, h, S, opt } = c;
@@ -268,7 +264,7 @@ export class SiftGpu {
       const encoder = device.createCommandEncoder();
       const pass = encoder.beginComputePass();
       const params = pool.uniform([w, h, capacity, S, opt.peakThreshold, opt.edgeThreshold, c.sigma0, 0], [4, 5, 6]);
-      this.dispatch(pass, "sift_detect", "detect_extrema", [params, undefined, c.dog, keypoints, counter, order], [ceilDiv(w - 2, 16), ceilDiv(h - 2, 16), S]);
+      this.dispatch(pass, "sift_detect", "detect_extrema", [params, c.gauss, undefined, keypoints, counter, order], [ceilDiv(w - 2, 16), ceilDiv(h - 2, 16), S]);
       pass.end();
       device.queue.submit([encoder.finish()]);
       const [counts] = await readBuffers(device, [{ buffer: counter, bytes: 4 }]);
@@ -294,10 +290,9 @@ export class SiftGpu {
       }
     }
     const orientParams = pool.uniform([w, h, S, count, slots, opt.upright ? 1 : 0]);
-    this.dispatch(pass, "sift_orientation", "gradients", [orientParams, c.gauss, c.grad], [ceilDiv(w, 16), ceilDiv(h, 16), S]);
-    this.dispatch(pass, "sift_orientation", "orientations", [orientParams, undefined, c.grad, keypoints, order, angles, numAngles], grid(ceilDiv(count, 64)));
+    this.dispatch(pass, "sift_orientation", "orientations", [orientParams, c.gauss, undefined, keypoints, order, angles, numAngles], grid(ceilDiv(count, 64)));
     const descParams = pool.uniform([w, h, count, opt.normalization === "l2" ? 0 : 1, slots]);
-    this.dispatch(pass, "sift_descriptor", "descriptors_main", [descParams, c.grad, keypoints, order, angles, numAngles, descriptors], grid(ceilDiv(slots * count, 4)));
+    this.dispatch(pass, "sift_descriptor", "descriptors_main", [descParams, c.gauss, keypoints, order, angles, numAngles, descriptors], grid(ceilDiv(slots * count, 4)));
     pass.end();
     device.queue.submit([encoder.finish()]);
     const [kpBytes, orderBytes, angleBytes, numBytes, descBytes] = await readBuffers(device, [
