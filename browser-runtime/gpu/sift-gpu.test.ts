@@ -145,5 +145,7 @@ describe.skipIf(noGpu)("WGSL SIFT buffer limits", () => {
     const side = Math.floor(Math.sqrt(limit / 96));
     expect(sift.fits(side + 64, side + 64, { maxImageSize: 100_000 })).toBe(false);
     expect(sift.fits(side + 64, side + 64, { maxImageSize: 640 })).toBe(true);
+    // Sort keys hold 14-bit rows and columns of the first octave.
+    expect(sift.fits(9000, 10, { maxImageSize: 100_000 })).toBe(false);
   });
 });

@@ -33,7 +33,9 @@ interface OctaveKeypoints {
   descriptors: Uint8Array;
 }
 
-const KEYPOINT_WORDS = 8; // struct Keypoint in sift_detect.wgsl
+const KEYPOINT_WORDS = 8; // struct Keypoint in sift_common.wgsl
+/** sort_key = level << 28 | row << 14 | column (sift_detect.wgsl). */
+const MAX_OCTAVE_SIDE = (1 << 14) - 1;
 /** VLFeat finds at most 4 orientations per keypoint; COLMAP keeps the first max_num_orientations. */
 const MAX_ORIENTATIONS = 4;
 const MAX_RADIUS = 32; // gaussian_blur.wgsl MAX_RADIUS
@@ -149,9 +151,11 @@ export class SiftGpu {
   fits(width: number, height: number, options: Partial<SiftOptions> = {}): boolean {
     const opt = { ...DEFAULT_SIFT_OPTIONS, ...options };
     const scale = Math.min(1, opt.maxImageSize / Math.max(width, height));
-    const bytes = largestBinding(Math.max(1, Math.trunc(width * scale)), Math.max(1, Math.trunc(height * scale)), opt);
+    const [w, h] = [Math.max(1, Math.trunc(width * scale)), Math.max(1, Math.trunc(height * scale))];
+    // The detection sort key packs a first-octave row and column into 14 bits each.
+    if (octaveSize(w, opt.firstOctave) > MAX_OCTAVE_SIDE || octaveSize(h, opt.firstOctave) > MAX_OCTAVE_SIDE) return false;
     const { maxStorageBufferBindingSize, maxBufferSize } = this.device.limits;
-    return bytes <= Math.min(maxStorageBufferBindingSize, maxBufferSize);
+    return largestBinding(w, h, opt) <= Math.min(maxStorageBufferBindingSize, maxBufferSize);
   }
 
   /** Runs SIFT.md sections 2-7 on a gray image in [0, 1]. */
@@ -167,7 +171,7 @@ export class SiftGpu {
     const h0 = octaveSize(image.height, oMin);
     const plane0 = w0 * h0;
     if (!this.fits(image.width, image.height, opt)) {
-      throw new RangeError(`SiftGpu: octave ${oMin} of a ${image.width}x${image.height} image needs a ${largestBinding(image.width, image.height, opt)}-byte binding; this device allows ${device.limits.maxStorageBufferBindingSize} (use the WASM path or a smaller maxImageSize)`);
+      throw new RangeError(`SiftGpu: a ${image.width}x${image.height} image does not fit: octave ${oMin} needs a ${largestBinding(image.width, image.height, opt)}-byte binding (device: ${device.limits.maxStorageBufferBindingSize}) and sides <= ${MAX_OCTAVE_SIDE}; use the WASM path or a smaller maxImageSize`);
     }
     const pool = new BufferPool(device);
     const octaves: OctaveKeypoints[] = [];
