@@ -7,7 +7,7 @@ import { acquireGpu } from "./device";
 import { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
 import { loadShaderSources } from "./shader-sources";
 import { SiftGpu, extractSiftGpu } from "./sift-gpu";
-import { syntheticImage } from "./test-images";
+import { syntheticImage } from "./synthetic-image";
 
 export interface BrowserRunResult {
   adapter: string;

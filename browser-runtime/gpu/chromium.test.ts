@@ -11,7 +11,7 @@ import { loadEngine } from "../../engine-wasm/ts/engine";
 import { extractSift, matchDescriptors } from "../../engine-wasm/ts/feature";
 import { compareSift } from "./agreement";
 import type { BrowserRunResult } from "./chromium-page";
-import { syntheticImage } from "./test-images";
+import { syntheticImage } from "./synthetic-image";
 import { CHROMIUM, ensureWebGpuSystemDeps } from "./test-support";
 
 const FLAGS = ["--headless", "--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking",

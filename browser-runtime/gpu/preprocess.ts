@@ -89,16 +89,3 @@ export function prepareIntensity(gray: Float32Array | Uint8Array, width: number,
   return { width: newWidth, height: newHeight, data, sx: Math.fround(width / newWidth), sy: Math.fround(height / newHeight) };
 }
 
-/**
- * 8-bit gray from interleaved RGB(A) (SIFT.md 1.1): BT.709 luma as COLMAP gets it from FreeImage
- * (`rec709`, default) or BT.601 (`rec601`), rounded; alpha ignored.
- */
-export function grayFromRgb(pixels: Uint8Array | Uint8ClampedArray, channels: 3 | 4, luma: "rec709" | "rec601" = "rec709"): Uint8Array {
-  const [wr, wg, wb] = luma === "rec709" ? [0.2126, 0.7152, 0.0722] : [0.299, 0.587, 0.114];
-  const gray = new Uint8Array(pixels.length / channels);
-  for (let i = 0; i < gray.length; i++) {
-    const p = i * channels;
-    gray[i] = Math.min(255, Math.round(wr * pixels[p]! + wg * pixels[p + 1]! + wb * pixels[p + 2]!));
-  }
-  return gray;
-}

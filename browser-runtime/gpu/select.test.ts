@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { loadEngine } from "../../engine-wasm/ts/engine";
 import { selectSiftStages } from "./select";
 import { loadShaderSources } from "./shader-sources";
-import { syntheticImage } from "./test-images";
+import { syntheticImage } from "./synthetic-image";
 import { testGpu } from "./test-support";
 
 const gpu = await testGpu();

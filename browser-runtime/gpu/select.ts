@@ -11,7 +11,7 @@ import type { GpuContext } from "./device";
 import { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
 import type { ShaderSources } from "./shader-sources";
 import { SiftGpu, extractSiftGpu } from "./sift-gpu";
-import { syntheticImage } from "./test-images";
+import { syntheticImage } from "./synthetic-image";
 
 export type SiftPath = "wasm" | "webgpu";
 

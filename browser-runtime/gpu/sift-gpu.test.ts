@@ -8,7 +8,8 @@ import { compareSift, matchAgreement } from "./agreement";
 import { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
 import { loadShaderSources } from "./shader-sources";
 import { SiftGpu, extractSiftGpu, gaussianTaps } from "./sift-gpu";
-import { loadGrayPhoto, syntheticImage, type GrayPhoto } from "./test-images";
+import { syntheticImage } from "./synthetic-image";
+import { loadGrayPhoto, type GrayPhoto } from "./test-images";
 import { testGpu } from "./test-support";
 
 const gpu = await testGpu();
