@@ -1,0 +1,49 @@
+#include "estimators/homography_matrix.h"
+
+#include <Eigen/Dense>
+
+#include "estimators/fundamental_matrix.h"
+
+namespace edgesfm {
+
+void HomographyMatrixEstimator::Estimate(const std::vector<X_t>& points1,
+                                         const std::vector<Y_t>& points2,
+                                         std::vector<M_t>* models) {
+  models->clear();
+  if (points1.size() < 4 || points1.size() != points2.size()) return;
+  std::vector<Eigen::Vector2d> n1, n2;
+  const Eigen::Matrix3d T1 = CenterAndNormalizeImagePoints(points1, &n1);
+  const Eigen::Matrix3d T2 = CenterAndNormalizeImagePoints(points2, &n2);
+  // Two rows of x2 x (H x1) = 0 per correspondence, H row-major.
+  Eigen::Matrix<double, 9, 9> AtA = Eigen::Matrix<double, 9, 9>::Zero();
+  for (size_t i = 0; i < n1.size(); ++i) {
+    const double x1 = n1[i].x(), y1 = n1[i].y(), x2 = n2[i].x(), y2 = n2[i].y();
+    Eigen::Matrix<double, 2, 9> rows;
+    rows << -x1, -y1, -1, 0, 0, 0, x2 * x1, x2 * y1, x2,  //
+        0, 0, 0, -x1, -y1, -1, y2 * x1, y2 * y1, y2;
+    AtA.noalias() += rows.transpose() * rows;
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> eigen(AtA);
+  const Eigen::Matrix<double, 9, 1> h = eigen.eigenvectors().col(0);
+  const Eigen::Matrix3d H_normalized =
+      Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(h.data());
+  const Eigen::Matrix3d H = T2.inverse() * H_normalized * T1;
+  if (!H.allFinite() || std::abs(H(2, 2)) < 1e-300) {
+    if (H.allFinite() && H.norm() > 0) models->push_back(H / H.norm());
+    return;
+  }
+  models->push_back(H / H(2, 2));
+}
+
+void HomographyMatrixEstimator::Residuals(const std::vector<X_t>& points1,
+                                          const std::vector<Y_t>& points2, const M_t& H,
+                                          std::vector<double>* residuals) {
+  residuals->resize(points1.size());
+  for (size_t i = 0; i < points1.size(); ++i) {
+    const Eigen::Vector3d mapped = H * points1[i].homogeneous();
+    (*residuals)[i] = mapped.z() == 0 ? std::numeric_limits<double>::max()
+                                      : (mapped.hnormalized() - points2[i]).squaredNorm();
+  }
+}
+
+}  // namespace edgesfm
