@@ -94,26 +94,20 @@ export class SiftGpu {
     ];
     await Promise.all(entries.map(async ([module, entryPoint]) => {
       const key = `${module}:${entryPoint}`;
-      if (this.pipelines.has(key)) return;
-      const p = await this.device.createComputePipelineAsync({
-        label: key,
-        layout: "auto",
-        compute: { module: this.device.createShaderModule({ label: module, code: this.sources[module] }), entryPoint },
-      });
-      this.pipelines.set(key, p);
+      if (!this.pipelines.has(key)) this.pipelines.set(key, await this.device.createComputePipelineAsync(this.pipelineDescriptor(module, entryPoint)));
     }));
+  }
+
+  private pipelineDescriptor(module: keyof ShaderSources, entryPoint: string): GPUComputePipelineDescriptor {
+    const label = `${module}:${entryPoint}`;
+    return { label, layout: "auto", compute: { module: this.device.createShaderModule({ label: module, code: this.sources[module] }), entryPoint } };
   }
 
   private pipeline(module: keyof ShaderSources, entryPoint: string): GPUComputePipeline {
     const key = `${module}:${entryPoint}`;
     let p = this.pipelines.get(key);
     if (!p) {
-      const code = this.sources[module];
-      p = this.device.createComputePipeline({
-        label: key,
-        layout: "auto",
-        compute: { module: this.device.createShaderModule({ label: module, code }), entryPoint },
-      });
+      p = this.device.createComputePipeline(this.pipelineDescriptor(module, entryPoint));
       this.pipelines.set(key, p);
     }
     return p;
@@ -135,7 +129,7 @@ export class SiftGpu {
     pass.dispatchWorkgroups(groups[0], groups[1] ?? 1, groups[2] ?? 1);
   }
 
-  /** Blurs plane `srcPlane` of `src` into plane `dstPlane` of `dst` (through `temp`). */
+  /** Blurs the plane at element `srcOffset` of `src` into the plane at `dstOffset` of `dst`, through `temp`. */
   private blur(pool: BufferPool, pass: GPUComputePassEncoder, src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, temp: GPUBuffer, w: number, h: number, sigma: number): void {
     const taps = gaussianTaps(sigma);
     const radius = (taps.length - 1) / 2;
