@@ -1,0 +1,228 @@
+#include "sfm/incremental_pipeline.h"
+
+#include <algorithm>
+
+namespace edgesfm {
+
+CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images, const std::vector<ImagePairMatches>& pairs,
+                                             int min_num_matches) {
+  CorrespondenceGraph graph;
+  std::vector<image_t> ids;
+  for (const auto& entry : images.Images()) ids.push_back(entry.first);
+  std::sort(ids.begin(), ids.end());
+  for (image_t id : ids) graph.AddImage(id, images.ImageAt(id).NumPoints2D());
+  for (const ImagePairMatches& pair : pairs) {
+    if (pair.type == "undefined" || pair.type == "degenerate" || pair.type == "watermark" || pair.type == "multiple") {
+      continue;
+    }
+    if (static_cast<int>(pair.matches.size()) < min_num_matches) continue;
+    if (!graph.ExistsImage(pair.image_id1) || !graph.ExistsImage(pair.image_id2)) continue;
+    graph.AddCorrespondences(pair.image_id1, pair.image_id2, pair.matches);
+  }
+  graph.Finalize();
+  return graph;
+}
+
+IncrementalPipeline::IncrementalPipeline(const IncrementalPipelineOptions& options, Reconstruction input,
+                                         CorrespondenceGraph correspondence_graph)
+    : options_(options), input_(std::move(input)), graph_(std::move(correspondence_graph)) {
+  input_.SetUp(graph_);
+}
+
+std::vector<const Reconstruction*> IncrementalPipeline::Models() const {
+  std::vector<const Reconstruction*> models;
+  for (const Reconstruction& m : models_) models.push_back(&m);
+  if (has_current_) models.push_back(&current_);
+  return models;
+}
+
+ReconstructionBundleAdjustmentOptions IncrementalPipeline::LocalBaOptions() const {
+  ReconstructionBundleAdjustmentOptions ba = options_.ba;
+  ba.solver.max_num_iterations = std::min(ba.solver.max_num_iterations, options_.ba_local_max_num_iterations);
+  return ba;
+}
+
+ReconstructionBundleAdjustmentOptions IncrementalPipeline::GlobalBaOptions() const {
+  ReconstructionBundleAdjustmentOptions ba = options_.ba;
+  ba.solver.max_num_iterations = std::min(ba.solver.max_num_iterations, options_.ba_global_max_num_iterations);
+  return ba;
+}
+
+bool IncrementalPipeline::Step() {
+  snapshot_due_ = false;
+  switch (phase_) {
+    case Phase::kStartModel:
+      StartModel();
+      break;
+    case Phase::kGrowModel:
+      GrowModel();
+      break;
+    case Phase::kFinishModel:
+      FinishModel();
+      break;
+    case Phase::kDone:
+      break;
+  }
+  return phase_ != Phase::kDone;
+}
+
+void IncrementalPipeline::Run(const std::function<void(const IncrementalPipeline&)>& on_snapshot) {
+  while (Step()) {
+    if (SnapshotDue() && on_snapshot) on_snapshot(*this);
+  }
+}
+
+void IncrementalPipeline::CountRegistration() {
+  num_registrations_total_ += 1;
+  if (options_.snapshot_frames_freq > 0 && num_registrations_total_ % options_.snapshot_frames_freq == 0) {
+    snapshot_due_ = true;
+  }
+}
+
+void IncrementalPipeline::StartModel() {
+  if (num_models_started_ >= options_.max_num_models) {
+    phase_ = Phase::kDone;
+    return;
+  }
+  current_ = input_;
+  has_current_ = true;
+  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_);
+  const bool given_pair = num_models_started_ == 0 && options_.init_image_id1 != kInvalidImageId &&
+                          options_.init_image_id2 != kInvalidImageId;
+  num_models_started_ += 1;
+
+  // COLMAP's relaxations when no pair qualifies: half the inliers, then half the angle.
+  IncrementalMapperOptions mapper_options = options_.mapper;
+  bool initialized = false;
+  for (int relaxation = 0; relaxation < 3 && !initialized; ++relaxation) {
+    if (relaxation == 1) mapper_options.init_min_num_inliers /= 2;
+    if (relaxation == 2) mapper_options.init_min_tri_angle /= 2;
+    // A relaxation may retry the pairs that failed the stricter thresholds.
+    if (relaxation == 0) {
+      mapper_->SetState({}, init_num_reg_trials_, tried_init_pairs_);
+    } else {
+      mapper_->SetState({}, {}, {});
+    }
+    if (given_pair) {
+      initialized = mapper_->RegisterInitialImagePair(mapper_options, options_.init_image_id1, options_.init_image_id2);
+      continue;
+    }
+    image_t id1, id2;
+    while (!initialized && mapper_->FindInitialImagePair(mapper_options, &id1, &id2)) {
+      initialized = mapper_->RegisterInitialImagePair(mapper_options, id1, id2);
+      if (!initialized) current_ = input_;  // a failed pair leaves nothing behind
+    }
+  }
+  for (const auto& [id, n] : mapper_->InitNumRegTrials()) {
+    init_num_reg_trials_[id] = std::max(init_num_reg_trials_[id], n);
+  }
+  tried_init_pairs_.insert(mapper_->TriedInitPairs().begin(), mapper_->TriedInitPairs().end());
+  if (!initialized) {
+    has_current_ = false;
+    mapper_.reset();
+    phase_ = Phase::kDone;
+    return;
+  }
+  mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
+  mapper_->FilterPoints(options_.mapper);
+  num_reg_images_at_global_ba_ = current_.NumRegImages();
+  num_points_at_global_ba_ = current_.NumPoints3D();
+  CountRegistration();
+  CountRegistration();
+  phase_ = Phase::kGrowModel;
+}
+
+void IncrementalPipeline::GrowModel() {
+  for (image_t image_id : mapper_->FindNextImages(options_.mapper)) {
+    if (!mapper_->RegisterNextImage(options_.mapper, image_id)) continue;
+    mapper_->TriangulateImage(options_.triangulation, image_id);
+    for (int i = 0; i < options_.ba_local_max_refinements; ++i) {
+      const size_t before = current_.ComputeNumObservations();
+      const size_t changed = mapper_->AdjustLocalBundle(options_.mapper, LocalBaOptions(), options_.triangulation, image_id);
+      if (before == 0 || static_cast<double>(changed) / before < 0.001) break;
+    }
+    if (current_.NumRegImages() >= options_.ba_global_images_ratio * num_reg_images_at_global_ba_ ||
+        current_.NumPoints3D() >= options_.ba_global_points_ratio * num_points_at_global_ba_) {
+      IterativeGlobalRefinement();
+      num_reg_images_at_global_ba_ = current_.NumRegImages();
+      num_points_at_global_ba_ = current_.NumPoints3D();
+    }
+    CountRegistration();
+    return;
+  }
+  phase_ = Phase::kFinishModel;
+}
+
+void IncrementalPipeline::IterativeGlobalRefinement() {
+  mapper_->CompleteAndMergeTracks(options_.triangulation);
+  for (int i = 0; i < options_.ba_global_max_refinements; ++i) {
+    const size_t before = current_.ComputeNumObservations();
+    mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
+    size_t changed = mapper_->CompleteAndMergeTracks(options_.triangulation);
+    changed += mapper_->FilterPoints(options_.mapper);
+    if (before == 0 || static_cast<double>(changed) / before < options_.ba_global_max_refinement_change) break;
+  }
+  mapper_->FilterImages(options_.mapper);
+}
+
+void IncrementalPipeline::FinishModel() {
+  mapper_->Retriangulate(options_.triangulation);
+  IterativeGlobalRefinement();
+  current_.UpdatePoint3DErrors();
+  const size_t min_size =
+      std::min<size_t>(static_cast<size_t>(std::max(options_.min_model_size, 2)), input_.NumImages());
+  if (current_.NumRegImages() >= min_size) {
+    for (image_t id : current_.RegImageIds()) num_registrations_[id] += 1;
+    models_.push_back(std::move(current_));
+  }
+  current_ = Reconstruction();
+  has_current_ = false;
+  mapper_.reset();
+  // Another model only if some image with matches is still in no model.
+  bool remaining = false;
+  for (const auto& [id, image] : input_.Images()) {
+    if (graph_.ExistsImage(id) && graph_.NumCorrespondencesForImage(id) > 0 && num_registrations_[id] == 0) {
+      remaining = true;
+      break;
+    }
+  }
+  phase_ = options_.multiple_models && remaining ? Phase::kStartModel : Phase::kDone;
+}
+
+IncrementalPipeline::State IncrementalPipeline::SaveState() const {
+  State s;
+  s.phase = phase_;
+  s.models = models_;
+  s.has_current = has_current_;
+  if (has_current_) s.current = current_;
+  if (mapper_) s.num_reg_trials = mapper_->NumRegTrials();
+  s.init_num_reg_trials = init_num_reg_trials_;
+  s.tried_init_pairs = tried_init_pairs_;
+  s.num_registrations = num_registrations_;
+  s.num_registrations_total = num_registrations_total_;
+  s.num_reg_images_at_global_ba = num_reg_images_at_global_ba_;
+  s.num_points_at_global_ba = num_points_at_global_ba_;
+  s.num_models_started = num_models_started_;
+  return s;
+}
+
+void IncrementalPipeline::RestoreState(State s) {
+  phase_ = s.phase;
+  models_ = std::move(s.models);
+  has_current_ = s.has_current;
+  current_ = std::move(s.current);
+  num_registrations_ = std::move(s.num_registrations);
+  num_registrations_total_ = s.num_registrations_total;
+  num_reg_images_at_global_ba_ = s.num_reg_images_at_global_ba;
+  num_points_at_global_ba_ = s.num_points_at_global_ba;
+  num_models_started_ = s.num_models_started;
+  init_num_reg_trials_ = std::move(s.init_num_reg_trials);
+  tried_init_pairs_ = std::move(s.tried_init_pairs);
+  mapper_.reset();
+  if (has_current_) {
+    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_);
+    mapper_->SetState(std::move(s.num_reg_trials), init_num_reg_trials_, tried_init_pairs_);
+  }
+}
+
+}  // namespace edgesfm

@@ -1,0 +1,143 @@
+// The incremental mapping pipeline of spec 2.12 (PipelineSpec `incremental`), after
+// COLMAP's IncrementalMapperController (Schönberger & Frahm, "Structure-from-Motion
+// Revisited", CVPR 2016): models are started from an initial pair (given, or chosen,
+// with COLMAP's relaxations when none qualifies), grown by next-best-view registration
+// with local bundle adjustment after each image and global refinement whenever the
+// model has grown by `ba_global_images_ratio` / `ba_global_points_ratio`, and finished
+// by retriangulation and global refinement; with `multiple_models`, further models
+// start from images no earlier model registered, up to `max_num_models`.
+//
+// The pipeline is a resumable state machine: Step() does one unit of work (start a
+// model, register one image, or finish a model), so a caller can report progress,
+// take snapshots every `snapshot_frames_freq` registrations, and checkpoint
+// (sfm/mapping_checkpoint.h) between steps. Random choices derive from `seed` and the
+// decision they serve, so a run is deterministic and a resumed run continues alike.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sfm/incremental_mapper.h"
+
+namespace edgesfm {
+
+struct IncrementalPipelineOptions {
+  // Spec 2.12 PipelineSpec (incremental).
+  uint64_t seed = 0;
+  int snapshot_frames_freq = 50;  // <= 0: never
+  image_t init_image_id1 = kInvalidImageId;  // init_image_pair, both or neither
+  image_t init_image_id2 = kInvalidImageId;
+  bool multiple_models = true;
+  int max_num_models = 50;
+  int min_num_matches = 15;
+  // Models with fewer images than min(min_model_size, number of images) are dropped.
+  int min_model_size = 10;
+  // Spec 2.12 BundleAdjustmentSpec, for local and global adjustments.
+  ReconstructionBundleAdjustmentOptions ba;
+  int ba_local_max_num_iterations = 25;
+  int ba_global_max_num_iterations = 50;
+  int ba_local_max_refinements = 2;
+  double ba_global_images_ratio = 1.1;
+  double ba_global_points_ratio = 1.1;
+  int ba_global_max_refinements = 5;
+  double ba_global_max_refinement_change = 0.0005;
+  IncrementalMapperOptions mapper;
+  IncrementalTriangulatorOptions triangulation;
+};
+
+// Verified matches of one image pair (spec 2.14 two_view_geometries.json).
+struct ImagePairMatches {
+  image_t image_id1 = kInvalidImageId;
+  image_t image_id2 = kInvalidImageId;
+  CorrespondenceGraph::Matches matches;
+  // Spec 2.14 type; pairs typed `undefined`, `degenerate`, `watermark` or `multiple`
+  // carry no usable geometry and are skipped, as COLMAP does.
+  std::string type = "calibrated";
+};
+
+// The correspondence graph of `images` from the verified pairs with at least
+// `min_num_matches` matches.
+CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images, const std::vector<ImagePairMatches>& pairs,
+                                             int min_num_matches);
+
+class IncrementalPipeline {
+ public:
+  enum class Phase : int { kStartModel = 0, kGrowModel = 1, kFinishModel = 2, kDone = 3 };
+
+  // `input`: cameras and images with keypoints, nothing registered.
+  IncrementalPipeline(const IncrementalPipelineOptions& options, Reconstruction input,
+                      CorrespondenceGraph correspondence_graph);
+
+  // One unit of work; false once the pipeline is done.
+  bool Step();
+  // Runs to the end, calling `on_snapshot` every snapshot_frames_freq registrations.
+  void Run(const std::function<void(const IncrementalPipeline&)>& on_snapshot = nullptr);
+
+  Phase phase() const { return phase_; }
+  bool Done() const { return phase_ == Phase::kDone; }
+  // True right after the Step that made the registration count a multiple of
+  // snapshot_frames_freq.
+  bool SnapshotDue() const { return snapshot_due_; }
+  size_t NumRegistrations() const { return num_registrations_total_; }
+
+  // Finished models, then the model being built (if any).
+  std::vector<const Reconstruction*> Models() const;
+  const std::vector<Reconstruction>& FinishedModels() const { return models_; }
+  const Reconstruction& Input() const { return input_; }
+  const CorrespondenceGraph& Graph() const { return graph_; }
+  const IncrementalPipelineOptions& Options() const { return options_; }
+
+  // Everything a checkpoint needs (sfm/mapping_checkpoint.h).
+  struct State {
+    Phase phase = Phase::kStartModel;
+    std::vector<Reconstruction> models;
+    bool has_current = false;
+    Reconstruction current;
+    std::unordered_map<image_t, int> num_reg_trials;  // of the current model
+    std::unordered_map<image_t, int> init_num_reg_trials;
+    std::set<std::pair<image_t, image_t>> tried_init_pairs;
+    std::unordered_map<image_t, int> num_registrations;  // per image, over finished models
+    size_t num_registrations_total = 0;
+    size_t num_reg_images_at_global_ba = 0;
+    size_t num_points_at_global_ba = 0;
+    int num_models_started = 0;
+  };
+  State SaveState() const;
+  void RestoreState(State state);
+
+ private:
+  ReconstructionBundleAdjustmentOptions LocalBaOptions() const;
+  ReconstructionBundleAdjustmentOptions GlobalBaOptions() const;
+  void StartModel();
+  void GrowModel();
+  void FinishModel();
+  // Global BA with track completion/merging and filtering, repeated while they change
+  // more than ba_global_max_refinement_change of the observations.
+  void IterativeGlobalRefinement();
+  void CountRegistration();
+
+  IncrementalPipelineOptions options_;
+  Reconstruction input_;
+  CorrespondenceGraph graph_;
+  Phase phase_ = Phase::kStartModel;
+  std::vector<Reconstruction> models_;
+  bool has_current_ = false;
+  Reconstruction current_;
+  std::unique_ptr<IncrementalMapper> mapper_;
+  std::unordered_map<image_t, int> num_registrations_;
+  // Initial pairs tried and initialisation trials per image, kept across models so a
+  // discarded model's pair is not tried again.
+  std::unordered_map<image_t, int> init_num_reg_trials_;
+  std::set<std::pair<image_t, image_t>> tried_init_pairs_;
+  size_t num_registrations_total_ = 0;
+  size_t num_reg_images_at_global_ba_ = 0;
+  size_t num_points_at_global_ba_ = 0;
+  int num_models_started_ = 0;
+  bool snapshot_due_ = false;
+};
+
+}  // namespace edgesfm
