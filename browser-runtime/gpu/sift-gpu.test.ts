@@ -118,13 +118,13 @@ describe("SIFT Gaussian taps", () => {
 });
 
 describe.skipIf(noGpu)("WGSL SIFT options", () => {
-  it("agrees with the WASM path for upright L2 features with up to 4 orientations and a small budget", async () => {
+  it("agrees with the WASM path for upright L2 features, 4 orientations, a small budget, other octave ranges", async () => {
     if ("error" in gpu) return;
     const engine = await loadEngine();
     const sift = new SiftGpu(gpu.device, await loadShaderSources(), !gpu.isFallbackAdapter);
     const [w, h] = [128, 96];
     const image = syntheticImage(w, h);
-    for (const options of [{ upright: true, normalization: "l2" as const }, { maxNumOrientations: 4 }, { maxNumFeatures: 20 }, { firstOctave: 0, numOctaves: 2 }]) {
+    for (const options of [{ upright: true, normalization: "l2" as const }, { maxNumOrientations: 4 }, { maxNumFeatures: 20 }, { firstOctave: 0, numOctaves: 2 }, { firstOctave: 1, numOctaves: 2 }, { numOctaves: 9 }]) {
       const a = extractSift(engine, image, w, h, options);
       const b = await extractSiftGpu(sift, image, w, h, options);
       const agreement = compareSift(a, b);
