@@ -1,8 +1,11 @@
 import { SELF, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProgressEvent } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { BASE, call, expectProblem, uploadBlob } from "../test/helpers";
+
+// Each test drives a whole job through many Durable Object calls; on a loaded machine that takes seconds.
+vi.setConfig({ testTimeout: 30_000 });
 
 const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
 const newRunner = (name = "r", extra: { authorization?: string; stages?: string[] } = {}) =>
@@ -47,19 +50,23 @@ function parseSse(text: string) {
     });
 }
 
-/** Lets a lease lapse as if its TTL had passed, then runs the job's alarm. */
+/** Lets the job's leases lapse as if their TTL had passed, then runs the alarm the lease set. */
 async function expireLeases(jid: string) {
   const stub = jobStub(jid);
   await runInDurableObject(stub, (_o, state) => {
     state.storage.sql.exec("UPDATE leases SET expires_at = 0 WHERE state = 'active'");
   });
-  await runInDurableObjectAlarmNow(stub);
-}
-
-async function runInDurableObjectAlarmNow(stub: DurableObjectStub) {
-  await runInDurableObject(stub, async (_o, state) => state.storage.setAlarm(Date.now()));
   expect(await runDurableObjectAlarm(stub)).toBe(true);
 }
+
+// The tenant's queue is shared by every test: leave no job that a later test's runner could lease.
+afterEach(async () => {
+  for (const status of ["pending", "running"]) {
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) {
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    }
+  }
+});
 
 describe("stage jobs (4.6) and the runner protocol", () => {
   it("a features job is accepted, leased, progresses, completes with outputs; the same submission again is a cache hit", async () => {
@@ -112,5 +119,538 @@ describe("stage jobs (4.6) and the runner protocol", () => {
 
     const other = await features(did, { max_num_features: 2000 });
     expect((await job(other.json.job_id)).tasks[0].cache_key).not.toBe(done.tasks[0].cache_key);
+  });
+});
+
+/** A live SSE reader: frames as they arrive (events and comments), until the server closes. */
+async function openSse(jid: string, headers: Record<string, string> = {}) {
+  const res = await SELF.fetch(`${BASE}/v1/jobs/${jid}/events`, { headers });
+  expect(res.status).toBe(200);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  return {
+    /** The next frame: an event, a comment (`: ...`) or null once the stream closed. */
+    async next(): Promise<{ id: number; data: any } | { comment: string } | null> {
+      for (;;) {
+        const end = buffer.indexOf("\n\n");
+        if (end >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(frame);
+          if (data) return { id: Number(/^id: (\d+)$/m.exec(frame)![1]), data: JSON.parse(data[1]!) };
+          const comment = /^: ?(.*)$/m.exec(frame);
+          if (comment) return { comment: comment[1]! };
+          continue;
+        }
+        const { done, value } = await reader.read();
+        if (done) return null;
+        buffer += value;
+      }
+    },
+    /** The next event, skipping comments. */
+    async event() {
+      for (;;) {
+        const f = await this.next();
+        if (f === null || "id" in f) return f;
+      }
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+async function runningFeatures(images = 3) {
+  const { pid, did } = await dataset(images);
+  const r = await features(did);
+  const runner = newRunner();
+  await runner.register();
+  const lease = (await runner.lease())!;
+  return { pid, did, jid: r.json.job_id as string, runner, lease };
+}
+
+describe("pipelines (4.7)", () => {
+  it("chain extract -> match -> verify -> map, each leasable only after the one before; a real reconstruction; a resubmission is all cache hits", async () => {
+    const { pid, did } = await dataset(2);
+    const r = await pipeline(pid, did, { features: { max_num_features: 500 }, ba: { mode: "standard" } });
+    expect(r.status).toBe(202);
+    expect(r.json.task_ids).toHaveLength(4);
+    expect(r.json.recon_id).toEqual(expect.any(String));
+    const detail = await job(r.json.job_id);
+    expect(detail.tasks.map((t: any) => t.kind)).toEqual(["extract", "match", "verify", "map"]);
+    expect(detail.tasks.map((t: any) => t.depends_on)).toEqual([[], [r.json.task_ids[0]], [r.json.task_ids[1]], [r.json.task_ids[2]]]);
+    expect(detail.recon_id).toBe(r.json.recon_id);
+    expect(detail._links).toMatchObject({ self: { href: `/v1/jobs/${r.json.job_id}` }, events: expect.any(Object), ws: expect.any(Object) });
+
+    const [a, b] = [newRunner("a"), newRunner("b")];
+    await a.register();
+    await b.register();
+    const first = (await a.lease())!;
+    expect(first.task.kind).toBe("extract");
+    expect(await b.lease()).toBeNull(); // match waits for extract
+    await a.work(first);
+    const second = (await b.lease())!;
+    expect(second.task.kind).toBe("match");
+    expect(second.inputs.upstream).toEqual([{ task_id: first.task.task_id, kind: "extract", outputs_ref: expect.objectContaining({ artifacts: expect.any(Array) }) }]);
+    // An upstream output is readable through the lease.
+    const digests = second.inputs.upstream[0]!.outputs_ref.artifacts[0]!.files[0]!.blob_sha;
+    expect((await b.call("GET", `/v1/leases/${second.lease_id}/blobs/${digests}`)).status).toBe(200);
+    await b.work(second);
+    expect(await b.drain()).toBe(2);
+    const map = (await job(r.json.job_id)).tasks[3];
+    expect(map).toMatchObject({ status: "succeeded" });
+    expect((await job(r.json.job_id)).status).toBe("succeeded");
+    const p = await progress(r.json.job_id);
+    expect(p).toMatchObject({ progress: 1, total_tasks: 4, completed_tasks: 4, current_task_id: null, current_phase: "incremental_register" });
+
+    const again = await pipeline(pid, did, { features: { max_num_features: 500 }, ba: { mode: "standard" } });
+    expect(again.json.recon_id).toBe(r.json.recon_id);
+    const hit = await job(again.json.job_id);
+    expect(hit.status).toBe("succeeded");
+    expect(hit.tasks.every((t: any) => t.cache_hit)).toBe(true);
+    const events = await sse(again.json.job_id);
+    expect(events.map((e) => e.data.kind).filter((k) => k === "phase_completed")).toHaveLength(4);
+    expect(events.at(-1)!.data).toMatchObject({ kind: "job_status", status: "succeeded" });
+  });
+
+  it("422 when spec.kind differs from the recipe; 404 for a dataset of another project", async () => {
+    const { pid, did } = await dataset(1);
+    const r = await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "global" } });
+    expectProblem(r, 422, "validation");
+    expect(r.json.errors[0].path).toBe("spec.kind");
+    const other = await dataset(1);
+    expectProblem(await pipeline(other.pid, did), 404, "not_found");
+  });
+
+  it("501 capability_unavailable names the canonical capability", async () => {
+    const { pid, did } = await dataset(1);
+    const cases: [Promise<any>, string][] = [
+      [call("POST", `/v1/projects/${pid}/pipelines/global`, { dataset_id: did, spec: { kind: "global" } }), "pipelines.global"],
+      [pipeline(pid, did, { features: { type: "superpoint" } }), "features.extract.superpoint"],
+      [pipeline(pid, did, { pairs: { strategy: "sequential" } }), "pairs.sequential"],
+      [pipeline(pid, did, { matcher: { type: "lightglue" } }), "matchers.lightglue"],
+      [pipeline(pid, did, { ba: { mode: "two_stage" } }), "ba.two_stage"],
+      [features(did, { type: "disk" }), "features.extract.disk"],
+      [call("POST", `/v1/datasets/${did}/matches`, { pairs: { strategy: "vocabtree" } }), "pairs.vocabtree"],
+    ];
+    for (const [p, capability] of cases) {
+      const r = await p;
+      expectProblem(r, 501, "capability_unavailable");
+      expect(r.json.capability).toBe(capability);
+    }
+    expect((await call("GET", "/v1/jobs?page_size=500")).json.items.filter((j: any) => j.project_id === pid)).toHaveLength(0);
+  });
+});
+
+describe("stage submission rules (4.6, 7)", () => {
+  it("a dataset with no registered images answers 422 and creates no job", async () => {
+    const { did } = await dataset(0);
+    const before = (await call("GET", "/v1/jobs")).json.total;
+    for (const path of ["features", "matches", "verify"]) {
+      const r = await call("POST", `/v1/datasets/${did}/${path}`, {});
+      expectProblem(r, 422, "validation");
+    }
+    expect((await call("GET", "/v1/jobs")).json.total).toBe(before);
+  });
+
+  it("specs take their defaults and deprecated aliases; matches and verify are single-task jobs", async () => {
+    const { did } = await dataset(1);
+    const f = await features(did, { sift_max_num_features: 1234, sift_first_octave: -1, extractor_options: { peak_threshold: 0.01 } });
+    expect(f.status).toBe(202);
+    const runner = newRunner("aliases", { stages: ["extract"] });
+    await runner.register();
+    const lease = (await runner.lease())!;
+    expect(lease.task.params.features).toEqual({
+      version: 1,
+      type: "sift",
+      max_num_features: 1234,
+      use_gpu: true,
+      seed: 0,
+      backend_options: { peak_threshold: 0.01, first_octave: -1 },
+    });
+    await runner.work(lease);
+    const m = await call("POST", `/v1/datasets/${did}/matches`, { matcher: { matcher_options: { a: 1 } } });
+    expect(m.status).toBe(202);
+    expect((await job(m.json.job_id)).tasks.map((t: any) => t.kind)).toEqual(["match"]);
+    const v = await call("POST", `/v1/datasets/${did}/verify`, { spec: { min_inlier_ratio: 0.5 } });
+    expect((await job(v.json.job_id)).recipe).toBe("verify");
+  });
+
+  it("bad input on every body answers 422 with errors[]", async () => {
+    const { pid, did } = await dataset(1);
+    const bad: [string, string, unknown][] = [
+      ["POST", `/v1/datasets/${did}/features`, { spec: { type: "orb" } }],
+      ["POST", `/v1/datasets/${did}/features`, { spec: { provider: "-bad" } }],
+      ["POST", `/v1/datasets/${did}/features`, { spec: { provider: "x".repeat(65) } }],
+      ["POST", `/v1/datasets/${did}/features`, { spec: { version: 2 } }],
+      ["POST", `/v1/datasets/${did}/features`, { spec: { max_num_features: 10, sift_max_num_features: 20 } }],
+      ["POST", `/v1/datasets/${did}/features`, { spec: { type: "superpoint", sift_first_octave: 0 } }],
+      ["POST", `/v1/datasets/${did}/matches`, { pairs: { strategy: "explicit" } }],
+      ["POST", `/v1/datasets/${did}/matches`, { pairs: { pairs_blob_sha: "abc" } }],
+      ["POST", `/v1/datasets/${did}/matches`, { matcher: { max_ratio: 2 } }],
+      ["POST", `/v1/datasets/${did}/matches`, { input_artifacts: { features: { artifact_id: "nope", kind: "features.local.v1" } } }],
+      ["POST", `/v1/datasets/${did}/verify`, { spec: { min_inlier_ratio: -1 } }],
+      ["POST", `/v1/projects/${pid}/pipelines/incremental`, { spec: { kind: "incremental" } }],
+      ["POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental", max_num_models: 0 } }],
+      ["POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "nope" } }],
+      ["POST", "/v1/runners", { name: "r", stages: [], runtime_versions: {} }],
+      ["POST", "/v1/runners", { name: "r", stages: ["paint"], runtime_versions: {} }],
+      ["GET", "/v1/jobs?status=done", undefined],
+    ];
+    for (const [method, path, body] of bad) {
+      const r = await call(method, path, body);
+      expectProblem(r, 422, "validation");
+      expect(r.json.errors.length).toBeGreaterThan(0);
+    }
+    const { runner, lease, jid } = await runningFeatures(1);
+    const leaseBad: [string, string, unknown][] = [
+      ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [] }],
+      ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "phase_progress", phase: "teleport", current: 1, total: 2, rate: null }] }],
+      ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "error", error_class: "X", message: "m", detail: null }] }],
+      ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "phase_started", phase: "feature_extraction" }] }],
+      ["PUT", `/v1/leases/${lease.lease_id}/checkpoint`, { blob_sha: "0".repeat(64), byte_size: 1 }],
+      ["POST", `/v1/leases/${lease.lease_id}:fail`, { message: "no class" }],
+    ];
+    for (const [method, path, body] of leaseBad) expectProblem(await call(method, path, body), 422, "validation");
+    const put = await SELF.fetch(`${BASE}/v1/leases/${lease.lease_id}/blobs/${"0".repeat(64)}`, { method: "PUT", body: "x" });
+    expect(put.status).toBe(422);
+    // Nothing of that harmed the lease.
+    expect((await runner.heartbeat(lease)).directive).toBe("continue");
+    expect((await job(jid)).tasks[0].status).toBe("running");
+  });
+});
+
+describe("cancel and resume (3.1)", () => {
+  it("cancelling a pending job cancels it and its tasks at once; resume makes it pending and leasable again", async () => {
+    const { did } = await dataset(1);
+    const jid = (await features(did)).json.job_id;
+    const c = await call("POST", `/v1/jobs/${jid}:cancel`);
+    expect(c.status).toBe(200);
+    expect(c.json).toMatchObject({ status: "cancelled", cancel_requested: true, cancel_force: false });
+    expect((await job(jid)).tasks[0].status).toBe("cancelled");
+    const runner = newRunner();
+    await runner.register();
+    expect(await runner.lease()).toBeNull();
+    const r = await call("POST", `/v1/jobs/${jid}:resume`);
+    expect(r.status).toBe(202);
+    expect(r.headers.get("Location")).toBe(`/v1/jobs/${jid}`);
+    expect(r.json).toMatchObject({ status: "pending", cancel_requested: false, finished_at: null });
+    const lease = (await runner.lease())!;
+    expect(lease.task.job_id).toBe(jid);
+    await runner.work(lease);
+    expect((await job(jid)).status).toBe("succeeded");
+    expectProblem(await call("POST", `/v1/jobs/${jid}:resume`), 409, "conflict");
+    expectProblem(await call("POST", `/v1/jobs/${jid}:cancel`), 409, "conflict");
+  });
+
+  it("a cooperative cancel of a running job takes effect when the runner stops at its next boundary", async () => {
+    const { jid, runner, lease } = await runningFeatures(3);
+    const stream = await openSse(jid);
+    const c = await call("POST", `/v1/jobs/${jid}:cancel`);
+    expect(c.json).toMatchObject({ status: "running", cancel_requested: true });
+    expect((await runner.heartbeat(lease)).directive).toBe("stop");
+    expect(await runner.work(lease)).toBe("stopped"); // releases after its first image
+    const done = await job(jid);
+    expect(done).toMatchObject({ status: "cancelled", cancel_requested: true });
+    expect(done.tasks[0].status).toBe("cancelled");
+    const kinds: string[] = [];
+    for (let e = await stream.event(); e; e = await stream.event()) kinds.push(e.data.kind);
+    expect(kinds.at(-1)).toBe("job_status"); // the stream closed after the terminal event
+  });
+
+  it("force cancel: cancelled_dirty at once, the runner is told to tear down and its lease is gone", async () => {
+    const { jid, runner, lease } = await runningFeatures(2);
+    const c = await call("POST", `/v1/jobs/${jid}:cancel?force=true`);
+    expect(c.json).toMatchObject({ status: "cancelled_dirty", cancel_requested: true, cancel_force: true });
+    expect((await job(jid)).tasks[0].status).toBe("cancelled_dirty");
+    expect((await runner.heartbeat(lease)).directive).toBe("teardown");
+    expectProblem(await call("POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "warning", message: "late" }] }), 409, "conflict");
+    expectProblem(await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [] } }), 409, "conflict");
+    const r = await call("POST", `/v1/jobs/${jid}:resume`);
+    expect(r.json.status).toBe("pending");
+    expect((await job(jid)).tasks[0]).toMatchObject({ status: "pending", attempts: 1 });
+  });
+
+  it("a failing runner fails the job with error_class, error_message and an error event; resume retries the task", async () => {
+    const { jid, runner, lease } = await runningFeatures(1);
+    await runner.call("POST", `/v1/leases/${lease.lease_id}:fail`, { error_class: "OOMError", message: "out of memory", detail: { bytes: 1 } }, [204]);
+    const failed = await job(jid);
+    expect(failed).toMatchObject({ status: "failed", error_class: "OOMError", error_message: "out of memory" });
+    expect(failed.finished_at).not.toBeNull();
+    const events = await sse(jid);
+    expect(events.find((e) => e.data.kind === "error")!.data).toMatchObject({ error_class: "OOMError", message: "out of memory", detail: { bytes: 1 } });
+    expect(events.at(-1)!.data).toMatchObject({ kind: "job_status", status: "failed", error_class: "OOMError" });
+    await call("POST", `/v1/jobs/${jid}:resume`);
+    const retry = (await runner.lease())!;
+    expect(retry.task).toMatchObject({ job_id: jid, attempt: 2 });
+    await runner.work(retry);
+    expect(await job(jid)).toMatchObject({ status: "succeeded", error_class: null, error_message: null });
+  });
+
+  it("a resumed map task is leased with its latest checkpoint", async () => {
+    const { pid, did } = await dataset(1);
+    const jid = (await pipeline(pid, did)).json.job_id;
+    const runner = newRunner();
+    await runner.register();
+    for (let i = 0; i < 3; i++) await runner.work((await runner.lease())!);
+    const map = (await runner.lease())!;
+    expect(map.task.kind).toBe("map");
+    expect(map.checkpoint).toBeNull();
+    const bytes = new TextEncoder().encode("checkpoint: 12 images registered");
+    const sha = await runner.upload(map, bytes);
+    expect((await call("PUT", `/v1/leases/${map.lease_id}/checkpoint`, { blob_sha: sha, byte_size: bytes.byteLength, summary: { num_reg_images: 12 } })).status).toBe(200);
+    await runner.call("POST", `/v1/leases/${map.lease_id}:fail`, { error_class: "DeviceLost", message: "GPU device lost", detail: null }, [204]);
+    await call("POST", `/v1/jobs/${jid}:resume`);
+    const resumed = (await runner.lease())!;
+    expect(resumed.task.task_id).toBe(map.task.task_id);
+    expect(resumed.checkpoint).toEqual({ blob_sha: sha, byte_size: bytes.byteLength, summary: { num_reg_images: 12 } });
+    const got = await runner.call("GET", `/v1/leases/${resumed.lease_id}/blobs/${sha}`);
+    expect(await got.text()).toBe("checkpoint: 12 images registered");
+  });
+});
+
+describe("leases (3.2.3)", () => {
+  it("a runner that vanishes loses its lease when it expires; another runner reclaims and finishes the task", async () => {
+    const { jid, runner: gone, lease } = await runningFeatures(2);
+    await gone.events(lease, [{ kind: "phase_progress", phase: "feature_extraction", current: 1, total: 2, rate: null }]);
+    await expireLeases(jid);
+    const after = await job(jid);
+    expect(after.status).toBe("running");
+    expect(after.tasks[0]).toMatchObject({ status: "pending", attempts: 1 });
+    expect((await gone.heartbeat(lease)).directive).toBe("teardown");
+    expectProblem(await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [] } }), 409, "conflict");
+
+    const next = newRunner("next");
+    await next.register();
+    const retry = (await next.lease())!;
+    expect(retry.task).toMatchObject({ job_id: jid, attempt: 2 });
+    await next.work(retry);
+    expect((await job(jid)).status).toBe("succeeded");
+    const events = await sse(jid);
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+    expect(events.find((e) => e.data.kind === "warning")!.data.message).toMatch(/expired; the task is queued again/);
+    expect(events.filter((e) => e.data.kind === "phase_started")).toHaveLength(2);
+    // The vanished runner may lease again once its lease is gone.
+    expect(await gone.lease()).toBeNull();
+  });
+
+  it("heartbeats hold the lease; a runner holds one lease at a time", async () => {
+    const { did, runner, lease } = await runningFeatures(1);
+    await features(did, { seed: 7 });
+    const state = await runner.heartbeat(lease);
+    expect(state.directive).toBe("continue");
+    expect(Date.parse(state.expires_at)).toBeGreaterThanOrEqual(Date.parse(lease.expires_at));
+    expectProblem(await call("POST", `/v1/runners/${runner.runner!.runner_id}:lease`), 409, "conflict");
+    await runner.work(lease);
+    expect((await runner.lease())!.task.params.features).toMatchObject({ seed: 7 });
+  });
+
+  it("many runners racing for one task: exactly one wins", async () => {
+    const { did } = await dataset(1);
+    const jid = (await features(did)).json.job_id;
+    const runners = Array.from({ length: 12 }, (_, i) => newRunner(`racer${i}`));
+    await Promise.all(runners.map((r) => r.register()));
+    const leases = (await Promise.all(runners.map((r) => r.lease()))).filter((l) => l !== null);
+    expect(leases).toHaveLength(1);
+    expect(leases[0]!.task.job_id).toBe(jid);
+    expect((await job(jid)).tasks[0].attempts).toBe(1);
+  });
+
+  it("a malformed outputs_ref fails the task with a validation error and loses nothing else", async () => {
+    const { jid, runner, lease } = await runningFeatures(1);
+    await runner.events(lease, [{ kind: "metric", key: "images_per_second", value: 3.5 }]);
+    const bad = await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [{ kind: "Bad Kind" }] } });
+    expectProblem(bad, 422, "validation");
+    const failed = await job(jid);
+    expect(failed).toMatchObject({ status: "failed", error_class: "ValidationError" });
+    const kinds = (await sse(jid)).map((e) => e.data.kind);
+    expect(kinds).toContain("metric");
+    expect(kinds).toContain("error");
+    // A well-formed result that cites a blob never uploaded is refused the same way.
+    await call("POST", `/v1/jobs/${jid}:resume`);
+    const again = (await runner.lease())!;
+    const ghost = { kind: "digests.image_sha256", name: "x", artifact_format: "testrunner.image_digests.v1", schema_version: 1, media_type: "application/json", files: [{ path: "a", blob_sha: "a".repeat(64), byte_size: 1 }] };
+    const r = await call("POST", `/v1/leases/${again.lease_id}:complete`, { outputs_ref: { artifacts: [ghost] } });
+    expectProblem(r, 422, "validation");
+    expect(r.json.errors[0].code).toBe("unknown_blob");
+    // A core kind must keep its core format.
+    await call("POST", `/v1/jobs/${jid}:resume`);
+    const third = (await runner.lease())!;
+    const core = { ...ghost, kind: "features.local.v1", artifact_format: "svc.matches.indexed.v1" };
+    expectProblem(await call("POST", `/v1/leases/${third.lease_id}:complete`, { outputs_ref: { artifacts: [core] } }), 422, "validation");
+  });
+
+  it("a lease reads only its task's inputs", async () => {
+    const { runner, lease } = await runningFeatures(1);
+    const foreign = await uploadBlob(new TextEncoder().encode("not an input of this task"));
+    expectProblem(await call("GET", `/v1/leases/${lease.lease_id}/blobs/${foreign}`), 404, "not_found");
+    expectProblem(await call("GET", `/v1/leases/${lease.lease_id.slice(0, -2)}xx/blobs/${foreign}`), 404, "not_found");
+    expect((await runner.call("GET", `/v1/leases/${lease.lease_id}/blobs/${lease.inputs.dataset.images[0]!.content_sha}`)).status).toBe(200);
+  });
+
+  it("a runner of another runtime version is never offered the task", async () => {
+    const { jid } = await runningFeatures(1).then(async (r) => {
+      await r.runner.work(r.lease);
+      return r;
+    });
+    expect((await job(jid)).status).toBe("succeeded");
+    const { did } = await dataset(1);
+    await features(did);
+    const stale = await call("POST", "/v1/runners", { name: "old", stages: ["extract"], runtime_versions: { "engine-wasm": "old-build" } });
+    expect(stale.status).toBe(201);
+    expect((await call("POST", `/v1/runners/${stale.json.runner_id}:lease`)).status).toBe(204);
+  });
+});
+
+describe("progress (4.8) and the job index", () => {
+  it("terminal tasks count 1, a running one current/total, pending 0; latest_event_id is the SSE cursor", async () => {
+    const { pid, did } = await dataset(1);
+    const jid = (await pipeline(pid, did)).json.job_id;
+    expect(await progress(jid)).toMatchObject({ status: "pending", progress: 0, current_task_kind: "extract", current_phase: null });
+    const runner = newRunner();
+    await runner.register();
+    await runner.work((await runner.lease())!);
+    const match = (await runner.lease())!;
+    await runner.events(match, [{ kind: "phase_progress", phase: "matching", current: 2, total: 4, rate: 10 }]);
+    const p = await progress(jid);
+    expect(p).toMatchObject({
+      job_id: jid,
+      recipe: "incremental",
+      status: "running",
+      progress: (1 + 0.5 + 0 + 0) / 4,
+      total_tasks: 4,
+      completed_tasks: 1,
+      task_counts: { pending: 2, running: 1, succeeded: 1, failed: 0, cancelled: 0, cancelled_dirty: 0 },
+      current_task_id: match.task.task_id,
+      current_task_kind: "match",
+      current_phase: "matching",
+    });
+    expect(p.tasks[1]).toMatchObject({ kind: "match", status: "running", progress: 0.5, current: 2, total: 4, latest_event_kind: "phase_progress" });
+    expect(p.tasks[1].elapsed_seconds).toBeGreaterThanOrEqual(0);
+    expect(p.tasks[2]).toMatchObject({ progress: 0, elapsed_seconds: null, current: null });
+    // A running task without a measurable total counts 0.
+    await runner.events(match, [{ kind: "phase_progress", phase: "matching", current: 3, total: null, rate: null }]);
+    expect((await progress(jid)).progress).toBe(0.25);
+    const stream = await openSse(jid);
+    let last = 0;
+    for (let f = await stream.next(); f && !("comment" in f && f.comment === "keep-alive"); f = await stream.next()) if ("id" in f) last = f.id;
+    expect((await progress(jid)).latest_event_id).toBe(last);
+    await stream.cancel();
+  });
+
+  it("GET /v1/jobs filters by status and paginates", async () => {
+    const { did } = await dataset(1);
+    const ids = [];
+    for (let seed = 100; seed < 103; seed++) ids.push((await features(did, { seed })).json.job_id);
+    await call("POST", `/v1/jobs/${ids[1]}:cancel`);
+    const cancelled = (await call("GET", "/v1/jobs?status=cancelled&page_size=500")).json.items.map((j: any) => j.job_id);
+    expect(cancelled).toContain(ids[1]);
+    expect(cancelled).not.toContain(ids[0]);
+    const page1 = await call("GET", "/v1/jobs?page_size=2");
+    expect(page1.json.items).toHaveLength(2);
+    expect(page1.json.items[0]).toMatchObject({ job_id: expect.any(String), tenant_id: "default", _links: { self: expect.any(Object) } });
+    const page2 = await call("GET", `/v1/jobs?page_size=2&page_token=${page1.json.next_page_token}`);
+    expect(page2.json.items[0].job_id > page1.json.items[1].job_id).toBe(true);
+  });
+
+  it("unknown jobs answer 404 everywhere", async () => {
+    const id = "01J00000000000000000000000";
+    for (const [m, p] of [
+      ["GET", `/v1/jobs/${id}`],
+      ["GET", `/v1/jobs/${id}/progress`],
+      ["GET", `/v1/jobs/${id}/events`],
+      ["POST", `/v1/jobs/${id}:cancel`],
+      ["POST", `/v1/jobs/${id}:resume`],
+    ] as const) {
+      expectProblem(await call(m, p), 404, "not_found");
+    }
+  });
+
+  it("DELETE of a project answers 409 while a job is active, then deletes its jobs too", async () => {
+    const { pid, did } = await dataset(1);
+    const jid = (await features(did)).json.job_id;
+    expectProblem(await call("DELETE", `/v1/projects/${pid}`), 409, "conflict");
+    await call("POST", `/v1/jobs/${jid}:cancel`);
+    expect((await call("DELETE", `/v1/projects/${pid}`)).status).toBe(204);
+    expectProblem(await call("GET", `/v1/jobs/${jid}`), 404, "not_found");
+    expect((await call("GET", "/v1/jobs?page_size=500")).json.items.map((j: any) => j.job_id)).not.toContain(jid);
+  });
+});
+
+describe("live events (6)", () => {
+  it("SSE replays after Last-Event-ID, then forwards live with keep-alives, without gap or duplicate, and closes after the terminal event", async () => {
+    const { jid, runner, lease } = await runningFeatures(2);
+    await runner.events(lease, [{ kind: "log_line", level: "INFO", message: "hello" }]);
+    const first = await openSse(jid);
+    const seen: number[] = [];
+    for (let i = 0; i < 4; i++) seen.push((await first.event())!.id);
+    expect(seen).toEqual([1, 2, 3, 4]);
+    await first.cancel();
+
+    const resumed = await openSse(jid, { "Last-Event-ID": "2" });
+    expect((await resumed.event())!.id).toBe(3);
+    expect((await resumed.event())!.id).toBe(4);
+    const live = runner.events(lease, [{ kind: "warning", message: "live one" }]);
+    const next = (await resumed.event())!;
+    await live;
+    expect(next).toMatchObject({ id: 5, data: { kind: "warning", message: "live one", job_id: jid, task_id: lease.task.task_id, seq: 5, schema_version: 1 } });
+    // Idle streams carry keep-alive comments (one second in the tests).
+    expect(await resumed.next()).toEqual({ comment: "keep-alive" });
+    const work = runner.work(lease);
+    const rest: number[] = [];
+    for (let e = await resumed.event(); e; e = await resumed.event()) rest.push(e.id);
+    await work;
+    const all = (await sse(jid)).map((e) => e.id);
+    expect([3, 4, 5, ...rest]).toEqual(all.slice(2));
+    expect((await sse(jid, all.at(-1))).length).toBe(0);
+  });
+
+  it("WebSocket: the same stream, honouring Last-Event-ID as a query parameter, closed after the terminal event", async () => {
+    const { jid, runner, lease } = await runningFeatures(1);
+    const res = await SELF.fetch(`${BASE}/ws/v1/jobs/${jid}?last_event_id=1`, { headers: { Upgrade: "websocket" } });
+    expect(res.status).toBe(101);
+    const ws = res.webSocket!;
+    const received: any[] = [];
+    const closed = new Promise<number>((resolve) => ws.addEventListener("close", (e) => resolve(e.code)));
+    ws.addEventListener("message", (m) => received.push(JSON.parse(m.data as string)));
+    ws.accept();
+    await runner.work(lease);
+    expect(await closed).toBe(1000);
+    const ids = received.map((e) => e.event_id);
+    expect(ids[0]).toBe(2);
+    expect(ids).toEqual(ids.map((_, i) => i + 2));
+    expect(received.at(-1)).toMatchObject({ kind: "job_status", status: "succeeded" });
+    expectProblem(await call("GET", `/ws/v1/jobs/${jid}`), 426);
+  });
+});
+
+describe("who may run what", () => {
+  it("pool runners with a runner token lease only tasks of opted-in projects; a revoked token stops working", async () => {
+    const token = await call("POST", "/v1/admin/runner-tokens", { name: "volunteer" });
+    expect(token.status).toBe(201);
+    expect(token.json.raw_token).toMatch(/^sfr_/);
+    const pool = newRunner("volunteer", { authorization: `Bearer ${token.json.raw_token}` });
+    const runner = await pool.register();
+    expect(runner.pool).toBe(true);
+
+    const closed = await dataset(1);
+    const closedJob = (await features(closed.did)).json.job_id;
+    expect(await pool.lease()).toBeNull();
+
+    const open = await dataset(1, { "x-pool_opt_in": true });
+    const openJob = (await features(open.did)).json.job_id;
+    const lease = (await pool.lease())!;
+    expect(lease.task.job_id).toBe(openJob);
+    // A pool lease is usable only with the pool credential.
+    expectProblem(await call("POST", `/v1/leases/${lease.lease_id}:heartbeat`), 404, "not_found");
+    await pool.work(lease);
+    expect((await job(openJob)).status).toBe("succeeded");
+    expect((await job(closedJob)).status).toBe("pending");
+
+    await call("DELETE", `/v1/admin/runner-tokens/${token.json.token_id}`);
+    const r = await SELF.fetch(`${BASE}/v1/runners/${runner.runner_id}:lease`, { method: "POST", headers: { Authorization: `Bearer ${token.json.raw_token}` } });
+    expect(r.status).toBe(401);
+    // The tenant's own runner still sees the closed project's task.
+    const own = newRunner("own");
+    await own.register();
+    expect((await own.lease())!.task.job_id).toBe(closedJob);
   });
 });

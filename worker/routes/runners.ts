@@ -25,7 +25,7 @@ import type { AppEnv } from "../context";
 import { conflict, notFound, payloadTooLarge, validation } from "../errors";
 import { problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
-import { blobFacts, blobKey, sha256Hex } from "../services/blobs";
+import { blobKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
 import { issueRunnerToken, leaseNext, leaseScopeOf, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
 import { dispatcher, tenantStore, unwrap } from "../services/stores";
@@ -153,8 +153,10 @@ runners.openapi(
     const actual = await sha256Hex(bytes);
     if (actual !== sha) throw validation(`the body hashes to ${actual}`, [{ path: "sha", message: "SHA-256 mismatch", code: "sha_mismatch" }]);
     const key = blobKey(tenant, sha);
-    if (!(await c.env.BLOBS.head(key))) await c.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: c.req.header("Content-Type") ?? "application/octet-stream" } });
-    await tenantStore(c.env, tenant).retainJobBlob(job, await blobFacts(c.env.BLOBS, key, sha, bytes.byteLength, c.req.header("Content-Type") ?? null));
+    const mediaType = c.req.header("Content-Type") ?? "application/octet-stream";
+    if (!(await c.env.BLOBS.head(key))) await c.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: mediaType } });
+    // Stage outputs are data, not photos: no dimensions to sniff.
+    await tenantStore(c.env, tenant).retainJobBlob(job, { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null });
     unwrap(await store.recordBlob(lease_id, ls, sha, bytes.byteLength));
     return c.json({ blob_sha: sha, byte_size: bytes.byteLength }, 201);
   },

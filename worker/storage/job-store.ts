@@ -546,6 +546,8 @@ export class JobStore extends DurableObject<Env> {
     for (const ws of this.ctx.getWebSockets()) ws.close(1000, "job deleted");
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    // An empty schema again, so a late request finds no job (404) rather than no table.
+    migrate(this.ctx.storage, MIGRATIONS);
   }
 
   // ---- live streams (6): SSE and hibernatable WebSockets ----
