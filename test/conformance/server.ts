@@ -10,7 +10,8 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(): Promise<Server> {
+/** `vars` override wrangler.toml's `[vars]` of the local stack (a running deployment keeps its own). */
+export async function startServer(vars: Record<string, string> = {}): Promise<Server> {
   const given = process.env.CONFORMANCE_BASE_URL;
   if (given) return { base: given.replace(/\/$/, ""), stop: async () => {} };
   // Offline, wrangler would log a stack trace on every start fetching Request.cf data.
@@ -18,6 +19,7 @@ export async function startServer(): Promise<Server> {
   const worker = await unstable_startWorker({
     config: "wrangler.toml",
     dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false, logLevel: "warn" },
+    bindings: Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "plain_text" as const, value }])),
   });
   await worker.ready;
   const url = await worker.url;

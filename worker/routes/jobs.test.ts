@@ -2,6 +2,7 @@ import { SELF, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProgressEvent } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";
+import { openSse as openSseAt } from "../../test/runner/sse-client";
 import { BASE, call, expectProblem, uploadBlob } from "../test/helpers";
 
 // Each test drives a whole job through many Durable Object calls; on a loaded machine that takes seconds.
@@ -122,41 +123,7 @@ describe("stage jobs (4.6) and the runner protocol", () => {
   });
 });
 
-/** A live SSE reader: frames as they arrive (events and comments), until the server closes. */
-async function openSse(jid: string, headers: Record<string, string> = {}) {
-  const res = await SELF.fetch(`${BASE}/v1/jobs/${jid}/events`, { headers });
-  expect(res.status).toBe(200);
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  return {
-    /** The next frame: an event, a comment (`: ...`) or null once the stream closed. */
-    async next(): Promise<{ id: number; data: any } | { comment: string } | null> {
-      for (;;) {
-        const end = buffer.indexOf("\n\n");
-        if (end >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = /^data: (.*)$/m.exec(frame);
-          if (data) return { id: Number(/^id: (\d+)$/m.exec(frame)![1]), data: JSON.parse(data[1]!) };
-          const comment = /^: ?(.*)$/m.exec(frame);
-          if (comment) return { comment: comment[1]! };
-          continue;
-        }
-        const { done, value } = await reader.read();
-        if (done) return null;
-        buffer += value;
-      }
-    },
-    /** The next event, skipping comments. */
-    async event() {
-      for (;;) {
-        const f = await this.next();
-        if (f === null || "id" in f) return f;
-      }
-    },
-    cancel: () => reader.cancel(),
-  };
-}
+const openSse = (jid: string, headers: Record<string, string> = {}) => openSseAt(selfFetch, `${BASE}/v1/jobs/${jid}/events`, headers);
 
 async function runningFeatures(images = 3) {
   const { pid, did } = await dataset(images);
