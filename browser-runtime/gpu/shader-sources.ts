@@ -22,20 +22,24 @@ export type ShaderSources = Record<ShaderName, string>;
 
 const cache = new Map<string, Promise<ShaderSources>>();
 
-/** WGSL sources by name, resolved against `base` (default: `../../shaders/` from this module). */
-export function loadShaderSources(base: URL = new URL("../../shaders/", import.meta.url)): Promise<ShaderSources> {
-  const key = base.href;
+/**
+ * WGSL sources by name: from `base` when given, else from `shaders/` beside `browser-runtime/`.
+ * The default URL is written as `new URL(\`../../shaders/${name}.wgsl\`, import.meta.url)` so
+ * Vite (the site build) recognises it and ships the files as assets.
+ */
+export function loadShaderSources(base?: URL): Promise<ShaderSources> {
+  const key = base?.href ?? "";
   let sources = cache.get(key);
   if (!sources) {
     sources = (async () => {
-      const read = base.protocol === "file:"
-        ? async (url: URL) => (await import("node:fs/promises")).readFile(url, "utf8")
-        : async (url: URL) => {
-            const res = await fetch(url);
-            if (!res.ok) throw new Error(`shader ${url.href}: HTTP ${res.status}`);
-            return res.text();
-          };
-      const [common, ...texts] = await Promise.all(["sift_common", ...SHADER_FILES].map((name) => read(new URL(`${name}.wgsl`, base))));
+      const urlOf = (name: string) => (base ? new URL(`${name}.wgsl`, base) : new URL(`../../shaders/${name}.wgsl`, import.meta.url));
+      const read = async (url: URL) => {
+        if (url.protocol === "file:") return (await import("node:fs/promises")).readFile(url, "utf8");
+        const res = await fetch(url);
+        if (!res.ok) throw new Error(`shader ${url.href}: HTTP ${res.status}`);
+        return res.text();
+      };
+      const [common, ...texts] = await Promise.all(["sift_common", ...SHADER_FILES].map((name) => read(urlOf(name))));
       return Object.fromEntries(SHADER_FILES.map((name, i) => [name, NEEDS_SIFT_COMMON.includes(name) ? `${common}\n${texts[i]}` : texts[i]])) as ShaderSources;
     })();
     cache.set(key, sources);
