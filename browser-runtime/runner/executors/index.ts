@@ -1,0 +1,12 @@
+/**
+ * @module The executors this runner build has, by task kind. A runner registers for exactly
+ * these stages, so the service never leases it a task it cannot compute.
+ */
+import type { TaskKind, TaskOutputs } from "../../../protocol";
+import type { TaskContext } from "../task-context";
+import { extract } from "./extract";
+import { match } from "./match";
+
+export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
+
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match };

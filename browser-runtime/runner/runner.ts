@@ -1,0 +1,215 @@
+/**
+ * @module The runner: registers with what it can compute, leases tasks, holds each lease with
+ * heartbeats, runs the task's executor and completes, fails or releases it. One implementation
+ * for every host (a browser tab's Web Worker, headless Chromium, Node); the host supplies the
+ * engine, the decoder and the blob cache. A runner that vanishes costs at most its one lease:
+ * the service reclaims it when the heartbeats stop (spec 3.2.3).
+ */
+import type { Engine } from "../../engine-wasm/ts/engine";
+import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, TaskKind } from "../../protocol";
+import type { DecodedImage } from "../stages/extract";
+import type { BlobCache } from "./blob-cache";
+import { ProtocolError, type RunnerClient } from "./client";
+import { EXECUTORS } from "./executors";
+import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
+
+export interface RunnerHost {
+  name: string;
+  abilities: RunnerAbilities;
+  runtimeVersions: Record<string, string>;
+  engine(): Promise<Engine>;
+  decode(bytes: Uint8Array, options: { respectExifOrientation: boolean }): Promise<DecodedImage>;
+  cache: BlobCache;
+  /** Force cancel: drop GPU devices and workers (the host may restart itself). */
+  teardown?(): Promise<void> | void;
+}
+
+export type RunnerStatus =
+  | { state: "idle" }
+  | { state: "working"; task_id: string; kind: TaskKind; job_id: string }
+  | { state: "stopped" };
+
+export interface RunnerOptions {
+  /** Stages to offer; default every stage this build has an executor for. */
+  stages?: TaskKind[];
+  /** Longest idle poll interval. */
+  maxPollMs?: number;
+  onStatus?: (s: RunnerStatus) => void;
+  onLog?: (line: string) => void;
+}
+
+/** How often queued events are flushed while a task runs. */
+const FLUSH_MS = 1000;
+
+export class Runner {
+  resource: RunnerResource | null = null;
+  private running = false;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly client: RunnerClient,
+    private readonly host: RunnerHost,
+    private readonly o: RunnerOptions = {},
+  ) {}
+
+  /** Stages this runner computes. */
+  get stages(): TaskKind[] {
+    return this.o.stages ?? (Object.keys(EXECUTORS) as TaskKind[]);
+  }
+
+  async register(): Promise<RunnerResource> {
+    this.resource = await this.client.register({
+      name: this.host.name,
+      stages: this.stages,
+      runtime_versions: this.host.runtimeVersions,
+      abilities: this.host.abilities,
+    });
+    this.log(`registered ${this.resource.runner_id} for ${this.stages.join(", ")}`);
+    return this.resource;
+  }
+
+  /** Leases and runs tasks until `stop()`; polls with backoff while nothing is ready. */
+  async run(): Promise<void> {
+    if (!this.resource) await this.register();
+    this.running = true;
+    let idleMs = 250;
+    while (this.running) {
+      let lease: Lease | null = null;
+      try {
+        lease = await this.client.lease(this.resource!.runner_id);
+      } catch (e) {
+        // The service forgot this runner (e.g. its state was reset): register again.
+        if (e instanceof ProtocolError && e.status === 404) await this.register();
+        else this.log(`lease failed: ${(e as Error).message}`);
+      }
+      if (lease) {
+        idleMs = 250;
+        await this.runTask(lease);
+        continue;
+      }
+      this.o.onStatus?.({ state: "idle" });
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        setTimeout(resolve, idleMs);
+      });
+      idleMs = Math.min(idleMs * 2, this.o.maxPollMs ?? 5000);
+    }
+    this.o.onStatus?.({ state: "stopped" });
+  }
+
+  /** Leases and runs tasks until none is ready; answers how many ran. */
+  async drain(): Promise<number> {
+    if (!this.resource) await this.register();
+    let n = 0;
+    for (let lease = await this.client.lease(this.resource!.runner_id); lease; lease = await this.client.lease(this.resource!.runner_id)) {
+      await this.runTask(lease);
+      n++;
+    }
+    return n;
+  }
+
+  /** Stops after the current task (the lease is completed or released, never abandoned). */
+  stop(): void {
+    this.running = false;
+    this.wake?.();
+  }
+
+  /** Runs one leased task to completion, failure or release. */
+  async runTask(lease: Lease): Promise<"completed" | "failed" | "released" | "dropped"> {
+    const { task } = lease;
+    this.o.onStatus?.({ state: "working", task_id: task.task_id, kind: task.kind, job_id: task.job_id });
+    this.log(`leased ${task.kind} ${task.task_id} (attempt ${task.attempt})`);
+    const events = new EventQueue();
+    // Set from heartbeat answers (closures), so kept in an object TypeScript does not narrow.
+    const held = { directive: "continue" as LeaseDirective, lost: false };
+    const note = (d: LeaseDirective) => {
+      if (d !== "continue") held.directive = d;
+    };
+    const flush = async () => {
+      const batch = events.take();
+      try {
+        note(batch.length > 0 ? (await this.client.postEvents(lease.lease_id, batch)).directive : (await this.client.heartbeat(lease.lease_id)).directive);
+      } catch (e) {
+        // 404/409: the lease is gone (expired and reclaimed, or the job was deleted): stop working on it.
+        if (e instanceof ProtocolError && (e.status === 404 || e.status === 409)) {
+          held.lost = true;
+          held.directive = "teardown";
+        } else this.log(`heartbeat failed: ${(e as Error).message}`);
+      }
+    };
+    const interval = Math.min(FLUSH_MS, (this.resource?.heartbeat_interval_seconds ?? 10) * 1000);
+    const timer = setInterval(() => void flush(), interval);
+    const ctx = this.context(lease, events, () => held.directive);
+    try {
+      const executor = EXECUTORS[task.kind];
+      if (!executor) throw new Error(`this runner has no executor for '${task.kind}'`);
+      const outputs = await executor(ctx);
+      clearInterval(timer);
+      await flush();
+      if (held.lost) return "dropped";
+      await this.client.complete(lease.lease_id, outputs);
+      this.log(`completed ${task.kind} ${task.task_id}`);
+      return "completed";
+    } catch (e) {
+      clearInterval(timer);
+      if (e instanceof TaskStopped || held.lost) {
+        if (held.directive === "teardown") {
+          this.log(`teardown of ${task.task_id}`);
+          await this.host.teardown?.();
+          return "dropped";
+        }
+        await flush();
+        await this.client.release(lease.lease_id, "cancel requested").catch(() => {});
+        this.log(`released ${task.task_id} (cancel)`);
+        return "released";
+      }
+      const err = e instanceof Error ? e : new Error(String(e));
+      this.log(`failed ${task.kind} ${task.task_id}: ${err.message}`);
+      await flush();
+      await this.client
+        .fail(lease.lease_id, { error_class: err.name === "Error" ? "RunnerError" : err.name, message: err.message.slice(0, 8000), detail: err.stack ? { stack: err.stack.slice(0, 4000) } : null })
+        .catch((f) => this.log(`could not report the failure: ${(f as Error).message}`));
+      return "failed";
+    } finally {
+      this.o.onStatus?.({ state: "idle" });
+    }
+  }
+
+  private context(lease: Lease, events: EventQueue, directive: () => LeaseDirective): TaskContext {
+    const { client, host } = this;
+    return {
+      lease,
+      params: lease.task.params,
+      resumeFrom: lease.checkpoint,
+      engine: () => host.engine(),
+      decode: (bytes, options) => host.decode(bytes, options),
+      async read(sha) {
+        const hit = await host.cache.get(sha);
+        if (hit) return hit;
+        const bytes = await client.readBlob(lease.lease_id, sha);
+        await host.cache.put(sha, bytes);
+        return bytes;
+      },
+      async write(path, bytes, mediaType) {
+        const stored = await client.writeBlob(lease.lease_id, bytes);
+        await host.cache.put(stored.blob_sha, bytes);
+        return { path, ...stored, media_type: mediaType };
+      },
+      progress: (current, total, phase = lease.task.phase) => events.progress(phase, current, total),
+      log: (level, message) => events.push({ kind: "log_line", level, message }),
+      metric: (key, value) => events.push({ kind: "metric", key, value }),
+      checkpoint() {
+        const d = directive();
+        if (d !== "continue") throw new TaskStopped(d);
+      },
+      async saveCheckpoint(bytes, summary) {
+        const stored = await client.writeBlob(lease.lease_id, bytes);
+        await client.putCheckpoint(lease.lease_id, { blob_sha: stored.blob_sha, byte_size: stored.byte_size, summary });
+      },
+    };
+  }
+
+  private log(line: string): void {
+    this.o.onLog?.(`[runner ${this.host.name}] ${line}`);
+  }
+}
