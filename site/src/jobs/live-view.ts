@@ -1,0 +1,196 @@
+/**
+ * @module Step 3, the live job: initial state from `GET /progress` (4.8), then the SSE stream
+ * from its `latest_event_id` (6): a phase timeline with per-phase progress, the job's progress
+ * bar, a log pane (log lines, warnings, errors, unknown kinds), and the 3D view reloaded at every
+ * `snapshot_available`.
+ */
+import type { Phase } from "../../../protocol/events";
+import type { JobProgress, TaskKind } from "../../../protocol/schemas/job";
+import { describeError } from "../api/client";
+import { getJob, getProgress, snapshotSeqs } from "../api/resources";
+import { byId, h, say } from "../ui/dom";
+import { JobEventStream, type StreamEvent } from "./event-stream";
+
+/** The phase each core task kind runs (6), so a job's tasks seed the timeline before any event. */
+const TASK_PHASE: Partial<Record<TaskKind, Phase>> = {
+  extract: "feature_extraction",
+  match: "matching",
+  verify: "geometric_verification",
+  map: "incremental_register",
+};
+const PHASE_LABEL: Partial<Record<Phase, string>> = {
+  feature_extraction: "Features",
+  matching: "Matching",
+  geometric_verification: "Verification",
+  incremental_init: "Initial pair",
+  incremental_register: "Registering photos",
+  incremental_ba: "Bundle adjustment",
+};
+const MAX_LOG_LINES = 500;
+const PROGRESS_REFRESH_MS = 1000;
+
+interface PhaseRow {
+  el: HTMLLIElement;
+  bar: HTMLProgressElement;
+  text: HTMLSpanElement;
+}
+
+export interface SnapshotTarget {
+  load(reconId: string, seq: number): Promise<void>;
+}
+
+export class LiveView {
+  private stream: JobEventStream | null = null;
+  private phases = new Map<string, PhaseRow>();
+  private jobId: string | null = null;
+  private reconId: string | null = null;
+  private refreshTimer: number | undefined;
+  private readonly timeline = byId<HTMLOListElement>("timeline");
+  private readonly log = byId<HTMLOListElement>("log");
+  private readonly streamStatus = byId("stream-status");
+
+  constructor(
+    private readonly viewer: SnapshotTarget,
+    private readonly onStatusChange: () => void,
+  ) {}
+
+  /** Shows a job: its progress now, then live events; loads its newest snapshot if any. */
+  async watch(jobId: string, reconId: string | null): Promise<void> {
+    this.stream?.close();
+    this.jobId = jobId;
+    this.reconId = reconId;
+    this.phases.clear();
+    this.timeline.replaceChildren();
+    this.log.replaceChildren();
+    byId("live-empty").hidden = true;
+    byId("live-body").hidden = false;
+    byId("live-title").textContent = `Job ${jobId}: loading…`;
+    byId("live").scrollIntoView({ behavior: "smooth", block: "start" });
+    try {
+      const [progress, job] = await Promise.all([getProgress(jobId), reconId ? null : getJob(jobId)]);
+      this.reconId = reconId ?? job?.recon_id ?? null;
+      this.showProgress(progress);
+      // The log starts from the beginning so a reopened job shows its history.
+      this.stream = new JobEventStream(jobId, 0, { onEvent: (e) => this.onEvent(e), onState: (s, d) => this.onStreamState(s, d) });
+      if (this.reconId) await this.loadNewestSnapshot(this.reconId);
+    } catch (e) {
+      byId("live-title").textContent = `Job ${jobId}: ${describeError(e)}`;
+    }
+  }
+
+  private async loadNewestSnapshot(reconId: string): Promise<void> {
+    try {
+      const { seqs } = await snapshotSeqs(reconId);
+      const newest = seqs.length > 0 ? Math.max(...seqs) : null;
+      if (newest !== null) await this.viewer.load(reconId, newest);
+    } catch (e) {
+      say(byId("viewer-status"), `No snapshot to show yet (${describeError(e)}).`);
+    }
+  }
+
+  private showProgress(p: JobProgress): void {
+    byId("live-title").textContent = `Job ${p.job_id} (${p.recipe}): ${p.status}${p.current_phase ? `, ${PHASE_LABEL[p.current_phase] ?? p.current_phase}` : ""}`;
+    const bar = byId<HTMLProgressElement>("job-progress");
+    bar.value = p.progress;
+    byId("job-progress-text").textContent = `${Math.round(p.progress * 100)}% · ${p.completed_tasks}/${p.total_tasks} tasks`;
+    for (const t of p.tasks) {
+      const phase = TASK_PHASE[t.kind];
+      if (!phase) continue;
+      const row = this.phase(phase);
+      const state = t.status === "succeeded" ? "done" : t.status === "running" ? "running" : t.status === "pending" ? "pending" : t.status;
+      this.setPhase(row, state, t.current !== null && t.total ? t.current / t.total : t.progress, t.current !== null && t.total ? `${t.current}/${t.total}` : "");
+    }
+  }
+
+  private phase(phase: string): PhaseRow {
+    let row = this.phases.get(phase);
+    if (!row) {
+      const label = PHASE_LABEL[phase as Phase] ?? phase.replaceAll("_", " ");
+      const bar = h("progress", { max: 1, value: 0, "aria-label": `${label} progress` });
+      const text = h("span", { class: "phase-text" });
+      const el = h("li", { "data-state": "pending" }, h("span", { class: "phase-name" }, label), bar, text);
+      row = { el, bar, text };
+      this.phases.set(phase, row);
+      this.timeline.append(el);
+    }
+    return row;
+  }
+
+  private setPhase(row: PhaseRow, state: string, fraction: number | null, text: string): void {
+    row.el.dataset.state = state;
+    if (fraction !== null) row.bar.value = state === "done" ? 1 : fraction;
+    row.text.textContent = text || state;
+  }
+
+  private logLine(level: string, message: string): void {
+    const li = h("li", { "data-level": level.toLowerCase() }, h("span", { class: "level" }, level), " ", message);
+    this.log.append(li);
+    while (this.log.childElementCount > MAX_LOG_LINES) this.log.firstElementChild?.remove();
+    li.scrollIntoView?.({ block: "nearest" });
+  }
+
+  /** Re-reads the aggregate progress at most once a second (the server computes it, 4.8). */
+  private refreshSoon(): void {
+    if (this.refreshTimer !== undefined || !this.jobId) return;
+    const jobId = this.jobId;
+    this.refreshTimer = window.setTimeout(() => {
+      this.refreshTimer = undefined;
+      if (jobId === this.jobId) getProgress(jobId).then((p) => this.showProgress(p), () => {});
+    }, PROGRESS_REFRESH_MS);
+  }
+
+  private onEvent(s: StreamEvent): void {
+    if (!s.known) {
+      this.logLine("EVENT", `${s.kind}: ${JSON.stringify(s.raw).slice(0, 300)}`);
+      return;
+    }
+    const e = s.event;
+    switch (e.kind) {
+      case "phase_started":
+        this.setPhase(this.phase(e.phase), "running", 0, "");
+        break;
+      case "phase_progress": {
+        const frac = e.total ? e.current / e.total : null;
+        const rate = e.rate ? ` · ${e.rate.toFixed(1)}/s` : "";
+        this.setPhase(this.phase(e.phase), "running", frac, `${e.current}${e.total ? `/${e.total}` : ""}${rate}`);
+        this.refreshSoon();
+        break;
+      }
+      case "phase_completed":
+        this.setPhase(this.phase(e.phase), "done", 1, "done");
+        this.refreshSoon();
+        break;
+      case "metric":
+        this.logLine("METRIC", `${e.key} = ${e.value}`);
+        break;
+      case "log_line":
+        this.logLine(e.level, e.message);
+        break;
+      case "warning":
+        this.logLine("WARNING", e.message);
+        break;
+      case "error":
+        this.logLine("ERROR", `${e.error_class}: ${e.message}`);
+        break;
+      case "snapshot_available":
+        this.logLine("INFO", `snapshot ${e.snapshot_seq} sealed`);
+        if (this.reconId) void this.viewer.load(this.reconId, e.snapshot_seq);
+        break;
+      case "job_status":
+        this.logLine(e.status === "failed" ? "ERROR" : "INFO", `job ${e.status}${e.error_class ? ` (${e.error_class})` : ""}`);
+        this.refreshSoon();
+        this.onStatusChange();
+        break;
+    }
+  }
+
+  private onStreamState(state: "live" | "reconnecting" | "ended" | "failed", detail?: string): void {
+    const text = {
+      live: "",
+      reconnecting: `Connection lost, reconnecting (resuming after the last event)…${detail ? ` ${detail}` : ""}`,
+      ended: "The job has finished; its stream is closed.",
+      failed: `The event stream is unavailable: ${detail ?? ""}`,
+    }[state];
+    say(this.streamStatus, text, state === "failed" ? "error" : "info");
+  }
+}

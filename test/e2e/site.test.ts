@@ -1,0 +1,186 @@
+/**
+ * The web demo (issue 7) in Debian's headless Chromium, against the real local stack: a visitor
+ * drops the sacre-coeur photos (plus one unreadable file) through the file input, sees every
+ * upload finish and the photos registered, starts the recipe and sees either the live job or the
+ * server's 501 (whichever /v1/capabilities says), and the 3D view draws points and camera
+ * frustums from a snapshot (served by a test route, made from the COLMAP reference). Screenshots
+ * of each step go to test-output/site-e2e/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import type { BrowserContext, Page, Route } from "playwright-core";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Server, startServer } from "../conformance/server";
+import { snapshotFromReference } from "./site-snapshot-fixture";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const SET = new URL("../../../shared/datasets/sacre-coeur/", import.meta.url).pathname;
+const SHOTS = join(ROOT, "test-output/site-e2e");
+const CHROMIUM = "/usr/bin/chromium";
+// toolchain.md's base flags, plus SwiftShader for WebGL on a machine without a GPU.
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--enable-unsafe-swiftshader",
+  "--use-angle=swiftshader",
+];
+
+let server: Server;
+let context: BrowserContext;
+let userDataDir: string;
+let scratch: string;
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, "site/dist/index.html"))) {
+    expect(spawnSync("npm", ["run", "build:site"], { cwd: ROOT, stdio: "inherit" }).status).toBe(0);
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  scratch = mkdtempSync(join(tmpdir(), "edgesfm-site-"));
+  userDataDir = mkdtempSync(join(tmpdir(), "edgesfm-site-chromium-"));
+  server = await startServer();
+  const { chromium } = await import("playwright-core");
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
+});
+
+afterAll(async () => {
+  await context?.close();
+  await server?.stop();
+  for (const dir of [userDataDir, scratch]) if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function openPage(hash = ""): Promise<Page> {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("[page error]", e.message));
+  await page.goto(`${server.base}/${hash}`);
+  await expect.poll(() => page.locator("#server-status").getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
+  return page;
+}
+
+describe("site: from photos to a reconstruction", () => {
+  it("uploads and registers the photos, flags the unreadable file, and starts the recipe or says why not", async () => {
+    const photos = readdirSync(join(SET, "images")).filter((f) => f.endsWith(".jpg")).sort();
+    const broken = join(scratch, "broken-photo.jpg");
+    writeFileSync(broken, "this is not a JPEG, whatever its name says");
+    const page = await openPage();
+
+    await page.setInputFiles("#file-input", [...photos.map((f) => join(SET, "images", f)), broken]);
+    const tiles = page.locator("#photo-grid .tile");
+    await expect.poll(() => tiles.count()).toBe(photos.length + 1);
+    const unreadable = page.locator('.tile[data-state="unreadable"]');
+    await expect.poll(() => unreadable.count(), { timeout: 15_000 }).toBe(1);
+    expect(await unreadable.textContent()).toContain("not a photo the browser can decode");
+    await expect.poll(() => page.locator("#upload-button").isEnabled()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, "1-photos-dropped.png"), fullPage: true });
+
+    await page.click("#upload-button");
+    const registered = page.locator('.tile[data-state="registered"]');
+    await expect.poll(() => registered.count(), { timeout: 60_000 }).toBe(photos.length);
+    expect(await page.locator("#photo-status").textContent()).toContain(`${photos.length} photo(s) registered`);
+    const overall = await page.locator("#upload-overall").evaluate((p: HTMLProgressElement) => p.value / p.max);
+    expect(overall).toBe(1);
+    await page.screenshot({ path: join(SHOTS, "2-photos-registered.png"), fullPage: true });
+
+    // The server agrees: the newest project's dataset holds exactly these photos.
+    const get = async (path: string) => (await fetch(`${server.base}${path}`)).json();
+    const projects = (await get("/v1/projects?page_size=500")).items as Array<{ project_id: string }>;
+    const project = projects.at(-1)!;
+    const dataset = (await get(`/v1/projects/${project.project_id}/datasets`)).items[0];
+    const images = (await get(`/v1/datasets/${dataset.dataset_id}/images?page_size=500`)).items as Array<{ name: string }>;
+    expect(images.map((i) => i.name).sort()).toEqual(photos);
+
+    const caps = (await get("/v1/capabilities")).features as Record<string, boolean>;
+    await page.click("#start-button");
+    if (caps["pipelines.incremental"]) {
+      await expect.poll(() => page.locator("#live-body").isVisible(), { timeout: 15_000 }).toBe(true);
+      await expect.poll(() => page.locator("#live-title").textContent()).toMatch(/^Job \w+ \(incremental\)/);
+    } else {
+      const status = page.locator("#recipe-status");
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toContain("(501)");
+      expect(await status.textContent()).toMatch(/Missing capability: [\w.-]+/);
+    }
+    await page.screenshot({ path: join(SHOTS, "3-recipe-started.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("re-sends no bytes for photos the server already holds", async () => {
+    const page = await openPage();
+    const photo = readdirSync(join(SET, "images")).filter((f) => f.endsWith(".jpg")).sort()[0]!;
+    await page.setInputFiles("#file-input", [join(SET, "images", photo)]);
+    await expect.poll(() => page.locator("#upload-button").isEnabled(), { timeout: 15_000 }).toBe(true);
+    await page.click("#upload-button");
+    const tile = page.locator('.tile[data-state="registered"]');
+    await expect.poll(() => tile.count(), { timeout: 30_000 }).toBe(1);
+    // The upload created in the first test under this content's Idempotency-Key is finalized.
+    expect(await tile.textContent()).toContain("already on the server, no bytes sent");
+    const uploads = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => /\/v1\/uploads\/[^/]+$/.test(e.name)).length);
+    expect(uploads).toBe(0);
+    await page.close();
+  });
+
+  it("draws the snapshot's points and camera frustums, and shows a camera's observations", async () => {
+    const fixture = await snapshotFromReference(join(SET, "reference"));
+    const rid = "01TESTRECONSTRUCTION00000A";
+    const page = await context.newPage();
+    page.on("pageerror", (e) => console.error("[page error]", e.message));
+    await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, fixture.files));
+    await page.goto(`${server.base}/#recon=${rid}`);
+    const status = page.locator("#viewer-status");
+    const n = fixture.pointCount.toLocaleString("en-US");
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
+    await page.waitForTimeout(500);
+    const viewer = page.locator("#viewer");
+    const png = await viewer.screenshot({ path: join(SHOTS, "4-viewer.png") });
+    const { frustum, point } = await classifyPixels(png);
+    expect(frustum, "orange frustum pixels").toBeGreaterThan(200);
+    expect(point, "point-cloud pixels").toBeGreaterThan(500);
+
+    await page.selectOption("#camera-select", { index: 1 });
+    await expect.poll(() => page.locator("#camera-detail").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#camera-caption").textContent()).toMatch(/\d+ of \d+ keypoints observe 3D points/);
+    await page.locator("#live").screenshot({ path: join(SHOTS, "5-camera-selected.png") });
+    await page.close();
+  });
+});
+
+/** Snapshot files from memory, honouring Range as the server does (4.9, RFC 9110 14). */
+function serveSnapshot(route: Route, files: Record<string, Uint8Array>): Promise<void> {
+  const path = new URL(route.request().url()).pathname;
+  if (path.endsWith("/snapshots")) return route.fulfill({ json: { seqs: [1], _links: {} } });
+  const name = /\/snapshots\/1\/(.+)$/.exec(path)?.[1] ?? "";
+  const body = files[name];
+  if (!body) return route.fulfill({ status: 404, contentType: "application/problem+json", body: JSON.stringify({ type: "about:blank", title: "Not Found", status: 404, instance: path }) });
+  const range = /^bytes=(\d+)-(\d+)$/.exec(route.request().headers()["range"] ?? "");
+  if (!range) return route.fulfill({ status: 200, body: Buffer.from(body) });
+  const [start, end] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
+  return route.fulfill({
+    status: 206,
+    headers: { "Content-Range": `bytes ${start}-${end}/${body.length}` },
+    body: Buffer.from(body.subarray(start, end + 1)),
+  });
+}
+
+/** Pixels of the frustum orange (#ff7a00, antialiased) and of anything else off the background. */
+async function classifyPixels(png: Buffer): Promise<{ frustum: number; point: number }> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let frustum = 0;
+  let point = 0;
+  for (let i = 0; i < info.width * info.height * 3; i += 3) {
+    const [r, g, b] = [data[i]!, data[i + 1]!, data[i + 2]!];
+    if (r > 150 && g > 50 && g < 160 && b < 70 && r - g > 70) frustum++;
+    else if (Math.abs(r - 16) + Math.abs(g - 20) + Math.abs(b - 28) > 60) point++;
+  }
+  return { frustum, point };
+}
