@@ -2,8 +2,10 @@
 // EstimateInitialTwoViewGeometry and EstimateAbsolutePose + RefineAbsolutePose):
 // - the relative pose of the initial pair: five-point essential matrix (Nister 2004,
 //   estimators/essential_matrix.h) in LO-RANSAC, decomposed into the pose whose
-//   triangulated inliers lie in front of both cameras (Hartley & Zisserman, sec. 9.6);
-// - the absolute pose of a new image from 2D-3D correspondences: P3P in LO-RANSAC,
+//   triangulated inliers lie in front of both cameras and refined on them
+//   (geometry/essential_matrix.h);
+// - the absolute pose of a new image from 2D-3D correspondences: P3P (Lambda Twist) in
+//   LO-RANSAC with EPnP as the local estimator (estimators/absolute_pose.h),
 //   optionally scanning focal lengths when the camera is still uncalibrated (COLMAP's
 //   estimate_focal_length), then refined by bundle adjustment on the pose (and the
 //   camera's intrinsics when they are free) with a robust loss.
@@ -29,9 +31,6 @@ struct RelativePoseResult {
 bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const std::vector<Eigen::Vector2d>& points1,
                           const std::vector<Eigen::Vector2d>& points2, double max_error_px, uint64_t seed,
                           RelativePoseResult* result);
-
-// The four (R, t) of an essential matrix; t has unit norm.
-std::vector<Rigid3d> DecomposeEssentialMatrix(const Eigen::Matrix3d& E);
 
 struct AbsolutePoseOptions {
   double max_error_px = 12.0;

@@ -72,20 +72,5 @@ TEST(RegistrationGeometry, AbsolutePoseWithOutliersAndUnknownFocalLength) {
   }
 }
 
-TEST(RegistrationGeometry, EssentialDecompositionHasTheTruthAmongFour) {
-  const Rigid3d truth(Eigen::Matrix3d(Eigen::AngleAxisd(0.3, Eigen::Vector3d(0.2, 1, 0.1).normalized())),
-                      Eigen::Vector3d(1, 0.2, -0.1).normalized());
-  Eigen::Matrix3d tx;
-  tx << 0, -truth.translation.z(), truth.translation.y(), truth.translation.z(), 0, -truth.translation.x(),
-      -truth.translation.y(), truth.translation.x(), 0;
-  const Eigen::Matrix3d E = tx * truth.rotation.toRotationMatrix();
-  int matches = 0;
-  for (const Rigid3d& candidate : DecomposeEssentialMatrix(E)) {
-    matches += candidate.rotation.angularDistance(truth.rotation) < 1e-9 &&
-               (candidate.translation - truth.translation).norm() < 1e-9;
-  }
-  EXPECT_EQ(matches, 1);
-}
-
 }  // namespace
 }  // namespace edgesfm
