@@ -15,7 +15,7 @@ export default defineConfig({
     emptyOutDir: true,
     target: "es2022",
     sourcemap: true,
-    rollupOptions: { input: { index: here("./index.html") } },
+    rollupOptions: { input: { index: here("./index.html"), runner: here("./runner.html") } },
     // The 3D view's chunk is three.js's WebGLRenderer (about 550 kB minified, not splittable);
     // it loads on its own after the page is usable (site/src/main.ts).
     chunkSizeWarningLimit: 700,

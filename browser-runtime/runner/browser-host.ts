@@ -1,0 +1,60 @@
+/**
+ * @module The runner's host in a browser's Web Worker: the wasm engine fetched once (its bytes
+ * also give the runtime version), WebGPU adapter facts when the browser has WebGPU, the
+ * platform image decoder, and an IndexedDB blob cache.
+ */
+import { loadEngine } from "../../engine-wasm/ts/engine";
+import type { RunnerAbilities } from "../../protocol";
+import { decodeImageInBrowser } from "../decode/browser";
+import { acquireGpu, type GpuContext } from "../gpu/device";
+import { loadShaderSources } from "../gpu/shader-sources";
+import { runtimeVersionsOf } from "../runtime-versions";
+import { IdbBlobCache } from "./blob-cache";
+import type { RunnerHost } from "./runner";
+
+const WASM_URL = new URL("../../engine-wasm/build/wasm/edgesfm-engine.wasm", import.meta.url);
+
+/** A minimal module using a SIMD instruction: validates only where wasm SIMD is supported. */
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+async function webgpuAbilities(gpu: GpuContext | { error: string }): Promise<RunnerAbilities["webgpu"]> {
+  if ("error" in gpu) return null;
+  const info = gpu.adapter.info;
+  return {
+    adapter: {
+      vendor: info?.vendor ?? "",
+      architecture: info?.architecture ?? "",
+      device: info?.device ?? "",
+      description: gpu.description,
+      is_fallback_adapter: gpu.isFallbackAdapter,
+    },
+    features: [...gpu.adapter.features].slice(0, 128),
+    limits: { ...gpu.limits },
+  };
+}
+
+export async function browserRunnerHost(name: string, onTeardown: () => void): Promise<RunnerHost> {
+  const res = await fetch(WASM_URL);
+  if (!res.ok) throw new Error(`engine wasm: HTTP ${res.status}`);
+  const wasm = new Uint8Array(await res.arrayBuffer());
+  const [shaders, gpu] = await Promise.all([loadShaderSources(), acquireGpu()]);
+  const nav = navigator as Navigator & { deviceMemory?: number };
+  const host: RunnerHost = {
+    name,
+    abilities: {
+      webgpu: await webgpuAbilities(gpu),
+      wasm: { simd: WebAssembly.validate(SIMD_PROBE), threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true },
+      memory_bytes: nav.deviceMemory ? Math.round(nav.deviceMemory * 1024 ** 3) : null,
+      hardware_concurrency: nav.hardwareConcurrency ?? null,
+    },
+    runtimeVersions: await runtimeVersionsOf(wasm, shaders),
+    engine: () => loadEngine({ wasmBinary: wasm }),
+    decode: (bytes, options) => decodeImageInBrowser(bytes, options),
+    cache: new IdbBlobCache(),
+    teardown() {
+      if (!("error" in gpu)) gpu.destroy();
+      onTeardown();
+    },
+  };
+  return host;
+}

@@ -1,0 +1,43 @@
+/**
+ * @module The runner inside a dedicated Web Worker, so computing never blocks a page. The page
+ * drives it through comlink (browser.ts); a force cancel ends the worker, and the page starts a
+ * fresh one with a fresh GPU device and wasm memory.
+ */
+import * as Comlink from "comlink";
+import { RunnerClient } from "./client";
+import { browserRunnerHost } from "./browser-host";
+import { Runner, type RunnerStatus } from "./runner";
+
+export interface WorkerRunnerConfig {
+  base: string;
+  authorization?: string | undefined;
+  name: string;
+}
+
+export interface WorkerRunnerCallbacks {
+  status(s: RunnerStatus): void;
+  log(line: string): void;
+  teardown(): void;
+}
+
+let runner: Runner | null = null;
+
+const api = {
+  async start(config: WorkerRunnerConfig, callbacks: WorkerRunnerCallbacks): Promise<{ runner_id: string; abilities: unknown }> {
+    const host = await browserRunnerHost(config.name, () => callbacks.teardown());
+    runner = new Runner(new RunnerClient({ base: config.base, authorization: config.authorization }), host, {
+      onStatus: (s) => callbacks.status(s),
+      onLog: (line) => callbacks.log(line),
+    });
+    const resource = await runner.register();
+    void runner.run().catch((e: unknown) => callbacks.log(`runner stopped: ${e instanceof Error ? e.message : String(e)}`));
+    return { runner_id: resource.runner_id, abilities: host.abilities };
+  },
+  stop(): void {
+    runner?.stop();
+  },
+};
+
+export type WorkerRunnerApi = typeof api;
+
+Comlink.expose(api);

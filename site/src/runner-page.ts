@@ -1,0 +1,36 @@
+/**
+ * The runner page: a tab that lends its compute to this server (and what `npm run runner` opens
+ * in headless Chromium). `?key=` carries an API key (api_key mode) or a volunteer runner token;
+ * `?name=` names the runner. Log lines also go to the console, which the CLI relays.
+ */
+import { BrowserRunner } from "../../browser-runtime/runner/browser";
+
+const params = new URLSearchParams(location.search);
+const key = params.get("key");
+const el = (id: string) => document.getElementById(id)!;
+const log = el("log");
+
+function line(text: string) {
+  console.log(text);
+  log.textContent = `${log.textContent}${new Date().toISOString().slice(11, 19)} ${text}\n`.split("\n").slice(-200).join("\n");
+}
+
+const runner = new BrowserRunner({
+  authorization: key ? `Bearer ${key}` : undefined,
+  name: params.get("name") ?? undefined,
+  onLog: line,
+  onStatus: (s) => {
+    el("status").textContent = s.state === "working" ? `computing ${s.kind} (task ${s.task_id})` : s.state;
+  },
+  onStarted: (info) => {
+    el("runner-id").textContent = info.runner_id;
+    const a = info.abilities as { webgpu: { adapter: { description: string; is_fallback_adapter: boolean } } | null; wasm: { simd: boolean } };
+    el("abilities").textContent = `${a.webgpu ? `WebGPU (${a.webgpu.adapter.description}${a.webgpu.adapter.is_fallback_adapter ? ", software" : ""})` : "no WebGPU"}; WASM${a.wasm.simd ? " SIMD" : ""}`;
+  },
+});
+
+runner.start().catch((e: unknown) => {
+  const message = e instanceof Error ? e.message : String(e);
+  el("status").textContent = `could not start: ${message}`;
+  line(`[runner] could not start: ${message}`);
+});
