@@ -48,7 +48,12 @@ const scope = (c: Context<AppEnv>) => scopeOf(c.env, c.req.header("Authorization
 /** The lease's JobStore and the caller's lease scope, after the scope checks of services/runners. */
 async function lease(c: Context<AppEnv>, leaseId: string) {
   const s = await scope(c);
-  return { ...leaseStore(c.env, s, leaseId), scope: leaseScopeOf(s) };
+  return {
+    ...leaseStore(c.env, s, leaseId),
+    scope: leaseScopeOf(s),
+    /** The runner no longer holds the lease, so its next lease request needs no check. */
+    ended: (runnerId: string) => dispatcher(c.env, s).forgetLease(runnerId, leaseId),
+  };
 }
 
 runners.openapi(
@@ -213,16 +218,19 @@ runners.openapi(
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
-    const { store, scope: ls, tenant, job } = await lease(c, lease_id);
+    const { store, scope: ls, tenant, job, ended } = await lease(c, lease_id);
     const parsed = TaskOutputs.safeParse(c.req.valid("json").outputs_ref);
     if (!parsed.success) {
       // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
       const errors = fieldErrors(parsed.error, "outputs_ref");
-      unwrap(await store.fail(lease_id, ls, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } }));
+      await ended(unwrap(await store.fail(lease_id, ls, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } })).runner_id);
       throw validation("outputs_ref rejected; the task failed with a validation error", errors);
     }
     const result = unwrap(await store.complete(lease_id, ls, parsed.data));
-    await tenantStore(c.env, tenant).cacheTask({ cache_key: result.cache_key, outputs: parsed.data, job_id: job, task_id: result.task_id });
+    await Promise.all([
+      tenantStore(c.env, tenant).cacheTask({ cache_key: result.cache_key, outputs: parsed.data, job_id: job, task_id: result.task_id }),
+      ended(result.runner_id),
+    ]);
     return c.body(null, 204) as never;
   },
 );
@@ -237,8 +245,8 @@ runners.openapi(
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
-    const { store, scope: ls } = await lease(c, lease_id);
-    unwrap(await store.fail(lease_id, ls, c.req.valid("json")));
+    const { store, scope: ls, ended } = await lease(c, lease_id);
+    await ended(unwrap(await store.fail(lease_id, ls, c.req.valid("json"))).runner_id);
     return c.body(null, 204) as never;
   },
 );
@@ -253,8 +261,8 @@ runners.openapi(
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
-    const { store, scope: ls } = await lease(c, lease_id);
-    unwrap(await store.release(lease_id, ls, c.req.valid("json").reason));
+    const { store, scope: ls, ended } = await lease(c, lease_id);
+    await ended(unwrap(await store.release(lease_id, ls, c.req.valid("json").reason)).runner_id);
     return c.body(null, 204) as never;
   },
 );

@@ -144,6 +144,8 @@ interface SseSubscriber {
 export class JobStore extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly streams = new Set<SseSubscriber>();
+  /** What this instance last told the tenant index and the queues, to skip repeating it (lost on eviction: then sent again). */
+  private told = { job: "", offer: "" };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -456,7 +458,7 @@ export class JobStore extends DurableObject<Env> {
    * with the declared size; otherwise the task fails with a validation error (2.11 rule 3) and
    * nothing else is lost. Answers the task's cache key, under which the caller caches the outputs.
    */
-  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs): Promise<Outcome<{ cache_key: string; task_id: string }>> {
+  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs): Promise<Outcome<{ cache_key: string; task_id: string; runner_id: string }>> {
     const lease = this.heldLease(leaseId, scope);
     if (!lease.ok) return lease;
     const errors = outputs.artifacts.flatMap((a, i) =>
@@ -481,11 +483,11 @@ export class JobStore extends DurableObject<Env> {
       this.settle();
     });
     await this.propagate();
-    return ok({ cache_key: task.cache_key as string, task_id: taskId });
+    return ok({ cache_key: task.cache_key as string, task_id: taskId, runner_id: lease.value.runner_id });
   }
 
   /** The runner reports failure: the task fails, the job fails with its error class (3.1, 7). */
-  async fail(leaseId: string, scope: LeaseScope, error: { error_class: string; message: string; detail: Record<string, unknown> | null }): Promise<Outcome<null>> {
+  async fail(leaseId: string, scope: LeaseScope, error: { error_class: string; message: string; detail: Record<string, unknown> | null }): Promise<Outcome<{ runner_id: string }>> {
     const lease = this.heldLease(leaseId, scope);
     if (!lease.ok) return lease;
     const taskId = lease.value.task_id;
@@ -502,11 +504,11 @@ export class JobStore extends DurableObject<Env> {
       this.settle();
     });
     await this.propagate();
-    return ok(null);
+    return ok({ runner_id: lease.value.runner_id });
   }
 
   /** The runner gives the task back unfinished: it is re-queued, or cancelled when a cancel is pending. */
-  async release(leaseId: string, scope: LeaseScope, reason: string): Promise<Outcome<null>> {
+  async release(leaseId: string, scope: LeaseScope, reason: string): Promise<Outcome<{ runner_id: string }>> {
     const lease = this.heldLease(leaseId, scope);
     if (!lease.ok) return lease;
     this.ctx.storage.transactionSync(() => {
@@ -515,7 +517,7 @@ export class JobStore extends DurableObject<Env> {
       this.settle();
     });
     await this.propagate();
-    return ok(null);
+    return ok({ runner_id: lease.value.runner_id });
   }
 
   /** Lease expiry: a vanished runner loses its lease and the task goes back to the queue (3.2.3). */
@@ -819,10 +821,12 @@ export class JobStore extends DurableObject<Env> {
     const withdrawn = rows.filter((r) => r.status !== "pending" || !live).map((r) => r.task_id as string);
     const pool = this.sql.exec<{ p: number }>("SELECT pool_opt_in AS p FROM job WHERE id = 1").one().p === 1;
     const queues = [dispatcher(this.env, { tenant: job.tenant_id }), ...(pool ? [dispatcher(this.env, "pool")] : [])];
+    const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn]) };
     await Promise.all([
-      tenantStore(this.env, job.tenant_id).syncJob(job, this.latestEventId()),
-      ...queues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)),
+      told.job !== this.told.job ? tenantStore(this.env, job.tenant_id).syncJob(job, this.latestEventId()) : null,
+      ...(told.offer !== this.told.offer ? queues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)) : []),
     ]);
+    this.told = told;
   }
 }
 
