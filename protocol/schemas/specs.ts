@@ -77,7 +77,10 @@ export const FeaturesSpec = z
     foldAlias(raw, "sift_first_octave", "first_octave", ctx, "backend_options");
     return raw;
   }, FeaturesSpecObject)
-  .meta({ id: "FeaturesSpec" });
+  .meta({
+    id: "FeaturesSpec",
+    description: "Deprecated aliases still accepted (9.6): sift_max_num_features (-> max_num_features) and sift_first_octave (-> backend_options.first_octave) when type is sift; extractor_options (-> backend_options).",
+  });
 export type FeaturesSpec = z.infer<typeof FeaturesSpec>;
 
 export const PAIR_STRATEGIES = ["exhaustive", "sequential", "spatial", "vocabtree", "retrieval", "from_poses", "explicit"] as const;
@@ -125,7 +128,7 @@ export const MatcherSpec = z
       max_distance: z.number().positive().default(0.7),
     }),
   )
-  .meta({ id: "MatcherSpec" });
+  .meta({ id: "MatcherSpec", description: "Deprecated alias still accepted (9.6): matcher_options (-> backend_options)." });
 export type MatcherSpec = z.infer<typeof MatcherSpec>;
 
 export const VerifySpec = z
