@@ -1,9 +1,10 @@
-import { SELF, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProgressEvent } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { openSse as openSseAt } from "../../test/runner/sse-client";
-import { BASE, call, expectProblem, uploadBlob } from "../test/helpers";
+import worker from "../index";
+import { BASE, call, deployment, expectProblem, uploadBlob } from "../test/helpers";
 
 // Each test drives a whole job through many Durable Object calls; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 30_000 });
@@ -619,5 +620,47 @@ describe("who may run what", () => {
     const own = newRunner("own");
     await own.register();
     expect((await own.lease())!.task.job_id).toBe(closedJob);
+  });
+});
+
+describe("tenant isolation (api_key mode, 5.3)", () => {
+  const vars = { SVC_AUTH_MODE: "api_key" };
+  const keyed = deployment(vars);
+  /** `fetch` of the same Worker deployed in api_key mode, for runners. */
+  const keyedFetch = async (input: string, init?: RequestInit) => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request(input, init), { ...env, ...vars } as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  };
+
+  it("another tenant's jobs, leases and tasks are invisible: 404, never listed, never leased", async () => {
+    const issue = async (tenant: string) => `Bearer ${(await keyed("POST", "/v1/admin/api-keys", { tenant_id: tenant })).json.raw_key}`;
+    const [a, b] = [await issue("tenant-a"), await issue("tenant-b")];
+    const p = await keyed("POST", "/v1/projects", { name: "a" }, { Authorization: a });
+    const d = await keyed("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "a" }, { Authorization: a });
+    const sha = await uploadBlob(new TextEncoder().encode(`tenant a image ${Math.random()}`), { Authorization: a }, keyed);
+    await keyed("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: "a.jpg", blob_sha: sha }, { Authorization: a });
+    const jid = (await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, { Authorization: a })).json.job_id;
+
+    expectProblem(await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, { Authorization: b }), 404, "not_found");
+    for (const [m, path] of [["GET", `/v1/jobs/${jid}`], ["GET", `/v1/jobs/${jid}/progress`], ["GET", `/v1/jobs/${jid}/events`], ["POST", `/v1/jobs/${jid}:cancel`]] as const) {
+      expectProblem(await keyed(m, path, undefined, { Authorization: b }), 404, "not_found");
+    }
+    expect((await keyed("GET", "/v1/jobs", undefined, { Authorization: b })).json.items).toEqual([]);
+    expectProblem(await keyed("POST", "/v1/runners", { name: "x", stages: ["extract"], runtime_versions: {} }), 401, "auth");
+
+    const runnerB = new DigestRunner({ base: BASE, fetch: keyedFetch, authorization: b });
+    await runnerB.register();
+    expect(await runnerB.lease()).toBeNull();
+    const runnerA = new DigestRunner({ base: BASE, fetch: keyedFetch, authorization: a });
+    await runnerA.register();
+    const lease = (await runnerA.lease())!;
+    expect(lease.task.job_id).toBe(jid);
+    expectProblem(await keyed("POST", `/v1/leases/${lease.lease_id}:heartbeat`, undefined, { Authorization: b }), 404, "not_found");
+    expectProblem(await keyed("GET", `/v1/leases/${lease.lease_id}/blobs/${sha}`, undefined, { Authorization: b }), 404, "not_found");
+    expectProblem(await keyed("GET", `/v1/runners/${runnerA.runner!.runner_id}`, undefined, { Authorization: b }), 404, "not_found");
+    await runnerA.work(lease);
+    expect((await keyed("GET", `/v1/jobs/${jid}`, undefined, { Authorization: a })).json.status).toBe("succeeded");
   });
 });
