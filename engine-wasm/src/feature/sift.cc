@@ -19,6 +19,31 @@ namespace {
 
 int OctaveSize(int size, int octave) { return octave < 0 ? size << -octave : size >> octave; }
 
+// COLMAP's size budget: the larger side becomes max_image_size, the other is
+// truncated (static_cast<int>) after scaling.
+bool NeedsDownscale(int width, int height, const SiftExtractionOptions& options, int* new_width,
+                    int* new_height) {
+  const int max_side = std::max(width, height);
+  if (max_side <= options.max_image_size) return false;
+  const double scale = static_cast<double>(options.max_image_size) / max_side;
+  *new_width = std::max(1, static_cast<int>(width * scale));
+  *new_height = std::max(1, static_cast<int>(height * scale));
+  return true;
+}
+
+// Back to the original frame (COLMAP's FeatureKeypoint::Rescale): positions scale
+// per axis (they are pixel-edge based, centre at +0.5), sigma by the mean factor.
+void RescaleKeypoints(int width, int height, int resized_width, int resized_height,
+                      std::vector<SiftKeypoint>* keypoints) {
+  const float sx = static_cast<float>(width) / resized_width;
+  const float sy = static_cast<float>(height) / resized_height;
+  for (SiftKeypoint& kp : *keypoints) {
+    kp.x *= sx;
+    kp.y *= sy;
+    kp.scale *= 0.5f * (sx + sy);
+  }
+}
+
 void Subtract(const float* a, const float* b, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = b[i] - a[i];
 }
@@ -28,30 +53,22 @@ void Subtract(const float* a, const float* b, float* out, size_t n) {
 bool SiftExtractor::ExtractGray8(const uint8_t* gray, int width, int height,
                                  const SiftExtractionOptions& options, SiftFeatures* features) {
   if (gray == nullptr || width <= 0 || height <= 0) return false;
-  std::vector<float> intensity(static_cast<size_t>(width) * height);
-  const int max_side = std::max(width, height);
-  if (max_side <= options.max_image_size) {
-    for (size_t i = 0; i < intensity.size(); ++i) intensity[i] = gray[i] / 255.0f;
+  const size_t n = static_cast<size_t>(width) * height;
+  std::vector<float> intensity(n);
+  int new_width = width, new_height = height;
+  if (!NeedsDownscale(width, height, options, &new_width, &new_height)) {
+    for (size_t i = 0; i < n; ++i) intensity[i] = gray[i] / 255.0f;
     return Extract(intensity.data(), width, height, options, features);
   }
   // COLMAP resizes the 8-bit bitmap; the result is 8-bit again.
-  const double scale = static_cast<double>(options.max_image_size) / max_side;
-  const int new_width = std::max(1, static_cast<int>(width * scale));
-  const int new_height = std::max(1, static_cast<int>(height * scale));
-  for (size_t i = 0; i < intensity.size(); ++i) intensity[i] = gray[i];
+  for (size_t i = 0; i < n; ++i) intensity[i] = gray[i];
   std::vector<float> resized(static_cast<size_t>(new_width) * new_height);
   DownscaleTent(intensity.data(), width, height, resized.data(), new_width, new_height);
   for (float& v : resized) v = std::min(255.0f, std::max(0.0f, std::round(v))) / 255.0f;
   SiftExtractionOptions inner = options;
   inner.max_image_size = std::max(new_width, new_height);
   if (!Extract(resized.data(), new_width, new_height, inner, features)) return false;
-  const float sx = static_cast<float>(width) / new_width;
-  const float sy = static_cast<float>(height) / new_height;
-  for (SiftKeypoint& kp : features->keypoints) {
-    kp.x *= sx;
-    kp.y *= sy;
-    kp.scale *= 0.5f * (sx + sy);
-  }
+  RescaleKeypoints(width, height, new_width, new_height, &features->keypoints);
   return true;
 }
 
@@ -63,17 +80,12 @@ bool SiftExtractor::Extract(const float* intensity, int width, int height,
 
   // Images above the size budget are resampled in float here (the 8-bit entry
   // point resizes in 8 bits first, as COLMAP).
-  const int max_side = std::max(width, height);
-  float sx = 1.0f, sy = 1.0f;
+  const int original_width = width, original_height = height;
+  int new_width = width, new_height = height;
   std::vector<float> resized;
-  if (max_side > options.max_image_size) {
-    const double scale = static_cast<double>(options.max_image_size) / max_side;
-    const int new_width = std::max(1, static_cast<int>(width * scale));
-    const int new_height = std::max(1, static_cast<int>(height * scale));
+  if (NeedsDownscale(width, height, options, &new_width, &new_height)) {
     resized.resize(static_cast<size_t>(new_width) * new_height);
     DownscaleTent(intensity, width, height, resized.data(), new_width, new_height);
-    sx = static_cast<float>(width) / new_width;
-    sy = static_cast<float>(height) / new_height;
     intensity = resized.data();
     width = new_width;
     height = new_height;
@@ -139,12 +151,8 @@ bool SiftExtractor::Extract(const float* intensity, int width, int height,
   const size_t first_feature = groups_.empty() ? 0 : groups_[first_group].first_feature;
   features->keypoints.assign(all_keypoints_.begin() + first_feature, all_keypoints_.end());
   features->descriptors.assign(all_descriptors_.begin() + 128 * first_feature, all_descriptors_.end());
-  if (sx != 1.0f || sy != 1.0f) {
-    for (SiftKeypoint& kp : features->keypoints) {
-      kp.x *= sx;
-      kp.y *= sy;
-      kp.scale *= 0.5f * (sx + sy);
-    }
+  if (width != original_width || height != original_height) {
+    RescaleKeypoints(original_width, original_height, width, height, &features->keypoints);
   }
   return true;
 }
