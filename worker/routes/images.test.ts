@@ -1,8 +1,8 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { call, expectFieldError, expectProblem, expectStatus, newDataset, sha256Hex, uploadBlob } from "../test/helpers";
+import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, newDataset, sha256Hex, uploadBlob } from "../test/helpers";
 import { LUND_01, LUND_02, SCEAUX } from "../test/photos";
 
 const ABSENT = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
@@ -214,7 +214,7 @@ describe("images (4.5)", () => {
     const { did } = await newDataset();
     const a = (await call("POST", `/v1/datasets/${did}/images`, { name: "a", blob_sha: lund })).json;
     await call("DELETE", `/v1/images/${a.image_id}`);
-    await runDurableObjectAlarm(tenantStore(env, DEFAULT_TENANT));
+    await collectGarbage();
     expect(await env.BLOBS.head(`t/${DEFAULT_TENANT}/blobs/${lund}`)).not.toBeNull();
   });
 });

@@ -1,8 +1,8 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { call, expectFieldError, expectProblem, expectStatus, newDataset, uploadBlob } from "../test/helpers";
+import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, expireUploads, newDataset, uploadBlob } from "../test/helpers";
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -109,10 +109,8 @@ describe("projects (4.2)", () => {
     // The finalized upload still holds one reference until it expires (4.3: its blob_sha stays addressable).
     expect((await stub.getBlob(sha))?.refcount).toBe(1);
 
-    await runInDurableObject(stub, (_o, state) => {
-      state.storage.sql.exec("UPDATE uploads SET expires_at = ?", new Date(0).toISOString());
-    });
-    await runDurableObjectAlarm(stub);
+    await expireUploads("blob_sha = ?", sha);
+    await collectGarbage();
     expect(await stub.getBlob(sha)).toBeNull();
     expect(await env.BLOBS.head(key)).toBeNull();
   });

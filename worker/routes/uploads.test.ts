@@ -1,8 +1,8 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { call, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex } from "../test/helpers";
+import { call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, expireUploads, sha256Hex } from "../test/helpers";
 
 const range = (start: number, end: number, total: number | "*") => ({ "Content-Range": `bytes ${start}-${end}/${total}` });
 
@@ -43,7 +43,7 @@ describe("chunked uploads (4.3)", () => {
     expect((await expectStatus(call("POST", `/v1/uploads/${id}:finalize`, {}), 200)).json.blob_sha).toBe(sha);
     expectProblem(await call("PATCH", `/v1/uploads/${id}`, bytes.slice(0, 1), range(0, 0, 10_000)), 409, "conflict");
     // The chunk objects are garbage once the blob exists.
-    await runDurableObjectAlarm(tenantStore(env, DEFAULT_TENANT));
+    await collectGarbage();
     expect((await env.BLOBS.list({ prefix: `t/${DEFAULT_TENANT}/uploads/${id}/` })).objects).toEqual([]);
   });
 
@@ -131,18 +131,50 @@ describe("chunked uploads (4.3)", () => {
   it("an upload past expires_at, or one that never existed, answers 404 everywhere", async () => {
     const id = await open(3);
     await call("PATCH", `/v1/uploads/${id}`, new Uint8Array([1]), range(0, 0, 3));
-    const stub = tenantStore(env, DEFAULT_TENANT);
-    await runInDurableObject(stub, (_o, state) => {
-      state.storage.sql.exec("UPDATE uploads SET expires_at = ? WHERE upload_id = ?", new Date(Date.now() - 1).toISOString(), id);
-    });
+    await expireUploads("upload_id = ?", id);
     for (const uid of [id, "01ARZ3NDEKTSV4RRFFQ69G5FAV"]) {
       expectProblem(await call("GET", `/v1/uploads/${uid}`), 404, "not_found");
       expectProblem(await call("PATCH", `/v1/uploads/${uid}`, new Uint8Array([2]), range(1, 1, 3)), 404, "not_found");
       expectProblem(await call("POST", `/v1/uploads/${uid}:finalize`), 404, "not_found");
     }
     // The alarm removes the expired upload and its chunk bytes.
-    await runDurableObjectAlarm(stub);
-    await runDurableObjectAlarm(stub);
+    await collectGarbage();
+    expect((await env.BLOBS.list({ prefix: `t/${DEFAULT_TENANT}/uploads/${id}/` })).objects).toEqual([]);
+  });
+
+  it("the same bytes finalized again while their old copy awaits the collector stay stored", async () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    const sha = await sha256Hex(bytes);
+    const key = `t/${DEFAULT_TENANT}/blobs/${sha}`;
+    const first = await open(32);
+    await call("PATCH", `/v1/uploads/${first}`, bytes, range(0, 31, 32));
+    await call("POST", `/v1/uploads/${first}:finalize`);
+    const stub = tenantStore(env, DEFAULT_TENANT);
+    // The only reference expires: the bytes are queued as garbage, the collector has not run yet.
+    await expireUploads("upload_id = ?", first);
+    await runInDurableObject(stub, (o) => (o as unknown as { expireUploads(): void }).expireUploads());
+    expect(await stub.getBlob(sha)).toBeNull();
+    const second = await open(32);
+    await call("PATCH", `/v1/uploads/${second}`, bytes, range(0, 31, 32));
+    await expectStatus(call("POST", `/v1/uploads/${second}:finalize`), 200);
+    await collectGarbage();
+    expect(await env.BLOBS.head(key)).not.toBeNull();
+    expect((await stub.getBlob(sha))?.refcount).toBe(1);
+  });
+
+  it("a finalize that stopped before its bytes were stored is completed by the next finalize", async () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const sha = await sha256Hex(bytes);
+    const id = await open(16);
+    await call("PATCH", `/v1/uploads/${id}`, bytes, range(0, 15, 16));
+    const stub = tenantStore(env, DEFAULT_TENANT);
+    const key = `t/${DEFAULT_TENANT}/blobs/${sha}`;
+    // The reference is taken, then the Worker dies before writing the blob.
+    await stub.completeFinalize(id, { sha, r2_key: key, size: 16, media_type: null, width: null, height: null });
+    expect(await env.BLOBS.head(key)).toBeNull();
+    await expectStatus(call("POST", `/v1/uploads/${id}:finalize`), 200);
+    expect(await env.BLOBS.head(key)).not.toBeNull();
+    await collectGarbage();
     expect((await env.BLOBS.list({ prefix: `t/${DEFAULT_TENANT}/uploads/${id}/` })).objects).toEqual([]);
   });
 

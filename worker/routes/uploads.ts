@@ -8,7 +8,7 @@ import { Id, Sha256, Upload, UploadInit } from "../../protocol";
 import { notFound, payloadTooLarge, validation } from "../errors";
 import { problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
-import { blobFacts, blobKey, chunkKey, digestChunks, sha256Hex, storeBlob } from "../services/blobs";
+import { blobFacts, blobKey, chunkKey, digestChunks, sha256Hex, storeBlob, uploadHead } from "../services/blobs";
 import { uploadResource } from "../services/resources";
 import { tenantStore, unwrap } from "../services/stores";
 
@@ -127,7 +127,9 @@ uploads.openapi(
     const { uid } = c.req.valid("param");
     const store = tenantStore(c.env, c.var.tenantId);
     const { upload, chunks } = unwrap(await store.chunksToFinalize(uid));
-    if (upload.state === "finalized") return c.json(uploadResource(upload), 200);
+    // Finalized with its chunks released: done. (Chunks left over mean an earlier finalize
+    // stopped before the bytes were in place: finish its work.)
+    if (upload.state === "finalized" && chunks.length === 0) return c.json(uploadResource(upload), 200);
     const sha = await digestChunks(c.env.BLOBS, chunks);
     const claimed = [c.req.valid("header")["x-content-sha256"], upload.expected_sha].filter((s): s is string => !!s);
     const wrong = claimed.find((s) => s !== sha);
@@ -137,8 +139,11 @@ uploads.openapi(
       ]);
     }
     const key = blobKey(c.var.tenantId, sha);
+    const facts = blobFacts(await uploadHead(c.env.BLOBS, chunks), key, sha, upload.expected_size, upload.content_type);
+    // Reference first, bytes second: once referenced, the blob's key is safe from the garbage collector.
+    const finalized = unwrap(await store.completeFinalize(uid, facts));
     await storeBlob(c.env.BLOBS, key, chunks, upload.expected_size, upload.content_type);
-    const facts = await blobFacts(c.env.BLOBS, key, sha, upload.expected_size, upload.content_type);
-    return c.json(uploadResource(unwrap(await store.completeFinalize(uid, facts))), 200);
+    await store.releaseChunks(uid);
+    return c.json(uploadResource(finalized), 200);
   },
 );

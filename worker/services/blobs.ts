@@ -65,14 +65,29 @@ const MEDIA_TYPES: Record<string, string> = {
   avif: "image/avif",
 };
 
-/** Reads the header once, at finalize, so images get width/height without decoding (2.5). */
-export async function blobFacts(bucket: R2Bucket, key: string, sha: string, size: number, declaredType: string | null): Promise<BlobFacts> {
-  const head = size > 0 ? await bucket.get(key, { range: { offset: 0, length: Math.min(size, SNIFF_BYTES) } }) : null;
+/** The first bytes of the assembled upload, enough for any image header (and EXIF). */
+export async function uploadHead(bucket: R2Bucket, chunks: ChunkRecord[]): Promise<Uint8Array> {
+  const head = new Uint8Array(SNIFF_BYTES);
+  let filled = 0;
+  const reader = chunkStream(bucket, chunks).getReader();
+  while (filled < SNIFF_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const take = value.subarray(0, SNIFF_BYTES - filled);
+    head.set(take, filled);
+    filled += take.length;
+  }
+  await reader.cancel();
+  return head.subarray(0, filled);
+}
+
+/** What the header says, read once at finalize so images get width/height without decoding (2.5). */
+export function blobFacts(head: Uint8Array, key: string, sha: string, size: number, declaredType: string | null): BlobFacts {
   let dims: { width?: number; height?: number; type?: string } = {};
-  if (head) {
+  if (head.length > 0) {
     try {
       // Stored pixels, before any EXIF rotation (as COLMAP reports them).
-      dims = imageSize(new Uint8Array(await head.arrayBuffer()));
+      dims = imageSize(head);
     } catch {
       // Not an image (a pair list, say): no dimensions.
     }

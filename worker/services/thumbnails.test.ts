@@ -3,12 +3,11 @@ import JPEG_DECODER from "@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm";
 import encodePng, { init as initPng } from "@jsquash/png/encode";
 // @ts-expect-error wasm-bindgen's .wasm.d.ts types the file as instance exports, not as the module wrangler imports
 import PNG_CODEC from "@jsquash/png/codec/pkg/squoosh_png_bg.wasm";
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
-import { call, expectFieldError, expectProblem, expectStatus, newDataset, uploadBlob } from "../test/helpers";
+import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, expireUploads, newDataset, uploadBlob } from "../test/helpers";
 import { LUND_01, withOrientation } from "../test/photos";
-import { tenantStore } from "./stores";
 import { orient } from "./thumbnails";
 
 async function register(bytes: Uint8Array, name = "img") {
@@ -114,12 +113,8 @@ describe("thumbnails (4.5 /thumbnail?size=N)", () => {
     const prefix = `t/${DEFAULT_TENANT}/blobs/${sha}/`;
     expect((await env.BLOBS.list({ prefix })).objects).toHaveLength(1);
     await call("DELETE", `/v1/images/${id}`);
-    const stub = tenantStore(env, DEFAULT_TENANT);
-    await runInDurableObject(stub, (_o, state) => {
-      state.storage.sql.exec("UPDATE uploads SET expires_at = ? WHERE blob_sha = ?", new Date(0).toISOString(), sha);
-    });
-    await runDurableObjectAlarm(stub);
-    await runDurableObjectAlarm(stub);
+    await expireUploads("blob_sha = ?", sha);
+    await collectGarbage();
     expect((await env.BLOBS.list({ prefix })).objects).toEqual([]);
     expect(await env.BLOBS.head(`t/${DEFAULT_TENANT}/blobs/${sha}`)).toBeNull();
     expectProblem(await call("GET", `/v1/images/${id}/thumbnail`), 404, "not_found");

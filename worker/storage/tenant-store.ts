@@ -57,6 +57,8 @@ const uploadOf = (r: Row) => r as unknown as UploadRow;
 
 /** How long a garbage R2 key waits before its delete is retried, when R2 fails. */
 const GC_RETRY_MS = 60_000;
+/** Garbage keys deleted per alarm, so one run stays well inside blockConcurrencyWhile's 30 s. */
+const GC_BATCH = 100;
 
 export class TenantStore extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -393,7 +395,9 @@ export class TenantStore extends DurableObject<Env> {
   /**
    * Marks the upload finalized with its blob (created with one reference held by the upload
    * until it expires, or given one more reference if the tenant already had these bytes).
-   * Idempotent: a second call returns the finalized upload unchanged.
+   * The reference is taken before the caller writes the bytes to their content address, so the
+   * garbage collector can no longer delete an earlier copy there; the chunks stay until
+   * `releaseChunks`, once the bytes are in place. Idempotent: a second call changes nothing.
    */
   completeFinalize(uploadId: string, blob: BlobFacts): Outcome<UploadRow> {
     const up = this.getUpload(uploadId);
@@ -402,10 +406,14 @@ export class TenantStore extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       this.retainBlob(blob);
       this.sql.exec("UPDATE uploads SET state = 'finalized', blob_sha = ? WHERE upload_id = ?", blob.sha, uploadId);
-      this.discardChunks(uploadId);
     });
-    this.scheduleGc();
     return ok({ ...up, state: "finalized", blob_sha: blob.sha });
+  }
+
+  /** Queues a finalized upload's chunks for deletion: its bytes are at their content address. */
+  releaseChunks(uploadId: string): void {
+    this.ctx.storage.transactionSync(() => this.discardChunks(uploadId));
+    this.scheduleGc();
   }
 
   // ---- jobs (2.7, 2.9, 3.2.1): the index, reconstructions, the task cache ----
@@ -507,22 +515,28 @@ export class TenantStore extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     this.expireUploads();
-    const keys = this.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY queued_at LIMIT 1000").toArray();
-    if (keys.length > 0) {
-      try {
-        for (const k of keys) {
-          // A key ending in '/' stands for every object under it (a blob's derived objects).
-          const listed = k.r2_key.endsWith("/") ? await this.env.BLOBS.list({ prefix: k.r2_key }) : null;
-          const doomed = listed ? listed.objects.map((o) => o.key) : [k.r2_key];
-          if (doomed.length > 0) await this.env.BLOBS.delete(doomed);
-          if (!listed?.truncated) this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", k.r2_key);
-        }
-      } catch {
-        await this.ctx.storage.setAlarm(Date.now() + GC_RETRY_MS);
-        return;
+    // No other event runs while garbage is deleted, so a finalize cannot re-reference a blob
+    // between the choice of its key and the R2 delete (the bytes would vanish under it).
+    const deleted = await this.ctx.blockConcurrencyWhile(() => this.deleteGarbage());
+    if (!deleted) await this.ctx.storage.setAlarm(Date.now() + GC_RETRY_MS);
+    else this.scheduleGc();
+  }
+
+  /** Deletes a batch of garbage from R2 (more waits for the next alarm); false when R2 failed. */
+  private async deleteGarbage(): Promise<boolean> {
+    const keys = this.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY queued_at LIMIT ?", GC_BATCH).toArray();
+    try {
+      for (const k of keys) {
+        // A key ending in '/' stands for every object under it (a blob's derived objects).
+        const listed = k.r2_key.endsWith("/") ? await this.env.BLOBS.list({ prefix: k.r2_key }) : null;
+        const doomed = listed ? listed.objects.map((o) => o.key) : [k.r2_key];
+        if (doomed.length > 0) await this.env.BLOBS.delete(doomed);
+        if (!listed?.truncated) this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", k.r2_key);
       }
+      return true;
+    } catch {
+      return false;
     }
-    this.scheduleGc();
   }
 
   // ---- internals ----
@@ -601,7 +615,7 @@ export class TenantStore extends DurableObject<Env> {
       b.height,
       nowIso(),
     );
-    this.sql.exec("DELETE FROM r2_garbage WHERE r2_key = ?", b.r2_key);
+    this.sql.exec("DELETE FROM r2_garbage WHERE r2_key IN (?, ?)", b.r2_key, `${b.r2_key}/`);
   }
 
   /** Drops one reference; the last one queues the bytes for deletion. */

@@ -1,6 +1,8 @@
 /** @module Test helpers for requests against the Worker inside workerd. */
-import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { SELF, createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { DEFAULT_TENANT } from "../context";
 import worker from "../index";
+import { tenantStore } from "../services/stores";
 
 export const BASE = "http://edgesfm.test";
 
@@ -95,4 +97,19 @@ export function expectFieldError(r: Reply, path: string, code?: string) {
   if (!hit) throw new Error(`no error at '${path}': ${JSON.stringify(r.json.errors)}`);
   if (typeof hit.message !== "string" || !hit.message) throw new Error(`error at '${path}' has no message`);
   if (code && hit.code !== code) throw new Error(`error at '${path}' has code ${hit.code}, not ${code}`);
+}
+
+/** Moves the expiry of the tenant's uploads matching `where` into the past, as if their lifetime had run out. */
+export async function expireUploads(where: string, ...params: SqlStorageValue[]): Promise<void> {
+  await runInDurableObject(tenantStore(env, DEFAULT_TENANT), (_o, state) => {
+    state.storage.sql.exec(`UPDATE uploads SET expires_at = ? WHERE ${where}`, new Date(0).toISOString(), ...params);
+  });
+}
+
+/**
+ * Runs one pass of the tenant's alarm (upload expiry, then R2 garbage) inside the object, after
+ * any pass already under way: deterministic, unlike waiting for the scheduled alarm.
+ */
+export async function collectGarbage(): Promise<void> {
+  await runInDurableObject(tenantStore(env, DEFAULT_TENANT), (o) => o.alarm());
 }
