@@ -3,13 +3,29 @@
  * assets on the API's own origin (wrangler.toml [assets]).
  */
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vite";
+import { createLogger, defineConfig } from "vite";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
+/** Node-only modules that shared code imports only when running in Node (see node-only.ts). */
+const NODE_ONLY = ["webgpu", "node:fs", "node:fs/promises", "node:os", "node:path"];
+
+/**
+ * Known noise, dropped so that any other warning stands out: bundler timing reports (they
+ * measure this shared machine's load, not the site) and the engine's Emscripten glue computing
+ * its Node-only __dirname from `new URL(".", import.meta.url)`.
+ */
+const NOISE = [/PLUGIN_TIMINGS/, /new URL\("\.", import\.meta\.url\) doesn't exist at build time/];
+const logger = createLogger("warn");
+const [warn, warnOnce] = [logger.warn.bind(logger), logger.warnOnce.bind(logger)];
+logger.warn = (msg, options) => void (NOISE.some((n) => n.test(msg)) || warn(msg, options));
+logger.warnOnce = (msg, options) => void (NOISE.some((n) => n.test(msg)) || warnOnce(msg, options));
+
 export default defineConfig({
+  customLogger: logger,
   root: here("."),
   publicDir: false,
+  resolve: { alias: NODE_ONLY.map((find) => ({ find: new RegExp(`^${find}$`), replacement: here("./src/compute/node-only.ts") })) },
   build: {
     outDir: here("./dist"),
     emptyOutDir: true,

@@ -1,72 +1,77 @@
 /**
- * @module "This tab computes" and "lend compute": start and stop the runner (browser-runtime/
- * runner, run in a Web Worker) for this visitor's own jobs or for the volunteer pool, and show
- * which engine it uses (WebGPU on a real GPU, WASM otherwise, as the runner decides) and how
- * fast it goes.
- *
- * Integration point: `connectRunner` below. The runner module is not in the tree yet; until it
- * is, the switches stay disabled and say so. When it lands, `connectRunner` starts its worker
- * (e.g. `new Worker(new URL("./runner-worker.ts", import.meta.url), {type: "module"})` wrapping
- * the runner's lease loop with comlink) and returns the handle; nothing else here changes.
+ * @module "This tab computes": starts and stops browser-runtime's runner (BrowserRunner: the
+ * lease loop in a Web Worker) for this visitor's own jobs, and shows the engine it has and how
+ * fast its last task went. "Lend compute" (the volunteer pool) needs a runner token that an
+ * operator issues (`/v1/admin/runner-tokens`) and runs in the runner page (/runner.html?key=);
+ * this page cannot obtain one, so that switch stays off and says so.
  */
+import { BrowserRunner } from "../../../browser-runtime/runner/browser";
+import type { RunnerStatus } from "../../../browser-runtime/runner/runner";
+import type { RunnerAbilities } from "../../../protocol/schemas/runner";
 import { byId, say } from "../ui/dom";
 
-export type ComputeMode = "own" | "pool";
-
-/** What the panel needs from a running runner. */
-export interface RunnerControl {
-  start(mode: ComputeMode, apiKey: string): Promise<void>;
-  stop(mode: ComputeMode): Promise<void>;
-  /** Called with the engine in use and the latest throughput, e.g. "SIFT 3.2 images/s". */
-  onStats(listener: (stats: { engine: "webgpu" | "wasm"; speed: string | null }) => void): void;
-}
-
-async function connectRunner(): Promise<RunnerControl | null> {
-  return null;
-}
-
-/** What this browser offers: a hardware WebGPU adapter, a software one, or none (then WASM). */
-export async function detectEngine(): Promise<string> {
-  const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
-  if (!gpu) return "WASM (this browser has no WebGPU)";
-  try {
-    const adapter = (await gpu.requestAdapter()) as { info?: { isFallbackAdapter?: boolean; vendor?: string }; isFallbackAdapter?: boolean } | null;
-    if (!adapter) return "WASM (no WebGPU adapter)";
-    const fallback = adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false;
-    return fallback ? "WASM (WebGPU here is a software adapter, slower than WASM)" : `WebGPU (${adapter.info?.vendor || "GPU"})`;
-  } catch {
-    return "WASM (WebGPU unavailable)";
-  }
+/** The runner's abilities as one phrase: its stages compute with the wasm engine; WebGPU is reported. */
+function describeAbilities(a: RunnerAbilities): string {
+  const gpu = a.webgpu ? `WebGPU ${a.webgpu.adapter.description || a.webgpu.adapter.vendor}${a.webgpu.adapter.is_fallback_adapter ? " (software)" : ""}` : "no WebGPU";
+  return `WASM${a.wasm.simd ? " SIMD" : ""}; ${gpu}`;
 }
 
 export class ComputePanel {
   private readonly status = byId("compute-status");
   private readonly own = byId<HTMLInputElement>("compute-this-tab");
   private readonly pool = byId<HTMLInputElement>("compute-lend");
+  private runner: BrowserRunner | null = null;
+  private engine = "";
+  private taskStarted = 0;
+  private lastTask = "";
 
-  constructor(private readonly apiKey: () => string) {}
+  constructor(private readonly apiKey: () => string) {
+    this.own.addEventListener("change", () => void (this.own.checked ? this.start() : this.stop()));
+    this.pool.disabled = true;
+    this.pool.title = "Lending compute to the pool needs a runner token from the operator; open /runner.html?key=<token> to lend.";
+  }
 
+  /** Computes by default (issue 7): the visitor's own jobs need a runner. */
   async init(): Promise<void> {
-    const [engine, runner] = await Promise.all([detectEngine(), connectRunner()]);
-    if (!runner) {
-      this.own.disabled = this.pool.disabled = true;
-      say(this.status, `Engine here: ${engine}. In-tab compute is not part of this build yet (the runner is still being built), so jobs wait for another runner.`);
-      return;
-    }
-    runner.onStats(({ engine: e, speed }) => say(this.status, `Computing with ${e === "webgpu" ? "WebGPU" : "WASM"}${speed ? `, ${speed}` : ""}.`, "ok"));
-    const bind = (box: HTMLInputElement, mode: ComputeMode) =>
-      box.addEventListener("change", () => {
-        const action = box.checked ? runner.start(mode, this.apiKey()) : runner.stop(mode);
-        action.catch((e: unknown) => {
-          box.checked = !box.checked;
-          say(this.status, `Could not ${box.checked ? "stop" : "start"} computing: ${e instanceof Error ? e.message : String(e)}`, "error");
-        });
-      });
-    bind(this.own, "own");
-    bind(this.pool, "pool");
-    // This tab computes its own jobs by default (issue 7); lending to the pool is opt-in.
     this.own.checked = true;
-    this.own.dispatchEvent(new Event("change"));
-    say(this.status, `Engine here: ${engine}. Waiting for work.`);
+    await this.start();
+  }
+
+  private async start(): Promise<void> {
+    say(this.status, "Starting the runner…");
+    try {
+      const key = this.apiKey();
+      this.runner = new BrowserRunner({
+        authorization: key ? `Bearer ${key}` : undefined,
+        name: "demo tab",
+        onStatus: (s) => this.onStatus(s),
+        onStarted: (info) => (this.engine = describeAbilities(info.abilities as RunnerAbilities)),
+      });
+      await this.runner.start();
+      say(this.status, `This tab computes with ${this.engine}. Waiting for work.`, "ok");
+    } catch (e) {
+      this.own.checked = false;
+      say(this.status, `This tab cannot compute: ${e instanceof Error ? e.message : String(e)}`, "error");
+    }
+  }
+
+  private async stop(): Promise<void> {
+    await this.runner?.stop();
+    this.runner = null;
+    say(this.status, "Paused: this tab computes nothing; jobs wait for another runner.");
+  }
+
+  private onStatus(s: RunnerStatus): void {
+    if (s.state === "working") {
+      this.taskStarted = performance.now();
+      this.lastTask = s.kind;
+      say(this.status, `Computing ${s.kind} for job ${s.job_id} with ${this.engine}…`, "ok");
+    } else if (s.state === "idle" && this.taskStarted) {
+      const seconds = (performance.now() - this.taskStarted) / 1000;
+      this.taskStarted = 0;
+      say(this.status, `Last task: ${this.lastTask} in ${seconds.toFixed(1)} s with ${this.engine}. Waiting for work.`, "ok");
+    } else if (s.state === "stopped") {
+      say(this.status, "Paused: this tab computes nothing; jobs wait for another runner.");
+    }
   }
 }

@@ -51,7 +51,10 @@ export class Viewer {
   private cameras: ViewedCamera[] = [];
   private selected = -1;
   private loading: AbortController | null = null;
-  private fitted = false;
+  /** What the view was last framed on for this reconstruction: nothing, cameras, or points. */
+  private framed: "none" | "cameras" | "points" = "none";
+  /** Radius of the framed model (90% of its points, or of the cameras before any point). */
+  private radius = 1;
   private shown: { rid: string; seq: number } | null = null;
   private frame = 0;
 
@@ -88,7 +91,7 @@ export class Viewer {
     this.loading?.abort();
     const abort = new AbortController();
     this.loading = abort;
-    if (this.shown?.rid !== rid) this.fitted = false;
+    if (this.shown?.rid !== rid) this.framed = "none";
     say(this.status, `Loading snapshot ${seq}…`);
     try {
       const geometry = await loadGeometry(rid, seq, abort.signal);
@@ -129,17 +132,11 @@ export class Viewer {
       return k ? [{ image, intrinsics: k, pose: worldPose(image.cam_from_world) }] : [];
     });
     this.selected = -1;
+    if (this.framed === "none") {
+      this.fit();
+      this.framed = "cameras";
+    }
     this.drawFrustums();
-    if (!this.fitted) this.fit();
-  }
-
-  /** Frustum depth: a fraction of the spread of camera centres, so rigs of any scale look alike. */
-  private frustumDepth(): number {
-    const c = this.cameras.map((x) => x.pose.center);
-    if (c.length < 2) return 0.5;
-    const mean = c.reduce((s, v) => s.add(v), new Vector3()).divideScalar(c.length);
-    const spread = c.reduce((s, v) => s + v.distanceTo(mean), 0) / c.length;
-    return Math.max(1e-3, 0.15 * spread);
   }
 
   private drawFrustums(): void {
@@ -147,7 +144,8 @@ export class Viewer {
       this.scene.remove(this.frustums);
       this.frustums.geometry.dispose();
     }
-    const depth = this.frustumDepth();
+    // A fraction of the framed model's radius, so models of any scale look alike.
+    const depth = 0.08 * this.radius;
     const pos: number[] = [];
     const col: number[] = [];
     this.cameras.forEach((cam, i) => {
@@ -191,29 +189,41 @@ export class Viewer {
     color.needsUpdate = true;
     g.setDrawRange(0, at + p.ids.length);
     g.computeBoundingSphere();
+    if (this.framed !== "points") {
+      this.fit(p.xyz);
+      this.framed = "points";
+      this.drawFrustums();
+    }
     this.requestRender();
   }
 
   /**
-   * Looks at the cameras' centroid from behind and above them, with "up" the cameras' mean up
-   * (their -y axis), since a reconstruction's gauge has no preferred world up.
+   * Frames the model: "up" is the cameras' mean up (their -y axis), since a reconstruction's
+   * gauge has no preferred world up; the view looks along the cameras' mean viewing direction at
+   * the points' robust centre (per-axis median), from far enough to hold 90% of them and half
+   * the cameras. Without
+   * points yet, the cameras' centroid and spread stand in.
    */
-  private fit(): void {
+  private fit(xyz?: Float32Array): void {
     if (this.cameras.length === 0 || !this.controls) return;
     const centers = this.cameras.map((c) => c.pose.center);
-    const mean = centers.reduce((s, v) => s.add(v), new Vector3()).divideScalar(centers.length);
     const up = this.cameras.reduce((s, c) => s.add(new Vector3(0, -1, 0).applyQuaternion(c.pose.rotation)), new Vector3()).normalize();
     const forward = this.cameras.reduce((s, c) => s.add(new Vector3(0, 0, 1).applyQuaternion(c.pose.rotation)), new Vector3()).normalize();
-    const spread = Math.max(1e-2, Math.max(...centers.map((c) => c.distanceTo(mean))));
-    const target = mean.clone().addScaledVector(forward, 2 * spread);
+    const sample = xyz && xyz.length >= 3 ? everyNth(xyz, Math.ceil(xyz.length / 3 / 5000)) : centers;
+    const median = (k: "x" | "y" | "z") => sample.map((v) => v[k]).sort((a, b) => a - b)[Math.floor(sample.length / 2)]!;
+    const target = new Vector3(median("x"), median("y"), median("z"));
+    const distances = sample.map((v) => v.distanceTo(target)).sort((a, b) => a - b);
+    this.radius = Math.max(1e-3, distances[Math.floor(0.9 * (distances.length - 1))]!);
+    // Back far enough that most cameras (the nearer half at least) are in front of the eye too.
+    const cameraDistances = centers.map((c) => c.distanceTo(target)).sort((a, b) => a - b);
+    const distance = Math.max(this.radius / Math.tan(((this.camera.fov / 2) * Math.PI) / 180), 1.1 * cameraDistances[Math.floor(cameraDistances.length / 2)]!);
     this.camera.up.copy(up.lengthSq() > 0 ? up : new Vector3(0, 1, 0));
-    this.camera.position.copy(mean).addScaledVector(forward, -2.5 * spread).addScaledVector(this.camera.up, 1.5 * spread);
-    this.camera.near = spread / 1000;
-    this.camera.far = spread * 1000;
+    this.camera.position.copy(target).addScaledVector(forward, -distance).addScaledVector(this.camera.up, 0.3 * distance);
+    this.camera.near = distance / 1000;
+    this.camera.far = distance * 1000;
     this.camera.updateProjectionMatrix();
     this.controls.target.copy(target);
     this.controls.update();
-    this.fitted = true;
   }
 
   /** Selects camera `index` (or none with -1) and redraws its frustum highlighted. */
@@ -265,4 +275,11 @@ export class Viewer {
       this.renderer!.render(this.scene, this.camera);
     });
   }
+}
+
+/** Every `step`-th point of an xyz array, as vectors. */
+function everyNth(xyz: Float32Array, step: number): Vector3[] {
+  const out: Vector3[] = [];
+  for (let i = 0; i + 2 < xyz.length; i += 3 * step) out.push(new Vector3(xyz[i], xyz[i + 1], xyz[i + 2]));
+  return out;
 }
