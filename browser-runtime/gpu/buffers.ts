@@ -81,3 +81,20 @@ export class BufferPool {
     for (const b of this.buffers.splice(0)) b.destroy();
   }
 }
+
+/**
+ * Runs `work` inside validation and out-of-memory error scopes and throws what they caught:
+ * WebGPU reports those failures asynchronously instead of throwing at the faulty call.
+ */
+export async function withErrorScopes<T>(device: GPUDevice, label: string, work: () => Promise<T>): Promise<T> {
+  device.pushErrorScope("out-of-memory");
+  device.pushErrorScope("validation");
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    const errors = [await device.popErrorScope(), await device.popErrorScope()].filter((e) => e !== null);
+    if (errors.length) throw new Error(`${label}: ${errors.map((e) => e!.message).join("; ")}`);
+  }
+  return result;
+}

@@ -8,7 +8,7 @@
 /// <reference types="@webgpu/types" />
 
 import { DEFAULT_MATCH_OPTIONS, type MatchOptions } from "../../engine-wasm/ts/feature";
-import { BufferPool, readBuffers } from "./buffers";
+import { BufferPool, readBuffers, withErrorScopes } from "./buffers";
 import type { GpuContext } from "./device";
 import type { ShaderSources } from "./shader-sources";
 
@@ -50,7 +50,11 @@ export class MatcherGpu {
   }
 
   /** Nearest and second-nearest neighbours of every row of `a` in `b`, and of `b` in `a`. */
-  async nearestBothWays(a: Uint8Array, b: Uint8Array): Promise<[Nearest, Nearest]> {
+  nearestBothWays(a: Uint8Array, b: Uint8Array): Promise<[Nearest, Nearest]> {
+    return withErrorScopes(this.device, "MatcherGpu", () => this.nearest(a, b));
+  }
+
+  private async nearest(a: Uint8Array, b: Uint8Array): Promise<[Nearest, Nearest]> {
     const na = a.length / 128;
     const nb = b.length / 128;
     const pool = new BufferPool(this.device);

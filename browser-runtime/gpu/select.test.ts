@@ -20,7 +20,8 @@ describe("selectSiftStages", () => {
 
   it.skipIf("error" in gpu)("measures both paths and picks the faster for each stage", async () => {
     if ("error" in gpu) return;
-    const stages = await selectSiftStages(await loadEngine(), gpu, await loadShaderSources());
+    // A small workload: SwiftShader is slow, and the comparison is what is under test.
+    const stages = await selectSiftStages(await loadEngine(), gpu, await loadShaderSources(), { width: 128, height: 96, descriptors: 256 });
     console.log("calibration on", stages.adapter, stages.timings, "->", stages.features, stages.matching);
     expect(stages.timings.gpuExtract).toBeGreaterThan(0);
     expect(stages.timings.gpuMatch).toBeGreaterThan(0);

@@ -26,8 +26,15 @@ export interface SiftStages {
   match(descA: Uint8Array, descB: Uint8Array, options?: Partial<MatchOptions>): Promise<Uint32Array>;
 }
 
-/** Calibration workload: a 256x192 image (about a thousand features at octave -1) and 512 x 512 descriptors. */
-const CALIBRATION = { width: 256, height: 192, descriptors: 512 };
+/** The calibration workload: a synthetic image and two descriptor sets. */
+export interface Calibration {
+  width: number;
+  height: number;
+  descriptors: number;
+}
+
+/** Default: a 256x192 image (about a thousand features at octave -1) and 512 x 512 descriptors. */
+export const DEFAULT_CALIBRATION: Calibration = { width: 256, height: 192, descriptors: 512 };
 
 /** Deterministic descriptors with SIFT's scale (unit vectors times 512, clamped to bytes). */
 function calibrationDescriptors(n: number, seed: number): Uint8Array {
@@ -56,11 +63,11 @@ async function timeIt(run: () => Promise<unknown> | unknown, giveUpAfter = Infin
 }
 
 /** Measures both paths once and returns the faster of each (WASM when no GPU is given). */
-export async function selectSiftStages(engine: Engine, gpu: GpuContext | undefined, sources?: ShaderSources): Promise<SiftStages> {
-  const { width, height } = CALIBRATION;
+export async function selectSiftStages(engine: Engine, gpu: GpuContext | undefined, sources?: ShaderSources, calibration = DEFAULT_CALIBRATION): Promise<SiftStages> {
+  const { width, height } = calibration;
   const image = syntheticImage(width, height);
-  const descA = calibrationDescriptors(CALIBRATION.descriptors, 1);
-  const descB = calibrationDescriptors(CALIBRATION.descriptors, 2);
+  const descA = calibrationDescriptors(calibration.descriptors, 1);
+  const descB = calibrationDescriptors(calibration.descriptors, 2);
   const wasmExtract = await timeIt(() => extractSift(engine, image, width, height));
   const wasmMatch = await timeIt(() => matchDescriptors(engine, descA, descB));
   const cpuStages = {

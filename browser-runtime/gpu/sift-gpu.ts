@@ -8,7 +8,7 @@
 /// <reference types="@webgpu/types" />
 
 import { DEFAULT_SIFT_OPTIONS, type SiftFeatures, type SiftOptions } from "../../engine-wasm/ts/feature";
-import { BufferPool, readBuffers } from "./buffers";
+import { BufferPool, readBuffers, withErrorScopes } from "./buffers";
 import { prepareIntensity } from "./preprocess";
 import type { ShaderSources } from "./shader-sources";
 
@@ -155,68 +155,66 @@ export class SiftGpu {
   /** Runs SIFT.md sections 2-7 on a gray image in [0, 1]. */
   async extract(image: GrayImage, options: Partial<SiftOptions> = {}, sx = 1, sy = 1): Promise<SiftFeatures> {
     const opt = { ...DEFAULT_SIFT_OPTIONS, ...options };
+    if (!this.fits(image.width, image.height, opt)) {
+      throw new RangeError(`SiftGpu: a ${image.width}x${image.height} image does not fit: octave ${opt.firstOctave} needs a ${largestBinding(image.width, image.height, opt)}-byte binding (device: ${this.device.limits.maxStorageBufferBindingSize}) and sides <= ${MAX_OCTAVE_SIDE}; use the WASM path or a smaller maxImageSize`);
+    }
+    const pool = new BufferPool(this.device);
+    try {
+      const octaves = await withErrorScopes(this.device, "SiftGpu", () => this.octaves(pool, image, opt));
+      return assembleFeatures(octaves, opt, sx, sy);
+    } finally {
+      pool.destroy();
+    }
+  }
+
+  /** The scale space octave by octave (SIFT.md section 2), each detected and described in turn. */
+  private async octaves(pool: BufferPool, image: GrayImage, opt: SiftOptions): Promise<OctaveKeypoints[]> {
     const { device } = this;
     const S = opt.octaveResolution;
     const k = 2 ** (1 / S);
     const sigma0 = 1.6 * k;
     const dsigma0 = sigma0 * Math.sqrt(1 - 1 / (k * k));
     const oMin = opt.firstOctave;
-    const w0 = octaveSize(image.width, oMin);
-    const h0 = octaveSize(image.height, oMin);
-    const plane0 = w0 * h0;
-    if (!this.fits(image.width, image.height, opt)) {
-      throw new RangeError(`SiftGpu: a ${image.width}x${image.height} image does not fit: octave ${oMin} needs a ${largestBinding(image.width, image.height, opt)}-byte binding (device: ${device.limits.maxStorageBufferBindingSize}) and sides <= ${MAX_OCTAVE_SIDE}; use the WASM path or a smaller maxImageSize`);
-    }
-    const pool = new BufferPool(device);
+    const plane0 = octaveSize(image.width, oMin) * octaveSize(image.height, oMin);
+    const gauss = pool.storage(4 * plane0 * (S + 3), "gaussian levels");
+    const temp = pool.storage(4 * plane0, "blur temp");
+    const temp2 = pool.storage(4 * plane0, "resample temp");
+    const input = pool.storageFrom(image.data, "input");
     const octaves: OctaveKeypoints[] = [];
-    // Validation and allocation failures are reported asynchronously in WebGPU: collect them.
-    device.pushErrorScope("out-of-memory");
-    device.pushErrorScope("validation");
-    try {
-      const gauss = pool.storage(4 * plane0 * (S + 3), "gaussian levels");
-      const temp = pool.storage(4 * plane0, "blur temp");
-      const temp2 = pool.storage(4 * plane0, "resample temp");
-      const input = pool.storageFrom(image.data, "input");
-
-      for (let o = oMin; o < oMin + opt.numOctaves; o++) {
-        const w = octaveSize(image.width, o);
-        const h = octaveSize(image.height, o);
-        if (Math.min(w, h) < 3) break; // SIFT.md 2: no extremum can exist; stop here
-        const plane = w * h;
-        const encoder = device.createCommandEncoder();
-        if (o === oMin) {
-          this.encodeFirstLevel(pool, encoder, input, image.width, image.height, oMin, gauss, temp2);
-          const sa = sigma0 * k ** -1;
-          const sb = 0.5 * 2 ** -oMin;
-          if (sa > sb) {
-            const pass = encoder.beginComputePass();
-            this.blur(pool, pass, gauss, 0, gauss, 0, temp, w, h, Math.sqrt(sa * sa - sb * sb));
-            pass.end();
-          }
-        } else {
-          // Level -1 = level S - 1 (Gaussian plane S) of the previous octave, subsampled.
-          const pw = octaveSize(image.width, o - 1);
-          const ph = octaveSize(image.height, o - 1);
+    for (let o = oMin; o < oMin + opt.numOctaves; o++) {
+      const w = octaveSize(image.width, o);
+      const h = octaveSize(image.height, o);
+      if (Math.min(w, h) < 3) break; // SIFT.md 2: no extremum can exist; stop here
+      const plane = w * h;
+      const encoder = device.createCommandEncoder();
+      if (o === oMin) {
+        this.encodeFirstLevel(pool, encoder, input, image.width, image.height, oMin, gauss, temp2);
+        const sa = sigma0 * k ** -1;
+        const sb = 0.5 * 2 ** -oMin;
+        if (sa > sb) {
           const pass = encoder.beginComputePass();
-          this.dispatch(pass, "resample", "downsample_2x", [pool.uniform([pw, ph, w, h, S * pw * ph, 0]), gauss, temp2], [ceilDiv(w, 16), ceilDiv(h, 16)]);
+          this.blur(pool, pass, gauss, 0, gauss, 0, temp, w, h, Math.sqrt(sa * sa - sb * sb));
           pass.end();
-          encoder.copyBufferToBuffer(temp2, 0, gauss, 0, 4 * plane);
         }
+      } else {
+        // Level -1 = level S - 1 (Gaussian plane S) of the previous octave, subsampled.
+        const pw = octaveSize(image.width, o - 1);
+        const ph = octaveSize(image.height, o - 1);
         const pass = encoder.beginComputePass();
-        for (let s = 0; s <= S + 1; s++) {
-          this.blur(pool, pass, gauss, s * plane, gauss, (s + 1) * plane, temp, w, h, dsigma0 * k ** s);
-        }
+        this.dispatch(pass, "resample", "downsample_2x", [pool.uniform([pw, ph, w, h, S * pw * ph, 0]), gauss, temp2], [ceilDiv(w, 16), ceilDiv(h, 16)]);
         pass.end();
-        device.queue.submit([encoder.finish()]);
-        const octave = await this.detectAndDescribe(pool, { o, w, h, S, sigma0, opt, gauss });
-        if (octave) octaves.push(octave);
+        encoder.copyBufferToBuffer(temp2, 0, gauss, 0, 4 * plane);
       }
-    } finally {
-      const errors = [await device.popErrorScope(), await device.popErrorScope()].filter((e) => e !== null);
-      pool.destroy();
-      if (errors.length) throw new Error(`SiftGpu: ${errors.map((e) => e!.message).join("; ")}`);
+      const pass = encoder.beginComputePass();
+      for (let s = 0; s <= S + 1; s++) {
+        this.blur(pool, pass, gauss, s * plane, gauss, (s + 1) * plane, temp, w, h, dsigma0 * k ** s);
+      }
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+      const octave = await this.detectAndDescribe(pool, { o, w, h, S, sigma0, opt, gauss });
+      if (octave) octaves.push(octave);
     }
-    return assembleFeatures(octaves, opt, sx, sy);
+    return octaves;
   }
 
   /** Level -1 of the first octave: the input up- or down-sampled to octave o_min. */
