@@ -6,13 +6,14 @@
  * frustums from a snapshot (served by a test route, made from the COLMAP reference). Screenshots
  * of each step go to test-output/site-e2e/.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import type { BrowserContext, Page, Route } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
 import { type Server, startServer } from "../conformance/server";
 import { snapshotFromReference } from "./site-snapshot-fixture";
 
@@ -38,10 +39,28 @@ let context: BrowserContext;
 let userDataDir: string;
 let scratch: string;
 
-beforeAll(async () => {
-  if (!existsSync(join(ROOT, "site/dist/index.html"))) {
+/** Newest modification time under the given paths (recursively). */
+function newestMtime(paths: string[]): number {
+  let newest = 0;
+  for (const p of paths) {
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (!st) continue;
+    newest = Math.max(newest, st.isDirectory() ? newestMtime(readdirSync(p).map((f) => join(p, f))) : st.mtimeMs);
+  }
+  return newest;
+}
+
+/** The page, its runner's engine and shaders must be the checkout's, or the runner leases nothing. */
+function buildSiteIfStale(): void {
+  const built = statSync(join(ROOT, "site/dist/index.html"), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const inputs = ["site/src", "site/index.html", "protocol", "browser-runtime", "engine-wasm/build/wasm", "engine-wasm/ts", "shaders"];
+  if (newestMtime(inputs.map((p) => join(ROOT, p))) > built) {
     expect(spawnSync("npm", ["run", "build:site"], { cwd: ROOT, stdio: "inherit" }).status).toBe(0);
   }
+}
+
+beforeAll(async () => {
+  buildSiteIfStale();
   mkdirSync(SHOTS, { recursive: true });
   scratch = mkdtempSync(join(tmpdir(), "edgesfm-site-"));
   userDataDir = mkdtempSync(join(tmpdir(), "edgesfm-site-chromium-"));
@@ -61,10 +80,10 @@ afterAll(async () => {
   for (const dir of [userDataDir, scratch]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function openPage(hash = ""): Promise<Page> {
+async function openPage(base = server.base): Promise<Page> {
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[page error]", e.message));
-  await page.goto(`${server.base}/${hash}`);
+  await page.goto(`${base}/`);
   await expect.poll(() => page.locator("#server-status").getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
   return page;
 }
@@ -112,6 +131,8 @@ describe("site: from photos to a reconstruction", () => {
       expect(await status.textContent()).toMatch(/Missing capability: [\w.-]+/);
     }
     await page.screenshot({ path: join(SHOTS, "3-recipe-started.png"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(SHOTS, "3b-phone.png"), fullPage: true });
     await page.close();
   });
 
@@ -151,6 +172,47 @@ describe("site: from photos to a reconstruction", () => {
     await expect.poll(() => page.locator("#camera-detail").isVisible()).toBe(true);
     await expect.poll(() => page.locator("#camera-caption").textContent()).toMatch(/\d+ of \d+ keypoints observe 3D points/);
     await page.locator("#live").screenshot({ path: join(SHOTS, "5-camera-selected.png") });
+    await page.close();
+  });
+});
+
+/** What the pipeline needs (as vitest.config.ts's worker tests), on a stack whose runtime is this checkout's. */
+const PIPELINE_CAPABILITIES = "features.extract.sift,pairs.exhaustive,matchers.nn-mutual,matches.verify,pipelines.incremental,map.incremental";
+
+describe("site: a live run computed by the visitor's own tab", () => {
+  let live: Server;
+  beforeAll(async () => {
+    live = await startServer({ SVC_TEST_CAPABILITIES: PIPELINE_CAPABILITIES, SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
+  });
+  afterAll(() => live?.stop());
+
+  it("shows feature extraction progress from the SSE stream while this tab computes, then cancels the job", async () => {
+    const page = await openPage(live.base);
+    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes");
+    const photos = readdirSync(join(SET, "images")).filter((f) => f.endsWith(".jpg")).sort();
+    await page.setInputFiles("#file-input", photos.map((f) => join(SET, "images", f)));
+    await expect.poll(() => page.locator("#upload-button").isEnabled(), { timeout: 15_000 }).toBe(true);
+    await page.click("#upload-button");
+    await expect.poll(() => page.locator('.tile[data-state="registered"]').count(), { timeout: 60_000 }).toBe(photos.length);
+
+    // Fewer features keep the in-browser extraction short on a shared 2-core machine.
+    await page.fill("#max-features", "1024");
+    await page.click("#start-button");
+    await expect.poll(() => page.locator("#live-title").textContent(), { timeout: 15_000 }).toMatch(/^Job \w+ \(incremental\)/);
+    const features = page.locator("#timeline li", { hasText: "Features" });
+    await expect.poll(() => features.locator(".phase-text").textContent(), { timeout: 90_000 }).toMatch(new RegExp(`^[1-9]\\d*/${photos.length}`));
+    expect(await page.locator("#compute-status").textContent()).toMatch(/Computing extract|Last task/);
+    await page.screenshot({ path: join(SHOTS, "6-live-run.png"), fullPage: true });
+
+    const row = page.locator("#jobs-table tbody tr").first();
+    await page.click("#jobs-refresh");
+    await row.getByRole("button", { name: "Cancel" }).click();
+    await expect.poll(async () => {
+      await page.click("#jobs-refresh");
+      return row.locator(".badge").textContent();
+    }, { timeout: 60_000, interval: 1000 }).toMatch(/^cancelled/);
+    expect(await row.getByRole("button", { name: "Resume" }).count()).toBe(1);
+    await page.locator("#jobs").screenshot({ path: join(SHOTS, "7-job-cancelled.png") });
     await page.close();
   });
 });
