@@ -32,6 +32,7 @@ const STATUS_SLUG: Record<number, ErrorSlug> = {
   405: "method_not_allowed",
   409: "conflict",
   413: "payload_too_large",
+  415: "unsupported_media_type",
   416: "range_not_satisfiable",
   422: "validation",
   501: "capability_unavailable",

@@ -13,6 +13,7 @@ export type ErrorSlug =
   | "method_not_allowed"
   | "conflict"
   | "payload_too_large"
+  | "unsupported_media_type"
   | "quota_exceeded"
   | "range_not_satisfiable"
   | "validation"
@@ -31,6 +32,7 @@ export const TITLES: Record<ErrorSlug, string> = {
   method_not_allowed: "Method not allowed",
   conflict: "Conflict",
   payload_too_large: "Payload too large",
+  unsupported_media_type: "Unsupported media type",
   quota_exceeded: "Quota exceeded",
   range_not_satisfiable: "Range not satisfiable",
   validation: "Validation failed",

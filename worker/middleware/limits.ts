@@ -1,20 +1,24 @@
 /**
- * @module Request size limits (spec 8): JSON bodies are capped at SVC_MAX_JSON_BYTES;
- * upload chunks are capped in their own route (SVC_MAX_CHUNK_BYTES).
+ * @module Request size limits (spec 8): JSON bodies are capped at SVC_MAX_JSON_BYTES, upload
+ * chunks at SVC_MAX_CHUNK_BYTES; both as the body streams in, so a body without a
+ * Content-Length is refused as soon as it passes the limit, not after it was buffered.
  */
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../context";
 import { payloadTooLarge } from "../errors";
 
-export const jsonBodyLimit = createMiddleware<AppEnv>(async (c, next) => {
-  const type = c.req.header("Content-Type") ?? "";
-  if (!/json/i.test(type)) return next();
-  const max = c.var.config.maxJsonBytes;
-  return bodyLimit({
+const capBody = (max: number, what: string) =>
+  bodyLimit({
     maxSize: max,
     onError: () => {
-      throw payloadTooLarge(`JSON bodies are limited to ${max} bytes`);
+      throw payloadTooLarge(`${what} are limited to ${max} bytes`);
     },
-  })(c, next);
+  });
+
+export const jsonBodyLimit = createMiddleware<AppEnv>(async (c, next) => {
+  if (!/json/i.test(c.req.header("Content-Type") ?? "")) return next();
+  return capBody(c.var.config.maxJsonBytes, "JSON bodies")(c, next);
 });
+
+export const chunkBodyLimit = createMiddleware<AppEnv>(async (c, next) => capBody(c.var.config.maxChunkBytes, "upload chunks")(c, next));

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, newDataset, sha256Hex, uploadBlob } from "../test/helpers";
+import { call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, newDataset, sha256Hex, uploadBlob } from "../test/helpers";
 import { LUND_01, LUND_02, SCEAUX } from "../test/photos";
 
 const ABSENT = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
@@ -63,6 +63,8 @@ describe("images (4.5)", () => {
     expectFieldError(await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: unknown }), "requests.1.blob_sha", "unknown_blob");
     expectFieldError(await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: [{ name: "../a", blob_sha: lund }] }), "requests.0.name");
     expect((await call("GET", `/v1/datasets/${fresh}/images`)).json.total).toBe(0);
+    const tight = deployment({ SVC_MAX_JSON_BYTES: "1000" });
+    expectProblem(await tight("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: requests.slice(0, 20) }), 413, "payload_too_large");
   });
 
   it("list walks every image once with page tokens; delete answers 204 then 404", async () => {

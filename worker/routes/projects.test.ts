@@ -38,10 +38,11 @@ describe("projects (4.2)", () => {
     expectProblem(await call("POST", "/v1/projects", { name: "n", description: "x".repeat(1_100_000) }), 413, "payload_too_large");
   });
 
-  it("a body that is not JSON at all is rejected, never a 500", async () => {
-    const r = await call("POST", "/v1/projects", "name=x", { "Content-Type": "text/plain" });
-    expect([400, 415, 422]).toContain(r.status);
-    expectProblem(r, r.status);
+  it("a body that is not JSON answers 415", async () => {
+    expectProblem(await call("POST", "/v1/projects", "name=x", { "Content-Type": "text/plain" }), 415, "unsupported_media_type");
+    const empty = await call("POST", "/v1/projects");
+    expect([400, 415, 422]).toContain(empty.status);
+    expectProblem(empty, empty.status);
   });
 
   it("list paginates with opaque tokens, page_size 1..500 and total", async () => {

@@ -82,6 +82,10 @@ describe("chunked uploads (4.3)", () => {
     const up = await expectStatus(small("POST", "/v1/uploads", { expected_size: 100 }), 201);
     expectProblem(await small("PATCH", `/v1/uploads/${up.json.upload_id}`, new Uint8Array(5), range(0, 4, 100)), 413, "payload_too_large");
     await expectStatus(small("PATCH", `/v1/uploads/${up.json.upload_id}`, new Uint8Array(4), range(0, 3, 100)), 200);
+    // A streamed body declares no length: it is cut off at the limit, not buffered whole.
+    const stream = new Blob([new Uint8Array(64)]).stream();
+    const streamed = await small("PATCH", `/v1/uploads/${up.json.upload_id}`, stream, range(4, 7, 100));
+    expectProblem(streamed, 413, "payload_too_large");
   });
 
   it("bad UploadInit bodies answer 422", async () => {

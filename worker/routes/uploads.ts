@@ -6,6 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { Id, Sha256, Upload, UploadInit } from "../../protocol";
 import { notFound, payloadTooLarge, validation } from "../errors";
+import { chunkBodyLimit } from "../middleware/limits";
 import { problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { blobFacts, blobKey, chunkKey, digestChunks, sha256Hex, storeBlob, uploadHead } from "../services/blobs";
@@ -76,6 +77,7 @@ uploads.openapi(
     method: "patch",
     path: "/v1/uploads/{uid}",
     tags: ["uploads"],
+    middleware: [chunkBodyLimit] as const,
     request: {
       params: PathParams,
       headers: z.object({ "content-range": z.string().describe("bytes <start>-<end>/<total>") }),
@@ -91,9 +93,7 @@ uploads.openapi(
     const range = parseContentRange(c.req.header("Content-Range"));
     const length = range.end - range.start + 1;
     const max = c.var.config.maxChunkBytes;
-    if (length > max) throw payloadTooLarge(`chunks are limited to ${max} bytes`);
-    const declared = Number(c.req.header("Content-Length") ?? NaN);
-    if (Number.isFinite(declared) && declared > max) throw payloadTooLarge(`chunks are limited to ${max} bytes`);
+    if (length > max) throw payloadTooLarge(`upload chunks are limited to ${max} bytes`);
     const store = tenantStore(c.env, c.var.tenantId);
     if (!(await store.getUpload(uid))) throw notFound("upload");
     const bytes = new Uint8Array(await c.req.arrayBuffer());

@@ -12,7 +12,7 @@ type Fetch = (req: Request) => Promise<Response>;
 
 function request(method: string, path: string, body?: Body, headers: Record<string, string> = {}): Request {
   const init: RequestInit = { method, headers: { ...headers } };
-  if (body instanceof Uint8Array || typeof body === "string") init.body = body as BodyInit;
+  if (body instanceof Uint8Array || body instanceof ReadableStream || typeof body === "string") init.body = body as BodyInit;
   else if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)["Content-Type"] ??= "application/json";
