@@ -14,6 +14,7 @@ import {
   EXPORT_TEST_SETS,
   readText,
   referenceDir,
+  referenceExport,
   referenceSnapshot,
   sameFiles,
   sortedDataLines,
@@ -33,7 +34,7 @@ function imageRecords(text: string): string[] {
 describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
   it("are read back by our own COLMAP text parser as the same snapshot", async () => {
     const snapshot = await referenceSnapshot(set);
-    const files = exportSnapshot("colmap_text", snapshot).files;
+    const files = (await referenceExport(set, "colmap_text")).files;
     const reread = snapshotFromColmapModel(
       parseColmapTextModel({
         cameras: decoder.decode(files.get("cameras.txt")),
@@ -49,8 +50,8 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
 
   it("txt and bin are byte-identical aliases of colmap_text and colmap_bin", async () => {
     const snapshot = await referenceSnapshot(set);
-    expect(sameFiles(exportSnapshot("txt", snapshot).files, exportSnapshot("colmap_text", snapshot).files)).toBe(true);
-    expect(sameFiles(exportSnapshot("bin", snapshot).files, exportSnapshot("colmap_bin", snapshot).files)).toBe(true);
+    expect(sameFiles((await referenceExport(set, "txt")).files, (await referenceExport(set, "colmap_text")).files)).toBe(true);
+    expect(sameFiles((await referenceExport(set, "bin")).files, (await referenceExport(set, "colmap_bin")).files)).toBe(true);
   });
 
   it("keep COLMAP's headers, mean observations and mean track length lines", async () => {
@@ -80,8 +81,8 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
 
     it("model_converter turns our binary export into exactly our text export", async () => {
       const snapshot = await referenceSnapshot(set);
-      const text = exportSnapshot("colmap_text", snapshot).files;
-      const converted = convertModel(writeFiles(exportSnapshot("colmap_bin", snapshot).files), "TXT");
+      const text = (await referenceExport(set, "colmap_text")).files;
+      const converted = convertModel(writeFiles((await referenceExport(set, "colmap_bin")).files), "TXT");
       const theirs = (f: string) => readText(`${converted}/${f}`);
       const ours = (f: string) => decoder.decode(text.get(f));
       expect(sortedDataLines(theirs("cameras.txt"))).toEqual(sortedDataLines(ours("cameras.txt")));
@@ -95,9 +96,9 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
 
     it("model_converter turns our text export into exactly our binary export's content", async () => {
       const snapshot = await referenceSnapshot(set);
-      const converted = convertModel(writeFiles(exportSnapshot("colmap_text", snapshot).files), "BIN");
+      const converted = convertModel(writeFiles((await referenceExport(set, "colmap_text")).files), "BIN");
       const back = convertModel(converted, "TXT");
-      const ours = exportSnapshot("colmap_text", snapshot).files;
+      const ours = (await referenceExport(set, "colmap_text")).files;
       expect(sortedDataLines(readText(`${back}/points3D.txt`))).toEqual(sortedDataLines(decoder.decode(ours.get("points3D.txt"))));
       expect(imageRecords(readText(`${back}/images.txt`))).toEqual(imageRecords(decoder.decode(ours.get("images.txt"))));
     });

@@ -11,7 +11,7 @@ import { decodePoints } from "../../../protocol/wire/points";
 import { projectToImage } from "./camera-projection";
 import { worldToCamera, type Vec3 } from "./geometry";
 import { buildExportModel, ExportError, exportSnapshot } from "./index";
-import { EXPORT_TEST_SETS, referenceSnapshot } from "./testing/colmap-cli";
+import { EXPORT_TEST_SETS, referenceExport, referenceSnapshot } from "./testing/colmap-cli";
 
 type Json = Record<string, any>;
 
@@ -79,7 +79,7 @@ async function checkProjections(set: string, transforms: Json, pathPrefix: strin
 describe.each(EXPORT_TEST_SETS)("NeRF transforms.json exports of %s", (set) => {
   it("nerfstudio: documented fields, colmap_to_json's applied_transform, projections onto the keypoints", async () => {
     const snapshot = await referenceSnapshot(set);
-    const result = exportSnapshot("nerfstudio", snapshot);
+    const result = await referenceExport(set, "nerfstudio");
     const transforms = JSON.parse(new TextDecoder().decode(result.files.get("transforms.json"))) as Json;
     expect(transforms.applied_transform).toEqual([
       [1, 0, 0, 0],
@@ -101,7 +101,7 @@ describe.each(EXPORT_TEST_SETS)("NeRF transforms.json exports of %s", (set) => {
 
   it("instant-ngp: documented fields, a recentred and rescaled world, projections onto the keypoints", async () => {
     const snapshot = await referenceSnapshot(set);
-    const transforms = JSON.parse(new TextDecoder().decode(exportSnapshot("instant_ngp", snapshot).files.get("transforms.json"))) as Json;
+    const transforms = JSON.parse(new TextDecoder().decode((await referenceExport(set, "instant_ngp")).files.get("transforms.json"))) as Json;
     expect(transforms.aabb_scale).toBe(32);
     for (const frame of transforms.frames as Json[]) {
       const k = { ...transforms, ...frame };
@@ -121,7 +121,7 @@ describe.each(EXPORT_TEST_SETS)("NeRF transforms.json exports of %s", (set) => {
 
   it("the nerfstudio point cloud is the snapshot's points in the exported world", async () => {
     const snapshot = await referenceSnapshot(set);
-    const ply = exportSnapshot("nerfstudio", snapshot).files.get("sparse_pc.ply")!;
+    const ply = (await referenceExport(set, "nerfstudio")).files.get("sparse_pc.ply")!;
     const model = buildExportModel(snapshot);
     const header = new TextDecoder().decode(ply.subarray(0, 300));
     const body = header.indexOf("end_header\n") + "end_header\n".length;

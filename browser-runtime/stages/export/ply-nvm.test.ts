@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { decodePoints } from "../../../protocol/wire/points";
 import { ExportError, exportSnapshot } from "./index";
-import { colmapAvailable, convertModel, EXPORT_TEST_SETS, readText, referenceDir, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
+import { colmapAvailable, convertModel, EXPORT_TEST_SETS, readText, referenceDir, referenceExport,
+  referenceSnapshot, writeFiles } from "./testing/colmap-cli";
 
 interface ParsedPly {
   format: string;
@@ -45,7 +46,7 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 describe.each(EXPORT_TEST_SETS)("PLY and NVM exports of %s", (set) => {
   it("the PLY is binary little-endian x y z float, red green blue uchar, one vertex per point with its position and colour", async () => {
     const snapshot = await referenceSnapshot(set);
-    const ply = parsePly(exportSnapshot("ply", snapshot).files.get("points3D.ply")!);
+    const ply = parsePly((await referenceExport(set, "ply")).files.get("points3D.ply")!);
     const cloud = decodePoints(snapshot.points);
     expect(ply.format).toBe("binary_little_endian 1.0");
     expect(ply.properties).toEqual([
@@ -83,8 +84,8 @@ describe.each(EXPORT_TEST_SETS)("PLY and NVM exports of %s", (set) => {
 
     it("the NVM equals what COLMAP's NVM writer makes of our binary export", async () => {
       const snapshot = await referenceSnapshot(set);
-      const ours = new TextDecoder().decode(exportSnapshot("nvm", snapshot).files.get("model.nvm")!);
-      const theirs = readText(convertModel(writeFiles(exportSnapshot("colmap_bin", snapshot).files), "NVM", "model.nvm"));
+      const ours = new TextDecoder().decode((await referenceExport(set, "nvm")).files.get("model.nvm")!);
+      const theirs = readText(convertModel(writeFiles((await referenceExport(set, "colmap_bin")).files), "NVM", "model.nvm"));
       const numCameras = snapshot.images.images.length;
       const head = (t: string) => t.split("\n").slice(0, 3 + numCameras + 2);
       const points = (t: string) => t.split("\n").slice(3 + numCameras + 2).sort();

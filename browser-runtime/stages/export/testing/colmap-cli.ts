@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSnapshotFromColmapDir, type SnapshotFiles } from "../from-colmap";
+import { exportSnapshot, type ExportFormat, type ExportResult } from "../index";
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const DATASETS = join(REPO_ROOT, "../shared/datasets");
@@ -107,4 +108,12 @@ export function sameFiles(a: ReadonlyMap<string, Uint8Array>, b: ReadonlyMap<str
     if (!other || !Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).equals(other)) return false;
   }
   return true;
+}
+
+const exports = new Map<string, ExportResult>();
+/** One export of a reference snapshot with default options, computed once per test file. */
+export async function referenceExport(set: string, format: ExportFormat): Promise<ExportResult> {
+  const key = `${set}/${format}`;
+  if (!exports.has(key)) exports.set(key, exportSnapshot(format, await referenceSnapshot(set)));
+  return exports.get(key)!;
 }
