@@ -125,6 +125,12 @@ describe.skipIf(noGpu)("WGSL SIFT options", () => {
       expect(agreement.maxDescriptorByteDiff).toBeLessThanOrEqual(2);
     }
     await expect(extractSiftGpu(sift, image, w, h, { maxNumOrientations: 0 })).rejects.toThrow(RangeError);
+    // Nothing to find: a flat image, and one too small for any octave.
+    for (const [data, iw, ih] of [[new Float32Array(48 * 32).fill(0.5), 48, 32], [new Float32Array(4), 2, 2]] as const) {
+      const none = await extractSiftGpu(sift, data, iw, ih);
+      expect(none.keypoints.length).toBe(0);
+      expect(extractSift(engine, data, iw, ih).keypoints.length).toBe(0);
+    }
   });
 });
 
