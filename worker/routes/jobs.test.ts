@@ -276,6 +276,8 @@ describe("stage submission rules (4.6, 7)", () => {
       ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "phase_started", phase: "feature_extraction" }] }],
       ["PUT", `/v1/leases/${lease.lease_id}/checkpoint`, { blob_sha: "0".repeat(64), byte_size: 1 }],
       ["POST", `/v1/leases/${lease.lease_id}:fail`, { message: "no class" }],
+      ["POST", `/v1/leases/${lease.lease_id}:release`, { reason: "x".repeat(2000) }],
+      ["POST", "/v1/admin/runner-tokens", { name: "x".repeat(300) }],
     ];
     for (const [method, path, body] of leaseBad) expectProblem(await call(method, path, body), 422, "validation");
     const put = await SELF.fetch(`${BASE}/v1/leases/${lease.lease_id}/blobs/${"0".repeat(64)}`, { method: "PUT", body: "x" });

@@ -168,10 +168,6 @@ export class Dispatcher extends DurableObject<Env> {
     });
   }
 
-  queued(): QueueEntry[] {
-    return this.sql.exec("SELECT tenant_id, job_id, task_id, project_id, kind, rv_id FROM queue ORDER BY enqueued_at, task_id").toArray() as unknown as QueueEntry[];
-  }
-
   // ---- runner tokens (pool scope) ----
 
   issueToken(name: string | null, digest: string, tokenId: string): RunnerTokenRow {

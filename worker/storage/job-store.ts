@@ -211,10 +211,6 @@ export class JobStore extends DurableObject<Env> {
     return this.jobRow()!;
   }
 
-  job(): JobRow | null {
-    return this.jobRow();
-  }
-
   detail(): { job: JobRow; tasks: TaskRow[] } | null {
     const job = this.jobRow();
     return job ? { job, tasks: this.taskRows().map((r) => this.taskOf(r, job.job_id)) } : null;
@@ -268,14 +264,6 @@ export class JobStore extends DurableObject<Env> {
       latest_event_id: this.latestEventId(),
       tasks,
     };
-  }
-
-  /** Events after the cursor, in order (for tests and tools; streams use `fetch`). */
-  eventsAfter(afterId: number, limit = 1000): unknown[] {
-    return this.sql
-      .exec<{ body: string }>("SELECT body FROM events WHERE event_id > ? ORDER BY event_id LIMIT ?", afterId, limit)
-      .toArray()
-      .map((r) => JSON.parse(r.body));
   }
 
   // ---- cancel and resume (3.1) ----
