@@ -126,6 +126,14 @@ describe("images (4.5)", () => {
       expect(await sha256Hex(body)).toBe(lund);
     });
 
+    it("HEAD answers the headers and length without a body", async () => {
+      const r = await call("HEAD", `/v1/images/${id}/bytes`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("ETag")).toBe(`"${lund}"`);
+      expect(r.headers.get("Content-Length")).toBe(String(LUND_01.length));
+      expect((await r.res.arrayBuffer()).byteLength).toBe(0);
+    });
+
     it("If-None-Match with the ETag answers 304", async () => {
       for (const inm of [`"${lund}"`, `W/"${lund}"`, `"other", "${lund}"`, "*"]) {
         const r = await call("GET", `/v1/images/${id}/bytes`, undefined, { "If-None-Match": inm });

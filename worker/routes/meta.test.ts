@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CORE_CAPABILITIES, OPTIONAL_CAPABILITIES } from "../../protocol";
-import { call, expectProblem } from "../test/helpers";
+import { call, deployment, expectProblem } from "../test/helpers";
 
 describe("health and meta (4.1)", () => {
   it("healthz answers ok", async () => {
@@ -15,6 +15,23 @@ describe("health and meta (4.1)", () => {
     expect(r.status).toBe(200);
     expect(r.json.status).toBe("ok");
     expect(Object.keys(r.json.checks).sort()).toEqual(["blob_store", "key_registry", "tenant_store"]);
+  });
+
+  it("readyz answers 503 with the per-check breakdown when a dependency fails", async () => {
+    const broken = { head: () => Promise.reject(new Error("R2 unreachable")) };
+    const r = await deployment({ BLOBS: broken })("GET", "/readyz");
+    expect(r.status).toBe(503);
+    expect(r.json).toMatchObject({
+      status: "unavailable",
+      checks: { blob_store: { status: "fail", detail: "R2 unreachable" }, tenant_store: { status: "ok" }, key_registry: { status: "ok" } },
+    });
+  });
+
+  it("problem types resolve to pages naming the error class", async () => {
+    const p = await call("GET", "/v1/nope");
+    const page = await call("GET", new URL(p.json.type).pathname);
+    expect(page.json).toEqual({ slug: "not_found", title: "Not found" });
+    expectProblem(await call("GET", "/errors/no_such_class"), 404, "not_found");
   });
 
   it("version and spec", async () => {
@@ -50,7 +67,12 @@ describe("health and meta (4.1)", () => {
   it("openapi.json is OpenAPI 3.1 and lists the routes", async () => {
     const r = await call("GET", "/openapi.json");
     expect(r.json.openapi).toBe("3.1.0");
-    expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(["/v1/projects", "/v1/uploads/{uid}:finalize", "/v1/datasets/{did}/images:batchCreate"]));
+    expect(Object.keys(r.json.paths)).toEqual(
+      expect.arrayContaining(["/v1/projects", "/v1/uploads/{uid}:finalize", "/v1/datasets/{did}/images:batchCreate", "/v1/images/{image_id}/thumbnail"]),
+    );
+    // Custom methods are documented under their spec path only, never under the router's regex path.
+    expect(Object.keys(r.json.paths).filter((p) => /[[\]()]|\/:/.test(p))).toEqual([]);
+    expect(r.json.paths["/v1/uploads/{uid}:finalize"].post.parameters).toContainEqual(expect.objectContaining({ name: "uid", in: "path" }));
   });
 
   it("unknown routes and wrong methods are problem+json", async () => {

@@ -34,9 +34,10 @@ export const call = caller((req) => SELF.fetch(req));
 
 /**
  * A client of the same Worker deployed with other vars (auth mode, limits, lifetimes), as an
- * operator would set them: the app reads its config from `env` on every request.
+ * operator would set them (the app reads its config from `env` on every request), or with a
+ * binding replaced (an R2 bucket that fails, say).
  */
-export function deployment(vars: Record<string, string>) {
+export function deployment(vars: Record<string, unknown>) {
   return caller(async (req) => {
     const ctx = createExecutionContext();
     const res = await worker.fetch(req, { ...env, ...vars } as Env, ctx);
