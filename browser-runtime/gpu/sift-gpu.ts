@@ -180,7 +180,9 @@ export class SiftGpu {
     const temp = pool.storage(4 * plane0, "blur temp");
     const temp2 = pool.storage(4 * plane0, "resample temp");
     const input = pool.storageFrom(image.data, "input");
-    const octaves: OctaveKeypoints[] = [];
+    // Each octave's results are read back while the GPU already computes the next octave (its
+    // buffers are the octave's own; only `gauss` is reused, and the queue orders those uses).
+    const octaves: Promise<OctaveKeypoints | undefined>[] = [];
     for (let o = oMin; o < oMin + opt.numOctaves; o++) {
       const w = octaveSize(image.width, o);
       const h = octaveSize(image.height, o);
@@ -211,10 +213,11 @@ export class SiftGpu {
       }
       pass.end();
       device.queue.submit([encoder.finish()]);
-      const octave = await this.detectAndDescribe(pool, { o, w, h, S, sigma0, opt, gauss });
-      if (octave) octaves.push(octave);
+      const { results } = await this.detectAndDescribe(pool, { o, w, h, S, sigma0, opt, gauss });
+      results.catch(() => {}); // rejections surface through Promise.all below
+      octaves.push(results);
     }
-    return octaves;
+    return (await Promise.all(octaves)).filter((octave) => octave !== undefined);
   }
 
   /** Level -1 of the first octave: the input up- or down-sampled to octave o_min. */
@@ -241,11 +244,15 @@ export class SiftGpu {
     pass.end();
   }
 
-  /** Extrema, refinement, sort, orientations and descriptors of the octave in `gauss`. */
+  /**
+   * Extrema, refinement, sort, orientations and descriptors of the octave in `gauss`. Resolves
+   * once the work is queued (after reading the keypoint count, which sizes the rest); `results`
+   * resolves when the octave's outputs are read back.
+   */
   private async detectAndDescribe(pool: BufferPool, c: {
     o: number; w: number; h: number; S: number; sigma0: number; opt: SiftOptions;
     gauss: GPUBuffer;
-  }): Promise<OctaveKeypoints | undefined> {
+  }): Promise<{ results: Promise<OctaveKeypoints | undefined> }> {
     const { device } = this;
     const { w, h, S, opt } = c;
     let capacity = Math.max(1024, Math.ceil((w * h) / 64));
@@ -268,7 +275,7 @@ export class SiftGpu {
       if (count <= capacity) break;
       capacity = count; // too many for the buffer: rerun with room for all (keeps the order exact)
     }
-    if (count === 0) return undefined;
+    if (count === 0) return { results: Promise.resolve(undefined) };
 
     // Sort the (detection key, slot) pairs into VLFeat's scan order; entries past `count` hold
     // 0xffffffff and stay at the end.
@@ -291,35 +298,38 @@ export class SiftGpu {
     this.dispatch(pass, "sift_descriptor", "descriptors_main", [descParams, c.gauss, keypoints, order, angles, numAngles, descriptors], grid(ceilDiv(slots * count, 4)));
     pass.end();
     device.queue.submit([encoder.finish()]);
-    const [kpBytes, orderBytes, angleBytes, numBytes, descBytes] = await readBuffers(device, [
+    const readBack = readBuffers(device, [
       { buffer: keypoints, bytes: 4 * KEYPOINT_WORDS * count },
       { buffer: order, bytes: 8 * count },
       { buffer: angles, bytes: 4 * slots * count },
       { buffer: numAngles, bytes: 4 * count },
       { buffer: descriptors, bytes: 128 * slots * count },
     ]);
-    const kpU32 = new Uint32Array(kpBytes!);
-    const kpF32 = new Float32Array(kpBytes!);
-    const sorted = new Uint32Array(orderBytes!);
-    const out: OctaveKeypoints = {
-      octave: c.o,
-      slots,
-      x: new Float32Array(count),
-      y: new Float32Array(count),
-      sigma: new Float32Array(count),
-      level: new Uint32Array(count),
-      numAngles: new Uint32Array(numBytes!),
-      angles: new Float32Array(angleBytes!),
-      descriptors: new Uint8Array(descBytes!),
-    };
-    for (let i = 0; i < count; i++) {
-      const j = sorted[2 * i + 1]! * KEYPOINT_WORDS;
-      out.x[i] = kpF32[j]!;
-      out.y[i] = kpF32[j + 1]!;
-      out.sigma[i] = kpF32[j + 2]!;
-      out.level[i] = kpU32[j + 6]!;
-    }
-    return out;
+    const results = readBack.then(([kpBytes, orderBytes, angleBytes, numBytes, descBytes]) => {
+      const kpU32 = new Uint32Array(kpBytes!);
+      const kpF32 = new Float32Array(kpBytes!);
+      const sorted = new Uint32Array(orderBytes!);
+      const out: OctaveKeypoints = {
+        octave: c.o,
+        slots,
+        x: new Float32Array(count),
+        y: new Float32Array(count),
+        sigma: new Float32Array(count),
+        level: new Uint32Array(count),
+        numAngles: new Uint32Array(numBytes!),
+        angles: new Float32Array(angleBytes!),
+        descriptors: new Uint8Array(descBytes!),
+      };
+      for (let i = 0; i < count; i++) {
+        const j = sorted[2 * i + 1]! * KEYPOINT_WORDS;
+        out.x[i] = kpF32[j]!;
+        out.y[i] = kpF32[j + 1]!;
+        out.sigma[i] = kpF32[j + 2]!;
+        out.level[i] = kpU32[j + 6]!;
+      }
+      return out;
+    });
+    return { results };
   }
 }
 
