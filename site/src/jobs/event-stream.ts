@@ -49,6 +49,7 @@ export class JobEventStream {
         failures = 0;
         await this.read(res);
         if (this.ended) return;
+        this.handlers.onState("reconnecting", "the server closed the stream");
       } catch (e) {
         if (this.ended) return;
         // 4xx other than 429 will not heal by retrying (unknown job, bad key).
