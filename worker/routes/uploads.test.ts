@@ -182,6 +182,14 @@ describe("chunked uploads (4.3)", () => {
     expect((await env.BLOBS.list({ prefix: `t/${DEFAULT_TENANT}/uploads/${id}/` })).objects).toEqual([]);
   });
 
+  it("a finalize racing another that already released the chunks answers 409, not 500", async () => {
+    const id = await open(3);
+    await call("PATCH", `/v1/uploads/${id}`, new Uint8Array([1, 2, 3]), range(0, 2, 3));
+    const chunks = await env.BLOBS.list({ prefix: `t/${DEFAULT_TENANT}/uploads/${id}/` });
+    await env.BLOBS.delete(chunks.objects.map((o) => o.key));
+    expectProblem(await call("POST", `/v1/uploads/${id}:finalize`), 409, "conflict");
+  });
+
   it("custom methods answer 405 to other verbs", async () => {
     const r = await call("DELETE", "/v1/uploads/01ARZ3NDEKTSV4RRFFQ69G5FAV:finalize");
     expectProblem(r, 405, "method_not_allowed");

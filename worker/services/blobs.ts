@@ -4,6 +4,7 @@
  * TenantStore, and never shared across tenants, so no tenant can learn what another stored.
  */
 import { imageSize } from "image-size";
+import { conflict } from "../errors";
 import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
 
 export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;
@@ -27,7 +28,8 @@ function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Ui
           const chunk = chunks[i++];
           if (!chunk) return controller.close();
           const obj = await bucket.get(chunk.r2_key);
-          if (!obj) throw new Error(`upload chunk ${chunk.r2_key} is missing from storage`);
+          // Only a concurrent finalize that already stored the blob and released the chunks gets here.
+          if (!obj) throw conflict("the upload's chunks were released by another finalize; retry to read its result");
           reader = obj.body.getReader();
         }
         const { done, value } = await reader.read();
@@ -42,6 +44,8 @@ function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Ui
 export async function digestChunks(bucket: R2Bucket, chunks: ChunkRecord[]): Promise<string> {
   // workerd exposes DigestStream on `crypto` only, though the generated types declare it global.
   const digest = new (crypto as unknown as { DigestStream: typeof DigestStream }).DigestStream("SHA-256");
+  // A failed read aborts the digest too; the pipe's rejection is the one reported.
+  digest.digest.catch(() => {});
   await chunkStream(bucket, chunks).pipeTo(digest);
   return toHex(await digest.digest);
 }
