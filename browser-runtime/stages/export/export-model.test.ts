@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { encodePoints } from "../../../protocol/wire/points";
-import { buildExportModel, EXPORT_FORMATS, ExportError, exportSnapshot } from "./index";
+import { OPTIONAL_CAPABILITIES } from "../../../protocol/capabilities";
+import { buildExportModel, EXPORT_FORMATS, exportCapability, ExportError, exportSnapshot } from "./index";
 import { referenceSnapshot } from "./testing/colmap-cli";
 
 function refusalCode(fn: () => unknown): string {
@@ -18,6 +19,10 @@ function refusalCode(fn: () => unknown): string {
 }
 
 describe("export model", () => {
+  it("covers exactly the spec's export capabilities (1.2)", () => {
+    expect(EXPORT_FORMATS.map(exportCapability).sort()).toEqual(OPTIONAL_CAPABILITIES.filter((c) => c.startsWith("export.")).sort());
+  });
+
   it("rebuilds every track from images.json: as many observations as keypoints naming a point", async () => {
     const snapshot = await referenceSnapshot("sacre-coeur");
     const model = buildExportModel(snapshot);
