@@ -2,6 +2,7 @@
  * @module `export.instant_ngp`: transforms.json as instant-ngp's scripts/colmap2nerf.py writes it
  * from a COLMAP text model, read by instant-ngp's NeRF loader:
  *
+ * The fields follow the current script (older copies: one camera, no k3/k4/is_fisheye, aabb_scale 16).
  * - camera: camera_angle_x/y (= 2 atan(w / 2 fl_x), 2 atan(h / 2 fl_y)), fl_x, fl_y, k1, k2, k3,
  *   k4, p1, p2, is_fisheye, cx, cy, w, h; top level for a single camera, else on every frame;
  *   aabb_scale at the top level (colmap2nerf's default 32);
