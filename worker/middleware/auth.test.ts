@@ -119,6 +119,15 @@ describe("api_key mode (5)", () => {
       );
     });
 
+    it("a tenant's bytes are cacheable by the client only, never by shared caches", async () => {
+      for (const sub of ["bytes", "thumbnail?size=16"]) {
+        const r = await owner("GET", `/v1/images/${ids.iid}/${sub}`);
+        expect(r.status).toBe(200);
+        expect(r.headers.get("Cache-Control")).toBe("private, max-age=31536000, immutable");
+        await r.res.arrayBuffer();
+      }
+    });
+
     it("Idempotency-Key is scoped to the tenant", async () => {
       const key = crypto.randomUUID();
       const a = await owner("POST", "/v1/uploads", { expected_size: 1 }, { "Idempotency-Key": key });
