@@ -101,6 +101,7 @@ describe("site: from photos to a reconstruction", () => {
     const unreadable = page.locator('.tile[data-state="unreadable"]');
     await expect.poll(() => unreadable.count(), { timeout: 15_000 }).toBe(1);
     expect(await unreadable.textContent()).toContain("not a photo the browser can decode");
+    expect(await page.locator("#photo-status").textContent()).toContain("Cannot use broken-photo.jpg: not a photo the browser can decode");
     await expect.poll(() => page.locator("#upload-button").isEnabled()).toBe(true);
     await page.screenshot({ path: join(SHOTS, "1-photos-dropped.png"), fullPage: true });
 

@@ -6,7 +6,7 @@
  */
 import type { Phase } from "../../../protocol/events";
 import type { JobProgress, TaskKind } from "../../../protocol/schemas/job";
-import { describeError } from "../api/client";
+import { ProblemError, describeError } from "../api/client";
 import { getJob, getProgress, snapshotSeqs } from "../api/resources";
 import { byId, h, say } from "../ui/dom";
 import { JobEventStream, type StreamEvent } from "./event-stream";
@@ -84,7 +84,8 @@ export class LiveView {
       const newest = seqs.length > 0 ? Math.max(...seqs) : null;
       if (newest !== null) await this.viewer.load(reconId, newest);
     } catch (e) {
-      say(byId("viewer-status"), `No snapshot to show yet (${describeError(e)}).`);
+      // 404: nothing sealed for this reconstruction yet; other failures say what went wrong.
+      say(byId("viewer-status"), e instanceof ProblemError && e.status === 404 ? "No snapshot yet." : `Could not list snapshots: ${describeError(e)}`, e instanceof ProblemError && e.status === 404 ? "info" : "error");
     }
   }
 

@@ -108,7 +108,11 @@ export class PhotoPanel {
     const tile: PhotoTile = { picked, url, state: "checking", work: 0, el, status, bar };
     img.decode().then(
       () => this.setState(tile, tile.state === "checking" ? "ready" : tile.state),
-      () => this.setState(tile, "unreadable", "this file is not a photo the browser can decode (damaged or not JPEG/PNG); it will not be uploaded"),
+      () => {
+        this.setState(tile, "unreadable", "this file is not a photo the browser can decode (damaged or not JPEG/PNG); it will not be uploaded");
+        const names = this.tiles.filter((t) => t.state === "unreadable").map((t) => t.picked.name);
+        say(this.status, `Cannot use ${names.join(", ")}: not a photo the browser can decode (damaged, or not really JPEG/PNG). It will be skipped.`, "error");
+      },
     );
     return tile;
   }
@@ -196,7 +200,7 @@ export class PhotoPanel {
     say(this.status, `Registering ${toRegister.length} photo(s)…`);
     if (!this.set) {
       const project = await createProject(`Photos ${new Date().toISOString().slice(0, 16).replace("T", " ")}`);
-      const dataset = await createDataset(project.project_id, { name: "photos", ...this.datasetDefaults() } as never);
+      const dataset = await createDataset(project.project_id, { name: "photos", ...this.datasetDefaults() });
       this.set = { project, dataset, images: [], localUrls: new Map() };
     }
     const set = this.set;
