@@ -38,7 +38,12 @@ const MIGRATIONS = [
     `CREATE TABLE events (event_id INTEGER PRIMARY KEY, task_id TEXT, kind TEXT NOT NULL, body TEXT NOT NULL)`,
     `CREATE TABLE blobs (sha TEXT PRIMARY KEY, byte_size INTEGER NOT NULL)`,
   ],
+  // Set while the tenant index or a queue missed a change; the alarm retries until they have it.
+  [`ALTER TABLE job ADD COLUMN sync_pending INTEGER NOT NULL DEFAULT 0`],
 ];
+
+/** How soon a missed propagation to the tenant index and the queues is retried. */
+const PROPAGATE_RETRY_MS = 2_000;
 
 export interface JobRow {
   job_id: string;
@@ -350,7 +355,7 @@ export class JobStore extends DurableObject<Env> {
       }
       this.append(taskId, { kind: "phase_started", phase: task.phase as Phase });
     });
-    await this.scheduleExpiry();
+    await this.scheduleAlarm();
     await this.propagate();
     const dataset = JSON.parse(this.jobDatasetJson()) as DatasetSnapshot;
     const leased = this.taskRow(taskId)!;
@@ -508,7 +513,10 @@ export class JobStore extends DurableObject<Env> {
     return ok({ runner_id: lease.value.runner_id });
   }
 
-  /** Lease expiry: a vanished runner loses its lease and the task goes back to the queue (3.2.3). */
+  /**
+   * Lease expiry: a vanished runner loses its lease and the task goes back to the queue (3.2.3).
+   * Also retries a propagation that failed.
+   */
   override async alarm(): Promise<void> {
     const now = Date.now();
     const expired = this.sql
@@ -525,9 +533,10 @@ export class JobStore extends DurableObject<Env> {
         }
         this.settle();
       });
-      await this.propagate();
     }
-    await this.scheduleExpiry();
+    if (!this.jobRow()) return;
+    await this.propagate();
+    await this.scheduleAlarm();
   }
 
   /** Project deletion (4.2 cascade): drops everything and closes the streams. */
@@ -779,10 +788,13 @@ export class JobStore extends DurableObject<Env> {
     return { lease_id: leaseId, expires_at: new Date(lease.expires_at).toISOString(), directive, latest_event_id: this.latestEventId() };
   }
 
-  private async scheduleExpiry(): Promise<void> {
-    const next = this.sql.exec<{ t: number | null }>("SELECT MIN(expires_at) AS t FROM leases WHERE state = 'active'").one().t;
-    if (next === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(next);
+  /** The alarm wakes at the earliest lease expiry, or sooner when a propagation must be retried. */
+  private async scheduleAlarm(): Promise<void> {
+    const expiry = this.sql.exec<{ t: number | null }>("SELECT MIN(expires_at) AS t FROM leases WHERE state = 'active'").one().t;
+    const retry = this.sql.exec<{ p: number }>("SELECT sync_pending AS p FROM job WHERE id = 1").toArray()[0]?.p ? Date.now() + PROPAGATE_RETRY_MS : null;
+    const next = [expiry, retry].filter((t): t is number => t !== null);
+    if (next.length === 0) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.min(...next));
   }
 
   /**
@@ -810,11 +822,20 @@ export class JobStore extends DurableObject<Env> {
     const pool = this.sql.exec<{ p: number }>("SELECT pool_opt_in AS p FROM job WHERE id = 1").one().p === 1;
     const queues = [dispatcher(this.env, { tenant: job.tenant_id }), ...(pool ? [dispatcher(this.env, "pool")] : [])];
     const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn]) };
-    await Promise.all([
-      told.job !== this.told.job ? tenantStore(this.env, job.tenant_id).syncJob(job, this.latestEventId()) : null,
-      ...(told.offer !== this.told.offer ? queues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)) : []),
-    ]);
-    this.told = told;
+    try {
+      await Promise.all([
+        told.job !== this.told.job ? tenantStore(this.env, job.tenant_id).syncJob(job, this.latestEventId()) : null,
+        ...(told.offer !== this.told.offer ? queues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)) : []),
+      ]);
+      this.told = told;
+      this.sql.exec("UPDATE job SET sync_pending = 0 WHERE id = 1 AND sync_pending = 1");
+    } catch (err) {
+      // The change itself is durable here; the index and the queues catch up from the alarm.
+      console.warn(`job ${job.job_id}: propagation failed, retrying`, err);
+      this.told = { job: "", offer: "" };
+      this.sql.exec("UPDATE job SET sync_pending = 1 WHERE id = 1");
+      await this.scheduleAlarm();
+    }
   }
 }
 
