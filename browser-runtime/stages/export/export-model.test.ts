@@ -5,17 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { encodePoints } from "../../../protocol/wire/points";
 import { OPTIONAL_CAPABILITIES } from "../../../protocol/capabilities";
-import { buildExportModel, EXPORT_FORMATS, exportCapability, ExportError, exportSnapshot } from "./index";
-import { referenceSnapshot } from "./testing/colmap-cli";
+import { buildExportModel, EXPORT_FORMATS, exportCapability, exportSnapshot } from "./index";
+import { exportRefusal, referenceSnapshot } from "./testing/colmap-cli";
 
 function refusalCode(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ExportError) return e.code;
-    throw e;
-  }
-  return "none";
+  return exportRefusal(fn)?.code ?? "none";
 }
 
 describe("export model", () => {

@@ -15,7 +15,7 @@
  *   colmap2nerf's per-frame `sharpness` (a Laplacian variance of the decoded photo) is omitted:
  *   the loader does not require it.
  */
-import { cross, dot, normalize, type Vec3 } from "./geometry";
+import { cross, dot, identity4, multiply4, normalize, type Matrix4, type Vec3 } from "./geometry";
 import { addImageFiles, type ImageBytes } from "./image-files";
 import { ExportError, type ExportModel, type SnapshotCamera } from "./export-model";
 import { openCvIntrinsics, openGlCamToWorld } from "./opengl-frames";
@@ -44,29 +44,22 @@ function cameraFields(camera: SnapshotCamera): Record<string, number | boolean> 
   };
 }
 
-/** colmap2nerf's rotmat: the rotation taking direction a onto b (Rodrigues). */
-function rotationBetween(a: Vec3, b: Vec3): number[][] {
+/** colmap2nerf's rotmat: the rotation taking direction a onto b (Rodrigues), as a 4x4. */
+function rotationBetween(a: Vec3, b: Vec3): Matrix4 {
   const [na, nb] = [normalize(a), normalize(b)];
   const v = cross(na, nb);
   const c = dot(na, nb);
   // Opposite directions: colmap2nerf jitters a randomly; a half turn about x is the deterministic choice.
-  if (c < -1 + 1e-10) return [[1, 0, 0], [0, -1, 0], [0, 0, -1]];
-  const s2 = dot(v, v);
-  const k = [
-    [0, -v[2], v[1]],
-    [v[2], 0, -v[0]],
-    [-v[1], v[0], 0],
+  if (c < -1 + 1e-10) return [[1, 0, 0, 0], [0, -1, 0, 0], [0, 0, -1, 0], [0, 0, 0, 1]];
+  const k: Matrix4 = [
+    [0, -v[2], v[1], 0],
+    [v[2], 0, -v[0], 0],
+    [-v[1], v[0], 0, 0],
+    [0, 0, 0, 0],
   ];
-  const out: number[][] = [];
-  for (let i = 0; i < 3; i++) {
-    out.push([]);
-    for (let j = 0; j < 3; j++) {
-      let kk = 0;
-      for (let m = 0; m < 3; m++) kk += k[i]![m]! * k[m]![j]!;
-      out[i]!.push((i === j ? 1 : 0) + k[i]![j]! + (kk * (1 - c)) / (s2 + 1e-10));
-    }
-  }
-  return out;
+  const kk = multiply4(k, k);
+  const f = (1 - c) / (dot(v, v) + 1e-10);
+  return identity4().map((row, i) => row.map((e, j) => e + k[i]![j]! + kk[i]![j]! * f)) as Matrix4;
 }
 
 /** colmap2nerf's closest_point_2_lines: midpoint of the closest points of two rays, and its weight. */
@@ -85,39 +78,26 @@ function closestPointOfTwoLines(oa: Vec3, da: Vec3, ob: Vec3, db: Vec3): { point
 }
 
 /** colmap2nerf's world change without --keep_colmap_coords: rows [1, 0, 2], new z negated. */
-const AXIS_SWAP: number[][] = [
-  [0, 1, 0],
-  [1, 0, 0],
-  [0, 0, -1],
+const AXIS_SWAP: Matrix4 = [
+  [0, 1, 0, 0],
+  [1, 0, 0, 0],
+  [0, 0, -1, 0],
+  [0, 0, 0, 1],
 ];
-
-function mul3(a: number[][], b: number[][]): number[][] {
-  return a.map((row) => [0, 1, 2].map((j) => row[0]! * b[0]![j]! + row[1]! * b[1]![j]! + row[2]! * b[2]![j]!));
-}
 
 export function instantNgpTransforms(model: ExportModel, aabbScale = INSTANT_NGP_DEFAULT_AABB_SCALE): Record<string, unknown> {
   for (const c of model.cameras) cameraFields(c);
-  // 1. OpenGL camera-to-world, world axes swapped; sum the camera up vectors.
-  const poses = model.images.map((image) => {
-    const gl = openGlCamToWorld(image);
-    return mul3(AXIS_SWAP, gl.slice(0, 3).map((r) => r.slice(0, 3))).map((row, i) => [
-      ...row,
-      AXIS_SWAP[i]![0]! * gl[0]![3]! + AXIS_SWAP[i]![1]! * gl[1]![3]! + AXIS_SWAP[i]![2]! * gl[2]![3]!,
-    ]);
-  });
+  // 1. OpenGL camera-to-world, world axes swapped; sum the camera up vectors (column 1).
+  const poses = model.images.map((image) => multiply4(AXIS_SWAP, openGlCamToWorld(image)));
   const up: Vec3 = [0, 0, 0];
   for (const m of poses) for (let i = 0; i < 3; i++) up[i] = up[i]! + m[i]![1]!;
   // 2. Rotate the mean up onto +z.
-  const rotation = poses.length > 0 && Math.hypot(...up) > 0 ? rotationBetween(up, [0, 0, 1]) : [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
-  const rotated = poses.map((m) => {
-    const r = mul3(rotation, m.map((row) => row.slice(0, 3)));
-    const t = [0, 1, 2].map((i) => rotation[i]![0]! * m[0]![3]! + rotation[i]![1]! * m[1]![3]! + rotation[i]![2]! * m[2]![3]!);
-    return r.map((row, i) => [...row, t[i]!]);
-  });
+  const rotation = poses.length > 0 && Math.hypot(...up) > 0 ? rotationBetween(up, [0, 0, 1]) : identity4();
+  const rotated = poses.map((m) => multiply4(rotation, m));
   // 3. Centre of attention: weighted closest points of every pair of viewing rays (column 2 = -view direction).
   let totalWeight = 0;
   const centre: Vec3 = [0, 0, 0];
-  const column = (m: number[][], j: number): Vec3 => [m[0]![j]!, m[1]![j]!, m[2]![j]!];
+  const column = (m: Matrix4, j: number): Vec3 => [m[0]![j]!, m[1]![j]!, m[2]![j]!];
   for (const f of rotated) {
     for (const g of rotated) {
       const { point, weight } = closestPointOfTwoLines(column(f, 3), column(f, 2), column(g, 3), column(g, 2));
@@ -148,8 +128,8 @@ export function instantNgpTransforms(model: ExportModel, aabbScale = INSTANT_NGP
     };
   });
   // x' = s (R A x - c)
-  const world = mul3(rotation, AXIS_SWAP);
-  out.applied_transform = world.map((row, i) => [...row.map((v) => v * scale), -centre[i]! * scale]);
+  const world = multiply4(rotation, AXIS_SWAP);
+  out.applied_transform = world.slice(0, 3).map((row, i) => [...row.slice(0, 3).map((v) => v * scale), -centre[i]! * scale]);
   return out;
 }
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { buildExportModel, ExportError, exportSnapshot } from "./index";
 import { snapshotFromColmapText } from "./from-colmap";
-import { analyzeModel, colmapAvailable, EXPORT_TEST_SETS, referenceDir, referencePhotos, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
+import { analyzeModel, colmapAvailable, exportRefusal, EXPORT_TEST_SETS, referenceDir, referencePhotos, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,13 +14,9 @@ import { join } from "node:path";
 const decoder = new TextDecoder();
 
 function refusal(fn: () => unknown): ExportError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ExportError) return e;
-    throw e;
-  }
-  throw new Error("expected an ExportError");
+  const error = exportRefusal(fn);
+  expect(error, "expected an ExportError").toBeInstanceOf(ExportError);
+  return error!;
 }
 
 describe.each(EXPORT_TEST_SETS)("Gaussian splatting export of %s", (set) => {

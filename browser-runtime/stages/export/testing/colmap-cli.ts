@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSnapshotFromColmapDir, type SnapshotFiles } from "../from-colmap";
-import { exportSnapshot, type ExportFormat, type ExportResult } from "../index";
+import { ExportError, exportSnapshot, type ExportFormat, type ExportResult } from "../index";
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const DATASETS = join(REPO_ROOT, "../shared/datasets");
@@ -116,4 +116,15 @@ export async function referenceExport(set: string, format: ExportFormat): Promis
   const key = `${set}/${format}`;
   if (!exports.has(key)) exports.set(key, exportSnapshot(format, await referenceSnapshot(set)));
   return exports.get(key)!;
+}
+
+/** The ExportError a call throws, or undefined when it does not throw (other errors propagate). */
+export function exportRefusal(fn: () => unknown): ExportError | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ExportError) return e;
+    throw e;
+  }
+  return undefined;
 }
