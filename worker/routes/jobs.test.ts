@@ -296,6 +296,7 @@ describe("cancel and resume (3.1)", () => {
     expect(c.status).toBe(200);
     expect(c.json).toMatchObject({ status: "cancelled", cancel_requested: true, cancel_force: false });
     expect((await job(jid)).tasks[0].status).toBe("cancelled");
+    expect((await call("POST", `/v1/jobs/${jid}:cancel?force=true`)).json.status).toBe("cancelled"); // already done: no change
     const runner = newRunner();
     await runner.register();
     expect(await runner.lease()).toBeNull();
@@ -446,6 +447,13 @@ describe("leases (3.2.3)", () => {
     const third = (await runner.lease())!;
     const core = { ...ghost, kind: "features.local.v1", artifact_format: "svc.matches.indexed.v1" };
     expectProblem(await call("POST", `/v1/leases/${third.lease_id}:complete`, { outputs_ref: { artifacts: [core] } }), 422, "validation");
+  });
+
+  it("a job's inputs stay readable when their dataset is deleted while it runs", async () => {
+    const { pid, did, jid, runner, lease } = await runningFeatures(2);
+    expect((await call("DELETE", `/v1/projects/${pid}/datasets/${did}`)).status).toBe(204);
+    expect(await runner.work(lease)).toBe("completed");
+    expect((await job(jid)).status).toBe("succeeded");
   });
 
   it("a lease reads only its task's inputs", async () => {

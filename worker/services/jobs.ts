@@ -127,6 +127,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const { hits, recon_id } = unwrap<{ hits: Record<string, TaskOutputs>; recon_id: string | null }>(
     (await tenant.registerJob({
       job,
+      input_shas: [...new Set(images.map((i) => i.content_sha))],
       cache_keys: tasks.map((t) => t.cache_key),
       recon: s.pipeline
         ? { dataset_id: dataset.dataset_id, dataset_snapshot_hash: datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.pipeline) }

@@ -278,7 +278,7 @@ export class JobStore extends DurableObject<Env> {
     const job = this.jobRow();
     if (!job) return missing("job");
     if (job.status === "succeeded" || job.status === "failed") return clash(`the job already ${job.status}`);
-    if (job.status === "cancelled_dirty" || (job.status === "cancelled" && !force)) return ok(job);
+    if (job.status === "cancelled" || job.status === "cancelled_dirty") return ok(job);
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("UPDATE job SET cancel_requested = 1, cancel_force = cancel_force OR ? WHERE id = 1", force ? 1 : 0);
       this.sql.exec("UPDATE tasks SET status = 'cancelled', finished_at = ? WHERE status = 'pending'", nowIso());

@@ -419,12 +419,13 @@ export class TenantStore extends DurableObject<Env> {
   // ---- jobs (2.7, 2.9, 3.2.1): the index, reconstructions, the task cache ----
 
   /**
-   * Indexes a new job of the project and answers its cache hits: for each key that already
-   * succeeded in this tenant, the cached outputs, whose blobs the new job now also holds. A
+   * Indexes a new job of the project, which holds its input blobs, and answers its cache hits:
+   * for each key that already succeeded in this tenant, the cached outputs, whose blobs the new
+   * job now also holds. A
    * pipeline's reconstruction is the one identified by (dataset snapshot, params, runtime)
    * (2.7), created on first use; its status mirrors its latest driving job.
    */
-  registerJob(input: { job: JobRow; cache_keys: string[]; recon: ReconInput | null }): Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null }> {
+  registerJob(input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | null }): Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null }> {
     const { job } = input;
     if (!this.getProject(job.project_id)) return missing("project");
     return ok(
@@ -458,6 +459,8 @@ export class TenantStore extends DurableObject<Env> {
         }
         const indexed = { ...job, recon_id: reconId };
         this.sql.exec("INSERT INTO jobs (job_id, project_id, status, job_json) VALUES (?, ?, ?, ?)", job.job_id, job.project_id, job.status, JSON.stringify(indexed));
+        // The job's inputs stay readable even if their dataset is deleted while it runs.
+        for (const sha of input.input_shas) this.holdBlob(job.job_id, sha);
         const hits: Record<string, TaskOutputs> = {};
         for (const key of input.cache_keys) {
           const row = this.sql.exec<{ outputs_json: string }>("SELECT outputs_json FROM task_cache WHERE cache_key = ?", key).toArray()[0];
