@@ -73,18 +73,24 @@ async function checkServer(): Promise<void> {
   }
 }
 
+const compute = new ComputePanel(apiKey);
+
+function keyChanged(key: string): void {
+  setApiKey(key);
+  void checkServer();
+  void compute.keyChanged();
+}
+
 function setupKeyBox(): void {
   const input = byId<HTMLInputElement>("api-key");
   input.value = apiKey();
   byId("key-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    setApiKey(input.value.trim());
-    void checkServer();
+    keyChanged(input.value.trim());
   });
   byId("key-clear").addEventListener("click", () => {
     input.value = "";
-    setApiKey("");
-    void checkServer();
+    keyChanged("");
   });
 }
 
@@ -105,6 +111,6 @@ async function openDeepLink(): Promise<void> {
 }
 
 setupKeyBox();
-void new ComputePanel(apiKey).init();
+void compute.init();
 void checkServer().then(openDeepLink);
 window.addEventListener("hashchange", () => void openDeepLink());

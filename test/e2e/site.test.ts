@@ -218,6 +218,33 @@ describe("site: a live run computed by the visitor's own tab", () => {
   });
 });
 
+describe("site: api_key mode", () => {
+  let keyed: Server;
+  beforeAll(async () => {
+    keyed = await startServer({ SVC_AUTH_MODE: "api_key" });
+  });
+  afterAll(() => keyed?.stop());
+
+  it("asks for a key, then works with it (sent as Bearer) and remembers it", async () => {
+    const page = await context.newPage();
+    await page.goto(`${keyed.base}/`);
+    const status = page.locator("#server-status");
+    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toContain("Enter an API key");
+    expect(await page.locator("#key-box").getAttribute("open")).not.toBeNull();
+    const issued = await fetch(`${keyed.base}/v1/admin/api-keys`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ tenant_id: "site-e2e" }) });
+    const { raw_key } = (await issued.json()) as { raw_key: string };
+    await page.fill("#api-key", raw_key);
+    await page.click("#key-form button[type=submit]");
+    await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
+    await expect.poll(() => page.locator("#jobs-empty").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes");
+    await page.screenshot({ path: join(SHOTS, "8-api-key.png") });
+    await page.reload();
+    await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
+    await page.close();
+  });
+});
+
 /** Snapshot files from memory, honouring Range as the server does (4.9, RFC 9110 14). */
 function serveSnapshot(route: Route, files: Record<string, Uint8Array>): Promise<void> {
   const path = new URL(route.request().url()).pathname;

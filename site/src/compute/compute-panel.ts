@@ -24,6 +24,7 @@ export class ComputePanel {
   private engine = "";
   private taskStarted = 0;
   private lastTask = "";
+  private startFailed = false;
 
   constructor(private readonly apiKey: () => string) {
     this.own.addEventListener("change", () => void (this.own.checked ? this.start() : this.stop()));
@@ -33,6 +34,14 @@ export class ComputePanel {
 
   /** Computes by default (issue 7): the visitor's own jobs need a runner. */
   async init(): Promise<void> {
+    this.own.checked = true;
+    await this.start();
+  }
+
+  /** A new API key: the runner registers again under it (retrying a start the old key failed). */
+  async keyChanged(): Promise<void> {
+    if (!this.own.checked && !this.startFailed) return;
+    await this.runner?.stop();
     this.own.checked = true;
     await this.start();
   }
@@ -48,9 +57,11 @@ export class ComputePanel {
         onStarted: (info) => (this.engine = describeAbilities(info.abilities as RunnerAbilities)),
       });
       await this.runner.start();
+      this.startFailed = false;
       say(this.status, `This tab computes with ${this.engine}. Waiting for work.`, "ok");
     } catch (e) {
       this.own.checked = false;
+      this.startFailed = true;
       say(this.status, `This tab cannot compute: ${e instanceof Error ? e.message : String(e)}`, "error");
     }
   }
