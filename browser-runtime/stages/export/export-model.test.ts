@@ -2,6 +2,8 @@
  * The snapshot view every export reads: tracks rebuilt from images.json and checked against
  * points.bin, refusals named by code, and the degenerate snapshot (nothing registered yet).
  */
+import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { encodePoints } from "../../../protocol/wire/points";
 import { OPTIONAL_CAPABILITIES } from "../../../protocol/capabilities";
@@ -13,6 +15,21 @@ function refusalCode(fn: () => unknown): string {
 }
 
 describe("export model", () => {
+  it("bundles for a browser: no Node built-in is reachable from the converters", async () => {
+    // esbuild (vitest's own bundler, through vite) refuses node: imports on the browser platform.
+    const result = await build({
+      entryPoints: [fileURLToPath(new URL("./index.ts", import.meta.url))],
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+    expect(result.errors).toEqual([]);
+    expect(Object.keys(result.metafile.inputs).filter((f) => f.startsWith("node:"))).toEqual([]);
+  });
+
   it("covers exactly the spec's export capabilities (1.2)", () => {
     expect(EXPORT_FORMATS.map(exportCapability).sort()).toEqual(OPTIONAL_CAPABILITIES.filter((c) => c.startsWith("export.")).sort());
   });
