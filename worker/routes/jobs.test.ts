@@ -115,6 +115,7 @@ describe("stage jobs (4.6) and the runner protocol", () => {
     const again = await features(did, { max_num_features: 1000 });
     const hit = await job(again.json.job_id);
     expect(hit.status).toBe("succeeded");
+    expect(hit.started_at).toBe(hit.created_at);
     expect(hit.tasks[0]).toMatchObject({ status: "succeeded", cache_hit: true, attempts: 0, cache_key: done.tasks[0].cache_key });
     expect(hit.tasks[0].outputs_ref).toEqual(done.tasks[0].outputs_ref);
     expect(await runner.lease()).toBeNull();

@@ -208,6 +208,7 @@ export class JobStore extends DurableObject<Env> {
       }
       if (plan.tasks.every((t) => t.cached)) {
         // Nothing to admit: the job runs and finishes in the same instant.
+        this.sql.exec("UPDATE job SET started_at = created_at WHERE id = 1");
         this.setStatus("running");
         this.settle();
       }
