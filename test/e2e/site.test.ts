@@ -15,6 +15,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
 import { type Server, startServer } from "../conformance/server";
+import { POINTS_HEADER_BYTES, POINT_RECORD_BYTES } from "../../protocol/wire/points";
 import { snapshotFromReference } from "./site-snapshot-fixture";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -155,13 +156,16 @@ describe("site: from photos to a reconstruction", () => {
   it("draws the snapshot's points and camera frustums, and shows a camera's observations", async () => {
     const fixture = await snapshotFromReference(join(SET, "reference"));
     const rid = "01TESTRECONSTRUCTION00000A";
+    const ranges: string[] = [];
     const page = await context.newPage();
     page.on("pageerror", (e) => console.error("[page error]", e.message));
-    await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, fixture.files));
+    await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, fixture.files, ranges));
     await page.goto(`${server.base}/#recon=${rid}`);
     const status = page.locator("#viewer-status");
     const n = fixture.pointCount.toLocaleString("en-US");
     await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
+    // The header first, then whole records by Range (one request holds this small cloud).
+    expect(ranges).toEqual([`points.bin 0-${POINTS_HEADER_BYTES - 1}`, `points.bin ${POINTS_HEADER_BYTES}-${POINTS_HEADER_BYTES + fixture.pointCount * POINT_RECORD_BYTES - 1}`]);
     await page.waitForTimeout(500);
     const viewer = page.locator("#viewer");
     const png = await viewer.screenshot({ path: join(SHOTS, "4-viewer.png") });
@@ -173,6 +177,52 @@ describe("site: from photos to a reconstruction", () => {
     await expect.poll(() => page.locator("#camera-detail").isVisible()).toBe(true);
     await expect.poll(() => page.locator("#camera-caption").textContent()).toMatch(/\d+ of \d+ keypoints observe 3D points/);
     await page.locator("#live").screenshot({ path: join(SHOTS, "5-camera-selected.png") });
+    await page.close();
+  });
+
+  it("reads a large cloud from its octree tiles instead of the whole points.bin", async () => {
+    const fixture = await snapshotFromReference(join(SET, "reference"));
+    const points = fixture.files["points.bin"]!;
+    const n = fixture.pointCount;
+    // Two tiles of the finest level (each a points file, 2.14 rule 3), under a header that
+    // announces more points than the viewer reads from points.bin.
+    const half = Math.floor(n / 2);
+    const tile = (from: number, to: number) => {
+      const out = new Uint8Array(POINTS_HEADER_BYTES + (to - from) * POINT_RECORD_BYTES);
+      out.set(points.subarray(0, POINTS_HEADER_BYTES));
+      new DataView(out.buffer).setBigUint64(12, BigInt(to - from), true);
+      out.set(points.subarray(POINTS_HEADER_BYTES + from * POINT_RECORD_BYTES, POINTS_HEADER_BYTES + to * POINT_RECORD_BYTES), POINTS_HEADER_BYTES);
+      return out;
+    };
+    const bigHeader = points.slice(0, POINTS_HEADER_BYTES);
+    new DataView(bigHeader.buffer).setBigUint64(12, 5_000_000n, true);
+    const files = {
+      ...fixture.files,
+      "points.bin": bigHeader,
+      "tiles/index.json": new TextEncoder().encode(
+        JSON.stringify({
+          bbox_min: [-1, -1, -1],
+          bbox_max: [1, 1, 1],
+          max_level: 1,
+          tile_count: 3,
+          tiles: [
+            { level: 0, x: 0, y: 0, z: 0, count: n, byte_size: 0 },
+            { level: 1, x: 0, y: 0, z: 0, count: half, byte_size: 0 },
+            { level: 1, x: 1, y: 0, z: 0, count: n - half, byte_size: 0 },
+          ],
+        }),
+      ),
+      "tiles/1/0/0/0.bin": tile(0, half),
+      "tiles/1/1/0/0.bin": tile(half, n),
+    };
+    const rid = "01TESTRECONSTRUCTION00000B";
+    const ranges: string[] = [];
+    const page = await context.newPage();
+    await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, files, ranges));
+    await page.goto(`${server.base}/#recon=${rid}`);
+    const count = n.toLocaleString("en-US");
+    await expect.poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${count} of ${count} points, ${fixture.cameraCount} cameras.`);
+    expect(ranges).toEqual([`points.bin 0-${POINTS_HEADER_BYTES - 1}`]);
     await page.close();
   });
 });
@@ -246,13 +296,14 @@ describe("site: api_key mode", () => {
 });
 
 /** Snapshot files from memory, honouring Range as the server does (4.9, RFC 9110 14). */
-function serveSnapshot(route: Route, files: Record<string, Uint8Array>): Promise<void> {
+function serveSnapshot(route: Route, files: Record<string, Uint8Array>, ranges: string[] = []): Promise<void> {
   const path = new URL(route.request().url()).pathname;
   if (path.endsWith("/snapshots")) return route.fulfill({ json: { seqs: [1], _links: {} } });
   const name = /\/snapshots\/1\/(.+)$/.exec(path)?.[1] ?? "";
   const body = files[name];
   if (!body) return route.fulfill({ status: 404, contentType: "application/problem+json", body: JSON.stringify({ type: "about:blank", title: "Not Found", status: 404, instance: path }) });
   const range = /^bytes=(\d+)-(\d+)$/.exec(route.request().headers()["range"] ?? "");
+  if (range) ranges.push(`${name} ${range[1]}-${range[2]}`);
   if (!range) return route.fulfill({ status: 200, body: Buffer.from(body) });
   const [start, end] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
   return route.fulfill({
