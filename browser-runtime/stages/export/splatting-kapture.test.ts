@@ -6,9 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { buildExportModel, ExportError, exportSnapshot } from "./index";
 import { snapshotFromColmapText } from "./from-colmap";
-import { analyzeModel, colmapAvailable, exportRefusal, EXPORT_TEST_SETS, referenceDir, referencePhotos, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { analyzeModel, colmapAvailable, exportRefusal, tempDir, EXPORT_TEST_SETS, referenceDir, referencePhotos, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const decoder = new TextDecoder();
@@ -128,7 +127,7 @@ describe.each(EXPORT_TEST_SETS)("kapture export of %s", (set) => {
     expect(reread.numObservations).toBe(original.numObservations);
     expect(Math.abs(reread.meanReprojectionError - original.meanReprojectionError)).toBeLessThan(1e-6);
     if (colmapAvailable) {
-      const dir = mkdtempSync(join(tmpdir(), "edgesfm-kapture-"));
+      const dir = tempDir();
       for (const [name, body] of Object.entries(text)) writeFileSync(join(dir, `${name}.txt`), body);
       const { "Mean reprojection error": _ours, ...counts } = analyzeModel(dir);
       const { "Mean reprojection error": _theirs, ...expected } = analyzeModel(referenceDir(set));

@@ -5,10 +5,11 @@
  * tests that need it are skipped with a loud message.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll } from "vitest";
 import { readSnapshotFromColmapDir, type SnapshotFiles } from "../from-colmap";
 import { ExportError, exportSnapshot, type ExportFormat, type ExportResult } from "../index";
 
@@ -58,8 +59,17 @@ export function convertModel(input: string, outputType: "TXT" | "BIN" | "PLY" | 
   return out;
 }
 
+const tempDirs: string[] = [];
+// Registered on the importing test file's root suite (each test file loads this module afresh).
+afterAll(() => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory, removed when the test file ends. */
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), "edgesfm-export-"));
+  const dir = mkdtempSync(join(tmpdir(), "edgesfm-export-"));
+  tempDirs.push(dir);
+  return dir;
 }
 
 /** Writes an export's files under a fresh directory and returns it. */
