@@ -6,8 +6,9 @@ import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { encodePoints } from "../../../protocol/wire/points";
+import { ArtifactDescriptor } from "../../../protocol/artifacts";
 import { OPTIONAL_CAPABILITIES } from "../../../protocol/capabilities";
-import { buildExportModel, EXPORT_FORMATS, exportCapability, exportSnapshot } from "./index";
+import { buildExportModel, EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, exportCapability, exportSnapshot } from "./index";
 import { exportRefusal, referenceSnapshot } from "./testing/colmap-cli";
 
 function refusalCode(fn: () => unknown): string {
@@ -28,6 +29,22 @@ describe("export model", () => {
     });
     expect(result.errors).toEqual([]);
     expect(Object.keys(result.metafile.inputs).filter((f) => f.startsWith("node:"))).toEqual([]);
+  });
+
+  it("names each format's artifact with ids a descriptor accepts (2.11: namespaced, never svc.)", async () => {
+    const result = exportSnapshot("kapture", await referenceSnapshot("sacre-coeur"));
+    for (const format of EXPORT_FORMATS) {
+      const type = EXPORT_ARTIFACT_TYPES[format];
+      expect(type.artifact_format.startsWith("svc."), format).toBe(false);
+      const descriptor = ArtifactDescriptor.safeParse({
+        ...type,
+        name: `export ${format}`,
+        summary: result.summary,
+        metadata: { warnings: result.warnings },
+        files: [...result.files.keys()].slice(0, 3).map((path) => ({ path, blob_sha: "0".repeat(64), byte_size: 1 })),
+      });
+      expect(descriptor.error?.issues ?? [], format).toEqual([]);
+    }
   });
 
   it("covers exactly the spec's export capabilities (1.2)", () => {
