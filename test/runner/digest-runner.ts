@@ -6,80 +6,55 @@
  * The service treats it like any other runner. Runs on plain `fetch`, so it works inside
  * workerd tests (with SELF.fetch) and as a Node process (`npx tsx test/runner/digest-runner.ts`).
  */
-import type { Lease, LeaseState, Runner, TaskOutputs } from "../../protocol";
+import { type FetchLike, RunnerClient } from "../../browser-runtime/runner/client";
+import type { Lease, LeaseState, Runner, RunnerEvent, TaskKind, TaskOutputs } from "../../protocol";
 
 export interface RunnerOptions {
   base: string;
-  fetch?: (input: string, init?: RequestInit) => Promise<Response>;
+  fetch?: FetchLike;
   /** `Authorization` for api_key mode or a pool runner token. */
   authorization?: string;
   name?: string;
-  stages?: string[];
+  stages?: TaskKind[];
 }
 
-const hex = (buf: ArrayBuffer) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
-const sha256 = async (bytes: Uint8Array) => hex(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+const sha256 = async (bytes: Uint8Array) =>
+  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource))].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 export class DigestRunner {
+  /** The real runner's protocol client (browser-runtime/runner/client.ts). */
+  readonly client: RunnerClient;
   runner: Runner | null = null;
-  private readonly fetchFn: (input: string, init?: RequestInit) => Promise<Response>;
 
   constructor(private readonly o: RunnerOptions) {
-    this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
-  }
-
-  /** One protocol call; answers the response, throwing on an unexpected status. */
-  async call(method: string, path: string, body?: unknown, expect: number[] = [200]): Promise<Response> {
-    const headers: Record<string, string> = {};
-    if (this.o.authorization) headers.Authorization = this.o.authorization;
-    let payload: BodyInit | undefined;
-    if (body instanceof Uint8Array) {
-      payload = body as BodyInit;
-      headers["Content-Type"] = "application/octet-stream";
-    } else if (body !== undefined) {
-      payload = JSON.stringify(body);
-      headers["Content-Type"] = "application/json";
-    }
-    const res = await this.fetchFn(`${this.o.base}${path}`, { method, headers, body: payload });
-    if (!expect.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res;
+    this.client = new RunnerClient({ base: o.base, authorization: o.authorization, fetch: o.fetch });
   }
 
   /** Registers with the runtime versions the service reports, as a runner built from the same bundle would. */
   async register(): Promise<Runner> {
-    const version = (await (await this.call("GET", "/version")).json()) as { backend: { runtime_versions: Record<string, string> } };
-    const res = await this.call(
-      "POST",
-      "/v1/runners",
-      {
-        name: this.o.name ?? "digest-runner",
-        stages: this.o.stages ?? ["extract", "match", "verify", "map"],
-        runtime_versions: version.backend.runtime_versions,
-        abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 256 * 1024 * 1024, hardware_concurrency: 1 },
-      },
-      [201],
-    );
-    this.runner = (await res.json()) as Runner;
+    this.runner = await this.client.register({
+      name: this.o.name ?? "digest-runner",
+      stages: this.o.stages ?? ["extract", "match", "verify", "map"],
+      runtime_versions: await this.client.serviceRuntimeVersions(),
+      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 256 * 1024 * 1024, hardware_concurrency: 1 },
+    });
     return this.runner;
   }
 
-  async lease(): Promise<Lease | null> {
-    const res = await this.call("POST", `/v1/runners/${this.runner!.runner_id}:lease`, undefined, [200, 204]);
-    return res.status === 204 ? null : ((await res.json()) as Lease);
+  lease(): Promise<Lease | null> {
+    return this.client.lease(this.runner!.runner_id);
   }
 
-  async heartbeat(lease: Lease): Promise<LeaseState> {
-    return (await (await this.call("POST", `/v1/leases/${lease.lease_id}:heartbeat`)).json()) as LeaseState;
+  heartbeat(lease: Lease): Promise<LeaseState> {
+    return this.client.heartbeat(lease.lease_id);
   }
 
-  async events(lease: Lease, events: unknown[]): Promise<LeaseState> {
-    return (await (await this.call("POST", `/v1/leases/${lease.lease_id}/events`, { events })).json()) as LeaseState;
+  events(lease: Lease, events: RunnerEvent[]): Promise<LeaseState> {
+    return this.client.postEvents(lease.lease_id, events);
   }
 
   async upload(lease: Lease, bytes: Uint8Array): Promise<string> {
-    const sha = await sha256(bytes);
-    await this.call("PUT", `/v1/leases/${lease.lease_id}/blobs/${sha}`, bytes, [201]);
-    return sha;
+    return (await this.client.writeBlob(lease.lease_id, bytes)).blob_sha;
   }
 
   /**
@@ -90,10 +65,10 @@ export class DigestRunner {
     const images = lease.inputs.dataset.images;
     const digests: { name: string; sha256: string; byte_size: number }[] = [];
     for (const [i, image] of images.entries()) {
-      const bytes = new Uint8Array(await (await this.call("GET", `/v1/leases/${lease.lease_id}/blobs/${image.content_sha}`)).arrayBuffer());
+      const bytes = await this.client.readBlob(lease.lease_id, image.content_sha);
       const digest = await sha256(bytes);
       if (digest !== image.content_sha) {
-        await this.call("POST", `/v1/leases/${lease.lease_id}:fail`, { error_class: "IntegrityError", message: `${image.name} hashes to ${digest}`, detail: null }, [204]);
+        await this.client.fail(lease.lease_id, { error_class: "IntegrityError", message: `${image.name} hashes to ${digest}`, detail: null });
         return "stopped";
       }
       digests.push({ name: image.name, sha256: digest, byte_size: bytes.byteLength });
@@ -101,7 +76,7 @@ export class DigestRunner {
       await onImage?.(i + 1);
       if (state.directive === "teardown") return "stopped";
       if (state.directive === "stop") {
-        await this.call("POST", `/v1/leases/${lease.lease_id}:release`, { reason: "cancel requested" }, [204]);
+        await this.client.release(lease.lease_id, "cancel requested");
         return "stopped";
       }
     }
@@ -123,7 +98,7 @@ export class DigestRunner {
       ],
       result: null,
     };
-    await this.call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: outputs }, [204]);
+    await this.client.complete(lease.lease_id, outputs);
     return "completed";
   }
 
