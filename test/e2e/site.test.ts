@@ -239,7 +239,7 @@ describe("site: a live run computed by the visitor's own tab", () => {
 
   it("shows feature extraction progress from the SSE stream while this tab computes, then cancels the job", async () => {
     const page = await openPage(live.base);
-    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes");
+    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes: on");
     const photos = readdirSync(join(SET, "images")).filter((f) => f.endsWith(".jpg")).sort();
     await page.setInputFiles("#file-input", photos.map((f) => join(SET, "images", f)));
     await expect.poll(() => page.locator("#upload-button").isEnabled(), { timeout: 15_000 }).toBe(true);
@@ -252,7 +252,7 @@ describe("site: a live run computed by the visitor's own tab", () => {
     await expect.poll(() => page.locator("#live-title").textContent(), { timeout: 15_000 }).toMatch(/^Job \w+ \(incremental\)/);
     const features = page.locator("#timeline li", { hasText: "Features" });
     await expect.poll(() => features.locator(".phase-text").textContent(), { timeout: 90_000 }).toMatch(new RegExp(`^[1-9]\\d*/${photos.length}`));
-    expect(await page.locator("#compute-status").textContent()).toMatch(/Computing extract|Last task/);
+    expect(await page.locator("#compute-status").textContent()).toMatch(/computing extract|last task extract/);
     await page.screenshot({ path: join(SHOTS, "6-live-run.png"), fullPage: true });
 
     const row = page.locator("#jobs-table tbody tr").first();
@@ -287,7 +287,17 @@ describe("site: api_key mode", () => {
     await page.click("#key-form button[type=submit]");
     await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
     await expect.poll(() => page.locator("#jobs-empty").isVisible()).toBe(true);
-    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes");
+    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes: on");
+
+    // Lending to the pool needs a runner token, which the operator issues.
+    expect(await page.locator("#compute-lend").isDisabled()).toBe(true);
+    const token = await fetch(`${keyed.base}/v1/admin/runner-tokens`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "site-e2e" }) });
+    const { raw_token } = (await token.json()) as { raw_token: string };
+    await page.click(".lend summary");
+    await page.fill("#runner-token", raw_token);
+    await page.press("#runner-token", "Enter");
+    await page.check("#compute-lend");
+    await expect.poll(() => page.locator("#lend-status").textContent(), { timeout: 30_000 }).toContain("Lending: on");
     await page.screenshot({ path: join(SHOTS, "8-api-key.png") });
     await page.reload();
     await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");

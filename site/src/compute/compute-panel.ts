@@ -1,14 +1,16 @@
 /**
- * @module "This tab computes": starts and stops browser-runtime's runner (BrowserRunner: the
- * lease loop in a Web Worker) for this visitor's own jobs, and shows the engine it has and how
- * fast its last task went. "Lend compute" (the volunteer pool) needs a runner token that an
- * operator issues (`/v1/admin/runner-tokens`) and runs in the runner page (/runner.html?key=);
- * this page cannot obtain one, so that switch stays off and says so.
+ * @module The compute switches, each driving one browser-runtime runner (BrowserRunner: the
+ * lease loop in a Web Worker): "This tab computes" serves the visitor's own jobs under their API
+ * key (on by default, issue 7); "Lend compute" serves the volunteer pool under a runner token,
+ * which only an operator issues (`/v1/admin/runner-tokens`), so the visitor pastes one. Each can
+ * be paused; each shows its engine and how fast its last task went.
  */
 import { BrowserRunner } from "../../../browser-runtime/runner/browser";
 import type { RunnerStatus } from "../../../browser-runtime/runner/runner";
 import type { RunnerAbilities } from "../../../protocol/schemas/runner";
 import { byId, say } from "../ui/dom";
+
+const TOKEN_STORAGE = "edgesfm.runner_token";
 
 /** The runner's abilities as one phrase: its stages compute with the wasm engine; WebGPU is reported. */
 function describeAbilities(a: RunnerAbilities): string {
@@ -16,73 +18,104 @@ function describeAbilities(a: RunnerAbilities): string {
   return `WASM${a.wasm.simd ? " SIMD" : ""}; ${gpu}`;
 }
 
-export class ComputePanel {
-  private readonly status = byId("compute-status");
-  private readonly own = byId<HTMLInputElement>("compute-this-tab");
-  private readonly pool = byId<HTMLInputElement>("compute-lend");
+/** One checkbox and the runner it starts and pauses. */
+class RunnerSwitch {
   private runner: BrowserRunner | null = null;
   private engine = "";
   private taskStarted = 0;
   private lastTask = "";
-  private startFailed = false;
+  startFailed = false;
 
-  constructor(private readonly apiKey: () => string) {
-    this.own.addEventListener("change", () => void (this.own.checked ? this.start() : this.stop()));
-    this.pool.disabled = true;
-    this.pool.title = "Lending compute to the pool needs a runner token from the operator; open /runner.html?key=<token> to lend.";
+  constructor(
+    readonly box: HTMLInputElement,
+    private readonly status: HTMLElement,
+    private readonly label: string,
+    private readonly authorization: () => string,
+  ) {
+    box.addEventListener("change", () => void (box.checked ? this.start() : this.stop()));
   }
 
-  /** Computes by default (issue 7): the visitor's own jobs need a runner. */
-  async init(): Promise<void> {
-    this.own.checked = true;
-    await this.start();
-  }
-
-  /** A new API key: the runner registers again under it (retrying a start the old key failed). */
-  async keyChanged(): Promise<void> {
-    if (!this.own.checked && !this.startFailed) return;
-    await this.runner?.stop();
-    this.own.checked = true;
-    await this.start();
-  }
-
-  private async start(): Promise<void> {
-    say(this.status, "Starting the runner…");
+  async start(): Promise<void> {
+    this.box.checked = true;
+    say(this.status, `${this.label}: starting…`);
     try {
-      const key = this.apiKey();
+      const auth = this.authorization();
       this.runner = new BrowserRunner({
-        authorization: key ? `Bearer ${key}` : undefined,
-        name: "demo tab",
+        authorization: auth ? `Bearer ${auth}` : undefined,
+        name: `demo tab (${this.label.toLowerCase()})`,
         onStatus: (s) => this.onStatus(s),
         onStarted: (info) => (this.engine = describeAbilities(info.abilities as RunnerAbilities)),
       });
       await this.runner.start();
       this.startFailed = false;
-      say(this.status, `This tab computes with ${this.engine}. Waiting for work.`, "ok");
+      say(this.status, `${this.label}: on, with ${this.engine}. Waiting for work.`, "ok");
     } catch (e) {
-      this.own.checked = false;
+      this.box.checked = false;
       this.startFailed = true;
-      say(this.status, `This tab cannot compute: ${e instanceof Error ? e.message : String(e)}`, "error");
+      say(this.status, `${this.label}: cannot start: ${e instanceof Error ? e.message : String(e)}`, "error");
     }
   }
 
-  private async stop(): Promise<void> {
+  /** Finishes (or releases) the current task, then stops leasing. */
+  async stop(): Promise<void> {
     await this.runner?.stop();
     this.runner = null;
-    say(this.status, "Paused: this tab computes nothing; jobs wait for another runner.");
+    say(this.status, `${this.label}: paused.`);
+  }
+
+  /** New credentials: register again under them (also retrying a start the old ones failed). */
+  async restart(): Promise<void> {
+    if (!this.box.checked && !this.startFailed) return;
+    await this.runner?.stop();
+    await this.start();
   }
 
   private onStatus(s: RunnerStatus): void {
     if (s.state === "working") {
       this.taskStarted = performance.now();
       this.lastTask = s.kind;
-      say(this.status, `Computing ${s.kind} for job ${s.job_id} with ${this.engine}…`, "ok");
+      say(this.status, `${this.label}: computing ${s.kind} for job ${s.job_id} with ${this.engine}…`, "ok");
     } else if (s.state === "idle" && this.taskStarted) {
       const seconds = (performance.now() - this.taskStarted) / 1000;
       this.taskStarted = 0;
-      say(this.status, `Last task: ${this.lastTask} in ${seconds.toFixed(1)} s with ${this.engine}. Waiting for work.`, "ok");
-    } else if (s.state === "stopped") {
-      say(this.status, "Paused: this tab computes nothing; jobs wait for another runner.");
+      say(this.status, `${this.label}: last task ${this.lastTask} took ${seconds.toFixed(1)} s with ${this.engine}. Waiting for work.`, "ok");
     }
+  }
+}
+
+export class ComputePanel {
+  private readonly own: RunnerSwitch;
+  private readonly pool: RunnerSwitch;
+  private readonly token = byId<HTMLInputElement>("runner-token");
+
+  constructor(apiKey: () => string) {
+    this.own = new RunnerSwitch(byId("compute-this-tab"), byId("compute-status"), "This tab computes", apiKey);
+    this.pool = new RunnerSwitch(byId("compute-lend"), byId("lend-status"), "Lending", () => this.token.value.trim());
+    this.token.value = localStorage.getItem(TOKEN_STORAGE) ?? "";
+    this.showLendState();
+    this.token.addEventListener("change", () => {
+      const token = this.token.value.trim();
+      if (token) localStorage.setItem(TOKEN_STORAGE, token);
+      else localStorage.removeItem(TOKEN_STORAGE);
+      this.showLendState();
+      if (token) void this.pool.restart();
+      else void this.pool.stop();
+    });
+  }
+
+  /** Computes for the visitor by default (issue 7): their own jobs need a runner. */
+  init(): Promise<void> {
+    return this.own.start();
+  }
+
+  /** A new API key: this tab's own runner registers again under it. */
+  keyChanged(): Promise<void> {
+    return this.own.restart();
+  }
+
+  private showLendState(): void {
+    const hasToken = this.token.value.trim() !== "";
+    this.pool.box.disabled = !hasToken;
+    if (!hasToken) say(byId("lend-status"), "Lending serves other people's jobs and needs a runner token from this server's operator.");
   }
 }
