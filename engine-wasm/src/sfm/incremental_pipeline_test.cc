@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "geometry/sim3.h"
+#include "sfm/mapping_checkpoint.h"
 #include "sfm/synthetic_dataset.h"
 
 namespace edgesfm {
@@ -76,6 +77,145 @@ TEST(IncrementalPipeline, ReconstructsSyntheticSceneFromUncalibratedCameras) {
   EXPECT_LT(model.ComputeMeanReprojectionError(), 0.5);
   EXPECT_NEAR(model.CameraAt(1).MeanFocalLength(), 700, 7);
   EXPECT_GT(model.NumPoints3D(), 0.9 * data.truth.NumPoints3D());
+}
+
+SyntheticDatasetOptions SmallSceneOptions(uint32_t seed) {
+  SyntheticDatasetOptions options;
+  options.num_images = 6;
+  options.num_points3D = 250;
+  options.arc_step = 0.2;
+  options.seed = seed;
+  return options;
+}
+
+IncrementalPipelineOptions SmallPipelineOptions() {
+  IncrementalPipelineOptions options;
+  options.mapper.init_min_tri_angle = 8;
+  options.mapper.init_min_num_inliers = 50;
+  options.min_model_size = 3;
+  options.seed = 42;
+  return options;
+}
+
+double MaxPoseDifference(const Reconstruction& a, const Reconstruction& b) {
+  double d = 0;
+  for (image_t id : a.RegImageIds()) {
+    d = std::max(d, (a.ImageAt(id).cam_from_world.translation - b.ImageAt(id).cam_from_world.translation).norm());
+  }
+  return d;
+}
+
+TEST(IncrementalPipeline, SameSeedSameResultAndCheckpointResumesIdentically) {
+  const SyntheticDataset data = SynthesizeDataset(SmallSceneOptions(3));
+  const IncrementalPipelineOptions options = SmallPipelineOptions();
+  IncrementalPipeline straight(options, UncalibratedInput(data), data.correspondence_graph);
+  straight.Run();
+  IncrementalPipeline again(options, UncalibratedInput(data), data.correspondence_graph);
+  again.Run();
+  ASSERT_EQ(straight.FinishedModels().size(), 1u);
+  EXPECT_EQ(straight.FinishedModels()[0].RegImageIds(), again.FinishedModels()[0].RegImageIds());
+  EXPECT_EQ(MaxPoseDifference(straight.FinishedModels()[0], again.FinishedModels()[0]), 0.0);
+
+  // Interrupt after three steps (initial pair + two registrations), serialise, and resume
+  // in a fresh pipeline fed the same input.
+  IncrementalPipeline first(options, UncalibratedInput(data), data.correspondence_graph);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(first.Step());
+  const std::vector<uint8_t> bytes = SerializeMappingCheckpoint(first.SaveState());
+  IncrementalPipeline resumed(options, UncalibratedInput(data), data.correspondence_graph);
+  IncrementalPipeline::State state;
+  ASSERT_TRUE(DeserializeMappingCheckpoint(bytes, resumed.Input(), &state));
+  EXPECT_EQ(state.current.NumRegImages(), 4u);
+  resumed.RestoreState(std::move(state));
+  resumed.Run();
+  ASSERT_EQ(resumed.FinishedModels().size(), 1u);
+  EXPECT_EQ(resumed.FinishedModels()[0].RegImageIds(), straight.FinishedModels()[0].RegImageIds());
+  EXPECT_LT(MaxPoseDifference(resumed.FinishedModels()[0], straight.FinishedModels()[0]), 1e-6);
+
+  // Corrupt or foreign bytes are refused.
+  std::vector<uint8_t> broken = bytes;
+  broken.resize(broken.size() / 2);
+  EXPECT_FALSE(DeserializeMappingCheckpoint(broken, resumed.Input(), &state));
+}
+
+TEST(IncrementalPipeline, DisconnectedScenesBecomeSeparateModels) {
+  // Two scenes without matches between them, in one input.
+  const SyntheticDataset a = SynthesizeDataset(SmallSceneOptions(5));
+  const SyntheticDataset b = SynthesizeDataset(SmallSceneOptions(6));
+  Reconstruction input = UncalibratedInput(a);
+  Camera second_camera = input.CameraAt(1);
+  second_camera.camera_id = 2;
+  input.AddCamera(second_camera);
+  std::vector<ImagePairMatches> pairs;
+  const image_t offset = 100;
+  for (const SyntheticDataset* data : {&a, &b}) {
+    const image_t shift = data == &a ? 0 : offset;
+    if (shift) {
+      for (const auto& [id, image] : data->input.Images()) {
+        Image copy = image;
+        copy.image_id = id + shift;
+        copy.camera_id = 2;
+        input.AddImage(copy);
+      }
+    }
+    for (const auto& [pair_id, pair] : data->correspondence_graph.ImagePairs()) {
+      const auto [id1, id2] = PairIdToImagePair(pair_id);
+      pairs.push_back({id1 + shift, id2 + shift, data->correspondence_graph.FindCorrespondencesBetweenImages(id1, id2)});
+    }
+  }
+  IncrementalPipelineOptions options = SmallPipelineOptions();
+  options.snapshot_frames_freq = 4;
+  const CorrespondenceGraph graph = BuildCorrespondenceGraph(input, pairs, options.min_num_matches);
+  IncrementalPipeline pipeline(options, input, graph);
+  int snapshots = 0;
+  pipeline.Run([&](const IncrementalPipeline& p) {
+    snapshots += 1;
+    EXPECT_EQ(p.NumRegistrations() % 4, 0u);
+    EXPECT_FALSE(p.Models().empty());
+  });
+  ASSERT_EQ(pipeline.FinishedModels().size(), 2u);
+  for (const Reconstruction& model : pipeline.FinishedModels()) {
+    EXPECT_EQ(model.NumRegImages(), 6u);
+    const bool first_scene = model.RegImageIds()[0] < offset;
+    for (image_t id : model.RegImageIds()) EXPECT_EQ(id < offset, first_scene);
+  }
+  EXPECT_EQ(snapshots, 3);  // 12 registrations
+
+  // max_num_models = 1 stops after the first model; without multiple_models likewise.
+  options.max_num_models = 1;
+  IncrementalPipeline capped(options, input, graph);
+  capped.Run();
+  EXPECT_EQ(capped.FinishedModels().size(), 1u);
+}
+
+TEST(IncrementalPipeline, GivenInitialPairStartsTheModel) {
+  const SyntheticDataset data = SynthesizeDataset(SmallSceneOptions(8));
+  IncrementalPipelineOptions options = SmallPipelineOptions();
+  options.init_image_id1 = 2;
+  options.init_image_id2 = 5;
+  IncrementalPipeline pipeline(options, UncalibratedInput(data), data.correspondence_graph);
+  pipeline.Run();
+  ASSERT_EQ(pipeline.FinishedModels().size(), 1u);
+  const auto& reg = pipeline.FinishedModels()[0].RegImageIds();
+  ASSERT_GE(reg.size(), 2u);
+  EXPECT_EQ(reg[0], 2u);
+  EXPECT_EQ(reg[1], 5u);
+  EXPECT_EQ(reg.size(), 6u);
+}
+
+TEST(IncrementalPipeline, PairsBelowMinNumMatchesOrWithoutGeometryAreIgnored) {
+  const SyntheticDataset data = SynthesizeDataset(SmallSceneOptions(9));
+  std::vector<ImagePairMatches> pairs;
+  for (const auto& [pair_id, pair] : data.correspondence_graph.ImagePairs()) {
+    const auto [id1, id2] = PairIdToImagePair(pair_id);
+    ImagePairMatches p{id1, id2, data.correspondence_graph.FindCorrespondencesBetweenImages(id1, id2)};
+    if (id1 == 1 && id2 == 2) p.type = "degenerate";
+    if (id1 == 1 && id2 == 3) p.matches.resize(10);
+    pairs.push_back(p);
+  }
+  const CorrespondenceGraph graph = BuildCorrespondenceGraph(data.input, pairs, 15);
+  EXPECT_EQ(graph.NumCorrespondencesBetweenImages(1, 2), 0u);
+  EXPECT_EQ(graph.NumCorrespondencesBetweenImages(1, 3), 0u);
+  EXPECT_GT(graph.NumCorrespondencesBetweenImages(1, 4), 15u);
 }
 
 }  // namespace

@@ -1,0 +1,253 @@
+// Flat C API of incremental mapping (sfm/incremental_pipeline.h): create a pipeline
+// from arrays (cameras, keypoints, verified matches), step it (the caller takes
+// snapshots between steps), read the models, and checkpoint/restore it. Follows the
+// binding convention of bindings/export.h: numbers and pointers only, results behind
+// handles that own their memory.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "bindings/export.h"
+#include "sfm/incremental_pipeline.h"
+#include "sfm/mapping_checkpoint.h"
+
+namespace {
+
+using edgesfm::image_t;
+
+// Spec 2.14 two-view geometry types, by code (bindings pass numbers).
+const char* const kPairTypes[] = {"undefined", "degenerate", "calibrated", "uncalibrated", "planar",
+                                  "panoramic", "planar_or_panoramic", "watermark", "multiple"};
+
+// options (float64[16]): seed, snapshot_frames_freq, init_image1 (index or -1),
+// init_image2, multiple_models, max_num_models, min_num_matches, min_model_size,
+// ba two_stage (0/1), refine_focal_length, refine_principal_point, refine_extra_params,
+// max_num_iterations, loss_kernel (0 squared .. 4 tukey), loss_threshold,
+// init_min_tri_angle (degrees; <= 0 keeps COLMAP's 16).
+edgesfm::IncrementalPipelineOptions ParseOptions(const double* o) {
+  edgesfm::IncrementalPipelineOptions options;
+  if (o == nullptr) return options;
+  options.seed = static_cast<uint64_t>(o[0]);
+  options.mapper.seed = options.seed;
+  options.snapshot_frames_freq = static_cast<int>(o[1]);
+  if (o[2] >= 0 && o[3] >= 0) {
+    options.init_image_id1 = static_cast<image_t>(o[2]) + 1;
+    options.init_image_id2 = static_cast<image_t>(o[3]) + 1;
+  }
+  options.multiple_models = o[4] != 0;
+  options.max_num_models = static_cast<int>(o[5]);
+  options.min_num_matches = static_cast<int>(o[6]);
+  options.min_model_size = static_cast<int>(o[7]);
+  options.ba.two_stage = o[8] != 0;
+  options.ba.solver.refine_focal_length = o[9] != 0;
+  options.ba.solver.refine_principal_point = o[10] != 0;
+  options.ba.solver.refine_extra_params = o[11] != 0;
+  options.ba.solver.max_num_iterations = static_cast<int>(o[12]);
+  options.ba.solver.loss_kernel = static_cast<edgesfm::LossKernel>(static_cast<int>(o[13]));
+  options.ba.solver.loss_threshold = o[14];
+  if (o[15] > 0) options.mapper.init_min_tri_angle = o[15];
+  return options;
+}
+
+// A model flattened for reading out.
+struct MappingModel {
+  std::vector<double> camera_params;     // all input cameras, input layout
+  std::vector<int32_t> image_indices;    // registered images (input index), registration order
+  std::vector<double> poses;             // qw qx qy qz tx ty tz per registered image
+  std::vector<double> points;            // xyz per point
+  std::vector<int32_t> tracks;           // per point: length, then (image index, keypoint) pairs
+  double mean_reprojection_error = 0;
+};
+
+struct MappingResult {
+  std::vector<MappingModel> models;
+};
+
+struct Bytes {
+  std::vector<uint8_t> data;
+};
+
+MappingModel Flatten(const edgesfm::Reconstruction& reconstruction, size_t num_cameras) {
+  MappingModel m;
+  for (size_t c = 0; c < num_cameras; ++c) {
+    const auto& params = reconstruction.CameraAt(static_cast<edgesfm::camera_t>(c + 1)).params;
+    m.camera_params.insert(m.camera_params.end(), params.begin(), params.end());
+  }
+  for (image_t id : reconstruction.RegImageIds()) {
+    const edgesfm::Rigid3d& pose = reconstruction.ImageAt(id).cam_from_world;
+    m.image_indices.push_back(static_cast<int32_t>(id - 1));
+    m.poses.insert(m.poses.end(), {pose.rotation.w(), pose.rotation.x(), pose.rotation.y(), pose.rotation.z(),
+                                   pose.translation.x(), pose.translation.y(), pose.translation.z()});
+  }
+  std::vector<edgesfm::point3D_t> ids;
+  for (const auto& entry : reconstruction.Points3D()) ids.push_back(entry.first);
+  std::sort(ids.begin(), ids.end());
+  double error_sum = 0;
+  size_t num_errors = 0;
+  for (edgesfm::point3D_t id : ids) {
+    const edgesfm::Point3D& point = reconstruction.Point3DAt(id);
+    m.points.insert(m.points.end(), {point.xyz.x(), point.xyz.y(), point.xyz.z()});
+    m.tracks.push_back(static_cast<int32_t>(point.track.Length()));
+    for (const auto& e : point.track.Elements()) {
+      m.tracks.push_back(static_cast<int32_t>(e.image_id - 1));
+      m.tracks.push_back(static_cast<int32_t>(e.point2D_idx));
+      const double error = reconstruction.ReprojectionError(id, e);
+      if (error >= 0) {
+        error_sum += error;
+        num_errors += 1;
+      }
+    }
+  }
+  // Mean over observations, as COLMAP reports it.
+  m.mean_reprojection_error = num_errors ? error_sum / num_errors : 0;
+  return m;
+}
+
+struct Mapping {
+  size_t num_cameras = 0;
+  std::unique_ptr<edgesfm::IncrementalPipeline> pipeline;
+};
+
+}  // namespace
+
+// Cameras (input index i has camera id i + 1): model ids, sizes (w, h), params
+// (concatenated), prior focal flags (may be null). Images (index i -> id i + 1): camera
+// index, keypoint counts, keypoints (x, y concatenated, pixels). Pairs: image indices
+// (i1, i2 per pair), match counts, matches (keypoint index pairs concatenated), type
+// codes (kPairTypes order; may be null = calibrated). Returns null on invalid input.
+EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* camera_models,
+                                               const double* camera_sizes, const double* camera_params,
+                                               const int32_t* camera_prior_focal, int num_images,
+                                               const int32_t* image_cameras, const int32_t* image_num_points2D,
+                                               const double* points2D, int num_pairs, const int32_t* pair_images,
+                                               const int32_t* pair_num_matches, const int32_t* matches,
+                                               const int32_t* pair_types, const double* options) {
+  edgesfm::Reconstruction input;
+  size_t param_offset = 0;
+  for (int c = 0; c < num_cameras; ++c) {
+    const auto model = static_cast<edgesfm::CameraModelId>(camera_models[c]);
+    const int n = edgesfm::CameraModelNumParams(model);
+    if (n < 0) return nullptr;
+    edgesfm::Camera camera;
+    camera.camera_id = c + 1;
+    camera.model_id = model;
+    camera.width = static_cast<int>(camera_sizes[2 * c]);
+    camera.height = static_cast<int>(camera_sizes[2 * c + 1]);
+    camera.params.assign(camera_params + param_offset, camera_params + param_offset + n);
+    camera.has_prior_focal_length = camera_prior_focal != nullptr && camera_prior_focal[c] != 0;
+    param_offset += n;
+    input.AddCamera(camera);
+  }
+  size_t point_offset = 0;
+  for (int i = 0; i < num_images; ++i) {
+    if (image_cameras[i] < 0 || image_cameras[i] >= num_cameras) return nullptr;
+    edgesfm::Image image;
+    image.image_id = i + 1;
+    image.camera_id = image_cameras[i] + 1;
+    std::vector<Eigen::Vector2d> xys(image_num_points2D[i]);
+    for (auto& xy : xys) {
+      xy = Eigen::Vector2d(points2D[2 * point_offset], points2D[2 * point_offset + 1]);
+      point_offset += 1;
+    }
+    image.SetPoints2D(xys);
+    input.AddImage(image);
+  }
+  std::vector<edgesfm::ImagePairMatches> pairs(num_pairs);
+  size_t match_offset = 0;
+  for (int p = 0; p < num_pairs; ++p) {
+    const int i1 = pair_images[2 * p], i2 = pair_images[2 * p + 1];
+    if (i1 < 0 || i2 < 0 || i1 >= num_images || i2 >= num_images || i1 == i2) return nullptr;
+    pairs[p].image_id1 = i1 + 1;
+    pairs[p].image_id2 = i2 + 1;
+    if (pair_types != nullptr && pair_types[p] >= 0 && pair_types[p] < 9) pairs[p].type = kPairTypes[pair_types[p]];
+    for (int k = 0; k < pair_num_matches[p]; ++k) {
+      pairs[p].matches.emplace_back(matches[2 * match_offset], matches[2 * match_offset + 1]);
+      match_offset += 1;
+    }
+  }
+  const edgesfm::IncrementalPipelineOptions parsed = ParseOptions(options);
+  auto* mapping = new Mapping;
+  mapping->num_cameras = num_cameras;
+  mapping->pipeline = std::make_unique<edgesfm::IncrementalPipeline>(
+      parsed, input, edgesfm::BuildCorrespondenceGraph(input, pairs, parsed.min_num_matches));
+  return mapping;
+}
+
+// Runs up to `max_steps` steps, stopping early after a step that makes a snapshot due.
+// Returns 0 when mapping is done, 1 when more work remains, 2 when a snapshot is due
+// (more work may remain).
+EDGESFM_EXPORT int edgesfm_mapping_step(Mapping* mapping, int max_steps) {
+  for (int i = 0; i < max_steps; ++i) {
+    const bool more = mapping->pipeline->Step();
+    if (mapping->pipeline->SnapshotDue()) return 2;
+    if (!more) return 0;
+  }
+  return mapping->pipeline->Done() ? 0 : 1;
+}
+
+EDGESFM_EXPORT int edgesfm_mapping_num_registrations(const Mapping* mapping) {
+  return static_cast<int>(mapping->pipeline->NumRegistrations());
+}
+
+// The finished models and the one in progress, flattened.
+EDGESFM_EXPORT MappingResult* edgesfm_mapping_result(const Mapping* mapping) {
+  auto* result = new MappingResult;
+  for (const edgesfm::Reconstruction* model : mapping->pipeline->Models()) {
+    result->models.push_back(Flatten(*model, mapping->num_cameras));
+  }
+  return result;
+}
+
+EDGESFM_EXPORT int edgesfm_mapping_result_num_models(const MappingResult* r) {
+  return static_cast<int>(r->models.size());
+}
+// counts (int32[4]): registered images, points, track array length, camera params length.
+EDGESFM_EXPORT void edgesfm_mapping_result_counts(const MappingResult* r, int model, int32_t* counts) {
+  const MappingModel& m = r->models[model];
+  counts[0] = static_cast<int32_t>(m.image_indices.size());
+  counts[1] = static_cast<int32_t>(m.points.size() / 3);
+  counts[2] = static_cast<int32_t>(m.tracks.size());
+  counts[3] = static_cast<int32_t>(m.camera_params.size());
+}
+EDGESFM_EXPORT const double* edgesfm_mapping_result_camera_params(const MappingResult* r, int model) {
+  return r->models[model].camera_params.data();
+}
+EDGESFM_EXPORT const int32_t* edgesfm_mapping_result_image_indices(const MappingResult* r, int model) {
+  return r->models[model].image_indices.data();
+}
+EDGESFM_EXPORT const double* edgesfm_mapping_result_poses(const MappingResult* r, int model) {
+  return r->models[model].poses.data();
+}
+EDGESFM_EXPORT const double* edgesfm_mapping_result_points(const MappingResult* r, int model) {
+  return r->models[model].points.data();
+}
+EDGESFM_EXPORT const int32_t* edgesfm_mapping_result_tracks(const MappingResult* r, int model) {
+  return r->models[model].tracks.data();
+}
+EDGESFM_EXPORT double edgesfm_mapping_result_mean_reprojection_error(const MappingResult* r, int model) {
+  return r->models[model].mean_reprojection_error;
+}
+EDGESFM_EXPORT void edgesfm_mapping_result_free(MappingResult* r) { delete r; }
+
+// Checkpoint bytes of the pipeline's state (sfm/mapping_checkpoint.h).
+EDGESFM_EXPORT Bytes* edgesfm_mapping_checkpoint(const Mapping* mapping) {
+  return new Bytes{edgesfm::SerializeMappingCheckpoint(mapping->pipeline->SaveState())};
+}
+EDGESFM_EXPORT const uint8_t* edgesfm_mapping_bytes_data(const Bytes* b) { return b->data.data(); }
+EDGESFM_EXPORT int edgesfm_mapping_bytes_size(const Bytes* b) { return static_cast<int>(b->data.size()); }
+EDGESFM_EXPORT void edgesfm_mapping_bytes_free(Bytes* b) { delete b; }
+
+// Restores a checkpoint into a pipeline created from the same input; 0 on success, -1
+// if the bytes are not a checkpoint that fits.
+EDGESFM_EXPORT int edgesfm_mapping_restore(Mapping* mapping, const uint8_t* bytes, int size) {
+  edgesfm::IncrementalPipeline::State state;
+  if (!edgesfm::DeserializeMappingCheckpoint(std::vector<uint8_t>(bytes, bytes + size), mapping->pipeline->Input(),
+                                             &state)) {
+    return -1;
+  }
+  mapping->pipeline->RestoreState(std::move(state));
+  return 0;
+}
+
+EDGESFM_EXPORT void edgesfm_mapping_free(Mapping* mapping) { delete mapping; }

@@ -1,0 +1,207 @@
+#include "sfm/mapping_checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace edgesfm {
+namespace {
+
+constexpr char kMagic[] = "EDGESFM-MAPCKPT";
+constexpr uint32_t kVersion = 1;
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(T value) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + sizeof(T));
+    std::memcpy(bytes_.data() + at, &value, sizeof(T));
+  }
+  void PutRaw(const void* data, size_t size) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    bytes_.insert(bytes_.end(), p, p + size);
+  }
+  std::vector<uint8_t> Take() { return std::move(bytes_); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T Get() {
+    if (pos_ + sizeof(T) > bytes_.size()) throw std::out_of_range("checkpoint truncated");
+    T value;
+    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return value;
+  }
+  void GetRaw(void* data, size_t size) {
+    if (pos_ + size > bytes_.size()) throw std::out_of_range("checkpoint truncated");
+    std::memcpy(data, bytes_.data() + pos_, size);
+    pos_ += size;
+  }
+  bool AtEnd() const { return pos_ == bytes_.size(); }
+
+ private:
+  const std::vector<uint8_t>& bytes_;
+  size_t pos_ = 0;
+};
+
+void PutCounts(Writer* w, const std::unordered_map<image_t, int>& counts) {
+  std::vector<std::pair<image_t, int>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end());
+  w->Put<uint32_t>(sorted.size());
+  for (const auto& [id, n] : sorted) {
+    w->Put<uint32_t>(id);
+    w->Put<int32_t>(n);
+  }
+}
+
+std::unordered_map<image_t, int> GetCounts(Reader* r) {
+  std::unordered_map<image_t, int> counts;
+  const uint32_t n = r->Get<uint32_t>();
+  for (uint32_t i = 0; i < n; ++i) {
+    const image_t id = r->Get<uint32_t>();
+    counts[id] = r->Get<int32_t>();
+  }
+  return counts;
+}
+
+void PutReconstruction(Writer* w, const Reconstruction& reconstruction) {
+  std::vector<camera_t> camera_ids;
+  for (const auto& entry : reconstruction.Cameras()) camera_ids.push_back(entry.first);
+  std::sort(camera_ids.begin(), camera_ids.end());
+  w->Put<uint32_t>(camera_ids.size());
+  for (camera_t id : camera_ids) {
+    const Camera& camera = reconstruction.CameraAt(id);
+    w->Put<uint32_t>(id);
+    w->Put<uint32_t>(camera.params.size());
+    w->PutRaw(camera.params.data(), camera.params.size() * sizeof(double));
+  }
+  w->Put<uint32_t>(reconstruction.RegImageIds().size());
+  for (image_t id : reconstruction.RegImageIds()) {
+    const Rigid3d& pose = reconstruction.ImageAt(id).cam_from_world;
+    w->Put<uint32_t>(id);
+    w->PutRaw(pose.rotation.coeffs().data(), 4 * sizeof(double));
+    w->PutRaw(pose.translation.data(), 3 * sizeof(double));
+  }
+  std::vector<point3D_t> point_ids;
+  for (const auto& entry : reconstruction.Points3D()) point_ids.push_back(entry.first);
+  std::sort(point_ids.begin(), point_ids.end());
+  w->Put<uint64_t>(point_ids.size());
+  for (point3D_t id : point_ids) {
+    const Point3D& point = reconstruction.Point3DAt(id);
+    w->PutRaw(point.xyz.data(), 3 * sizeof(double));
+    w->Put<uint32_t>(point.track.Length());
+    for (const TrackElement& e : point.track.Elements()) {
+      w->Put<uint32_t>(e.image_id);
+      w->Put<uint32_t>(e.point2D_idx);
+    }
+  }
+}
+
+Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
+  Reconstruction reconstruction = input;
+  const uint32_t num_cameras = r->Get<uint32_t>();
+  for (uint32_t c = 0; c < num_cameras; ++c) {
+    Camera& camera = reconstruction.CameraAt(r->Get<uint32_t>());
+    const uint32_t n = r->Get<uint32_t>();
+    if (n != camera.params.size()) throw std::out_of_range("checkpoint camera does not fit the input");
+    r->GetRaw(camera.params.data(), n * sizeof(double));
+  }
+  const uint32_t num_reg = r->Get<uint32_t>();
+  for (uint32_t i = 0; i < num_reg; ++i) {
+    Image& image = reconstruction.ImageAt(r->Get<uint32_t>());
+    r->GetRaw(image.cam_from_world.rotation.coeffs().data(), 4 * sizeof(double));
+    r->GetRaw(image.cam_from_world.translation.data(), 3 * sizeof(double));
+    reconstruction.RegisterImage(image.image_id);
+  }
+  const uint64_t num_points = r->Get<uint64_t>();
+  for (uint64_t p = 0; p < num_points; ++p) {
+    Eigen::Vector3d xyz;
+    r->GetRaw(xyz.data(), 3 * sizeof(double));
+    Track track;
+    const uint32_t length = r->Get<uint32_t>();
+    for (uint32_t k = 0; k < length; ++k) {
+      const image_t image_id = r->Get<uint32_t>();
+      const point2D_t idx = r->Get<uint32_t>();
+      if (!reconstruction.ExistsImage(image_id) || idx >= reconstruction.ImageAt(image_id).NumPoints2D()) {
+        throw std::out_of_range("checkpoint track does not fit the input");
+      }
+      track.AddElement(image_id, idx);
+    }
+    reconstruction.AddPoint3D(xyz, track);
+  }
+  return reconstruction;
+}
+
+}  // namespace
+
+std::vector<uint8_t> SerializeMappingCheckpoint(const IncrementalPipeline::State& state) {
+  Writer w;
+  w.PutRaw(kMagic, sizeof(kMagic));
+  w.Put<uint32_t>(kVersion);
+  w.Put<int32_t>(static_cast<int32_t>(state.phase));
+  w.Put<uint64_t>(state.num_registrations_total);
+  w.Put<uint64_t>(state.num_reg_images_at_global_ba);
+  w.Put<uint64_t>(state.num_points_at_global_ba);
+  w.Put<int32_t>(state.num_models_started);
+  PutCounts(&w, state.num_reg_trials);
+  PutCounts(&w, state.init_num_reg_trials);
+  PutCounts(&w, state.num_registrations);
+  w.Put<uint32_t>(state.tried_init_pairs.size());
+  for (const auto& [a, b] : state.tried_init_pairs) {
+    w.Put<uint32_t>(a);
+    w.Put<uint32_t>(b);
+  }
+  w.Put<uint32_t>(state.models.size());
+  for (const Reconstruction& model : state.models) PutReconstruction(&w, model);
+  w.Put<uint8_t>(state.has_current ? 1 : 0);
+  if (state.has_current) PutReconstruction(&w, state.current);
+  return w.Take();
+}
+
+bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Reconstruction& input,
+                                  IncrementalPipeline::State* state) {
+  try {
+    Reader r(bytes);
+    char magic[sizeof(kMagic)];
+    r.GetRaw(magic, sizeof(magic));
+    if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 || r.Get<uint32_t>() != kVersion) return false;
+    IncrementalPipeline::State s;
+    const int32_t phase = r.Get<int32_t>();
+    if (phase < 0 || phase > static_cast<int32_t>(IncrementalPipeline::Phase::kDone)) return false;
+    s.phase = static_cast<IncrementalPipeline::Phase>(phase);
+    s.num_registrations_total = r.Get<uint64_t>();
+    s.num_reg_images_at_global_ba = r.Get<uint64_t>();
+    s.num_points_at_global_ba = r.Get<uint64_t>();
+    s.num_models_started = r.Get<int32_t>();
+    s.num_reg_trials = GetCounts(&r);
+    s.init_num_reg_trials = GetCounts(&r);
+    s.num_registrations = GetCounts(&r);
+    const uint32_t num_pairs = r.Get<uint32_t>();
+    for (uint32_t i = 0; i < num_pairs; ++i) {
+      const image_t a = r.Get<uint32_t>();
+      s.tried_init_pairs.insert({a, r.Get<uint32_t>()});
+    }
+    const uint32_t num_models = r.Get<uint32_t>();
+    for (uint32_t m = 0; m < num_models; ++m) {
+      s.models.push_back(GetReconstruction(&r, input));
+      s.models.back().UpdatePoint3DErrors();
+    }
+    s.has_current = r.Get<uint8_t>() != 0;
+    if (s.has_current) s.current = GetReconstruction(&r, input);
+    if (!r.AtEnd()) return false;
+    *state = std::move(s);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace edgesfm
