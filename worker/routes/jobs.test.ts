@@ -1,6 +1,6 @@
 import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ProgressEvent } from "../../protocol";
+import { ProgressEvent, type TaskKind } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { openSse as openSseAt } from "../../test/runner/sse-client";
 import worker from "../index";
@@ -10,7 +10,7 @@ import { BASE, call, deployment, expectProblem, uploadBlob } from "../test/helpe
 vi.setConfig({ testTimeout: 30_000 });
 
 const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
-const newRunner = (name = "r", extra: { authorization?: string; stages?: string[] } = {}) =>
+const newRunner = (name = "r", extra: { authorization?: string; stages?: TaskKind[] } = {}) =>
   new DigestRunner({ base: BASE, fetch: selfFetch, name, ...extra });
 
 let salt = 0;
