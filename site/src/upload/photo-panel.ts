@@ -93,7 +93,9 @@ export class PhotoPanel {
   private add(picked: PickedFile[]): void {
     const photos = photosOnly(picked, this.names);
     const ignored = picked.length - photos.length;
-    for (const p of photos) this.tiles.push(this.tile(p));
+    const added = photos.map((p) => this.tile(p));
+    this.tiles.push(...added);
+    this.grid.append(...added.map((t) => t.el));
     say(this.status, ignored > 0 ? `${ignored} file(s) ignored: only JPEG and PNG photos can be reconstructed.` : "");
     this.render();
   }
@@ -127,7 +129,6 @@ export class PhotoPanel {
   private render(): void {
     const ready = this.tiles.filter((t) => t.state === "ready" || t.state === "failed" || t.state === "uploaded");
     const checking = this.tiles.some((t) => t.state === "checking");
-    this.grid.replaceChildren(...this.tiles.map((t) => t.el));
     byId("photo-empty").hidden = this.tiles.length > 0;
     this.uploadButton.disabled = this.busy || checking || ready.length === 0;
     this.uploadButton.textContent = ready.length > 0 ? `Upload ${ready.length} photo${ready.length === 1 ? "" : "s"}` : "Upload photos";
@@ -142,6 +143,7 @@ export class PhotoPanel {
   private clear(): void {
     for (const t of this.tiles) URL.revokeObjectURL(t.url);
     this.tiles = [];
+    this.grid.replaceChildren();
     this.names.clear();
     this.set = null;
     say(this.status, "");
