@@ -11,6 +11,7 @@ import { describeError } from "../api/client";
 import { batchCreateImages, createDataset, createProject } from "../api/resources";
 import { byId, formatBytes, h, say, sayError } from "../ui/dom";
 import { type PickedFile, filesFromDrop, filesFromInput, photosOnly } from "./files";
+import { thumbnailUrl } from "./thumbnails";
 import { type UploadProgress, uploadFile } from "./uploader";
 
 const PARALLEL_UPLOADS = 3;
@@ -19,7 +20,8 @@ type TileState = "checking" | "ready" | "unreadable" | "hashing" | "uploading" |
 
 interface PhotoTile {
   picked: PickedFile;
-  url: string;
+  /** The thumbnail's object URL, once made. */
+  thumbnail?: string;
   state: TileState;
   blobSha?: string;
   /** Set when the server already held the bytes, so none were sent. */
@@ -100,16 +102,19 @@ export class PhotoPanel {
     this.render();
   }
 
-  /** A grid tile; the browser decoding the photo is the readability check (a corrupt file fails it). */
+  /** A grid tile; making its thumbnail is the readability check (a corrupt file fails it). */
   private tile(picked: PickedFile): PhotoTile {
-    const url = URL.createObjectURL(picked.file);
-    const img = h("img", { src: url, alt: picked.name, loading: "lazy", decoding: "async" });
+    const img = h("img", { alt: picked.name });
     const status = h("span", { class: "tile-status" });
     const bar = h("progress", { max: 1, value: 0, "aria-label": `${picked.name} progress` });
     const el = h("li", { class: "tile" }, img, h("span", { class: "tile-name", title: picked.name }, picked.name), status, bar);
-    const tile: PhotoTile = { picked, url, state: "checking", work: 0, el, status, bar };
-    img.decode().then(
-      () => this.setState(tile, tile.state === "checking" ? "ready" : tile.state),
+    const tile: PhotoTile = { picked, state: "checking", work: 0, el, status, bar };
+    thumbnailUrl(picked.file).then(
+      (url) => {
+        tile.thumbnail = url;
+        img.src = url;
+        this.setState(tile, tile.state === "checking" ? "ready" : tile.state);
+      },
       () => {
         this.setState(tile, "unreadable", "this file is not a photo the browser can decode (damaged or not JPEG/PNG); it will not be uploaded");
         const names = this.tiles.filter((t) => t.state === "unreadable").map((t) => t.picked.name);
@@ -141,7 +146,7 @@ export class PhotoPanel {
   }
 
   private clear(): void {
-    for (const t of this.tiles) URL.revokeObjectURL(t.url);
+    for (const t of this.tiles) if (t.thumbnail) URL.revokeObjectURL(t.thumbnail);
     this.tiles = [];
     this.grid.replaceChildren();
     this.names.clear();
@@ -216,7 +221,7 @@ export class PhotoPanel {
         const tile = batch[k]!;
         tile.image = image;
         set.images.push(image);
-        set.localUrls.set(image.name, tile.url);
+        set.localUrls.set(image.name, URL.createObjectURL(tile.picked.file));
         const notes = [image.width ? `${image.width}×${image.height}` : "", tile.skipped ? "already on the server, no bytes sent" : ""];
         this.setState(tile, "registered", notes.filter(Boolean).join(", ") || undefined);
       });
