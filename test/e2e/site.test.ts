@@ -180,6 +180,51 @@ describe("site: from photos to a reconstruction", () => {
     await page.close();
   });
 
+  it("follows a job's events to the end: timeline, log, 100% and the snapshot of snapshot_available", async () => {
+    const fixture = await snapshotFromReference(join(SET, "reference"));
+    const [jid, rid] = ["01TESTJOB00000000000000000A", "01TESTRECONSTRUCTION00000C"];
+    const phases = ["feature_extraction", "incremental_register"];
+    const bodies = [
+      ...phases.flatMap((phase) => [
+        { kind: "phase_started", phase },
+        { kind: "phase_progress", phase, current: 10, total: 10, rate: 2.5 },
+        { kind: "phase_completed", phase },
+      ]),
+      { kind: "log_line", level: "INFO", message: "registered 10 of 10 images" },
+      { kind: "warning", message: "image 7 has few matches" },
+      { kind: "snapshot_available", snapshot_seq: 1, summary: {} },
+      { kind: "job_status", status: "succeeded", error_class: null },
+    ];
+    const sse = bodies
+      .map((b, i) => ({ schema_version: 1, event_id: i + 1, seq: i + 1, ts: "2026-01-01T00:00:00.000Z", job_id: jid, task_id: null, ...b }))
+      .map((e) => `id: ${e.event_id}\ndata: ${JSON.stringify(e)}\n\n`)
+      .join("");
+    const task = (kind: string) => ({ task_id: `01TASK${kind.toUpperCase().padEnd(20, "0")}`, kind, status: "succeeded", progress: 1, latest_event_kind: "phase_completed", elapsed_seconds: 1, current: null, total: null });
+    const progress = {
+      job_id: jid, recipe: "incremental", status: "succeeded", progress: 1, total_tasks: 4, completed_tasks: 4, task_counts: { succeeded: 4 },
+      current_task_id: null, current_task_kind: null, current_phase: "incremental_register", latest_event_id: bodies.length,
+      tasks: ["extract", "match", "verify", "map"].map(task),
+    };
+    const page = await context.newPage();
+    await page.route(`**/v1/jobs/${jid}/progress`, (route) => route.fulfill({ json: progress }));
+    await page.route(`**/v1/jobs/${jid}/events`, (route) => route.fulfill({ status: 200, headers: { "Content-Type": "text/event-stream" }, body: sse }));
+    await page.route(`**/v1/jobs/${jid}`, (route) => route.fulfill({ json: { job_id: jid, recon_id: rid, status: "succeeded" } }));
+    await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, fixture.files));
+    await page.goto(`${server.base}/#job=${jid}`);
+    const n = fixture.pointCount.toLocaleString("en-US");
+    await expect.poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
+    expect(await page.locator("#job-progress-text").textContent()).toContain("100%");
+    await expect.poll(() => page.locator("#stream-status").textContent()).toContain("finished");
+    for (const name of ["Features", "Registering photos"]) {
+      expect(await page.locator("#timeline li", { hasText: name }).getAttribute("data-state")).toBe("done");
+    }
+    const log = await page.locator("#log").textContent();
+    for (const line of ["registered 10 of 10 images", "image 7 has few matches", "snapshot 1 sealed", "job succeeded"]) expect(log).toContain(line);
+    await page.waitForTimeout(300);
+    await page.locator("#live").screenshot({ path: join(SHOTS, "9-job-replayed.png") });
+    await page.close();
+  });
+
   it("reads a large cloud from its octree tiles instead of the whole points.bin", async () => {
     const fixture = await snapshotFromReference(join(SET, "reference"));
     const points = fixture.files["points.bin"]!;
