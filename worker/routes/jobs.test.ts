@@ -209,6 +209,27 @@ describe("pipelines (4.7)", () => {
   });
 });
 
+describe("the task cache is the tenant's (3.2.1)", () => {
+  it("a dataset with the same manifest in another project reuses the outputs; other camera settings do not", async () => {
+    const bytes = new TextEncoder().encode(`shared photo ${Math.random()}`);
+    const sha = await uploadBlob(bytes);
+    const datasetWith = async (body: Record<string, unknown>) => {
+      const p = await call("POST", "/v1/projects", { name: "cache" });
+      const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: sha }] }, ...body });
+      return d.json.dataset_id as string;
+    };
+    const first = (await features(await datasetWith({}))).json.job_id;
+    const runner = newRunner();
+    await runner.register();
+    await runner.work((await runner.lease())!);
+    expect((await job(first)).status).toBe("succeeded");
+    const same = await job((await features(await datasetWith({}))).json.job_id);
+    expect(same.tasks[0]).toMatchObject({ cache_hit: true, status: "succeeded" });
+    const other = await job((await features(await datasetWith({ camera_model: "PINHOLE" }))).json.job_id);
+    expect(other.tasks[0]).toMatchObject({ cache_hit: false, status: "pending" });
+  });
+});
+
 describe("stage submission rules (4.6, 7)", () => {
   it("a dataset with no registered images answers 422 and creates no job", async () => {
     const { did } = await dataset(0);
