@@ -39,6 +39,11 @@ describe("chunked uploads (4.3)", () => {
     expect(fin.json).toMatchObject({ state: "finalized", blob_sha: sha });
     const stored = await env.BLOBS.get(`t/${DEFAULT_TENANT}/blobs/${sha}`);
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(bytes);
+    // A finalized upload is immutable: strong ETag, 304 on If-None-Match.
+    const got = await expectStatus(call("GET", `/v1/uploads/${id}`), 200);
+    expect(got.headers.get("ETag")).toBe(`"${id}-${sha}"`);
+    expect((await call("GET", `/v1/uploads/${id}`, undefined, { "If-None-Match": got.headers.get("ETag")! })).status).toBe(304);
+    expect(resume.headers.get("ETag")).toBeNull();
     // Finalize is idempotent; a chunk after it is a conflict.
     expect((await expectStatus(call("POST", `/v1/uploads/${id}:finalize`, {}), 200)).json.blob_sha).toBe(sha);
     expectProblem(await call("PATCH", `/v1/uploads/${id}`, bytes.slice(0, 1), range(0, 0, 10_000)), 409, "conflict");

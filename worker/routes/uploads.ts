@@ -10,6 +10,7 @@ import { chunkBodyLimit } from "../middleware/limits";
 import { problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { blobFacts, blobKey, chunkKey, digestChunks, sha256Hex, storeBlob, uploadHead } from "../services/blobs";
+import { etagMatches } from "../services/bytes";
 import { uploadResource } from "../services/resources";
 import { tenantStore, unwrap } from "../services/stores";
 
@@ -50,12 +51,20 @@ uploads.openapi(
     path: "/v1/uploads/{uid}",
     tags: ["uploads"],
     request: { params: PathParams },
-    responses: { 200: json(Upload, "the upload, to resume from received_bytes"), ...problemResponses(401, 404) },
+    responses: {
+      200: json(Upload, "the upload, to resume from received_bytes; a finalized one carries a strong ETag"),
+      304: { description: "not modified (a finalized upload never changes)" },
+      ...problemResponses(401, 404),
+    },
   }),
   async (c) => {
     const up = await tenantStore(c.env, c.var.tenantId).getUpload(c.req.valid("param").uid);
     if (!up) throw notFound("upload");
-    return c.json(uploadResource(up), 200);
+    if (up.state !== "finalized") return c.json(uploadResource(up), 200);
+    // Finalized uploads are immutable resources (4, caching rule 1).
+    const etag = `"${up.upload_id}-${up.blob_sha}"`;
+    if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
+    return c.json(uploadResource(up), 200, { ETag: etag });
   },
 );
 

@@ -41,7 +41,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { offset: start, length: end - start + 1 };
 }
 
-const etagMatches = (header: string | undefined, etag: string) =>
+/** `If-None-Match` (RFC 9110 13.1.2): weak comparison, so `W/` tags and `*` match too. */
+export const etagMatches = (header: string | undefined, etag: string) =>
   !!header && header.split(",").some((t) => t.trim() === "*" || t.trim().replace(/^W\//, "") === etag);
 
 export async function serveBytes(bucket: R2Bucket, req: Request, o: ServeOptions): Promise<Response> {
