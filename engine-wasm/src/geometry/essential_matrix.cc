@@ -1,6 +1,7 @@
 #include "geometry/essential_matrix.h"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 
 #include "estimators/essential_matrix.h"
@@ -80,13 +81,31 @@ bool RefineRelativePose(const std::vector<Eigen::Vector3d>& rays1,
   // the unit sphere (2): the scale of t is not observable.
   Eigen::Matrix3d R = cam2_from_cam1->rotation.toRotationMatrix();
   Eigen::Vector3d t = cam2_from_cam1->translation.normalized();
-  auto cost = [&](const Eigen::Matrix3d& Rc, const Eigen::Vector3d& tc, Eigen::VectorXd* r) {
+  // Signed Sampson residuals (the sign of the algebraic error keeps them smooth through 0).
+  auto sampson = [&](const Eigen::Matrix3d& Rc, const Eigen::Vector3d& tc, Eigen::VectorXd* r) {
     const Eigen::Matrix3d E = CrossProductMatrix(tc) * Rc;
     r->resize(rays1.size());
     for (size_t i = 0; i < rays1.size(); ++i) {
       (*r)(i) = std::sqrt(SphericalSampsonError(rays1[i], rays2[i], E));
-      // Keep the sign of the algebraic error so the residual is smooth through zero.
       if (rays2[i].dot(E * rays1[i]) < 0) (*r)(i) = -(*r)(i);
+    }
+  };
+  // RANSAC inliers still hold a few outliers near the threshold, which a squared loss lets
+  // dominate: use a Cauchy loss rho(r) = s^2 log(1 + r^2 / s^2) with s from the initial
+  // residuals' median absolute value (~ the noise), minimised as a least-squares problem
+  // on the transformed residuals sign(r) sqrt(rho(r)).
+  Eigen::VectorXd initial;
+  sampson(R, t, &initial);
+  std::vector<double> magnitudes(initial.size());
+  for (Eigen::Index i = 0; i < initial.size(); ++i) magnitudes[i] = std::abs(initial(i));
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + magnitudes.size() / 2, magnitudes.end());
+  const double loss_scale = std::max(1.4826 * magnitudes[magnitudes.size() / 2], 1e-9);
+  auto cost = [&](const Eigen::Matrix3d& Rc, const Eigen::Vector3d& tc, Eigen::VectorXd* r) {
+    sampson(Rc, tc, r);
+    for (Eigen::Index i = 0; i < r->size(); ++i) {
+      const double x = (*r)(i) / loss_scale;
+      const double robust = loss_scale * std::sqrt(std::log1p(x * x));
+      (*r)(i) = (*r)(i) < 0 ? -robust : robust;
     }
     return r->squaredNorm();
   };

@@ -27,7 +27,8 @@ bool PoseFromEssentialMatrix(const Eigen::Matrix3d& E, const std::vector<Eigen::
                              std::vector<Eigen::Vector3d>* points3D);
 
 // Refines a relative pose (rotation and unit translation) on inlier rays by minimising
-// the spherical Sampson errors. Returns false if the problem is degenerate.
+// the spherical Sampson errors under a Cauchy loss (robust to the outliers a RANSAC
+// threshold lets through). Returns false if the problem is degenerate.
 bool RefineRelativePose(const std::vector<Eigen::Vector3d>& rays1,
                         const std::vector<Eigen::Vector3d>& rays2, Rigid3d* cam2_from_cam1,
                         int max_num_iterations = 50);

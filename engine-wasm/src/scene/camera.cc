@@ -79,6 +79,16 @@ bool Camera::HasBogusParams(double min_focal_length_ratio, double max_focal_leng
   return false;
 }
 
+Eigen::Matrix3d Camera::CalibrationMatrix() const {
+  Eigen::Matrix3d K = Eigen::Matrix3d::Identity();
+  if (FocalLengthIdxs().empty()) return K;
+  K(0, 0) = FocalLengthX();
+  K(1, 1) = FocalLengthY();
+  K(0, 2) = PrincipalPointX();
+  K(1, 2) = PrincipalPointY();
+  return K;
+}
+
 bool Camera::ImgFromCam(const Eigen::Vector3d& point_in_cam, Eigen::Vector2d* xy) const {
   return CameraModelImgFromCam(model_id, params.data(), point_in_cam.x(), point_in_cam.y(),
                                point_in_cam.z(), width, height, &xy->x(), &xy->y());

@@ -49,6 +49,9 @@ struct Camera {
   bool HasBogusParams(double min_focal_length_ratio, double max_focal_length_ratio,
                       double max_extra_param) const;
 
+  // [fx 0 cx; 0 fy cy; 0 0 1] (distortion ignored); identity-like for SPHERICAL.
+  Eigen::Matrix3d CalibrationMatrix() const;
+
   // Pixel of a camera-frame point; false if the camera cannot image it.
   bool ImgFromCam(const Eigen::Vector3d& point_in_cam, Eigen::Vector2d* xy) const;
   // Viewing ray of a pixel: (u, v, 1) for perspective models, a unit vector for fisheye

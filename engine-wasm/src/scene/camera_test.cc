@@ -24,6 +24,9 @@ TEST(Camera, AccessorsFollowTheLayout) {
   camera.SetFocalLength(900);
   camera.SetPrincipalPoint(300, 250);
   EXPECT_EQ(camera.params, (std::vector<double>{900, 900, 300, 250}));
+  Eigen::Matrix3d K;
+  K << 900, 0, 300, 0, 900, 250, 0, 0, 1;
+  EXPECT_EQ(camera.CalibrationMatrix(), K);
 }
 
 TEST(Camera, ProjectsAndUnprojects) {

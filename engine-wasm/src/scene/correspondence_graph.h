@@ -28,7 +28,7 @@ class CorrespondenceGraph {
   };
 
   // Keypoint index pairs (idx in image 1, idx in image 2).
-  using Matches = std::vector<std::pair<point2D_t, point2D_t>>;
+  using Matches = FeatureMatches;
 
   struct ImagePair {
     size_t num_correspondences = 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace edgesfm {
 
@@ -20,6 +21,9 @@ constexpr camera_t kInvalidCameraId = std::numeric_limits<camera_t>::max();
 constexpr image_t kInvalidImageId = std::numeric_limits<image_t>::max();
 constexpr point2D_t kInvalidPoint2DIdx = std::numeric_limits<point2D_t>::max();
 constexpr point3D_t kInvalidPoint3DId = std::numeric_limits<point3D_t>::max();
+
+// Matches between two images: (keypoint index in image 1, keypoint index in image 2).
+using FeatureMatches = std::vector<std::pair<point2D_t, point2D_t>>;
 
 // Image ids stay below this so that a pair of them packs into one 64-bit id.
 constexpr uint64_t kMaxNumImages = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
