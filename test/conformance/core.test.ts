@@ -162,6 +162,10 @@ describe("upload -> dataset -> image -> bytes (4.3, 4.4, 4.5)", () => {
     const fin = await http("POST", `/v1/uploads/${uid}:finalize`, undefined, { "X-Content-SHA256": photoSha });
     expect(fin.status).toBe(200);
     expect(fin.json).toMatchObject({ state: "finalized", blob_sha: photoSha });
+    // A finalized upload is immutable: strong ETag, and If-None-Match answers 304.
+    const etag = (await http("GET", `/v1/uploads/${uid}`)).headers.get("ETag");
+    expect(etag).toMatch(/^"[^"]+"$/);
+    expect((await http("GET", `/v1/uploads/${uid}`, undefined, { "If-None-Match": etag! })).status).toBe(304);
   });
 
   it("a PATCH with a malformed Content-Range, or a body length unequal to the range, answers 422", async () => {
