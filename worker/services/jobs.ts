@@ -141,7 +141,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     dataset,
     tasks: tasks.map((t) => ({ ...t, cached: hits[t.cache_key] ?? null })),
   };
-  await jobStore(env, s.tenantId, job.job_id).create(plan);
+  try {
+    await jobStore(env, s.tenantId, job.job_id).create(plan);
+  } catch (err) {
+    await tenant.forgetJob(job.job_id);
+    throw err;
+  }
   return { job_id: job.job_id, task_ids: tasks.map((t) => t.task_id), recon_id };
 }
 
