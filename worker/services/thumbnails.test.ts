@@ -106,6 +106,17 @@ describe("thumbnails (4.5 /thumbnail?size=N)", () => {
     expectFieldError(await call("GET", `/v1/images/${t.id}/thumbnail`), "media_type", "unsupported_media_type");
   });
 
+  it("bytes declared image/jpeg that do not decode answer 422", async () => {
+    const bytes = new TextEncoder().encode("this is no JPEG");
+    const up = (await call("POST", "/v1/uploads", { expected_size: bytes.length, content_type: "image/jpeg" })).json.upload_id;
+    await call("PATCH", `/v1/uploads/${up}`, bytes, { "Content-Range": `bytes 0-${bytes.length - 1}/${bytes.length}` });
+    const sha = (await call("POST", `/v1/uploads/${up}:finalize`)).json.blob_sha;
+    const { did } = await newDataset();
+    const img = (await call("POST", `/v1/datasets/${did}/images`, { name: "fake.jpg", blob_sha: sha })).json;
+    expect(img.media_type).toBe("image/jpeg");
+    expectFieldError(await call("GET", `/v1/images/${img.image_id}/thumbnail`), "content_sha", "undecodable");
+  });
+
   it("thumbnails go with the blob's bytes when its last reference goes", async () => {
     const bytes = withOrientation(LUND_01, 3);
     const { id, sha } = await register(bytes);
