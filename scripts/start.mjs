@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: the whole stack locally in workerd (wrangler dev): the API and, once they exist,
-// the web demo's assets and one headless-Chromium runner. State persists in EDGESFM_STATE_DIR
-// (default .state/) across restarts. PORT overrides 8787.
+// `npm start`: the whole stack locally: the API and the web demo in workerd (wrangler dev), and
+// one headless-Chromium runner (EDGESFM_RUNNERS=N for more, 0 for none). State persists in
+// EDGESFM_STATE_DIR (default .state/) across restarts. PORT overrides 8787.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 
@@ -11,14 +11,22 @@ const host = process.env.HOST ?? "127.0.0.1";
 const stateDir = process.env.EDGESFM_STATE_DIR ?? `${root}.state`;
 mkdirSync(stateDir, { recursive: true });
 
-// The runner page bundles the wasm engine, so build the engine, then the site.
-for (const script of ["build:engine", "build:site"]) {
-  const r = spawnSync("npm", ["run", "--silent", script], { cwd: root, stdio: "inherit" });
+// The runner page bundles the wasm engine, so build the engine (wasm only), then the site.
+for (const [cmd, ...args] of [["bash", "engine-wasm/build.sh", "--wasm-only"], ["npm", "run", "--silent", "build:site"]]) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
   if (r.status !== 0) {
-    console.error(`[start] npm run ${script} failed`);
+    console.error(`[start] ${cmd} ${args.join(" ")} failed`);
     process.exit(r.status ?? 1);
   }
 }
+
+// The service expects runners built from these very files (browser-runtime/runtime-versions.ts).
+const versions = spawnSync("npx", ["tsx", "scripts/runtime-versions.ts"], { cwd: root, encoding: "utf8" });
+if (versions.status !== 0) {
+  console.error(`[start] could not compute the runtime versions: ${versions.stderr}`);
+  process.exit(1);
+}
+const runtimeVersions = versions.stdout.trim().split("\n").at(-1);
 
 const children = [];
 function start(name, cmd, args, env = {}) {
@@ -51,7 +59,26 @@ process.on("SIGTERM", () => shutdown(0));
 start(
   "api",
   "npx",
-  ["wrangler", "dev", "--ip", host, "--port", port, "--persist-to", stateDir, "--show-interactive-dev-session=false", "--live-reload=false"],
+  [
+    "wrangler", "dev", "--ip", host, "--port", port, "--persist-to", stateDir,
+    "--show-interactive-dev-session=false", "--live-reload=false", "--var", `SVC_RUNTIME_VERSIONS:${runtimeVersions}`,
+  ],
   { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
 );
-console.log(`[start] EdgeSfM on http://${host}:${port} (state in ${stateDir})`);
+const base = `http://${host}:${port}`;
+const runners = Number(process.env.EDGESFM_RUNNERS ?? 1);
+if (runners > 0) {
+  // Runners start once the API answers.
+  (async () => {
+    for (let i = 0; i < 120; i++) {
+      const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      if (up) {
+        start("runner", "npx", ["tsx", "scripts/runner.ts", "--server", base, "--count", String(runners)]);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    console.error("[start] the API did not come up; no runner started");
+  })();
+}
+console.log(`[start] EdgeSfM on ${base} (state in ${stateDir})`);

@@ -6,7 +6,7 @@
 import { OPTIONAL_CAPABILITIES, type OptionalCapability, capabilityFlags } from "../../protocol";
 import { capabilityUnavailable } from "../errors";
 
-export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>([]);
+export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>(["features.extract.sift"]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;
 
