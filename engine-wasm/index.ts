@@ -6,3 +6,4 @@ export * from "./ts/engine";
 export * from "./ts/camera";
 export * from "./ts/colmap-text";
 export * from "./ts/feature";
+export * from "./ts/two-view";
