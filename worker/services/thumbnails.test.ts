@@ -106,6 +106,14 @@ describe("thumbnails (4.5 /thumbnail?size=N)", () => {
     expectFieldError(await call("GET", `/v1/images/${t.id}/thumbnail`), "media_type", "unsupported_media_type");
   });
 
+  it("an image too large to decode in a Worker answers 422 before any byte is read", async () => {
+    // A PNG signature and an IHDR chunk announcing 10000 x 10000 pixels: the header is all that is needed.
+    const ihdr = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10, 8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    const { id } = await register(ihdr, "huge.png");
+    expect((await call("GET", `/v1/images/${id}`)).json).toMatchObject({ width: 10000, height: 10000, media_type: "image/png" });
+    expectFieldError(await call("GET", `/v1/images/${id}/thumbnail`), "width", "image_too_large");
+  });
+
   it("bytes declared image/jpeg that do not decode answer 422", async () => {
     const bytes = new TextEncoder().encode("this is no JPEG");
     const up = (await call("POST", "/v1/uploads", { expected_size: bytes.length, content_type: "image/jpeg" })).json.upload_id;
