@@ -14,5 +14,6 @@ export * from "./schemas/snapshot";
 export * from "./schemas/specs";
 export * from "./schemas/job";
 export * from "./schemas/runner";
+export * from "./schemas/reconstruction";
 export * from "./events";
 export * from "./artifacts";

@@ -19,7 +19,9 @@ import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { meta } from "./routes/meta";
 import { projects } from "./routes/projects";
+import { reconstructions } from "./routes/reconstructions";
 import { runners } from "./routes/runners";
+import { snapshotSeal } from "./routes/snapshot-seal";
 import { uploads } from "./routes/uploads";
 import { newRouter } from "./router";
 import { recordRequest } from "./services/metrics";
@@ -85,6 +87,8 @@ export function createApp() {
   app.route("/", images);
   app.route("/", jobs);
   app.route("/", runners);
+  app.route("/", snapshotSeal);
+  app.route("/", reconstructions);
   app.route("/", admin);
 
   app.doc31("/openapi.json", (c) => ({

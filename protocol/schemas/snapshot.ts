@@ -4,6 +4,7 @@
  * convention before upload, and the worker validates every file against these before sealing.
  */
 import { z } from "zod";
+import { Sha256 } from "./common";
 
 export const Rotation = z.object({ w: z.number(), x: z.number(), y: z.number(), z: z.number() }).meta({ id: "Rotation" });
 const Vec3 = z.tuple([z.number(), z.number(), z.number()]);
@@ -92,8 +93,8 @@ export const TwoViewGeometriesFile = z
   .meta({ id: "TwoViewGeometriesFile" });
 export type TwoViewGeometriesFile = z.infer<typeof TwoViewGeometriesFile>;
 
-/** File names a snapshot may hold (4.9 rule 1). */
-export const SNAPSHOT_FILES = [
+/** What a map task seals (the runner's files); tiles are the server's, generated from points.bin; dense files a dense stage's. */
+export const SEALABLE_FILES = [
   "cameras.json",
   "images.json",
   "rigs.json",
@@ -102,8 +103,85 @@ export const SNAPSHOT_FILES = [
   "summary.json",
   "points.bin",
   "points_preview.bin",
-  "tiles/index.json",
-  "dense/index.json",
-  "dense/fused.bin",
 ] as const;
+
+/** File names a snapshot may hold (4.9 rule 1). */
+export const SNAPSHOT_FILES = [...SEALABLE_FILES, "tiles/index.json", "dense/index.json", "dense/fused.bin"] as const;
 export type SnapshotFileName = (typeof SNAPSHOT_FILES)[number];
+
+/** `pose_graph.json` (2.14, after pose-graph optimisation): nodes are image poses without points2D. */
+export const PoseGraphFile = z
+  .object({
+    pose_graph: z.object({
+      nodes: z.array(SnapshotImage.omit({ points2D: true })),
+      edges: z.array(z.object({ image_id1: z.number().int(), image_id2: z.number().int(), cam2_from_cam1: Rigid3, weight: z.number() })),
+    }),
+  })
+  .meta({ id: "PoseGraphFile" });
+
+/** Files kept per reconstruction, not per snapshot (2.14): written by verification and by every match run. */
+export const RECONSTRUCTION_FILES = ["two_view_geometries.json", "correspondence_graph.json"] as const;
+export type ReconstructionFileName = (typeof RECONSTRUCTION_FILES)[number];
+
+const BlobRef = { blob_sha: Sha256, byte_size: z.number().int().min(0) };
+export const SealedFile = z.object({ name: z.enum(SEALABLE_FILES), ...BlobRef });
+/** A model's counts (2.8 SubModel.summary); other members are kept as given. */
+export const ModelSummary = z.looseObject({ num_reg_images: z.number().int().min(0), num_points3D: z.number().int().min(0) });
+
+/**
+ * The seal request of a map task (runner protocol, reference-only): the snapshot's files, already
+ * uploaded as blobs under the lease, at the root (the largest model, or every model's union as the
+ * runner chooses) and per disconnected component (2.8), with the summaries the SubModels and the
+ * `snapshot_available` event carry.
+ */
+export const SnapshotSeal = z
+  .object({
+    files: z.array(SealedFile).max(SEALABLE_FILES.length),
+    submodels: z
+      .array(z.object({ idx: z.number().int().min(0).max(9999), files: z.array(SealedFile).max(SEALABLE_FILES.length), summary: ModelSummary }))
+      .max(1000)
+      .default([]),
+    summary: ModelSummary,
+  })
+  .meta({ id: "SnapshotSeal" });
+export type SnapshotSeal = z.infer<typeof SnapshotSeal>;
+
+export const SnapshotSealed = z
+  .object({
+    recon_id: z.string(),
+    snapshot_seq: z.number().int().min(1),
+    created: z.boolean().describe("false when the same lease already sealed exactly these files (a retried request)"),
+    _links: z.record(z.string(), z.object({ href: z.string() })),
+  })
+  .meta({ id: "SnapshotSealed" });
+
+export const ReconstructionFilePut = z.object(BlobRef).meta({ id: "ReconstructionFilePut" });
+
+/** `tiles/index.json` (4.9 octree tiles). */
+export const TileIndexFile = z
+  .object({
+    bbox_min: Vec3,
+    bbox_max: Vec3,
+    max_level: z.number().int().min(0),
+    tile_count: z.number().int().min(0),
+    tiles: z.array(
+      z.object({ level: z.number().int(), x: z.number().int(), y: z.number().int(), z: z.number().int(), count: z.number().int(), byte_size: z.number().int() }),
+    ),
+  })
+  .meta({ id: "TileIndexFile" });
+export type TileIndexFile = z.infer<typeof TileIndexFile>;
+
+export const ImageObservations = z
+  .object({
+    image_id: z.number().int(),
+    count: z.number().int(),
+    observations: z.array(z.object({ point3d_id: z.number().int(), x: z.number(), y: z.number(), kp_idx: z.number().int(), error: z.number().nullable() })),
+  })
+  .meta({ id: "ImageObservations" });
+export const PointVisibility = z
+  .object({
+    point3d_id: z.number().int(),
+    count: z.number().int(),
+    observations: z.array(z.object({ image_id: z.union([z.number().int(), z.string()]), x: z.number(), y: z.number(), kp_idx: z.number().int() })),
+  })
+  .meta({ id: "PointVisibility" });

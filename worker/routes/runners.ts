@@ -33,7 +33,7 @@ import type { Context } from "hono";
 
 export const runners = newRouter();
 
-const LeaseId = z
+export const LeaseId = z
   .string()
   .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){3}$/, "not a lease id")
   .describe("opaque; the lease's secret: whoever holds it speaks for the lease");

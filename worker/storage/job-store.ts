@@ -432,6 +432,27 @@ export class JobStore extends DurableObject<Env> {
     return dataset.images.some((i) => i.content_sha === sha);
   }
 
+  /** The held lease's task and the job's reconstruction (what a snapshot seal is checked against). */
+  leaseTask(leaseId: string, scope: LeaseScope): Outcome<{ job_id: string; task_id: string; kind: TaskKind; recon_id: string | null }> {
+    const lease = this.heldLease(leaseId, scope);
+    if (!lease.ok) return lease;
+    const job = this.jobRow()!;
+    const kind = this.taskRow(lease.value.task_id)!.kind as TaskKind;
+    return ok({ job_id: job.job_id, task_id: lease.value.task_id, kind, recon_id: job.recon_id });
+  }
+
+  /** `snapshot_available` (6 rule 5) once per sealed seq, after the snapshot is readable; a retried seal announces nothing new. */
+  announceSnapshot(leaseId: string, scope: LeaseScope, snapshotSeq: number, summary: Record<string, unknown>): Outcome<null> {
+    const lease = this.heldLease(leaseId, scope);
+    if (!lease.ok) return lease;
+    const announced = this.sql
+      .exec("SELECT 1 FROM events WHERE kind = 'snapshot_available' AND json_extract(body, '$.snapshot_seq') = ?", snapshotSeq)
+      .toArray().length > 0;
+    if (!announced) this.append(lease.value.task_id, { kind: "snapshot_available", snapshot_seq: snapshotSeq, summary });
+    this.extend(leaseId);
+    return ok(null);
+  }
+
   /** The latest mapping checkpoint (3.1 resume); its blob must have been uploaded under the lease. */
   putCheckpoint(leaseId: string, scope: LeaseScope, checkpoint: Checkpoint): Outcome<LeaseState> {
     const lease = this.heldLease(leaseId, scope);

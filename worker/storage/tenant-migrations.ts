@@ -51,4 +51,26 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
       params_hash TEXT NOT NULL, rv_id TEXT NOT NULL, spec_json TEXT NOT NULL, status TEXT NOT NULL, job_id TEXT NOT NULL,
       created_at TEXT NOT NULL, UNIQUE (project_id, dataset_snapshot_hash, params_hash, rv_id))`,
   ],
+  // Sealed snapshots (2.10, 3.5: append-only rows, never updated), their files (component -1 is the
+  // root), each component's counts per snapshot (2.8 rule 2 picks the largest), the SubModels (one
+  // per component, following its latest snapshot), the reconstruction-level files (2.14) and the
+  // blobs each reconstruction holds a reference to (once per reconstruction and blob).
+  [
+    `CREATE TABLE snapshots (
+      recon_id TEXT NOT NULL, seq INTEGER NOT NULL, job_id TEXT NOT NULL, task_id TEXT NOT NULL, lease_id TEXT NOT NULL,
+      digest TEXT NOT NULL, summary_json TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (recon_id, seq))`,
+    `CREATE INDEX snapshots_by_lease ON snapshots(recon_id, lease_id, digest)`,
+    `CREATE TABLE snapshot_files (
+      recon_id TEXT NOT NULL, seq INTEGER NOT NULL, component INTEGER NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL,
+      size INTEGER NOT NULL, PRIMARY KEY (recon_id, seq, component, name))`,
+    `CREATE TABLE snapshot_components (
+      recon_id TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, num_reg_images INTEGER NOT NULL,
+      num_points3D INTEGER NOT NULL, PRIMARY KEY (recon_id, seq, idx))`,
+    `CREATE TABLE submodels (
+      submodel_id TEXT PRIMARY KEY, recon_id TEXT NOT NULL, idx INTEGER NOT NULL, parent_submodel_id TEXT,
+      summary_json TEXT NOT NULL, rigidity_json TEXT, snapshot_seq INTEGER NOT NULL, created_at TEXT NOT NULL,
+      UNIQUE (recon_id, idx))`,
+    `CREATE TABLE recon_files (recon_id TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL, size INTEGER NOT NULL, PRIMARY KEY (recon_id, name))`,
+    `CREATE TABLE recon_blobs (recon_id TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY (recon_id, sha))`,
+  ],
 ];

@@ -91,3 +91,49 @@ export interface ReconInput {
   rv_id: string;
   spec_json: string;
 }
+
+export interface ReconRow {
+  recon_id: string;
+  project_id: string;
+  dataset_id: string;
+  dataset_snapshot_hash: string;
+  params_hash: string;
+  rv_id: string;
+  spec_json: string;
+  status: "pending" | "running" | "succeeded" | "failed";
+  job_id: string;
+  created_at: string;
+}
+
+export interface SubmodelRow {
+  submodel_id: string;
+  recon_id: string;
+  idx: number;
+  parent_submodel_id: string | null;
+  /** JSON text (free-form documents cross the RPC boundary as text). */
+  summary_json: string;
+  rigidity_json: string | null;
+  snapshot_seq: number;
+  created_at: string;
+}
+
+/** A sealed file (or a reconstruction-level file) and where its bytes are. */
+export interface StoredFile {
+  name: string;
+  sha: string;
+  size: number;
+  r2_key: string;
+}
+
+/** A validated seal (2.10): files per component (-1 = root) and each component's counts. */
+export interface SealInput {
+  recon_id: string;
+  job_id: string;
+  task_id: string;
+  lease_id: string;
+  /** Digest of the request, so a retried seal answers the snapshot it already made. */
+  digest: string;
+  summary_json: string;
+  files: { component: number; name: string; sha: string; size: number }[];
+  components: { idx: number; num_reg_images: number; num_points3D: number; summary_json: string }[];
+}

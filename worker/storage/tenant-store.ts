@@ -22,6 +22,10 @@ import type {
   ImageRow,
   ProjectRow,
   ReconInput,
+  ReconRow,
+  SealInput,
+  StoredFile,
+  SubmodelRow,
   UploadInput,
   UploadRow,
 } from "./tenant-rows";
@@ -135,7 +139,9 @@ export class TenantStore extends DurableObject<Env> {
         this.dropDataset(d.dataset_id);
       }
       for (const jobId of jobIds) this.dropJob(jobId);
-      this.sql.exec("DELETE FROM reconstructions WHERE project_id = ?", projectId);
+      for (const r of this.sql.exec<{ recon_id: string }>("SELECT recon_id FROM reconstructions WHERE project_id = ?", projectId).toArray()) {
+        this.dropReconstruction(r.recon_id);
+      }
       this.sql.exec("DELETE FROM projects WHERE project_id = ?", projectId);
     });
     this.scheduleGc();
@@ -523,6 +529,152 @@ export class TenantStore extends DurableObject<Env> {
     );
   }
 
+  // ---- reconstructions, sub-models and sealed snapshots (2.7, 2.8, 2.10, 3.5) ----
+
+  getReconstruction(reconId: string): ReconRow | null {
+    return (this.sql.exec("SELECT * FROM reconstructions WHERE recon_id = ?", reconId).toArray()[0] as unknown as ReconRow | undefined) ?? null;
+  }
+
+  /**
+   * Seals the next snapshot of the reconstruction, all or nothing: its rows are only ever
+   * inserted (3.5), its blobs gain one reference held by the reconstruction, and each component's
+   * SubModel now points at it. The same lease sealing the same request again (a retry after a
+   * lost answer) gets the snapshot it already made.
+   */
+  sealSnapshot(input: SealInput): Outcome<{ seq: number; created: boolean }> {
+    if (!this.getReconstruction(input.recon_id)) return missing("reconstruction");
+    const prior = this.sql
+      .exec<{ seq: number }>("SELECT seq FROM snapshots WHERE recon_id = ? AND lease_id = ? AND digest = ?", input.recon_id, input.lease_id, input.digest)
+      .toArray()[0];
+    if (prior) return ok({ seq: prior.seq, created: false });
+    const gone = input.files.find((f) => !this.getBlob(f.sha));
+    if (gone) return invalid("a file's blob is no longer stored", [{ path: "files", message: `blob ${gone.sha} is gone`, code: "unknown_blob" }]);
+    const seq = this.ctx.storage.transactionSync(() => {
+      const next = this.sql.exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM snapshots WHERE recon_id = ?", input.recon_id).one().n;
+      const now = nowIso();
+      this.sql.exec(
+        "INSERT INTO snapshots (recon_id, seq, job_id, task_id, lease_id, digest, summary_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        input.recon_id,
+        next,
+        input.job_id,
+        input.task_id,
+        input.lease_id,
+        input.digest,
+        input.summary_json,
+        now,
+      );
+      for (const f of input.files) {
+        this.sql.exec(
+          "INSERT INTO snapshot_files (recon_id, seq, component, name, sha, size) VALUES (?, ?, ?, ?, ?, ?)",
+          input.recon_id,
+          next,
+          f.component,
+          f.name,
+          f.sha,
+          f.size,
+        );
+        this.holdReconBlob(input.recon_id, f.sha);
+      }
+      for (const c of input.components) {
+        this.sql.exec(
+          "INSERT INTO snapshot_components (recon_id, seq, idx, num_reg_images, num_points3D) VALUES (?, ?, ?, ?, ?)",
+          input.recon_id,
+          next,
+          c.idx,
+          c.num_reg_images,
+          c.num_points3D,
+        );
+        this.sql.exec(
+          `INSERT INTO submodels (submodel_id, recon_id, idx, parent_submodel_id, summary_json, rigidity_json, snapshot_seq, created_at)
+           VALUES (?, ?, ?, NULL, ?, NULL, ?, ?)
+           ON CONFLICT (recon_id, idx) DO UPDATE SET summary_json = excluded.summary_json, snapshot_seq = excluded.snapshot_seq`,
+          ulid(),
+          input.recon_id,
+          c.idx,
+          c.summary_json,
+          next,
+          now,
+        );
+      }
+      return next;
+    });
+    return ok({ seq, created: true });
+  }
+
+  /** The sealed seqs, ascending; null when the reconstruction does not exist. */
+  snapshotSeqs(reconId: string): number[] | null {
+    if (!this.getReconstruction(reconId)) return null;
+    return this.sql.exec<{ seq: number }>("SELECT seq FROM snapshots WHERE recon_id = ? ORDER BY seq", reconId).toArray().map((r) => r.seq);
+  }
+
+  /**
+   * A sealed file: of component `idx`, or (idx null) of the root, which is the largest model
+   * (2.8 rule 2): the root's own file when the seal gave one, else the largest component's
+   * (most registered images, then most points, then the lowest idx). Null when the snapshot
+   * does not hold it.
+   */
+  snapshotFile(reconId: string, seq: number, idx: number | null, name: string): StoredFile | null {
+    const own = this.sealedFile(reconId, seq, idx ?? -1, name);
+    if (own || idx !== null) return own;
+    const largest = this.sql
+      .exec<{ idx: number }>(
+        `SELECT c.idx FROM snapshot_components c JOIN snapshot_files f ON f.recon_id = c.recon_id AND f.seq = c.seq AND f.component = c.idx
+         WHERE c.recon_id = ? AND c.seq = ? AND f.name = ? ORDER BY c.num_reg_images DESC, c.num_points3D DESC, c.idx LIMIT 1`,
+        reconId,
+        seq,
+        name,
+      )
+      .toArray()[0];
+    return largest ? this.sealedFile(reconId, seq, largest.idx, name) : null;
+  }
+
+  /** Whether the snapshot (and, with idx, its component) exists. */
+  hasSnapshot(reconId: string, seq: number, idx: number | null): boolean {
+    const q =
+      idx === null
+        ? this.sql.exec("SELECT 1 FROM snapshots WHERE recon_id = ? AND seq = ?", reconId, seq)
+        : this.sql.exec("SELECT 1 FROM snapshot_components WHERE recon_id = ? AND seq = ? AND idx = ?", reconId, seq, idx);
+    return q.toArray().length > 0;
+  }
+
+  listSubmodels(reconId: string, page: PageRequest): Outcome<PageResult<SubmodelRow>> {
+    if (!this.getReconstruction(reconId)) return missing("reconstruction");
+    return ok(paginate(this.sql, { table: "submodels", key: "submodel_id", where: "recon_id = ?", params: [reconId] }, page, (r) => r as unknown as SubmodelRow));
+  }
+
+  getSubmodel(submodelId: string): SubmodelRow | null {
+    return (this.sql.exec("SELECT * FROM submodels WHERE submodel_id = ?", submodelId).toArray()[0] as unknown as SubmodelRow | undefined) ?? null;
+  }
+
+  /**
+   * Writes a reconstruction-level file (2.14: rewritten by every match or verify run). The
+   * reconstruction holds the new blob; the old one is released unless a snapshot holds it too.
+   */
+  putReconFile(reconId: string, name: string, blob: { sha: string; size: number }): Outcome<null> {
+    if (!this.getReconstruction(reconId)) return missing("reconstruction");
+    if (!this.getBlob(blob.sha)) return invalid("the file's blob is no longer stored", [{ path: "blob_sha", message: "unknown blob", code: "unknown_blob" }]);
+    this.ctx.storage.transactionSync(() => {
+      const old = this.sql.exec<{ sha: string }>("SELECT sha FROM recon_files WHERE recon_id = ? AND name = ?", reconId, name).toArray()[0];
+      this.sql.exec(
+        "INSERT INTO recon_files (recon_id, name, sha, size) VALUES (?, ?, ?, ?) ON CONFLICT (recon_id, name) DO UPDATE SET sha = excluded.sha, size = excluded.size",
+        reconId,
+        name,
+        blob.sha,
+        blob.size,
+      );
+      this.holdReconBlob(reconId, blob.sha);
+      if (old && old.sha !== blob.sha) this.releaseReconBlobIfUnused(reconId, old.sha);
+    });
+    this.scheduleGc();
+    return ok(null);
+  }
+
+  reconFile(reconId: string, name: string): StoredFile | null {
+    const r = this.sql.exec<{ sha: string; size: number }>("SELECT sha, size FROM recon_files WHERE recon_id = ? AND name = ?", reconId, name).toArray()[0];
+    const blob = r ? this.getBlob(r.sha) : null;
+    return r && blob ? { name, sha: r.sha, size: r.size, r2_key: blob.r2_key } : null;
+  }
+
   // ---- alarm: upload expiry and R2 garbage ----
 
   override async alarm(): Promise<void> {
@@ -581,6 +733,44 @@ export class TenantStore extends DurableObject<Env> {
   private holdBlob(jobId: string, sha: string): void {
     if (this.sql.exec("INSERT OR IGNORE INTO job_blobs (job_id, sha) VALUES (?, ?)", jobId, sha).rowsWritten > 0) {
       this.sql.exec("UPDATE blobs SET refcount = refcount + 1 WHERE sha = ?", sha);
+    }
+  }
+
+  private sealedFile(reconId: string, seq: number, component: number, name: string): StoredFile | null {
+    const r = this.sql
+      .exec<{ sha: string; size: number }>(
+        "SELECT sha, size FROM snapshot_files WHERE recon_id = ? AND seq = ? AND component = ? AND name = ?",
+        reconId,
+        seq,
+        component,
+        name,
+      )
+      .toArray()[0];
+    const blob = r ? this.getBlob(r.sha) : null;
+    return r && blob ? { name, sha: r.sha, size: r.size, r2_key: blob.r2_key } : null;
+  }
+
+  /** One more reference to a stored blob, held by the reconstruction (once per reconstruction and blob). */
+  private holdReconBlob(reconId: string, sha: string): void {
+    if (this.sql.exec("INSERT OR IGNORE INTO recon_blobs (recon_id, sha) VALUES (?, ?)", reconId, sha).rowsWritten > 0) {
+      this.sql.exec("UPDATE blobs SET refcount = refcount + 1 WHERE sha = ?", sha);
+    }
+  }
+
+  private releaseReconBlobIfUnused(reconId: string, sha: string): void {
+    const used =
+      this.sql.exec("SELECT 1 FROM snapshot_files WHERE recon_id = ? AND sha = ? LIMIT 1", reconId, sha).toArray().length > 0 ||
+      this.sql.exec("SELECT 1 FROM recon_files WHERE recon_id = ? AND sha = ? LIMIT 1", reconId, sha).toArray().length > 0;
+    if (used) return;
+    this.sql.exec("DELETE FROM recon_blobs WHERE recon_id = ? AND sha = ?", reconId, sha);
+    this.releaseBlob(sha);
+  }
+
+  /** Forgets a reconstruction: its snapshots, sub-models and files, and its blob references. */
+  private dropReconstruction(reconId: string): void {
+    for (const b of this.sql.exec<{ sha: string }>("SELECT sha FROM recon_blobs WHERE recon_id = ?", reconId).toArray()) this.releaseBlob(b.sha);
+    for (const table of ["recon_blobs", "recon_files", "submodels", "snapshot_components", "snapshot_files", "snapshots", "reconstructions"]) {
+      this.sql.exec(`DELETE FROM ${table} WHERE recon_id = ?`, reconId);
     }
   }
 

@@ -1,0 +1,261 @@
+/**
+ * @module Reconstructions, sub-models and sealed snapshots (spec 4.9): the resources, the sealed
+ * files with immutable caching, octree tiles and the observations sidecar. Reads only; snapshots
+ * are sealed through the runner protocol (snapshot-seal.ts). `/v1/reconstructions/{rid}/artifacts`
+ * waits for the artifacts API (4.10), and merge (`recon.merge`) is not offered.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  Id,
+  ImageObservations,
+  Page,
+  PageQuery,
+  PointVisibility,
+  RECONSTRUCTION_FILES,
+  Reconstruction,
+  SNAPSHOT_FILES,
+  SnapshotList,
+  SubModel,
+  TileIndexFile,
+} from "../../protocol";
+import type { AppEnv } from "../context";
+import { notFound } from "../errors";
+import { problemResponses } from "../openapi";
+import { newRouter } from "../router";
+import { serveBytes } from "../services/bytes";
+import { imageObservations, pointVisibility } from "../services/observations";
+import {
+  type SnapshotAddress,
+  mediaTypeOf,
+  reconstructionOf,
+  reconstructionResource,
+  sealedFile,
+  serveSealed,
+  submodelResource,
+} from "../services/snapshots";
+import { tenantStore, unwrap } from "../services/stores";
+import { tileObject } from "../services/tiles";
+import type { Context } from "hono";
+
+export const reconstructions = newRouter();
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
+const bytes = (description: string) => ({
+  content: { "application/json": { schema: z.unknown() }, "application/x-sfm-points-v1": { schema: z.string().meta({ format: "binary" }) } },
+  description,
+});
+const fileResponses = { 200: bytes("the file (strong ETag = its SHA-256; immutable)"), 206: bytes("the requested byte range"), 304: { description: "not modified" }, ...problemResponses(404, 416, 422) };
+
+const Num = (what: string) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, `${what} must be a non-negative integer`)
+    .transform(Number);
+const ReconParams = z.object({ rid: Id });
+const SnapshotParams = ReconParams.extend({ seq: Num("seq") });
+const Download = z.object({ download: z.enum(["true", "false"]).default("false").describe("attachment disposition") });
+
+const address = (c: Context<AppEnv>, p: { rid: string; seq: number; idx?: number }): SnapshotAddress => ({
+  tenantId: c.var.tenantId,
+  reconId: p.rid,
+  seq: p.seq,
+  idx: p.idx ?? null,
+});
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}",
+    tags: ["reconstructions"],
+    request: { params: ReconParams },
+    responses: { 200: json(Reconstruction, "the reconstruction; status mirrors the driving job (3.4)"), ...problemResponses(404) },
+  }),
+  async (c) => c.json(reconstructionResource(await reconstructionOf(c.env, c.var.tenantId, c.req.valid("param").rid)), 200),
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/submodels",
+    tags: ["reconstructions"],
+    request: { params: ReconParams, query: PageQuery },
+    responses: { 200: json(Page(SubModel, "SubModelPage"), "one SubModel per disconnected component (2.8)"), ...problemResponses(404, 422) },
+  }),
+  async (c) => {
+    const page = unwrap(await tenantStore(c.env, c.var.tenantId).listSubmodels(c.req.valid("param").rid, c.req.valid("query")));
+    return c.json({ ...page, items: page.items.map(submodelResource) }, 200);
+  },
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/submodels/{smid}",
+    tags: ["reconstructions"],
+    request: { params: z.object({ smid: Id }) },
+    responses: { 200: json(SubModel, "the sub-model"), ...problemResponses(404) },
+  }),
+  async (c) => {
+    const row = await tenantStore(c.env, c.var.tenantId).getSubmodel(c.req.valid("param").smid);
+    if (!row) throw notFound("submodel");
+    return c.json(submodelResource(row), 200);
+  },
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots",
+    tags: ["reconstructions"],
+    request: { params: ReconParams },
+    responses: { 200: json(SnapshotList, "the sealed seqs, ascending (2.10)"), ...problemResponses(404) },
+  }),
+  async (c) => {
+    const { rid } = c.req.valid("param");
+    const seqs = await tenantStore(c.env, c.var.tenantId).snapshotSeqs(rid);
+    if (!seqs) throw notFound("reconstruction");
+    const self = `/v1/reconstructions/${rid}/snapshots`;
+    const latest = seqs.at(-1);
+    return c.json(
+      {
+        seqs,
+        _links: {
+          self: { href: self },
+          reconstruction: { href: `/v1/reconstructions/${rid}` },
+          ...(latest ? { latest: { href: `${self}/${latest}/summary.json` } } : {}),
+        },
+      },
+      200,
+    );
+  },
+);
+
+for (const name of RECONSTRUCTION_FILES) {
+  reconstructions.openapi(
+    createRoute({
+      method: "get",
+      path: `/v1/reconstructions/{rid}/${name}`,
+      tags: ["reconstructions"],
+      request: { params: ReconParams, query: Download },
+      responses: { 200: json(z.unknown(), `${name} (2.14), ETag = its SHA-256; rewritten by later match/verify runs, so revalidated`), 304: { description: "not modified" }, ...problemResponses(404) },
+    }),
+    async (c) => {
+      const { rid } = c.req.valid("param");
+      await reconstructionOf(c.env, c.var.tenantId, rid);
+      const file = await tenantStore(c.env, c.var.tenantId).reconFile(rid, name);
+      if (!file) throw notFound(`${name} of this reconstruction`);
+      return serveSealed(c.env, c.req.raw, file, c.req.valid("query").download === "true", false) as never;
+    },
+  );
+}
+
+const FileName = z.enum(SNAPSHOT_FILES).describe("checked against the spec's names (4.9 rule 1), so no path can escape the snapshot");
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/{name}",
+    tags: ["reconstructions"],
+    description: "A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured.",
+    request: { params: SnapshotParams.extend({ name: FileName }), query: Download },
+    responses: fileResponses,
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true") as never;
+  },
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}/{name}",
+    tags: ["reconstructions"],
+    description: "A file of one component (2.8), as sealed for it.",
+    request: { params: SnapshotParams.extend({ idx: Num("idx"), name: FileName }), query: Download },
+    responses: fileResponses,
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true") as never;
+  },
+);
+
+/** Serves an object of the root points' tiling, generating the tiling on first use. */
+async function serveTile(c: Context<AppEnv>, p: { rid: string; seq: number }, at: Parameters<typeof tileObject>[2], download: boolean) {
+  const points = await sealedFile(c.env, address(c, p), "points.bin");
+  const obj = await tileObject(c.env.BLOBS, points, at);
+  if (!obj) throw notFound("tile: the cell is empty (or outside the octree)");
+  const name = at === "index" ? "tiles/index.json" : `tiles/${at.level}/${at.x}/${at.y}/${at.z}.bin`;
+  return serveBytes(c.env.BLOBS, c.req.raw, {
+    ...obj,
+    contentType: mediaTypeOf(name),
+    cache: { immutable: true, shared: true },
+    downloadName: download ? name.replaceAll("/", "_") : undefined,
+  });
+}
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/index.json",
+    tags: ["reconstructions"],
+    description: "The octree over the root points.bin, generated on first request and cached; level 0 is the one tile covering the bbox.",
+    request: { params: SnapshotParams, query: Download },
+    responses: { 200: json(TileIndexFile, "the tile index"), 304: { description: "not modified" }, ...problemResponses(404, 422) },
+  }),
+  async (c) => serveTile(c, c.req.valid("param"), "index", c.req.valid("query").download === "true") as never,
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/{level}/{x}/{y}/{file}",
+    tags: ["reconstructions"],
+    description: "Tile (level, x, y, z): `{file}` is `{z}.bin`. The points whose position falls in the half-open cell, in points.bin format with the cell's box as bbox; 404 for an empty cell.",
+    request: {
+      params: SnapshotParams.extend({
+        level: Num("level"),
+        x: Num("x"),
+        y: Num("y"),
+        file: z.string().regex(/^\d{1,9}\.bin$/, "must be {z}.bin").describe("{z}.bin"),
+      }),
+      query: Download,
+    },
+    responses: fileResponses,
+  }),
+  async (c) => {
+    const { level, x, y, file, ...p } = c.req.valid("param");
+    return serveTile(c, p, { level, x, y, z: Number(file.slice(0, -4)) }, c.req.valid("query").download === "true") as never;
+  },
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/images/{image_id}/observations",
+    tags: ["reconstructions"],
+    description: "From images.json: the image's keypoints in a track (kp_idx = index in points2D); error = reprojection error in pixels when the camera model allows, else null. 404 when the snapshot has no images.json.",
+    request: { params: SnapshotParams.extend({ image_id: Num("image_id") }) },
+    responses: { 200: json(ImageObservations, "the image's observations"), ...problemResponses(404, 422) },
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    return c.json(await imageObservations(c.env, address(c, p), p.image_id), 200);
+  },
+);
+
+reconstructions.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/points/{point3d_id}/visibility",
+    tags: ["reconstructions"],
+    description: "From images.json: every image keypoint naming this point. 404 when the snapshot has no images.json.",
+    request: { params: SnapshotParams.extend({ point3d_id: Num("point3d_id") }) },
+    responses: { 200: json(PointVisibility, "the images that see the point"), ...problemResponses(404, 422) },
+  }),
+  async (c) => {
+    const p = c.req.valid("param");
+    return c.json(await pointVisibility(c.env, address(c, p), p.point3d_id), 200);
+  },
+);
