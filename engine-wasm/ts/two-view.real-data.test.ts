@@ -14,53 +14,13 @@ import { readColmapTextModel, sharedObservations, type ColmapImage, type ColmapM
 import { loadEngine } from "./engine";
 import type { CameraModelName } from "./camera";
 import { verifyTwoView } from "./two-view";
+import { projectionCenter, quatConj, quatMul, rotationAngleDeg, type Quat } from "./accuracy";
+import { mulberry32 } from "./testing/synthetic-texture";
 
 const DATASETS = new URL("../../../shared/datasets/", import.meta.url).pathname;
 const OUTLIER_RATIO = 0.3;
 const PAIRS_PER_SET = 3;
 const MIN_TRIANGULATION_ANGLE_DEG = 2;
-
-type Quaternion = [number, number, number, number];
-
-function multiply(a: Quaternion, b: Quaternion): Quaternion {
-  const [aw, ax, ay, az] = a;
-  const [bw, bx, by, bz] = b;
-  return [
-    aw * bw - ax * bx - ay * by - az * bz,
-    aw * bx + ax * bw + ay * bz - az * by,
-    aw * by - ax * bz + ay * bw + az * bx,
-    aw * bz + ax * by - ay * bx + az * bw,
-  ];
-}
-
-function angleBetweenDeg(a: Quaternion, b: Quaternion): number {
-  const dot = Math.abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
-  return (2 * Math.acos(Math.min(1, dot)) * 180) / Math.PI;
-}
-
-/** mulberry32: a tiny seeded PRNG so the outliers are the same on every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function projectionCenter(image: ColmapImage): [number, number, number] {
-  // -R^T t for the cam_from_world pose.
-  const [w, x, y, z] = image.qvec;
-  const R = [
-    [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-  ];
-  const t = image.tvec;
-  return [0, 1, 2].map((c) => -(R[0]![c]! * t[0] + R[1]![c]! * t[1] + R[2]![c]! * t[2])) as [number, number, number];
-}
 
 function medianTriangulationAngleDeg(model: ColmapModel, image1: ColmapImage, image2: ColmapImage, shared: Array<[number, number]>): number {
   const c1 = projectionCenter(image1);
@@ -98,7 +58,7 @@ describe.each(["sacre-coeur", "sceaux-castle", "opensfm-lund"])("two-view verifi
   it("calls reference pairs calibrated, keeps their true matches and recovers the rotation", async () => {
     const engine = await loadEngine();
     const model = await readColmapTextModel(`${DATASETS}${dataset}/reference`);
-    const random = seededRandom(7);
+    const random = mulberry32(7);
     const rotationErrors: number[] = [];
     for (const [image1, image2, shared] of pickPairs(model)) {
       const n1 = image1.xys.length / 2;
@@ -132,11 +92,10 @@ describe.each(["sacre-coeur", "sceaux-castle", "opensfm-lund"])("two-view verifi
       // A random match can land within 4 px of its epipolar line by chance.
       expect(keptOutliers / numOutliers, label).toBeLessThan(0.1);
       // Reference relative rotation: R2 R1^T, i.e. q2 * conj(q1).
-      const [w1, x1, y1, z1] = image1.qvec;
-      const reference = multiply(image2.qvec, [w1, -x1, -y1, -z1]);
+      const reference = quatMul(image2.qvec, quatConj(image1.qvec));
       const pose = result.cam2_from_cam1!;
-      const estimated: Quaternion = [pose.rotation.w, pose.rotation.x, pose.rotation.y, pose.rotation.z];
-      const errorDeg = angleBetweenDeg(estimated, reference);
+      const estimated: Quat = [pose.rotation.w, pose.rotation.x, pose.rotation.y, pose.rotation.z];
+      const errorDeg = rotationAngleDeg(estimated, reference);
       console.log(`${label}: rotation error ${errorDeg.toFixed(3)} deg, inliers ${result.num_inliers}`);
       rotationErrors.push(errorDeg);
       // Sceaux's 100_7110 agrees with the others only to ~0.5-0.8 degrees in every pair
