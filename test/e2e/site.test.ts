@@ -6,14 +6,15 @@
  * frustums from a snapshot (served by a test route, made from the COLMAP reference). Screenshots
  * of each step go to test-output/site-e2e/.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import type { BrowserContext, Page, Route } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
+import { loadShaderSources } from "../../browser-runtime/gpu/shader-sources";
+import { runtimeVersionsOf } from "../../browser-runtime/runtime-versions";
 import { type Server, startServer } from "../conformance/server";
 import { POINTS_HEADER_BYTES, POINT_RECORD_BYTES } from "../../protocol/wire/points";
 import { snapshotFromReference } from "./site-snapshot-fixture";
@@ -272,13 +273,24 @@ describe("site: from photos to a reconstruction", () => {
   });
 });
 
+/**
+ * The runtime versions of the engine the page loads (its copy in site/dist, which a concurrent
+ * engine rebuild does not touch) and of the shaders, as the page's runner computes them.
+ */
+async function pageRuntimeVersions(): Promise<Record<string, string>> {
+  const assets = join(ROOT, "site/dist/assets");
+  const wasm = readdirSync(assets).find((f) => /^edgesfm-engine-.*\.wasm$/.test(f));
+  if (!wasm) throw new Error("site/dist has no engine wasm; run npm run build:site");
+  return runtimeVersionsOf(new Uint8Array(readFileSync(join(assets, wasm))), await loadShaderSources());
+}
+
 /** What the pipeline needs (as vitest.config.ts's worker tests), on a stack whose runtime is this checkout's. */
 const PIPELINE_CAPABILITIES = "features.extract.sift,pairs.exhaustive,matchers.nn-mutual,matches.verify,pipelines.incremental,map.incremental";
 
 describe("site: a live run computed by the visitor's own tab", () => {
   let live: Server;
   beforeAll(async () => {
-    live = await startServer({ SVC_TEST_CAPABILITIES: PIPELINE_CAPABILITIES, SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
+    live = await startServer({ SVC_TEST_CAPABILITIES: PIPELINE_CAPABILITIES, SVC_RUNTIME_VERSIONS: JSON.stringify(await pageRuntimeVersions()) });
   });
   afterAll(() => live?.stop());
 
