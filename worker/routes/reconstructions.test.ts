@@ -1,9 +1,10 @@
-import { SELF } from "cloudflare:test";
+import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Lease } from "../../protocol";
 import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints, encodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../test/runner/digest-runner";
+import { tenantStore } from "../services/stores";
 import { BASE, type Call, call, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
@@ -377,5 +378,18 @@ describe("after the map task", () => {
     expect((await call("GET", `/v1/reconstructions/${ctx.rid}`)).json.status).toBe("succeeded");
     // The lease has ended: no more seals under it.
     expectProblem(await seal(first.body), 409, "conflict");
+  });
+
+  it("the reconstruction holds its snapshots' blobs until its project is deleted", async () => {
+    const pointsSha = await sha256Hex(main.points);
+    const refcount = () =>
+      runInDurableObject(tenantStore(env, "default"), (_o, state) => state.storage.sql.exec<{ refcount: number }>("SELECT refcount FROM blobs WHERE sha = ?", pointsSha).toArray()[0]?.refcount ?? 0);
+    // Cited by three snapshots (both roots and a component): one reference for the reconstruction, one for the job that uploaded it.
+    expect(await refcount()).toBe(2);
+    const pid = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json.project_id;
+    await expectStatus(call("DELETE", `/v1/projects/${pid}`), 204);
+    expect(await refcount()).toBe(0);
+    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}`), 404, "not_found");
+    expectProblem(await snap(1, "points.bin"), 404, "not_found");
   });
 });

@@ -1,0 +1,58 @@
+/**
+ * @module What the bytes of a sealed file (2.14) must be before a seal records them: JSON files
+ * match their protocol schema; points files decode (header, 44 + 26 n bytes), hold ascending
+ * point3d_ids (rule 1) and lie inside their header's bbox. Pure: also run in Node over the shared
+ * COLMAP reference models.
+ */
+import type { z } from "zod";
+import { CamerasFile, FramesFile, ImagesFile, PoseGraphFile, RigsFile, SummaryFile, TwoViewGeometriesFile } from "../../protocol";
+import { decodePoints } from "../../protocol/wire/points";
+
+/** The schema each JSON file must satisfy; correspondence_graph.json's inner shape is not specified (2.14), so any object. */
+const JSON_SCHEMAS: Record<string, z.ZodType | null> = {
+  "cameras.json": CamerasFile,
+  "images.json": ImagesFile,
+  "rigs.json": RigsFile,
+  "frames.json": FramesFile,
+  "pose_graph.json": PoseGraphFile,
+  "summary.json": SummaryFile,
+  "two_view_geometries.json": TwoViewGeometriesFile,
+  "correspondence_graph.json": null,
+};
+
+/** Why these bytes cannot be the named file, or null when they can (JSON shape, or points header, size, order and bbox). */
+export function fileProblem(name: string, bytes: Uint8Array): string | null {
+  if (name.endsWith(".bin")) return pointsProblem(bytes);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    return "not UTF-8 JSON";
+  }
+  const schema = JSON_SCHEMAS[name];
+  if (schema === null || schema === undefined) return doc !== null && typeof doc === "object" && !Array.isArray(doc) ? null : "not a JSON object";
+  const parsed = schema.safeParse(doc);
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0]!;
+  return `does not match the ${name} schema: ${issue.path.join(".") || "(root)"}: ${issue.message}`;
+}
+
+function pointsProblem(bytes: Uint8Array): string | null {
+  let cloud: ReturnType<typeof decodePoints>;
+  try {
+    cloud = decodePoints(bytes);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  for (let i = 1; i < cloud.count; i++) {
+    if (cloud.ids[i]! <= cloud.ids[i - 1]!) return `records are not in ascending point3d_id order at record ${i} (2.14 rule 1)`;
+  }
+  for (let i = 0; i < cloud.count; i++) {
+    for (let k = 0; k < 3; k++) {
+      const v = cloud.xyz[3 * i + k]!;
+      if (!Number.isFinite(v)) return `point ${i} has a non-finite coordinate`;
+      if (v < cloud.bboxMin[k]! || v > cloud.bboxMax[k]!) return `point ${i} lies outside the header's bbox`;
+    }
+  }
+  return null;
+}
