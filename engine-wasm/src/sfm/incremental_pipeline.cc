@@ -72,11 +72,13 @@ void IncrementalPipeline::Run(const std::function<void(const IncrementalPipeline
   }
 }
 
-void IncrementalPipeline::CountRegistration() {
-  num_registrations_total_ += 1;
-  if (options_.snapshot_frames_freq > 0 && num_registrations_total_ % options_.snapshot_frames_freq == 0) {
-    snapshot_due_ = true;
-  }
+void IncrementalPipeline::CountRegistrations(size_t n) {
+  const size_t before = num_registrations_total_;
+  num_registrations_total_ += n;
+  // Due when the count reaches or passes a multiple of the frequency (an initial pair
+  // adds two at once).
+  const int freq = options_.snapshot_frames_freq;
+  if (freq > 0 && before / freq != num_registrations_total_ / freq) snapshot_due_ = true;
 }
 
 void IncrementalPipeline::StartModel() {
@@ -127,8 +129,7 @@ void IncrementalPipeline::StartModel() {
   mapper_->FilterPoints(options_.mapper);
   num_reg_images_at_global_ba_ = current_.NumRegImages();
   num_points_at_global_ba_ = current_.NumPoints3D();
-  CountRegistration();
-  CountRegistration();
+  CountRegistrations(2);
   phase_ = Phase::kGrowModel;
 }
 
@@ -147,7 +148,7 @@ void IncrementalPipeline::GrowModel() {
       num_reg_images_at_global_ba_ = current_.NumRegImages();
       num_points_at_global_ba_ = current_.NumPoints3D();
     }
-    CountRegistration();
+    CountRegistrations(1);
     return;
   }
   phase_ = Phase::kFinishModel;
@@ -169,9 +170,12 @@ void IncrementalPipeline::FinishModel() {
   mapper_->Retriangulate(options_.triangulation);
   IterativeGlobalRefinement();
   current_.UpdatePoint3DErrors();
-  const size_t min_size =
-      std::min<size_t>(static_cast<size_t>(std::max(options_.min_model_size, 2)), input_.NumImages());
-  if (current_.NumRegImages() >= min_size) {
+  // COLMAP's rule: with multiple models, keep a model of at least min(min_model_size,
+  // 80% of the images) registered images; a single model is kept unless empty.
+  const double min_size = std::min(0.8 * input_.NumImages(), static_cast<double>(options_.min_model_size));
+  const bool keep = options_.multiple_models ? current_.NumRegImages() >= std::max(2.0, min_size)
+                                             : current_.NumRegImages() >= 2;
+  if (keep) {
     for (image_t id : current_.RegImageIds()) num_registrations_[id] += 1;
     models_.push_back(std::move(current_));
   }

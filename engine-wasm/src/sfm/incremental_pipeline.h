@@ -34,7 +34,8 @@ struct IncrementalPipelineOptions {
   bool multiple_models = true;
   int max_num_models = 50;
   int min_num_matches = 15;
-  // Models with fewer images than min(min_model_size, number of images) are dropped.
+  // With multiple_models, models with fewer images than min(min_model_size, 80% of the
+  // images) are dropped (COLMAP's rule).
   int min_model_size = 10;
   // Spec 2.12 BundleAdjustmentSpec, for local and global adjustments.
   ReconstructionBundleAdjustmentOptions ba;
@@ -79,8 +80,8 @@ class IncrementalPipeline {
 
   Phase phase() const { return phase_; }
   bool Done() const { return phase_ == Phase::kDone; }
-  // True right after the Step that made the registration count a multiple of
-  // snapshot_frames_freq.
+  // True right after a Step that made the registration count reach or pass a multiple
+  // of snapshot_frames_freq.
   bool SnapshotDue() const { return snapshot_due_; }
   size_t NumRegistrations() const { return num_registrations_total_; }
 
@@ -118,7 +119,7 @@ class IncrementalPipeline {
   // Global BA with track completion/merging and filtering, repeated while they change
   // more than ba_global_max_refinement_change of the observations.
   void IterativeGlobalRefinement();
-  void CountRegistration();
+  void CountRegistrations(size_t n);
 
   IncrementalPipelineOptions options_;
   Reconstruction input_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
 namespace edgesfm {
@@ -29,27 +28,34 @@ class Writer {
   std::vector<uint8_t> bytes_;
 };
 
+// Reads without exceptions (the wasm build has none): past the end it returns zeros
+// and remembers the failure.
 class Reader {
  public:
   explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
   template <typename T>
   T Get() {
-    if (pos_ + sizeof(T) > bytes_.size()) throw std::out_of_range("checkpoint truncated");
-    T value;
-    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
+    T value{};
+    GetRaw(&value, sizeof(T));
     return value;
   }
   void GetRaw(void* data, size_t size) {
-    if (pos_ + size > bytes_.size()) throw std::out_of_range("checkpoint truncated");
+    if (!ok_ || pos_ + size > bytes_.size()) {
+      ok_ = false;
+      std::memset(data, 0, size);
+      return;
+    }
     std::memcpy(data, bytes_.data() + pos_, size);
     pos_ += size;
   }
+  void Fail() { ok_ = false; }
+  bool ok() const { return ok_; }
   bool AtEnd() const { return pos_ == bytes_.size(); }
 
  private:
   const std::vector<uint8_t>& bytes_;
   size_t pos_ = 0;
+  bool ok_ = true;
 };
 
 void PutCounts(Writer* w, const std::unordered_map<image_t, int>& counts) {
@@ -65,7 +71,7 @@ void PutCounts(Writer* w, const std::unordered_map<image_t, int>& counts) {
 std::unordered_map<image_t, int> GetCounts(Reader* r) {
   std::unordered_map<image_t, int> counts;
   const uint32_t n = r->Get<uint32_t>();
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; i < n && r->ok(); ++i) {
     const image_t id = r->Get<uint32_t>();
     counts[id] = r->Get<int32_t>();
   }
@@ -108,34 +114,45 @@ void PutReconstruction(Writer* w, const Reconstruction& reconstruction) {
 Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
   Reconstruction reconstruction = input;
   const uint32_t num_cameras = r->Get<uint32_t>();
-  for (uint32_t c = 0; c < num_cameras; ++c) {
-    Camera& camera = reconstruction.CameraAt(r->Get<uint32_t>());
+  for (uint32_t c = 0; c < num_cameras && r->ok(); ++c) {
+    const camera_t camera_id = r->Get<uint32_t>();
     const uint32_t n = r->Get<uint32_t>();
-    if (n != camera.params.size()) throw std::out_of_range("checkpoint camera does not fit the input");
-    r->GetRaw(camera.params.data(), n * sizeof(double));
+    if (!reconstruction.ExistsCamera(camera_id) || n != reconstruction.CameraAt(camera_id).params.size()) {
+      r->Fail();
+      break;
+    }
+    r->GetRaw(reconstruction.CameraAt(camera_id).params.data(), n * sizeof(double));
   }
-  const uint32_t num_reg = r->Get<uint32_t>();
-  for (uint32_t i = 0; i < num_reg; ++i) {
-    Image& image = reconstruction.ImageAt(r->Get<uint32_t>());
+  const uint32_t num_reg = r->ok() ? r->Get<uint32_t>() : 0;
+  for (uint32_t i = 0; i < num_reg && r->ok(); ++i) {
+    const image_t image_id = r->Get<uint32_t>();
+    if (!reconstruction.ExistsImage(image_id) || reconstruction.IsImageRegistered(image_id)) {
+      r->Fail();
+      break;
+    }
+    Image& image = reconstruction.ImageAt(image_id);
     r->GetRaw(image.cam_from_world.rotation.coeffs().data(), 4 * sizeof(double));
     r->GetRaw(image.cam_from_world.translation.data(), 3 * sizeof(double));
     reconstruction.RegisterImage(image.image_id);
   }
-  const uint64_t num_points = r->Get<uint64_t>();
-  for (uint64_t p = 0; p < num_points; ++p) {
+  const uint64_t num_points = r->ok() ? r->Get<uint64_t>() : 0;
+  for (uint64_t p = 0; p < num_points && r->ok(); ++p) {
     Eigen::Vector3d xyz;
     r->GetRaw(xyz.data(), 3 * sizeof(double));
     Track track;
     const uint32_t length = r->Get<uint32_t>();
-    for (uint32_t k = 0; k < length; ++k) {
+    for (uint32_t k = 0; k < length && r->ok(); ++k) {
       const image_t image_id = r->Get<uint32_t>();
       const point2D_t idx = r->Get<uint32_t>();
-      if (!reconstruction.ExistsImage(image_id) || idx >= reconstruction.ImageAt(image_id).NumPoints2D()) {
-        throw std::out_of_range("checkpoint track does not fit the input");
+      // The keypoint must exist and not yet belong to a point.
+      if (!reconstruction.ExistsImage(image_id) || idx >= reconstruction.ImageAt(image_id).NumPoints2D() ||
+          reconstruction.ImageAt(image_id).Point2DAt(idx).HasPoint3D()) {
+        r->Fail();
+        break;
       }
       track.AddElement(image_id, idx);
     }
-    reconstruction.AddPoint3D(xyz, track);
+    if (r->ok()) reconstruction.AddPoint3D(xyz, track);
   }
   return reconstruction;
 }
@@ -168,11 +185,11 @@ std::vector<uint8_t> SerializeMappingCheckpoint(const IncrementalPipeline::State
 
 bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Reconstruction& input,
                                   IncrementalPipeline::State* state) {
-  try {
+  {
     Reader r(bytes);
     char magic[sizeof(kMagic)];
     r.GetRaw(magic, sizeof(magic));
-    if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 || r.Get<uint32_t>() != kVersion) return false;
+    if (!r.ok() || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 || r.Get<uint32_t>() != kVersion) return false;
     IncrementalPipeline::State s;
     const int32_t phase = r.Get<int32_t>();
     if (phase < 0 || phase > static_cast<int32_t>(IncrementalPipeline::Phase::kDone)) return false;
@@ -185,22 +202,20 @@ bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Recon
     s.init_num_reg_trials = GetCounts(&r);
     s.num_registrations = GetCounts(&r);
     const uint32_t num_pairs = r.Get<uint32_t>();
-    for (uint32_t i = 0; i < num_pairs; ++i) {
+    for (uint32_t i = 0; i < num_pairs && r.ok(); ++i) {
       const image_t a = r.Get<uint32_t>();
       s.tried_init_pairs.insert({a, r.Get<uint32_t>()});
     }
     const uint32_t num_models = r.Get<uint32_t>();
-    for (uint32_t m = 0; m < num_models; ++m) {
+    for (uint32_t m = 0; m < num_models && r.ok(); ++m) {
       s.models.push_back(GetReconstruction(&r, input));
       s.models.back().UpdatePoint3DErrors();
     }
     s.has_current = r.Get<uint8_t>() != 0;
     if (s.has_current) s.current = GetReconstruction(&r, input);
-    if (!r.AtEnd()) return false;
+    if (!r.ok() || !r.AtEnd()) return false;
     *state = std::move(s);
     return true;
-  } catch (const std::exception&) {
-    return false;
   }
 }
 
