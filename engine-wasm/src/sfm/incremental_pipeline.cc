@@ -1,6 +1,7 @@
 #include "sfm/incremental_pipeline.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace edgesfm {
 
@@ -99,6 +100,10 @@ void IncrementalPipeline::StartModel() {
   for (int relaxation = 0; relaxation < 3 && !initialized; ++relaxation) {
     if (relaxation == 1) mapper_options.init_min_num_inliers /= 2;
     if (relaxation == 2) mapper_options.init_min_tri_angle /= 2;
+    // Relaxed passes may pair every image: with a per-image cap the strongest images
+    // use up their trials on pairs of small baseline (e.g. photos along the viewing
+    // direction) and the wider pairs are never tried.
+    if (relaxation > 0) mapper_options.init_max_reg_trials = std::numeric_limits<int>::max();
     // A relaxation may retry the pairs that failed the stricter thresholds.
     if (relaxation == 0) {
       mapper_->SetState({}, init_num_reg_trials_, tried_init_pairs_);
