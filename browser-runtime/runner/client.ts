@@ -3,7 +3,7 @@
  * post events, read inputs and write outputs as content-addressed blobs, checkpoint, complete,
  * fail, release. Plain `fetch`, so it runs in browser tabs, Web Workers, Node and workerd tests.
  */
-import type { Checkpoint, Lease, LeaseState, Runner, RunnerEvent, RunnerRegister, TaskOutputs } from "../../protocol";
+import type { Checkpoint, Lease, LeaseState, ReconstructionFileName, Runner, RunnerEvent, RunnerRegister, SnapshotSeal, TaskOutputs } from "../../protocol";
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -92,6 +92,16 @@ export class RunnerClient {
 
   async putCheckpoint(leaseId: string, checkpoint: Checkpoint): Promise<LeaseState> {
     return (await (await this.call("PUT", `/v1/leases/${leaseId}/checkpoint`, checkpoint)).json()) as LeaseState;
+  }
+
+  /** Seals the next snapshot of the job's reconstruction from files uploaded under the lease. */
+  async sealSnapshot(leaseId: string, seal: SnapshotSeal): Promise<{ recon_id: string; snapshot_seq: number }> {
+    return (await (await this.call("POST", `/v1/leases/${leaseId}/snapshots`, seal, [200, 201])).json()) as { recon_id: string; snapshot_seq: number };
+  }
+
+  /** Sets a reconstruction-level file (two_view_geometries.json, correspondence_graph.json). */
+  async putReconstructionFile(leaseId: string, name: ReconstructionFileName, file: { blob_sha: string; byte_size: number }): Promise<void> {
+    await this.call("PUT", `/v1/leases/${leaseId}/reconstruction-files/${name}`, file, [204]);
   }
 
   async complete(leaseId: string, outputs: TaskOutputs): Promise<void> {

@@ -198,9 +198,22 @@ export class Runner {
       progress: (current, total, phase = lease.task.phase) => events.progress(phase, current, total),
       log: (level, message) => events.push({ kind: "log_line", level, message }),
       metric: (key, value) => events.push({ kind: "metric", key, value }),
-      checkpoint() {
+      async cancelPoint() {
+        await new Promise((resolve) => setTimeout(resolve, 0));
         const d = directive();
         if (d !== "continue") throw new TaskStopped(d);
+      },
+      async sealSnapshot(seal) {
+        return (await client.sealSnapshot(lease.lease_id, seal)).snapshot_seq;
+      },
+      async reconstructionFile(name, file) {
+        try {
+          await client.putReconstructionFile(lease.lease_id, name, { blob_sha: file.blob_sha, byte_size: file.byte_size });
+          return true;
+        } catch (e) {
+          if (e instanceof ProtocolError && e.status === 409) return false;
+          throw e;
+        }
       },
       async saveCheckpoint(bytes, summary) {
         const stored = await client.writeBlob(lease.lease_id, bytes);

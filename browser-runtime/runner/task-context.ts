@@ -4,7 +4,7 @@
  * cooperative cancel points (3.1: a cancel takes effect between phases).
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
-import type { Checkpoint, Lease, LeaseDirective, Phase, RunnerEvent } from "../../protocol";
+import type { Checkpoint, Lease, LeaseDirective, Phase, ReconstructionFileName, RunnerEvent, SnapshotSeal } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 
 export interface OutputFile {
@@ -38,10 +38,21 @@ export interface TaskContext {
   progress(current: number, total: number | null, phase?: Phase): void;
   log(level: "DEBUG" | "INFO" | "WARNING" | "ERROR", message: string): void;
   metric(key: string, value: number): void;
-  /** A cancel point: throws TaskStopped when the service asked to stop or tear down. */
-  checkpoint(): void;
+  /**
+   * A cancel point between steps: yields to the event loop (so heartbeats and event flushes run
+   * between long synchronous engine calls), then throws TaskStopped when the service asked to
+   * stop or tear down.
+   */
+  cancelPoint(): Promise<void>;
   /** Stores a resumable state (mapping); a resumed task's lease carries it back. */
   saveCheckpoint(bytes: Uint8Array, summary: Record<string, unknown>): Promise<void>;
+  /** Seals a snapshot of the job's reconstruction (map tasks); answers its seq. */
+  sealSnapshot(seal: SnapshotSeal): Promise<number>;
+  /**
+   * Sets a reconstruction-level file of the job's reconstruction. Stage jobs drive no
+   * reconstruction: there the file stays only in the task's artifact (answers false).
+   */
+  reconstructionFile(name: ReconstructionFileName, file: OutputFile): Promise<boolean>;
   /** The checkpoint this lease resumes from, if any. */
   readonly resumeFrom: Checkpoint | null;
 }

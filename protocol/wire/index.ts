@@ -2,3 +2,4 @@
 export * from "./features";
 export * from "./matches";
 export * from "./points";
+export * from "./verified-matches";

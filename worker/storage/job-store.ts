@@ -375,7 +375,7 @@ export class JobStore extends DurableObject<Env> {
       },
       inputs: {
         dataset,
-        upstream: deps.map((d) => {
+        upstream: this.ancestors(taskId).map((d) => {
           const dep = this.taskRow(d)!;
           return { task_id: d, kind: dep.kind as TaskKind, outputs_ref: JSON.parse(dep.outputs_json as string) as TaskOutputs };
         }),
@@ -383,6 +383,24 @@ export class JobStore extends DurableObject<Env> {
       checkpoint: parse<Checkpoint>(leased.checkpoint_json),
       _links: leaseLinks(leaseId),
     };
+  }
+
+  /**
+   * Every task `taskId` depends on, directly or through others, in chain order: a stage reads
+   * the outputs of any earlier stage (verify and map need extract's features, not only their
+   * direct predecessor's output).
+   */
+  private ancestors(taskId: string): string[] {
+    const seen = new Set<string>();
+    const visit = (id: string) => {
+      for (const d of JSON.parse(this.taskRow(id)!.depends_json as string) as string[]) {
+        if (seen.has(d)) continue;
+        visit(d);
+        seen.add(d);
+      }
+    };
+    visit(taskId);
+    return [...seen];
   }
 
   /** Whether the lease is still held (a runner holds at most one lease; see Dispatcher). */

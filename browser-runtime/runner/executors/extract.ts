@@ -16,7 +16,7 @@ export async function extract(ctx: TaskContext): Promise<TaskOutputs> {
   let keypoints = 0;
   ctx.progress(0, dataset.images.length);
   for (const [i, image] of dataset.images.entries()) {
-    ctx.checkpoint();
+    await ctx.cancelPoint();
     const bytes = await ctx.read(image.content_sha);
     const decoded = await ctx.decode(bytes, { respectExifOrientation: dataset.respect_exif_orientation });
     const result = extractFeatures(engine, decoded, { spec });

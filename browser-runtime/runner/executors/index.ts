@@ -5,8 +5,10 @@
 import type { TaskKind, TaskOutputs } from "../../../protocol";
 import type { TaskContext } from "../task-context";
 import { extract } from "./extract";
+import { map } from "./map";
 import { match } from "./match";
+import { verify } from "./verify";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map };

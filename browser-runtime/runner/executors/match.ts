@@ -31,7 +31,7 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const matched: PairMatches[] = [];
   ctx.progress(0, pairs.length);
   for (let i = 0; i < pairs.length; i += PAIRS_PER_STEP) {
-    ctx.checkpoint();
+    await ctx.cancelPoint();
     const step = matchFeatures(engine, { features, pairs: pairs.slice(i, i + PAIRS_PER_STEP), imageIds: ids, spec: matcher });
     matched.push(...step.pairs);
     ctx.progress(Math.min(i + PAIRS_PER_STEP, pairs.length), pairs.length);

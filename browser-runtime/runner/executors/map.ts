@@ -1,0 +1,132 @@
+/**
+ * @module Executor of `map` tasks (spec 2.12 PipelineSpec `incremental`, BundleAdjustmentSpec):
+ * keypoints and verified matches -> the engine's incremental mapper, stepped one registration
+ * at a time so that the task reports progress, honours cancels between steps, seals a snapshot
+ * every `snapshot_frames_freq` registrations (and at the end) and stores a checkpoint with each,
+ * from which a resumed task continues (3.1).
+ */
+import { IncrementalMapping, type MappedModel, type MappingPair } from "../../../engine-wasm/ts/mapping";
+import { BundleAdjustmentSpec, PipelineSpec, type SnapshotSeal, type TaskOutputs } from "../../../protocol";
+import { POINTS_MEDIA_TYPE } from "../../../protocol/wire/points";
+import { VerifiedMatchesFile } from "../../../protocol/wire/verified-matches";
+import { datasetCameras } from "../../stages/cameras";
+import { keypointColors } from "../../stages/colors";
+import { type SnapshotImageInput, modelFiles } from "../../stages/snapshot";
+import type { OutputFile, TaskContext } from "../task-context";
+import { coreArtifact, upstreamFiles } from "./artifact";
+import { datasetKeypoints } from "./keypoints";
+
+const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+export async function map(ctx: TaskContext): Promise<TaskOutputs> {
+  const spec = PipelineSpec.parse(ctx.params.spec ?? { kind: "incremental" });
+  if (spec.kind !== "incremental") throw new Error(`this runner maps 'incremental' pipelines, not '${spec.kind}'`);
+  const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
+  // featuremetric BA is gated by its capability (501 at submission); it never reaches a runner.
+  if (ba?.mode === "featuremetric") throw new Error("featuremetric bundle adjustment is not available on this runner");
+  const { dataset } = ctx.lease.inputs;
+  const keypoints = await datasetKeypoints(ctx);
+  const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
+  const verifiedFile = [...upstreamFiles(ctx.lease, "verify", "matches.verified.v1").values()][0]!;
+  const verified = VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(await ctx.read(verifiedFile.blob_sha))));
+
+  const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({ name: im.name, camera: cameraOfImage[i]!, keypoints: keypoints[i]!.xy }));
+  if (spec.extract_colors) {
+    for (const [i, im] of dataset.images.entries()) {
+      await ctx.cancelPoint();
+      const decoded = await ctx.decode(await ctx.read(im.content_sha), { respectExifOrientation: dataset.respect_exif_orientation });
+      images[i]!.colors = keypointColors(decoded, images[i]!.keypoints);
+    }
+  }
+
+  const pairs: MappingPair[] = verified.pairs
+    .filter((p) => p.num_inliers > 0)
+    .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type }));
+  const byName = new Map(dataset.images.map((im, i) => [im.name, i]));
+  const initPair = spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
+  if (initPair && initPair.some((i) => i === undefined)) throw new Error(`init_image_pair names an image outside the dataset`);
+
+  const engine = await ctx.engine();
+  const mapping = new IncrementalMapping(
+    engine,
+    { cameras: cameras.map((c) => ({ ...c })), images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })), pairs },
+    {
+      seed: spec.seed,
+      snapshot_frames_freq: spec.snapshot_frames_freq,
+      init_image_pair: initPair,
+      multiple_models: spec.multiple_models,
+      max_num_models: spec.max_num_models,
+      min_num_matches: spec.min_num_matches,
+      ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
+    },
+  );
+  try {
+    if (ctx.resumeFrom) {
+      mapping.restore(await ctx.read(ctx.resumeFrom.blob_sha));
+      ctx.log("INFO", `resumed from a checkpoint with ${mapping.numRegistrations} registrations`);
+    }
+    let final: { files: OutputFile[]; models: MappedModel[] } | null = null;
+    for (;;) {
+      await ctx.cancelPoint();
+      const status = mapping.step(1);
+      ctx.progress(Math.min(mapping.numRegistrations, images.length), images.length);
+      if (status === "running") continue;
+      const models = mapping.models();
+      const files = await seal(ctx, models, images, status === "done" ? "final" : "mapping");
+      if (status === "done") {
+        final = { files, models };
+        break;
+      }
+      await ctx.saveCheckpoint(mapping.checkpoint(), { num_registrations: mapping.numRegistrations });
+    }
+    const largest = final.models[0];
+    ctx.metric("num_reg_images", largest?.images.length ?? 0);
+    ctx.metric("num_points3D", largest ? largest.points.length / 3 : 0);
+    return {
+      artifacts: [
+        coreArtifact("reconstruction.sparse.v1", "sparse reconstruction", final.files, {
+          num_models: final.models.length,
+          num_reg_images: largest?.images.length ?? 0,
+          num_points3D: largest ? largest.points.length / 3 : 0,
+          mean_reproj_err: largest?.meanReprojectionError ?? null,
+        }),
+      ],
+      result: null,
+    };
+  } finally {
+    mapping.free();
+  }
+}
+
+/**
+ * Uploads every model's files and seals them as the next snapshot: the largest model at the
+ * root, each model as a component (2.8). Answers the root's files.
+ */
+async function seal(ctx: TaskContext, unsorted: MappedModel[], images: SnapshotImageInput[], phase: string): Promise<OutputFile[]> {
+  const models = [...unsorted].sort((a, b) => b.images.length - a.images.length);
+  const summaries = models.map((m, idx) => ({ idx, num_reg_images: m.images.length, num_points3D: m.points.length / 3 }));
+  const submodels: SnapshotSeal["submodels"] = [];
+  let root: OutputFile[] = [];
+  for (const [idx, model] of models.entries()) {
+    const f = modelFiles(model, images);
+    const summaryFile = { models: summaries, phase, mean_reproj_err: f.summary.mean_reproj_err, mean_track_length: f.summary.mean_track_length };
+    const files = [
+      await ctx.write("cameras.json", json(f.cameras), "application/json"),
+      await ctx.write("images.json", json(f.images), "application/json"),
+      await ctx.write("summary.json", json(summaryFile), "application/json"),
+      await ctx.write("points.bin", f.points, POINTS_MEDIA_TYPE),
+      await ctx.write("points_preview.bin", f.preview, POINTS_MEDIA_TYPE),
+    ];
+    const sealed = files.map((o) => ({ name: o.path as "cameras.json", blob_sha: o.blob_sha, byte_size: o.byte_size }));
+    submodels.push({ idx, files: sealed, summary: { num_reg_images: f.summary.num_reg_images, num_points3D: f.summary.num_points3D, mean_reproj_err: f.summary.mean_reproj_err } });
+    if (idx === 0) root = files;
+  }
+  const top = submodels[0]?.summary ?? { num_reg_images: 0, num_points3D: 0 };
+  const seq = await ctx.sealSnapshot({
+    files: root.map((o) => ({ name: o.path as "cameras.json", blob_sha: o.blob_sha, byte_size: o.byte_size })),
+    submodels,
+    summary: { ...top, num_models: models.length, phase },
+  });
+  ctx.log("INFO", `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points in the largest of ${models.length} model(s)`);
+  return root;
+}

@@ -1,0 +1,76 @@
+/**
+ * @module Executor of `verify` tasks (spec 4.6 VerifySpec): every matched pair -> two-view
+ * geometry in the engine (COLMAP's classification; calibrated E only when both cameras have a
+ * prior focal length, else F/H) -> a `matches.verified.v1` artifact, which is also the
+ * reconstruction's `two_view_geometries.json` (2.14) when the job drives one.
+ */
+import { verifyTwoView, type TwoViewCamera } from "../../../engine-wasm/ts/two-view";
+import { type TaskOutputs, VerifySpec } from "../../../protocol";
+import { decodeMatches } from "../../../protocol/wire/matches";
+import {
+  VERIFIED_MATCHES_MEDIA_TYPE,
+  type VerifiedMatchesFile,
+  imageIdAt,
+} from "../../../protocol/wire/verified-matches";
+import { datasetCameras } from "../../stages/cameras";
+import type { TaskContext } from "../task-context";
+import { coreArtifact, upstreamFiles } from "./artifact";
+import { datasetKeypoints } from "./keypoints";
+
+/** Pairs verified between progress reports and cancel points. */
+const PAIRS_PER_STEP = 4;
+
+export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
+  const spec = VerifySpec.parse(ctx.params.verify ?? {});
+  const { dataset } = ctx.lease.inputs;
+  const keypoints = await datasetKeypoints(ctx);
+  const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
+  const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
+  const camera = (i: number): TwoViewCamera => {
+    const c = cameras[cameraOfImage[i]!]!;
+    return c.hasPriorFocalLength ? { model: c.model as never, width: c.width, height: c.height, params: c.params } : { model: null, width: c.width, height: c.height };
+  };
+  const matchFile = [...upstreamFiles(ctx.lease, "match", "matches.indexed.v1").values()][0]!;
+  const pairs = decodeMatches(await ctx.read(matchFile.blob_sha));
+  const engine = await ctx.engine();
+  const out: VerifiedMatchesFile = {
+    pairs: [],
+    "x-images": dataset.images.map((im, i) => ({ image_id: imageIdAt(i), name: im.name, resource_id: im.image_id })),
+  };
+  ctx.progress(0, pairs.length);
+  for (const [p, pair] of pairs.entries()) {
+    if (p % PAIRS_PER_STEP === 0) await ctx.cancelPoint();
+    const i1 = indexOf.get(pair.imageName1);
+    const i2 = indexOf.get(pair.imageName2);
+    if (i1 === undefined || i2 === undefined) throw new Error(`matches name an image outside the dataset: ${pair.imageName1}, ${pair.imageName2}`);
+    const g = verifyTwoView(engine, {
+      keypoints1: keypoints[i1]!.xy,
+      keypoints2: keypoints[i2]!.xy,
+      camera1: camera(i1),
+      camera2: camera(i2),
+      matches: pair.matches,
+      options: { minInlierRatio: spec.min_inlier_ratio },
+    });
+    out.pairs.push({
+      image_id1: imageIdAt(i1),
+      image_id2: imageIdAt(i2),
+      type: g.type,
+      num_inliers: g.num_inliers,
+      F: g.F,
+      E: g.E,
+      H: g.H,
+      inlier_matches: g.inlier_matches,
+    });
+    if ((p + 1) % PAIRS_PER_STEP === 0 || p + 1 === pairs.length) ctx.progress(p + 1, pairs.length);
+  }
+  const verified = out.pairs.filter((q) => q.num_inliers > 0);
+  const inliers = verified.reduce((s, q) => s + q.num_inliers, 0);
+  ctx.metric("num_verified_pairs", verified.length);
+  ctx.metric("num_inlier_matches", inliers);
+  const file = await ctx.write("two_view_geometries.json", new TextEncoder().encode(JSON.stringify(out)), VERIFIED_MATCHES_MEDIA_TYPE);
+  await ctx.reconstructionFile("two_view_geometries.json", file);
+  return {
+    artifacts: [coreArtifact("matches.verified.v1", "verified matches", [file], { num_pairs: out.pairs.length, num_verified_pairs: verified.length, num_inlier_matches: inliers })],
+    result: null,
+  };
+}

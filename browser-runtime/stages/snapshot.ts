@@ -1,0 +1,99 @@
+/**
+ * @module A mapped model as the spec's snapshot files (2.14): cameras.json, images.json
+ * (Hamilton quaternions; points2D indexed by keypoint, each with its point3d_id or null),
+ * points.bin and a decimated points_preview.bin (`application/x-sfm-points-v1`), and the model's
+ * summary. Image ids are 1-based dataset positions (protocol/wire/verified-matches.ts), camera
+ * ids 1-based camera indices, point ids 1-based point indices (ascending, as points.bin needs).
+ */
+import { type MappedModel, point3DIdsOfImage } from "../../engine-wasm/ts/mapping";
+import type { CamerasFile, ImagesFile } from "../../protocol";
+import { encodePoints } from "../../protocol/wire/points";
+import { imageIdAt } from "../../protocol/wire/verified-matches";
+
+export interface SnapshotImageInput {
+  name: string;
+  camera: number;
+  /** x, y per keypoint (pixels, COLMAP convention). */
+  keypoints: Float64Array;
+  /** r, g, b per keypoint, when colours are extracted. */
+  colors?: Uint8Array;
+}
+
+export interface ModelFiles {
+  cameras: CamerasFile;
+  images: ImagesFile;
+  points: Uint8Array;
+  preview: Uint8Array;
+  summary: { num_reg_images: number; num_points3D: number; mean_reproj_err: number; mean_track_length: number };
+}
+
+/** At most this many points in points_preview.bin. */
+export const PREVIEW_POINTS = 20_000;
+
+export function modelFiles(model: MappedModel, images: readonly SnapshotImageInput[]): ModelFiles {
+  const used = [...new Set(model.images.map((m) => images[m.image]!.camera))].sort((a, b) => a - b);
+  const cameras: CamerasFile = {
+    cameras: used.map((c) => {
+      const cam = model.cameras[c]!;
+      return { camera_id: c + 1, model: cam.model, width: cam.width, height: cam.height, params: cam.params, has_prior_focal_length: !!cam.hasPriorFocalLength };
+    }),
+  };
+  const imagesFile: ImagesFile = {
+    images: model.images.map((m) => {
+      const input = images[m.image]!;
+      const ids = point3DIdsOfImage(model, m.image, input.keypoints.length / 2);
+      const [w, x, y, z] = m.qvec;
+      return {
+        image_id: imageIdAt(m.image),
+        name: input.name,
+        camera_id: input.camera + 1,
+        cam_from_world: { rotation: { w, x, y, z }, translation: m.tvec },
+        points2D: Array.from(ids, (id, k) => ({ xy: [input.keypoints[2 * k]!, input.keypoints[2 * k + 1]!] as [number, number], point3d_id: id < 0 ? null : id + 1 })),
+      };
+    }),
+  };
+
+  const n = model.points.length / 3;
+  const rgb = new Uint8Array(3 * n).fill(128);
+  const trackLength = new Uint16Array(n);
+  let totalObs = 0;
+  for (let p = 0, k = 0; p < n; p++) {
+    const length = model.tracks[k]!;
+    trackLength[p] = Math.min(length, 0xffff);
+    totalObs += length;
+    const sum = [0, 0, 0];
+    let colored = 0;
+    for (let e = 0; e < length; e++) {
+      const colors = images[model.tracks[k + 1 + 2 * e]!]!.colors;
+      const kp = model.tracks[k + 2 + 2 * e]!;
+      if (!colors) continue;
+      for (let c = 0; c < 3; c++) sum[c]! += colors[3 * kp + c]!;
+      colored++;
+    }
+    if (colored > 0) for (let c = 0; c < 3; c++) rgb[3 * p + c] = Math.round(sum[c]! / colored);
+    k += 1 + 2 * length;
+  }
+  const xyz = Float32Array.from(model.points);
+  const ids = BigUint64Array.from({ length: n }, (_, p) => BigInt(p + 1));
+  const points = encodePoints({ xyz, rgb, trackLength, ids });
+  const step = Math.max(1, Math.ceil(n / PREVIEW_POINTS));
+  const keep = Array.from({ length: Math.ceil(n / step) }, (_, i) => i * step);
+  const preview = encodePoints({
+    xyz: Float32Array.from(keep.flatMap((p) => [xyz[3 * p]!, xyz[3 * p + 1]!, xyz[3 * p + 2]!])),
+    rgb: Uint8Array.from(keep.flatMap((p) => [rgb[3 * p]!, rgb[3 * p + 1]!, rgb[3 * p + 2]!])),
+    trackLength: Uint16Array.from(keep.map((p) => trackLength[p]!)),
+    ids: BigUint64Array.from(keep.map((p) => ids[p]!)),
+  });
+  return {
+    cameras,
+    images: imagesFile,
+    points,
+    preview,
+    summary: {
+      num_reg_images: model.images.length,
+      num_points3D: n,
+      mean_reproj_err: model.meanReprojectionError,
+      mean_track_length: n ? totalObs / n : 0,
+    },
+  };
+}
