@@ -11,7 +11,7 @@ import { readSnapshotFromColmapDir } from "../../browser-runtime/stages/export/f
 import { DATASETS } from "../../browser-runtime/stages/export/testing/colmap-cli";
 import { decodePoints } from "../../protocol/wire/points";
 import { project } from "../../worker/services/projection";
-import { fileProblem } from "../../worker/services/snapshot-files";
+import { fileProblem, modelProblem } from "../../worker/services/snapshot-files";
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -24,6 +24,7 @@ describe.each(["opensfm-lund", "sacre-coeur", "sceaux-castle"])("reference model
     expect(fileProblem("images.json", enc(snap.images))).toBeNull();
     expect(fileProblem("summary.json", enc(snap.summary))).toBeNull();
     expect(fileProblem("points.bin", snap.points)).toBeNull();
+    expect(modelProblem(new Map([["cameras.json", enc(snap.cameras)], ["images.json", enc(snap.images)], ["points.bin", snap.points]]))).toBeNull();
     expect(fileProblem("images.json", enc(snap.cameras))).toMatch(/images\.json schema/);
     expect(fileProblem("points.bin", snap.points.subarray(0, snap.points.byteLength - 1))).toMatch(/26-byte records/);
   });

@@ -151,6 +151,17 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     expectFieldError(r, "files.0", "invalid_file");
     expect(r.json.errors[0].message).toMatch(/ascending/);
 
+    // Files that contradict each other: an image's camera, or an observed point, missing.
+    const otherCamera = { cameras: [{ ...main.cameras.cameras[0]!, camera_id: 2 }] };
+    const imgs = await file("images.json", enc(main.images));
+    expectFieldError(await seal({ files: [await file("cameras.json", enc(otherCamera)), imgs], summary: modelSummary }), "files", "inconsistent");
+    const fewer = scene(299).points;
+    expectFieldError(
+      await seal({ files: [], submodels: [{ idx: 0, files: [imgs, await file("points.bin", fewer)], summary: modelSummary }], summary: modelSummary }),
+      "submodels.0.files",
+      "inconsistent",
+    );
+
     for (const name of ["../cameras.json", "tiles/index.json", "cameras.json/../../x", "dense/fused.bin"]) {
       expectFieldError(await seal({ files: [{ ...cams, name }], summary: modelSummary }), "files.0.name");
     }

@@ -56,3 +56,32 @@ function pointsProblem(bytes: Uint8Array): string | null {
   }
   return null;
 }
+
+/**
+ * Why the files sealed together for one model contradict each other, or null: every image's
+ * camera is in cameras.json, and every point3d_id images.json names is in points.bin (when the
+ * model has both files of a pair). Exports and the observations sidecar rely on both.
+ */
+export function modelProblem(files: ReadonlyMap<string, Uint8Array>): string | null {
+  const json = (name: string) => {
+    const bytes = files.get(name);
+    return bytes ? JSON.parse(new TextDecoder().decode(bytes)) : null;
+  };
+  const images = json("images.json") as ImagesFile | null;
+  if (!images) return null;
+  const cameras = json("cameras.json") as CamerasFile | null;
+  if (cameras) {
+    const known = new Set(cameras.cameras.map((c) => c.camera_id));
+    const orphan = images.images.find((i) => !known.has(i.camera_id));
+    if (orphan) return `image ${orphan.image_id} names camera ${orphan.camera_id}, which cameras.json lacks`;
+  }
+  const points = files.get("points.bin");
+  if (points) {
+    const ids = new Set(Array.from(decodePoints(points).ids, Number));
+    for (const image of images.images) {
+      const missing = image.points2D.find((p) => p.point3d_id !== null && !ids.has(p.point3d_id));
+      if (missing) return `image ${image.image_id} observes point ${missing.point3d_id}, which points.bin lacks`;
+    }
+  }
+  return null;
+}

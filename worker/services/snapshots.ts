@@ -13,7 +13,7 @@ import { conflict, type FieldError, notFound, validation } from "../errors";
 import type { LeaseScope } from "../storage/job-store";
 import type { ReconRow, StoredFile, SubmodelRow } from "../storage/tenant-rows";
 import { serveBytes } from "./bytes";
-import { fileProblem } from "./snapshot-files";
+import { fileProblem, modelProblem } from "./snapshot-files";
 import { hashJson } from "./runtime";
 import { leaseScopeOf, leaseStore } from "./runners";
 import { type DispatchScope, tenantStore, unwrap } from "./stores";
@@ -38,10 +38,11 @@ type Cited = { path: string; name: string; blob_sha: string; byte_size: number }
 /**
  * The blobs the request cites, checked: readable by the lease (uploaded under its job, or an
  * input of it), of the declared size, and valid as the file they are named as. Answers the
- * field errors (empty when all pass).
+ * field errors (empty when all pass) and the bytes read, by field path.
  */
-async function checkCited(env: Env, ctx: Awaited<ReturnType<typeof leasedTask>>, leaseId: string, cited: Cited[]): Promise<FieldError[]> {
+async function checkCited(env: Env, ctx: Awaited<ReturnType<typeof leasedTask>>, leaseId: string, cited: Cited[]) {
   const tenant = tenantStore(env, ctx.tenant);
+  const bytes = new Map<string, Uint8Array>();
   const errors = await Promise.all(
     cited.map(async (f): Promise<FieldError | null> => {
       const blob = (await ctx.store.mayRead(leaseId, ctx.ls, f.blob_sha)) ? await tenant.getBlob(f.blob_sha) : null;
@@ -49,11 +50,22 @@ async function checkCited(env: Env, ctx: Awaited<ReturnType<typeof leasedTask>>,
       if (blob.size !== f.byte_size) return { path: `${f.path}.byte_size`, message: `the blob has ${blob.size} bytes`, code: "size_mismatch" };
       const obj = await env.BLOBS.get(blob.r2_key);
       if (!obj) return { path: `${f.path}.blob_sha`, message: "the blob's bytes are gone", code: "unknown_blob" };
-      const problem = fileProblem(f.name, new Uint8Array(await obj.arrayBuffer()));
+      const content = new Uint8Array(await obj.arrayBuffer());
+      bytes.set(f.path, content);
+      const problem = fileProblem(f.name, content);
       return problem ? { path: f.path, message: `${f.name}: ${problem}`, code: "invalid_file" } : null;
     }),
   );
-  return errors.filter((e): e is FieldError => e !== null);
+  return { errors: errors.filter((e): e is FieldError => e !== null), bytes };
+}
+
+/** Each model's files (the root's, each component's) checked against each other. */
+function inconsistencies(body: SnapshotSeal, bytes: ReadonlyMap<string, Uint8Array>): FieldError[] {
+  const models = [{ path: "files", files: body.files }, ...body.submodels.map((m, j) => ({ path: `submodels.${j}.files`, files: m.files }))];
+  return models.flatMap((m) => {
+    const problem = modelProblem(new Map(m.files.map((f, i) => [f.name, bytes.get(`${m.path}.${i}`)!])));
+    return problem ? [{ path: m.path, message: problem, code: "inconsistent" }] : [];
+  });
 }
 
 function duplicates(names: string[], path: (i: number) => string, code: string): FieldError[] {
@@ -76,7 +88,11 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
     ...duplicates(body.submodels.map((m) => String(m.idx)), (j) => `submodels.${j}.idx`, "duplicate"),
     ...body.submodels.flatMap((m, j) => duplicates(m.files.map((f) => f.name), (i) => `submodels.${j}.files.${i}.name`, "duplicate")),
   ];
-  if (errors.length === 0) errors.push(...(await checkCited(env, ctx, ref.leaseId, cited)));
+  if (errors.length === 0) {
+    const checked = await checkCited(env, ctx, ref.leaseId, cited);
+    errors.push(...checked.errors);
+    if (errors.length === 0) errors.push(...inconsistencies(body, checked.bytes));
+  }
   if (errors.length > 0) throw validation("the snapshot cannot be sealed: nothing was recorded", errors);
 
   // A seal without components is a single model: component 0 is the root.
@@ -114,7 +130,7 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
 /** Writes a reconstruction-level file (2.14) from a blob uploaded under a match, verify or map task's lease. */
 export async function putReconstructionFile(env: Env, ref: LeaseRef, name: ReconstructionFileName, blob: { blob_sha: string; byte_size: number }) {
   const ctx = await leasedTask(env, ref, ["match", "verify", "map"], name);
-  const errors = await checkCited(env, ctx, ref.leaseId, [{ path: "body", name, ...blob }]);
+  const { errors } = await checkCited(env, ctx, ref.leaseId, [{ path: "body", name, ...blob }]);
   if (errors.length > 0) throw validation(`the blob cannot be ${name}`, errors.map((e) => ({ ...e, path: e.path.replace(/^body\.?/, "") || "blob_sha" })));
   unwrap(await tenantStore(env, ctx.tenant).putReconFile(ctx.task.recon_id, name, { sha: blob.blob_sha, size: blob.byte_size }));
   return { recon_id: ctx.task.recon_id };
