@@ -108,7 +108,8 @@ void IncrementalPipeline::StartModel() {
     if (relaxation == 0) {
       mapper_->SetState({}, init_num_reg_trials_, tried_init_pairs_);
     } else {
-      mapper_->SetState({}, {}, {});
+      // Never again a pair that already started a model (kept or dropped).
+      mapper_->SetState({}, {}, model_init_pairs_);
     }
     if (given_pair) {
       initialized = mapper_->RegisterInitialImagePair(mapper_options, options_.init_image_id1, options_.init_image_id2);
@@ -130,6 +131,10 @@ void IncrementalPipeline::StartModel() {
     phase_ = Phase::kDone;
     return;
   }
+  const std::vector<image_t>& reg = current_.RegImageIds();
+  const std::pair<image_t, image_t> init_pair(std::min(reg[0], reg[1]), std::max(reg[0], reg[1]));
+  model_init_pairs_.insert(init_pair);
+  tried_init_pairs_.insert(init_pair);
   mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
   mapper_->FilterPoints(options_.mapper);
   num_reg_images_at_global_ba_ = current_.NumRegImages();
@@ -207,6 +212,7 @@ IncrementalPipeline::State IncrementalPipeline::SaveState() const {
   if (mapper_) s.num_reg_trials = mapper_->NumRegTrials();
   s.init_num_reg_trials = init_num_reg_trials_;
   s.tried_init_pairs = tried_init_pairs_;
+  s.model_init_pairs = model_init_pairs_;
   s.num_registrations = num_registrations_;
   s.num_registrations_total = num_registrations_total_;
   s.num_reg_images_at_global_ba = num_reg_images_at_global_ba_;
@@ -227,6 +233,7 @@ void IncrementalPipeline::RestoreState(State s) {
   num_models_started_ = s.num_models_started;
   init_num_reg_trials_ = std::move(s.init_num_reg_trials);
   tried_init_pairs_ = std::move(s.tried_init_pairs);
+  model_init_pairs_ = std::move(s.model_init_pairs);
   mapper_.reset();
   if (has_current_) {
     mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_);

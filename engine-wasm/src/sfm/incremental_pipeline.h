@@ -101,6 +101,7 @@ class IncrementalPipeline {
     std::unordered_map<image_t, int> num_reg_trials;  // of the current model
     std::unordered_map<image_t, int> init_num_reg_trials;
     std::set<std::pair<image_t, image_t>> tried_init_pairs;
+    std::set<std::pair<image_t, image_t>> model_init_pairs;
     std::unordered_map<image_t, int> num_registrations;  // per image, over finished models
     size_t num_registrations_total = 0;
     size_t num_reg_images_at_global_ba = 0;
@@ -134,6 +135,8 @@ class IncrementalPipeline {
   // discarded model's pair is not tried again.
   std::unordered_map<image_t, int> init_num_reg_trials_;
   std::set<std::pair<image_t, image_t>> tried_init_pairs_;
+  // Pairs that started a model: not retried even by relaxed passes.
+  std::set<std::pair<image_t, image_t>> model_init_pairs_;
   size_t num_registrations_total_ = 0;
   size_t num_reg_images_at_global_ba_ = 0;
   size_t num_points_at_global_ba_ = 0;

@@ -171,10 +171,12 @@ std::vector<uint8_t> SerializeMappingCheckpoint(const IncrementalPipeline::State
   PutCounts(&w, state.num_reg_trials);
   PutCounts(&w, state.init_num_reg_trials);
   PutCounts(&w, state.num_registrations);
-  w.Put<uint32_t>(state.tried_init_pairs.size());
-  for (const auto& [a, b] : state.tried_init_pairs) {
-    w.Put<uint32_t>(a);
-    w.Put<uint32_t>(b);
+  for (const auto* pairs : {&state.tried_init_pairs, &state.model_init_pairs}) {
+    w.Put<uint32_t>(pairs->size());
+    for (const auto& [a, b] : *pairs) {
+      w.Put<uint32_t>(a);
+      w.Put<uint32_t>(b);
+    }
   }
   w.Put<uint32_t>(state.models.size());
   for (const Reconstruction& model : state.models) PutReconstruction(&w, model);
@@ -201,10 +203,12 @@ bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Recon
     s.num_reg_trials = GetCounts(&r);
     s.init_num_reg_trials = GetCounts(&r);
     s.num_registrations = GetCounts(&r);
-    const uint32_t num_pairs = r.Get<uint32_t>();
-    for (uint32_t i = 0; i < num_pairs && r.ok(); ++i) {
-      const image_t a = r.Get<uint32_t>();
-      s.tried_init_pairs.insert({a, r.Get<uint32_t>()});
+    for (auto* pairs : {&s.tried_init_pairs, &s.model_init_pairs}) {
+      const uint32_t num_pairs = r.Get<uint32_t>();
+      for (uint32_t i = 0; i < num_pairs && r.ok(); ++i) {
+        const image_t a = r.Get<uint32_t>();
+        pairs->insert({a, r.Get<uint32_t>()});
+      }
     }
     const uint32_t num_models = r.Get<uint32_t>();
     for (uint32_t m = 0; m < num_models && r.ok(); ++m) {

@@ -4,7 +4,7 @@
 // keypoints, matches) is not stored: the resuming side supplies it again.
 //
 // Format (little-endian): "EDGESFM-MAPCKPT" magic + version, then the pipeline
-// counters, the bookkeeping maps, and each reconstruction as camera parameters,
+// counters, the bookkeeping maps and pair sets, and each reconstruction as camera parameters,
 // registered images in registration order with their poses, and points (xyz, track).
 // 3D point ids are renumbered in their original order on restore.
 #pragma once
