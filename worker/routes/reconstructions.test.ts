@@ -5,7 +5,7 @@ import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints, encodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, call, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
+import { BASE, type Call, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
@@ -241,6 +241,28 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
 });
 
 describe("reads (4.9)", () => {
+  it("/openapi.json documents the seal and read routes", async () => {
+    const paths = Object.keys((await call("GET", "/openapi.json")).json.paths);
+    for (const p of [
+      "/v1/leases/{lease_id}/snapshots",
+      "/v1/leases/{lease_id}/reconstruction-files/{name}",
+      "/v1/reconstructions/{rid}",
+      "/v1/reconstructions/{rid}/submodels",
+      "/v1/submodels/{smid}",
+      "/v1/reconstructions/{rid}/snapshots",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/{name}",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}/{name}",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/index.json",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/{level}/{x}/{y}/{file}",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/images/{image_id}/observations",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/points/{point3d_id}/visibility",
+      "/v1/reconstructions/{rid}/two_view_geometries.json",
+      "/v1/reconstructions/{rid}/correspondence_graph.json",
+    ]) {
+      expect(paths, p).toContain(p);
+    }
+  });
+
   it("the reconstruction mirrors its job", async () => {
     const r = await call("GET", `/v1/reconstructions/${ctx.rid}`);
     expect(r.json).toMatchObject({ recon_id: ctx.rid, status: "running", "x-job_id": ctx.jid, spec: { kind: "incremental" } });
@@ -397,9 +419,14 @@ describe("after the map task", () => {
       runInDurableObject(tenantStore(env, "default"), (_o, state) => state.storage.sql.exec<{ refcount: number }>("SELECT refcount FROM blobs WHERE sha = ?", pointsSha).toArray()[0]?.refcount ?? 0);
     // Cited by three snapshots (both roots and a component): one reference for the reconstruction, one for the job that uploaded it.
     expect(await refcount()).toBe(2);
+    const derived = `t/default/blobs/${pointsSha}/`;
+    expect((await env.BLOBS.list({ prefix: derived })).objects.length).toBeGreaterThan(0);
     const pid = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json.project_id;
     await expectStatus(call("DELETE", `/v1/projects/${pid}`), 204);
     expect(await refcount()).toBe(0);
+    // The points' derived tiles go with the points.
+    await collectGarbage();
+    expect((await env.BLOBS.list({ prefix: derived })).objects).toEqual([]);
     expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}`), 404, "not_found");
     expectProblem(await snap(1, "points.bin"), 404, "not_found");
   });
