@@ -10,7 +10,9 @@
 //   static void Residuals(const std::vector<X_t>& X, const std::vector<Y_t>& Y,
 //                         const M_t& model, std::vector<double>* residuals);  // squared
 // The LocalEstimator (same types) re-fits a model to all inliers of the best sample
-// model; it may be a non-minimal solver (e.g. 8-point after 7-point).
+// model; it may be a non-minimal solver (e.g. 8-point after 7-point). Estimate and
+// Residuals may also be const member functions of an estimator that carries settings
+// (e.g. a minimum triangulation angle): pass the configured instances to the constructor.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "estimators/random_sampler.h"
@@ -82,7 +85,10 @@ class LoRansac {
     M_t model{};
   };
 
-  explicit LoRansac(const RansacOptions& options) : options_(options) {
+  explicit LoRansac(const RansacOptions& options, Estimator estimator = Estimator(),
+                    LocalEstimator local_estimator = LocalEstimator())
+      : options_(options), estimator_(std::move(estimator)),
+        local_estimator_(std::move(local_estimator)) {
     if (!(options.max_error > 0)) throw std::invalid_argument("LoRansac: max_error <= 0");
     if (options.min_inlier_ratio < 0 || options.min_inlier_ratio > 1 ||
         options.confidence < 0 || options.confidence > 1 ||
@@ -95,6 +101,8 @@ class LoRansac {
 
  private:
   RansacOptions options_;
+  Estimator estimator_;
+  LocalEstimator local_estimator_;
 };
 
 template <typename Estimator, typename LocalEstimator>
@@ -143,10 +151,10 @@ LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
       }
       if (X_inlier.size() < LocalEstimator::kMinNumSamples) return;
       local_models.clear();
-      LocalEstimator::Estimate(X_inlier, Y_inlier, &local_models);
+      local_estimator_.Estimate(X_inlier, Y_inlier, &local_models);
       const size_t previous_num_inliers = best_support.num_inliers;
       for (const M_t& local_model : local_models) {
-        LocalEstimator::Residuals(X, Y, local_model, &residuals);
+        local_estimator_.Residuals(X, Y, local_model, &residuals);
         const InlierSupport support = InlierSupport::Evaluate(residuals, max_residual);
         if (support.IsBetterThan(best_support)) {
           best_support = support;
@@ -167,9 +175,9 @@ LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
     }
     sampler.SampleXY(X, Y, &X_sample, &Y_sample);
     models.clear();
-    Estimator::Estimate(X_sample, Y_sample, &models);
+    estimator_.Estimate(X_sample, Y_sample, &models);
     for (const M_t& model : models) {
-      Estimator::Residuals(X, Y, model, &residuals);
+      estimator_.Residuals(X, Y, model, &residuals);
       const InlierSupport support = InlierSupport::Evaluate(residuals, max_residual);
       if (!has_best || support.IsBetterThan(best_support)) {
         has_best = true;
