@@ -1,8 +1,9 @@
 /**
  * The worker's pure snapshot logic on real models: the shared COLMAP reference models, turned
  * into snapshot files by browser-runtime/stages/export/from-colmap.ts, pass every seal check
- * (worker/services/snapshot-files.ts), and the observations sidecar's reprojection errors
- * (worker/services/projection.ts) agree with the per-point errors COLMAP wrote.
+ * (worker/services/snapshot-files.ts), the observations sidecar's reprojection errors
+ * (worker/services/projection.ts) agree with the per-point errors COLMAP wrote, and the octree
+ * (worker/services/octree.ts) partitions each cloud at every level.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import { readColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { readSnapshotFromColmapDir } from "../../browser-runtime/stages/export/from-colmap";
 import { DATASETS } from "../../browser-runtime/stages/export/testing/colmap-cli";
 import { decodePoints } from "../../protocol/wire/points";
+import { buildTiles, maxLevelFor } from "../../worker/services/octree";
 import { project } from "../../worker/services/projection";
 import { fileProblem, modelProblem } from "../../worker/services/snapshot-files";
 
@@ -53,5 +55,34 @@ describe.each(["opensfm-lund", "sacre-coeur", "sceaux-castle"])("reference model
     expect(diffs.length).toBeGreaterThan(0.9 * model.points3D.size);
     // Measured: at most 5e-5 px on the three sets (float32 positions against COLMAP's doubles).
     expect(Math.max(...diffs)).toBeLessThan(1e-3);
+  });
+});
+
+describe.each(["sacre-coeur", "sceaux-castle"])("octree tiles of reference model %s", (set) => {
+  it("every point lies in exactly one tile per level, inside its half-open cell, in ascending id order", async () => {
+    const snap = await readSnapshotFromColmapDir(join(DATASETS, set, "reference"));
+    const cloud = decodePoints(snap.points);
+    const maxLevel = maxLevelFor(cloud.count);
+    const { index, tiles } = buildTiles(cloud, maxLevel);
+    expect(index.tile_count).toBe(tiles.length);
+    for (let level = 0; level <= maxLevel; level++) {
+      const side = 2 ** level;
+      const ids: bigint[] = [];
+      for (const t of tiles.filter((t) => t.level === level)) {
+        const tile = decodePoints(t.bytes);
+        expect(tile.count).toBe(t.count);
+        [t.x, t.y, t.z].forEach((c, k) => {
+          for (let i = 0; i < tile.count; i++) {
+            const v = tile.xyz[3 * i + k]!;
+            expect(v).toBeGreaterThanOrEqual(tile.bboxMin[k]!);
+            if (c < side - 1) expect(v).toBeLessThan(tile.bboxMax[k]!);
+            else expect(v).toBeLessThanOrEqual(index.bbox_max[k]!);
+          }
+        });
+        for (let i = 1; i < tile.count; i++) expect(tile.ids[i]! > tile.ids[i - 1]!).toBe(true);
+        ids.push(...tile.ids);
+      }
+      expect(ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual([...cloud.ids]);
+    }
   });
 });
