@@ -257,11 +257,13 @@ describe("stage submission rules (4.6, 7)", () => {
       backend_options: { peak_threshold: 0.01, first_octave: -1 },
     });
     await runner.work(lease);
+    // A single-stage matches or verify job reads earlier outputs: without them it is refused, and no job is made.
     const m = await call("POST", `/v1/datasets/${did}/matches`, { matcher: { matcher_options: { a: 1 } } });
-    expect(m.status).toBe(202);
-    expect((await job(m.json.job_id)).tasks.map((t: any) => t.kind)).toEqual(["match"]);
+    expectProblem(m, 422, "validation");
+    expect(m.json.errors).toEqual([expect.objectContaining({ path: "input_artifacts.features", code: "required" })]);
     const v = await call("POST", `/v1/datasets/${did}/verify`, { spec: { min_inlier_ratio: 0.5 } });
-    expect((await job(v.json.job_id)).recipe).toBe("verify");
+    expectProblem(v, 422, "validation");
+    expect(v.json.errors.map((e: any) => e.path)).toEqual(["input_artifacts.features", "input_artifacts.matches"]);
   });
 
   it("bad input on every body answers 422 with errors[]", async () => {

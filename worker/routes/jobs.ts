@@ -89,12 +89,14 @@ stageRoute("matches", MatchesRequest, ({ pairs, matcher, input_artifacts }) => (
   stages: [{ kind: "match", params: { pairs, matcher } }],
   capabilities: [`pairs.${pairs.strategy}`, `matchers.${matcher.type}`],
   input_artifacts,
+  required_roles: ["features"],
 }));
 
 stageRoute("verify", VerifyRequest, ({ spec, input_artifacts }) => ({
   stages: [{ kind: "verify", params: { verify: spec } }],
   capabilities: ["matches.verify"],
   input_artifacts,
+  required_roles: ["features", "matches"],
 }));
 
 // ---- 4.7 pipelines: extract -> match -> verify -> map ----

@@ -6,7 +6,24 @@
 import { OPTIONAL_CAPABILITIES, type OptionalCapability, capabilityFlags } from "../../protocol";
 import { capabilityUnavailable } from "../errors";
 
-export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>(["features.extract.sift"]);
+/**
+ * Computed by the runners of this build (browser-runtime/runner/executors), which `npm start`
+ * runs in headless Chromium and any tab can run: SIFT extraction, exhaustive and sequential pairs,
+ * brute-force matching, two-view verification, and the incremental mapper with standard and
+ * two-stage bundle adjustment (tested end to end in test/e2e/browser-runner.test.ts).
+ */
+export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>([
+  "features.extract.sift",
+  "pairs.exhaustive",
+  "pairs.sequential",
+  "matchers.nn-mutual",
+  "matchers.nn-ratio",
+  "matches.verify",
+  "map.incremental",
+  "pipelines.incremental",
+  "ba.standard",
+  "ba.two_stage",
+]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;
 

@@ -45,6 +45,11 @@ export interface Submission {
   /** Capabilities the submission needs (1.2); checked once the inputs are known to be valid. */
   capabilities: string[];
   input_artifacts: z.infer<typeof InputArtifacts>;
+  /**
+   * Roles a single-stage job cannot run without (4.6 rule 4): a `matches` job reads an earlier
+   * job's features, a `verify` job its features and matches.
+   */
+  required_roles?: string[];
   /** A pipeline's spec: pipelines create (or reuse) a Reconstruction (2.7). */
   pipeline: PipelineSpec | null;
 }
@@ -59,6 +64,10 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   }
   for (const name of s.capabilities) requireCapability(env, name);
   const roles = Object.keys(s.input_artifacts);
+  const absent = (s.required_roles ?? []).filter((r) => !roles.includes(r));
+  if (absent.length > 0) {
+    throw validation(`this stage reads earlier outputs: name them in input_artifacts (${absent.join(", ")}), or run the pipeline`, absent.map((r) => ({ path: `input_artifacts.${r}`, message: `required: the '${r}' artifact of an earlier job`, code: "required" })));
+  }
   if (roles.length > 0) {
     // Stage artifacts are not stored by this deployment yet, so no reference can resolve (2.11).
     throw validation("input_artifacts do not resolve: no such artifact in this tenant", roles.map((r) => ({ path: `input_artifacts.${r}`, message: "unknown artifact", code: "unknown_artifact" })));
