@@ -287,6 +287,11 @@ describe("reads (4.9)", () => {
     expect(head.bytes).toEqual(main.points.subarray(0, 44));
     expectProblem(await snap(1, "points.bin", { Range: `bytes=${main.points.byteLength}-` }), 416, "range_not_satisfiable");
 
+    // Seq 1 was sealed as a single model: its component 0 is the root.
+    const sub = await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/submodels/0/images.json`);
+    expect(sub.headers.get("ETag")).toBe(r.headers.get("ETag"));
+    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/submodels/1/images.json`), 404, "not_found");
+
     const dl = await snap(1, "summary.json?download=true");
     expect(dl.headers.get("Content-Disposition")).toBe('attachment; filename="summary.json"');
 

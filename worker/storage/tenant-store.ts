@@ -608,14 +608,22 @@ export class TenantStore extends DurableObject<Env> {
   }
 
   /**
-   * A sealed file: of component `idx`, or (idx null) of the root, which is the largest model
-   * (2.8 rule 2): the root's own file when the seal gave one, else the largest component's
+   * A sealed file: of component `idx` (component 0 of a seal without components is the root),
+   * or (idx null) of the root, which is the largest model (2.8 rule 2): the root's own file
+   * when the seal gave one, else the largest component's
    * (most registered images, then most points, then the lowest idx). Null when the snapshot
    * does not hold it.
    */
   snapshotFile(reconId: string, seq: number, idx: number | null, name: string): StoredFile | null {
     const own = this.sealedFile(reconId, seq, idx ?? -1, name);
-    if (own || idx !== null) return own;
+    if (own) return own;
+    if (idx !== null) {
+      // A seal without components is one model: its component 0 is the root.
+      const single =
+        idx === 0 &&
+        this.sql.exec("SELECT 1 FROM snapshot_files WHERE recon_id = ? AND seq = ? AND component >= 0 LIMIT 1", reconId, seq).toArray().length === 0;
+      return single ? this.sealedFile(reconId, seq, -1, name) : null;
+    }
     const largest = this.sql
       .exec<{ idx: number }>(
         `SELECT c.idx FROM snapshot_components c JOIN snapshot_files f ON f.recon_id = c.recon_id AND f.seq = c.seq AND f.component = c.idx
