@@ -33,7 +33,9 @@ async function leasedTask(env: Env, ref: LeaseRef, kinds: readonly string[], wha
   return { store, ls, tenant, task: { ...task, recon_id: task.recon_id } };
 }
 
+/** A file the request names; `path` is its place in the body ("" when the body is the file reference itself). */
 type Cited = { path: string; name: string; blob_sha: string; byte_size: number };
+const at = (path: string, field: string) => (path ? `${path}.${field}` : field);
 
 /**
  * The blobs the request cites, checked: readable by the lease (uploaded under its job, or an
@@ -46,14 +48,14 @@ async function checkCited(env: Env, ctx: Awaited<ReturnType<typeof leasedTask>>,
   const errors = await Promise.all(
     cited.map(async (f): Promise<FieldError | null> => {
       const blob = (await ctx.store.mayRead(leaseId, ctx.ls, f.blob_sha)) ? await tenant.getBlob(f.blob_sha) : null;
-      if (!blob) return { path: `${f.path}.blob_sha`, message: "no blob with this sha was uploaded under this lease's job", code: "unknown_blob" };
-      if (blob.size !== f.byte_size) return { path: `${f.path}.byte_size`, message: `the blob has ${blob.size} bytes`, code: "size_mismatch" };
+      if (!blob) return { path: at(f.path, "blob_sha"), message: "no blob with this sha was uploaded under this lease's job", code: "unknown_blob" };
+      if (blob.size !== f.byte_size) return { path: at(f.path, "byte_size"), message: `the blob has ${blob.size} bytes`, code: "size_mismatch" };
       const obj = await env.BLOBS.get(blob.r2_key);
-      if (!obj) return { path: `${f.path}.blob_sha`, message: "the blob's bytes are gone", code: "unknown_blob" };
+      if (!obj) return { path: at(f.path, "blob_sha"), message: "the blob's bytes are gone", code: "unknown_blob" };
       const content = new Uint8Array(await obj.arrayBuffer());
       bytes.set(f.path, content);
       const problem = fileProblem(f.name, content);
-      return problem ? { path: f.path, message: `${f.name}: ${problem}`, code: "invalid_file" } : null;
+      return problem ? { path: f.path || "blob_sha", message: `${f.name}: ${problem}`, code: "invalid_file" } : null;
     }),
   );
   return { errors: errors.filter((e): e is FieldError => e !== null), bytes };
@@ -130,8 +132,8 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
 /** Writes a reconstruction-level file (2.14) from a blob uploaded under a match, verify or map task's lease. */
 export async function putReconstructionFile(env: Env, ref: LeaseRef, name: ReconstructionFileName, blob: { blob_sha: string; byte_size: number }) {
   const ctx = await leasedTask(env, ref, ["match", "verify", "map"], name);
-  const { errors } = await checkCited(env, ctx, ref.leaseId, [{ path: "body", name, ...blob }]);
-  if (errors.length > 0) throw validation(`the blob cannot be ${name}`, errors.map((e) => ({ ...e, path: e.path.replace(/^body\.?/, "") || "blob_sha" })));
+  const { errors } = await checkCited(env, ctx, ref.leaseId, [{ path: "", name, ...blob }]);
+  if (errors.length > 0) throw validation(`the blob cannot be ${name}`, errors);
   unwrap(await tenantStore(env, ctx.tenant).putReconFile(ctx.task.recon_id, name, { sha: blob.blob_sha, size: blob.byte_size }));
   return { recon_id: ctx.task.recon_id };
 }
