@@ -208,7 +208,6 @@ std::vector<image_t> IncrementalMapper::FindNextImages(const IncrementalMapperOp
 }
 
 bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& options, image_t image_id) {
-  const int trial = num_reg_trials_[image_id]++;
   Image& image = reconstruction_->ImageAt(image_id);
   // 2D-3D correspondences through the matches of each keypoint, each pair once.
   std::vector<Eigen::Vector2d> points2D;
@@ -225,6 +224,9 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
     }
   }
   if (points2D.size() < static_cast<size_t>(options.abs_pose_min_num_inliers)) return false;
+  // Only a real attempt counts as a trial: an image that still sees too few points (the
+  // far end of a sequence) must not use up its trials before its neighbours register.
+  const int trial = num_reg_trials_[image_id]++;
 
   Camera camera = reconstruction_->CameraAt(image.camera_id);
   const bool camera_is_new = NumRegImagesForCamera(image.camera_id) == 0;
