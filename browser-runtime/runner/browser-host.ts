@@ -7,6 +7,7 @@ import { loadEngine } from "../../engine-wasm/ts/engine";
 import type { RunnerAbilities } from "../../protocol";
 import { decodeImageInBrowser } from "../decode/browser";
 import { acquireGpu, type GpuContext } from "../gpu/device";
+import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
 import { runtimeVersionsOf } from "../runtime-versions";
 import { IdbBlobCache } from "./blob-cache";
@@ -39,6 +40,7 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
   const wasm = new Uint8Array(await res.arrayBuffer());
   const [shaders, gpu] = await Promise.all([loadShaderSources(), acquireGpu()]);
   const nav = navigator as Navigator & { deviceMemory?: number };
+  let sift: Promise<SiftStages> | undefined;
   const host: RunnerHost = {
     name,
     abilities: {
@@ -49,6 +51,8 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
     },
     runtimeVersions: await runtimeVersionsOf(wasm, shaders),
     engine: () => loadEngine({ wasmBinary: wasm }),
+    // Measured once, on first use: WGSL on a real GPU, WASM where the adapter is software.
+    sift: () => (sift ??= loadEngine({ wasmBinary: wasm }).then((engine) => selectSiftStages(engine, "error" in gpu ? undefined : gpu, shaders))),
     decode: (bytes, options) => decodeImageInBrowser(bytes, options),
     cache: new IdbBlobCache(),
     teardown() {

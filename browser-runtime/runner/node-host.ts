@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { availableParallelism, totalmem } from "node:os";
 import { loadEngine } from "../../engine-wasm/ts/engine";
 import { decodeImage } from "../decode/node";
+import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
 import { runtimeVersionsOf } from "../runtime-versions";
 import { MemoryBlobCache } from "./blob-cache";
@@ -18,7 +19,12 @@ export async function localRuntimeVersions(): Promise<Record<string, string>> {
   return runtimeVersionsOf(new Uint8Array(await readFile(WASM_FILE)), await loadShaderSources());
 }
 
+/**
+ * Node runners compute on the CPU (wasm): Node has no GPU here, and Dawn on a software adapter
+ * loses to wasm by far (gpu/select.ts measures that in its tests).
+ */
 export async function nodeRunnerHost(name = "node-runner"): Promise<RunnerHost> {
+  let sift: Promise<SiftStages> | undefined;
   return {
     name,
     abilities: {
@@ -29,6 +35,7 @@ export async function nodeRunnerHost(name = "node-runner"): Promise<RunnerHost> 
     },
     runtimeVersions: await localRuntimeVersions(),
     engine: () => loadEngine(),
+    sift: () => (sift ??= loadEngine().then((engine) => selectSiftStages(engine, undefined))),
     decode: (bytes, options) => decodeImage(bytes, { respectExifOrientation: options.respectExifOrientation }),
     cache: new MemoryBlobCache(),
   };

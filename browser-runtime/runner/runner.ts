@@ -6,6 +6,7 @@
  * the service reclaims it when the heartbeats stop (spec 3.2.3).
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
+import type { SiftStages } from "../gpu/select";
 import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, TaskKind } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 import type { BlobCache } from "./blob-cache";
@@ -18,6 +19,8 @@ export interface RunnerHost {
   abilities: RunnerAbilities;
   runtimeVersions: Record<string, string>;
   engine(): Promise<Engine>;
+  /** SIFT and matching on the faster path of this device (gpu/select.ts), chosen once. */
+  sift(): Promise<SiftStages>;
   decode(bytes: Uint8Array, options: { respectExifOrientation: boolean }): Promise<DecodedImage>;
   cache: BlobCache;
   /** Force cancel: drop GPU devices and workers (the host may restart itself). */
@@ -182,6 +185,7 @@ export class Runner {
       params: lease.task.params,
       resumeFrom: lease.checkpoint,
       engine: () => host.engine(),
+      sift: () => host.sift(),
       decode: (bytes, options) => host.decode(bytes, options),
       async read(sha) {
         const hit = await host.cache.get(sha);

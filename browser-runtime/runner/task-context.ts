@@ -4,6 +4,7 @@
  * cooperative cancel points (3.1: a cancel takes effect between phases).
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
+import type { SiftStages } from "../gpu/select";
 import type { Checkpoint, Lease, LeaseDirective, Phase, ReconstructionFileName, RunnerEvent, SnapshotSeal } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 
@@ -28,6 +29,8 @@ export interface TaskContext {
   readonly params: Record<string, unknown>;
   /** The wasm engine, loaded once per runner. */
   engine(): Promise<Engine>;
+  /** SIFT extraction and matching bound to the faster implementation on this device (measured once). */
+  sift(): Promise<SiftStages>;
   /** A blob the lease may read (dataset image, upstream output, checkpoint), cached by content. */
   read(sha: string): Promise<Uint8Array>;
   /** Decodes image bytes with the host's decoder. */

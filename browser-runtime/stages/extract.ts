@@ -103,7 +103,11 @@ export interface ExtractStageOptions {
 export function extractFeatures(engine: Engine, image: DecodedImage, options: ExtractStageOptions = {}): ExtractResult {
   const sift = siftOptionsFromSpec(options.spec);
   const gray = toGray8(image, options.luma);
-  const features = extractSift(engine, gray, image.width, image.height, sift);
+  return siftArtifact(image, sift, extractSift(engine, gray, image.width, image.height, sift));
+}
+
+/** The `svc.features.local.v1` artifact of SIFT features computed on `image` with `sift` options. */
+export function siftArtifact(image: { width: number; height: number }, sift: SiftOptions, features: SiftFeatures): ExtractResult {
   const bytes = encodeFeatures({
     imageWidth: image.width,
     imageHeight: image.height,

@@ -1,17 +1,16 @@
 /**
  * @module Executor of `match` tasks (spec 2.12 PairsSpec + MatcherSpec): the upstream features
- * -> image pairs -> brute-force descriptor matching -> one `matches.indexed.v1` artifact.
+ * -> image pairs -> brute-force descriptor matching (WGSL or WASM, whichever is faster here) ->
+ * one `matches.indexed.v1` artifact.
  */
 import { MatcherSpec, PairsSpec, type TaskOutputs } from "../../../protocol";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
-import { matchFeatures } from "../../stages/match";
+import { matchOptionsFromSpec } from "../../stages/match";
 import { selectPairs } from "../../stages/pairs";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, featuresPath, upstreamFiles } from "./artifact";
 
-/** Pairs matched between progress reports and cancel points. */
-const PAIRS_PER_STEP = 4;
 
 export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairsSpec = PairsSpec.parse(ctx.params.pairs ?? {});
@@ -27,14 +26,15 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     features.set(name, decodeFeatures(await ctx.read(file.blob_sha)));
   }
   const pairs = selectPairs(names, pairsSpec);
-  const engine = await ctx.engine();
+  const sift = await ctx.sift();
+  const options = matchOptionsFromSpec(matcher);
   const matched: PairMatches[] = [];
   ctx.progress(0, pairs.length);
-  for (let i = 0; i < pairs.length; i += PAIRS_PER_STEP) {
+  for (const [i, { imageName1, imageName2 }] of pairs.entries()) {
     await ctx.cancelPoint();
-    const step = matchFeatures(engine, { features, pairs: pairs.slice(i, i + PAIRS_PER_STEP), imageIds: ids, spec: matcher });
-    matched.push(...step.pairs);
-    ctx.progress(Math.min(i + PAIRS_PER_STEP, pairs.length), pairs.length);
+    const matches = await sift.match(features.get(imageName1)!.descriptors, features.get(imageName2)!.descriptors, options);
+    matched.push({ imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches });
+    ctx.progress(i + 1, pairs.length);
   }
   const total = matched.reduce((s, p) => s + p.matches.length / 2, 0);
   ctx.metric("num_matches", total);
