@@ -7,6 +7,9 @@ import type { Checkpoint, Lease, LeaseState, ReconstructionFileName, Runner, Run
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
+/** How many times a request that failed on the network is sent again. */
+const NETWORK_RETRIES = 3;
+
 export interface RunnerClientOptions {
   /** The service's origin, e.g. `http://127.0.0.1:8787` ("" for same-origin pages). */
   base: string;
@@ -46,12 +49,27 @@ export class RunnerClient {
       payload = JSON.stringify(body);
       headers["Content-Type"] = "application/json";
     }
-    const res = await this.fetchFn(`${this.o.base}${path}`, { method, headers, body: payload });
+    const res = await this.send(`${this.o.base}${path}`, { method, headers, body: payload });
     if (!ok.includes(res.status)) {
       const problem = /json/.test(res.headers.get("Content-Type") ?? "") ? await res.json().catch(() => null) : null;
       throw new ProtocolError(res.status, problem as ProtocolError["problem"], `${method} ${path}`);
     }
     return res;
+  }
+
+  /**
+   * One request, sent again when the connection failed before any answer (a network error, e.g.
+   * a kept-alive socket the server had just closed): such a request never reached the service.
+   */
+  private async send(url: string, init: RequestInit): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.fetchFn(url, init);
+      } catch (e) {
+        if (!(e instanceof TypeError) || attempt >= NETWORK_RETRIES) throw e;
+        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      }
+    }
   }
 
   /** The runtime-version map the service expects runners of this build to report. */
