@@ -26,7 +26,7 @@ async function api(method: string, path: string, body?: unknown, headers: Record
   const res = await fetch(`${base}${path}`, {
     method,
     headers: binary ? headers : { "Content-Type": "application/json", ...headers },
-    body: binary ? body : body === undefined ? undefined : JSON.stringify(body),
+    body: binary ? (body as BodyInit) : body === undefined ? undefined : JSON.stringify(body),
   });
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? null : res.json();
@@ -64,7 +64,7 @@ const results: Record<string, unknown> = { machine: { cpus: availableParallelism
 {
   const { lease } = await leasedJob();
   const rate = async (batch: number) => {
-    const events = Array.from({ length: batch }, (_, i) => ({ kind: "metric", key: "bench.i", value: i }));
+    const events = Array.from({ length: batch }, (_, i) => ({ kind: "metric" as const, key: "bench.i", value: i }));
     let n = 0;
     const t0 = performance.now();
     while (performance.now() - t0 < APPEND_SECONDS * 1000) {

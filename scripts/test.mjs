@@ -31,14 +31,21 @@ if (!broken && existsSync(`${root}engine-wasm/test-native.sh`)) {
   }
 }
 
-// 2. The site's static files: the Worker's [assets] directory must exist for workerd.
+// 2. Types of every program (the Worker, Node-side code, the site): one check, counted once.
+if (run("npm", ["run", "--silent", "typecheck"]).status === 0) totals.passed += 1;
+else {
+  totals.failed += 1;
+  console.error("typecheck failed");
+}
+
+// 3. The site's static files: the Worker's [assets] directory must exist for workerd.
 if (!broken && run("npm", ["run", "--silent", "build:site"]).status !== 0) {
   broken = true;
   totals.failed += 1;
   console.error("site build failed");
 }
 
-// 3. Every vitest project (workerd and Node).
+// 4. Every vitest project (workerd and Node).
 mkdirSync(`${root}test-output`, { recursive: true });
 const report = `${root}test-output/vitest.json`;
 const vt = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)]);

@@ -109,7 +109,7 @@ function median(values: number[]): number {
 /** Eigenvector of the largest eigenvalue of a symmetric 4x4 matrix (cyclic Jacobi). */
 function dominantEigenvector4(m: number[][]): Quat {
   const a = m.map((row) => [...row]);
-  const v = [0, 1, 2, 3].map((i) => [0, 1, 2, 3].map((j) => (i === j ? 1 : 0)));
+  const v: number[][] = [0, 1, 2, 3].map((i) => [0, 1, 2, 3].map((j) => (i === j ? 1 : 0)));
   for (let sweep = 0; sweep < 50; sweep += 1) {
     let off = 0;
     for (let p = 0; p < 4; p += 1) for (let q = p + 1; q < 4; q += 1) off += a[p]![q]! ** 2;

@@ -27,7 +27,7 @@ async function api(method: string, path: string, body?: unknown) {
   const res = await fetch(`${server.base}${path}`, {
     method,
     headers: body instanceof Uint8Array ? { "Content-Range": `bytes 0-${body.byteLength - 1}/${body.byteLength}` } : { "Content-Type": "application/json" },
-    body: body instanceof Uint8Array ? body : body === undefined ? undefined : JSON.stringify(body),
+    body: body instanceof Uint8Array ? (body as BodyInit) : body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, json: text && /json/.test(res.headers.get("Content-Type") ?? "") ? JSON.parse(text) : undefined, headers: res.headers };
