@@ -20,6 +20,9 @@ export const CHROMIUM_FLAGS = [
   "--disable-component-update",
   "--disable-sync",
   "--enable-unsafe-webgpu",
+  // WebGL (the demo's 3D view) on SwiftShader, as there is no GPU.
+  "--enable-unsafe-swiftshader",
+  "--use-angle=swiftshader",
 ];
 
 /** Installs Debian's chromium when missing (as root), else explains how. */
@@ -31,11 +34,11 @@ export function ensureChromium(): void {
 }
 
 /** A fresh profile in a temporary folder, removed on close. */
-export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromium(options: { viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   ensureChromium();
   const { chromium } = await import("playwright-core");
   const profile = mkdtempSync(join(tmpdir(), "edgesfm-chromium-"));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, ...options });
   return {
     context,
     async close() {

@@ -14,6 +14,7 @@ import type { BrowserContext, Page, Route } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadShaderSources } from "../../browser-runtime/gpu/shader-sources";
+import { launchChromium } from "../../browser-runtime/headless/chromium";
 import { runtimeVersionsOf } from "../../browser-runtime/runtime-versions";
 import { type Server, startServer } from "../conformance/server";
 import { POINTS_HEADER_BYTES, POINT_RECORD_BYTES } from "../../protocol/wire/points";
@@ -22,23 +23,10 @@ import { snapshotFromReference } from "./site-snapshot-fixture";
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SET = new URL("../../../shared/datasets/sacre-coeur/", import.meta.url).pathname;
 const SHOTS = join(ROOT, "test-output/site-e2e");
-const CHROMIUM = "/usr/bin/chromium";
-// toolchain.md's base flags, plus SwiftShader for WebGL on a machine without a GPU.
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--enable-unsafe-swiftshader",
-  "--use-angle=swiftshader",
-];
 
 let server: Server;
 let context: BrowserContext;
-let userDataDir: string;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
 let scratch: string;
 
 /** Newest modification time under the given paths (recursively). */
@@ -65,21 +53,15 @@ beforeAll(async () => {
   buildSiteIfStale();
   mkdirSync(SHOTS, { recursive: true });
   scratch = mkdtempSync(join(tmpdir(), "edgesfm-site-"));
-  userDataDir = mkdtempSync(join(tmpdir(), "edgesfm-site-chromium-"));
   server = await startServer();
-  const { chromium } = await import("playwright-core");
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchChromium({ viewport: { width: 1280, height: 900 } });
+  context = browser.context;
 });
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await server?.stop();
-  for (const dir of [userDataDir, scratch]) if (dir) rmSync(dir, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 async function openPage(base = server.base): Promise<Page> {
