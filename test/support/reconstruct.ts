@@ -21,7 +21,7 @@ export interface Submitted {
 }
 
 /** Uploads the set, creates its dataset and submits the incremental pipeline. */
-export async function submitSet(http: ReturnType<typeof httpClient>, set: string): Promise<Submitted> {
+export async function submitSet(http: ReturnType<typeof httpClient>, set: string, spec: Record<string, unknown> = {}): Promise<Submitted> {
   const dir = datasetDir(set);
   const project = await http("POST", "/v1/projects", { name: set });
   const entries = [];
@@ -37,7 +37,7 @@ export async function submitSet(http: ReturnType<typeof httpClient>, set: string
     }),
     201,
   );
-  const job = await must(http("POST", `/v1/projects/${project.json.project_id}/pipelines/incremental`, { dataset_id: ds.json.dataset_id, spec: { kind: "incremental" } }), 202);
+  const job = await must(http("POST", `/v1/projects/${project.json.project_id}/pipelines/incremental`, { dataset_id: ds.json.dataset_id, spec: { kind: "incremental", ...spec } }), 202);
   return { job_id: job.json.job_id, recon_id: job.json.recon_id };
 }
 

@@ -1,0 +1,21 @@
+// A runner as a Node process: `npx tsx browser-runtime/runner/node-main.ts <server> [name]`
+// (RUNNER_AUTHORIZATION for api_key mode or a pool token; RUNNER_STAGES to limit its stages).
+// Computes on the CPU (wasm); prints one line per protocol step so a parent can follow it.
+import type { TaskKind } from "../../protocol";
+import { RunnerClient } from "./client";
+import { nodeRunnerHost } from "./node-host";
+import { Runner } from "./runner";
+
+const [server, name] = process.argv.slice(2);
+if (!server) {
+  console.error("usage: tsx browser-runtime/runner/node-main.ts <server url> [name]");
+  process.exit(2);
+}
+const stages = process.env.RUNNER_STAGES?.split(",").filter(Boolean) as TaskKind[] | undefined;
+const runner = new Runner(
+  new RunnerClient({ base: server.replace(/\/$/, ""), authorization: process.env.RUNNER_AUTHORIZATION }),
+  await nodeRunnerHost(name ?? "node-runner"),
+  { ...(stages ? { stages } : {}), onLog: (line) => console.log(line) },
+);
+process.on("SIGTERM", () => runner.stop());
+await runner.run();
