@@ -18,23 +18,10 @@ import { loadEngine } from "../engine-wasm/ts/engine";
 import { extractSift, type SiftFeatures } from "../engine-wasm/ts/feature";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { toGray8 } from "../browser-runtime/stages/extract";
+import { cpuSeconds, datasets, root, siftBenchArgs } from "./_args";
 import { ensureColmap, queryDatabase, runTimed, writeImageList } from "./_colmap";
 
-const root = new URL("..", import.meta.url).pathname;
-const datasets = join(root, "../shared/datasets");
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-const sets = arg("sets", "sacre-coeur,opensfm-lund,sceaux-castle").split(",");
-const maxImages = Number(arg("images", "1000"));
-const maxNumFeatures = Number(arg("max-features", "8192"));
-const withWgsl = process.argv.includes("--wgsl");
-
-const cpuSeconds = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
+const { sets, maxImages, maxNumFeatures, withWgsl } = siftBenchArgs(1000);
 
 interface SetResult {
   set: string;
