@@ -1,5 +1,7 @@
 /** The command line shared by the features and matching benchmarks, and a CPU-time clock. */
 import { join } from "node:path";
+import { loadEngine } from "../engine-wasm/ts/engine";
+import { ensureColmap } from "./_colmap";
 
 export const root = new URL("..", import.meta.url).pathname;
 export const datasets = join(root, "../shared/datasets");
@@ -24,3 +26,12 @@ export const cpuSeconds = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
+
+/** The wasm engine, whether COLMAP can run beside it, and the WGSL column when asked for. */
+export async function openSiftBench(withWgsl: boolean) {
+  const engine = await loadEngine();
+  const haveColmap = ensureColmap(root);
+  if (!haveColmap) console.warn("COLMAP column skipped: colmap is not installed and could not be installed");
+  const gpu = withWgsl ? await (await import("./_gpu")).openGpuBench() : undefined;
+  return { engine, haveColmap, gpu };
+}

@@ -14,12 +14,11 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadEngine } from "../engine-wasm/ts/engine";
 import { extractSift, type SiftFeatures } from "../engine-wasm/ts/feature";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { toGray8 } from "../browser-runtime/stages/extract";
-import { cpuSeconds, datasets, root, siftBenchArgs } from "./_args";
-import { ensureColmap, queryDatabase, runTimed, writeImageList } from "./_colmap";
+import { cpuSeconds, datasets, openSiftBench, root, siftBenchArgs } from "./_args";
+import { queryDatabase, runTimed, writeImageList } from "./_colmap";
 
 const { sets, maxImages, maxNumFeatures, withWgsl } = siftBenchArgs(1000);
 
@@ -32,10 +31,7 @@ interface SetResult {
   perImage: Array<{ name: string; wasmKeypoints: number; colmapKeypoints?: number }>;
 }
 
-const engine = await loadEngine();
-const haveColmap = ensureColmap(root);
-if (!haveColmap) console.warn("COLMAP column skipped: colmap is not installed and could not be installed");
-const gpu = withWgsl ? await (await import("./_gpu")).openGpuBench() : undefined;
+const { engine, haveColmap, gpu } = await openSiftBench(withWgsl);
 const results: SetResult[] = [];
 
 for (const set of sets) {

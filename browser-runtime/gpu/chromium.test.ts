@@ -1,9 +1,8 @@
 // The same WGSL kernels in a real browser's WebGPU: headless Chromium (Debian's /usr/bin/chromium,
 // SwiftShader adapter with --enable-unsafe-webgpu) driven by playwright-core, compared with the
 // WASM path computed here in Node. Sources are served as ES modules transpiled on the fly.
-import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { readFileSync, existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,10 +11,10 @@ import { extractSift, matchDescriptors } from "../../engine-wasm/ts/feature";
 import { compareSift } from "./agreement";
 import type { BrowserRunResult } from "./chromium-page";
 import { syntheticImage } from "./synthetic-image";
+import { launchChromium } from "../headless/chromium";
 import { CHROMIUM, ensureWebGpuSystemDeps } from "./test-support";
 
-const FLAGS = ["--headless", "--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync", "--enable-unsafe-webgpu"];
+
 const root = new URL("../../", import.meta.url).pathname;
 
 /** Serves the repository: `.wgsl` as text, extensionless module paths as transpiled `.ts`. */
@@ -52,7 +51,6 @@ if (!hasChromium) console.warn(`Chromium WebGPU test skipped: ${CHROMIUM} missin
 
 describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
   let served: { server: Server; origin: string };
-  let userDataDir: string;
   let close: () => Promise<void> = async () => {};
   let result: BrowserRunResult | { error: string };
   let descriptorSets: [Uint8Array, Uint8Array];
@@ -60,10 +58,9 @@ describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
 
   beforeAll(async () => {
     served = await serveRepository();
-    userDataDir = mkdtempSync(join(tmpdir(), "edgesfm-chromium-"));
-    const { chromium } = await import("playwright-core");
-    const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: FLAGS });
-    close = () => context.close();
+    const browser = await launchChromium();
+    const { context } = browser;
+    close = () => browser.close();
     const page = context.pages()[0] ?? (await context.newPage());
     page.on("console", (m) => { if (m.type() === "error") console.error("[chromium]", m.text()); });
     await page.goto(served.origin);
@@ -81,7 +78,6 @@ describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
   afterAll(async () => {
     await close();
     served?.server.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
 
   it("runs the kernels on the browser's WebGPU adapter and agrees with the WASM path", async (ctx) => {
