@@ -4,7 +4,7 @@
  * backend-owned format ids; they are never added to the core vocabulary (2.11 rule 2).
  */
 import { z } from "zod";
-import { Sha256 } from "./schemas/common";
+import { Id, Links, Sha256, Timestamp } from "./schemas/common";
 
 /** Core kind -> default canonical format id (2.11 rule 1; namespace word `svc`). */
 export const CORE_ARTIFACT_FORMATS = {
@@ -55,3 +55,31 @@ export const ArtifactDescriptor = z
   })
   .meta({ id: "ArtifactDescriptor" });
 export type ArtifactDescriptor = z.infer<typeof ArtifactDescriptor>;
+
+/**
+ * A stored artifact (2.11): the descriptor plus what the server assigns: its id, the job and task
+ * that own it (an import job's for imports), and the scope it belongs to. `files` are managed
+ * bytes (blobs of this tenant); an imported artifact with only a `uri` has none.
+ */
+export const StageArtifact = z
+  .object({
+    artifact_id: Id,
+    job_id: Id,
+    task_id: Id,
+    project_id: Id,
+    dataset_id: Id.nullable(),
+    recon_id: Id.nullable(),
+    kind: DotId,
+    name: z.string(),
+    uri: z.string().nullable(),
+    artifact_format: DotId,
+    schema_version: z.number().int(),
+    media_type: z.string(),
+    summary: z.record(z.string(), z.unknown()),
+    metadata: z.record(z.string(), z.unknown()),
+    files: z.array(ArtifactFile),
+    created_at: Timestamp,
+    _links: Links,
+  })
+  .meta({ id: "StageArtifact" });
+export type StageArtifact = z.infer<typeof StageArtifact>;

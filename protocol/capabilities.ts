@@ -3,6 +3,8 @@
  * and gates them), the runner (which says what it can compute) and the site.
  */
 
+import { EXPORT_FORMATS, exportCapability } from "./exports";
+
 /** Always true on a conformant server (1.2), plus the two input flags the service itself provides. */
 export const CORE_CAPABILITIES = [
   "projects.crud",
@@ -27,9 +29,7 @@ export const OPTIONAL_CAPABILITIES = [
   "triangulate.retri",
   "relocalize.images",
   "pgo.optimize",
-  ...(["ply", "nvm", "txt", "bin", "colmap_text", "colmap_bin", "nerfstudio", "instant_ngp", "gaussian_splatting", "kapture"] as const).map(
-    (f) => `export.${f}` as const,
-  ),
+  ...EXPORT_FORMATS.map(exportCapability),
   "dense.patch_match_stereo",
   "dense.stereo_fusion",
   "mesh.poisson",

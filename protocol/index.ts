@@ -17,3 +17,4 @@ export * from "./schemas/runner";
 export * from "./schemas/reconstruction";
 export * from "./events";
 export * from "./artifacts";
+export * from "./exports";

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { Phase, RunnerEvent } from "../events";
 import { Id, Links, Sha256, Timestamp } from "./common";
+import { StageArtifact } from "../artifacts";
 import { TaskKind, TaskOutputs } from "./job";
 
 /** What the runner's device offers; recorded with the runner and visible to operators. */
@@ -115,6 +116,7 @@ export const Lease = z
     inputs: z.object({
       dataset: DatasetSnapshot,
       upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
+      artifacts: z.record(z.string(), StageArtifact).default({}).describe("resolved `input_artifacts` by role (2.11); `snapshot` for an export, `source` for a conversion"),
     }),
     checkpoint: Checkpoint.nullable(),
     _links: Links,

@@ -379,6 +379,7 @@ export class JobStore extends DurableObject<Env> {
           const dep = this.taskRow(d)!;
           return { task_id: d, kind: dep.kind as TaskKind, outputs_ref: JSON.parse(dep.outputs_json as string) as TaskOutputs };
         }),
+        artifacts: {},
       },
       checkpoint: parse<Checkpoint>(leased.checkpoint_json),
       _links: leaseLinks(leaseId),

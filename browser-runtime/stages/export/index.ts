@@ -8,6 +8,7 @@
  * `ply` and `nvm` also mirror), so they are the same writers as `colmap_text` and `colmap_bin`
  * under the flat names a COLMAP user types.
  */
+import { EXPORT_ARTIFACT_TYPES, type ExportArtifactType, type ExportFormat } from "../../../protocol/exports";
 import { exportColmapBinary } from "./colmap-bin";
 import { exportColmapText } from "./colmap-text";
 import { buildExportModel, type ExportModel, type SnapshotInput } from "./export-model";
@@ -20,63 +21,8 @@ import { exportNvm } from "./nvm";
 import { exportPly } from "./ply";
 
 export { buildExportModel, ExportError, type ExportModel, type SnapshotInput } from "./export-model";
+export { EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, type ExportArtifactType, type ExportFormat, exportCapability } from "../../../protocol/exports";
 export type { ImageBytes } from "./image-files";
-
-export const EXPORT_FORMATS = [
-  "colmap_text",
-  "colmap_bin",
-  "txt",
-  "bin",
-  "ply",
-  "nvm",
-  "nerfstudio",
-  "instant_ngp",
-  "gaussian_splatting",
-  "kapture",
-] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-/** The capability that advertises a format (spec 1.2). */
-export function exportCapability(format: ExportFormat): `export.${ExportFormat}` {
-  return `export.${format}`;
-}
-
-/**
- * How the export task describes its artifact (2.11 rule 2: non-core formats use namespaced,
- * backend-owned ids, never the `svc.` namespace).
- */
-export interface ExportArtifactType {
-  kind: string;
-  artifact_format: string;
-  media_type: string;
-  schema_version: 1;
-}
-
-const COLMAP_TEXT: ExportArtifactType = { kind: "reconstruction.colmap_model", artifact_format: "colmap.model.text.v1", media_type: "text/plain", schema_version: 1 };
-const COLMAP_BIN: ExportArtifactType = {
-  kind: "reconstruction.colmap_model",
-  artifact_format: "colmap.model.binary.v1",
-  media_type: "application/octet-stream",
-  schema_version: 1,
-};
-
-export const EXPORT_ARTIFACT_TYPES: Record<ExportFormat, ExportArtifactType> = {
-  colmap_text: COLMAP_TEXT,
-  txt: COLMAP_TEXT,
-  colmap_bin: COLMAP_BIN,
-  bin: COLMAP_BIN,
-  ply: { kind: "reconstruction.point_cloud", artifact_format: "ply.binary_little_endian.v1", media_type: "application/x-ply", schema_version: 1 },
-  nvm: { kind: "reconstruction.nvm", artifact_format: "visualsfm.nvm_v3.v1", media_type: "text/plain", schema_version: 1 },
-  nerfstudio: { kind: "reconstruction.nerf_dataset", artifact_format: "nerfstudio.transforms.v1", media_type: "application/json", schema_version: 1 },
-  instant_ngp: { kind: "reconstruction.nerf_dataset", artifact_format: "instant_ngp.transforms.v1", media_type: "application/json", schema_version: 1 },
-  gaussian_splatting: {
-    kind: "reconstruction.colmap_model",
-    artifact_format: "gaussian_splatting.colmap_binary.v1",
-    media_type: "application/octet-stream",
-    schema_version: 1,
-  },
-  kapture: { kind: "reconstruction.kapture", artifact_format: "kapture.v1_1", media_type: "text/plain", schema_version: 1 },
-};
 
 export interface ExportOptions {
   /** Photos by image name; copied into formats that carry them (nerfstudio, instant_ngp, gaussian_splatting, kapture). */
