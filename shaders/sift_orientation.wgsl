@@ -49,9 +49,11 @@ fn orientations(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroup
       let wgt = fast_expn(r2 / (2.0 * sigma_w * sigma_w));
       let g = gradient_at(u32(w), u32(h), kp.level, u32(xi + xs), u32(yi + ys));
       let fbin = f32(NBINS) * g.y / TWO_PI;
-      // SIFT.md: nearest-lower bin (VLFeat itself compiles VL_SIFT_BILINEAR_ORIENTATIONS).
-      let bin = i32(floor(fbin)) % NBINS;
-      hist[bin] += g.x * wgt;
+      // SIFT.md: the vote splits between the two nearest bin centres (VL_SIFT_BILINEAR_ORIENTATIONS).
+      let bin = i32(floor(fbin - 0.5));
+      let rbin = fbin - f32(bin) - 0.5;
+      hist[(bin + NBINS) % NBINS] += (1.0 - rbin) * g.x * wgt;
+      hist[(bin + 1) % NBINS] += rbin * g.x * wgt;
     }
   }
   for (var smoothing = 0; smoothing < 6; smoothing++) {

@@ -65,8 +65,13 @@ int ComputeOrientations(const float* grad, int width, int height, const SiftDete
       const double weight = expn(r2 / (2 * sigma_w * sigma_w));
       const double mod = row[2 * (xi + xs)];
       const double ang = row[2 * (xi + xs) + 1];
-      const int bin = static_cast<int>(std::floor(kBins * ang / (2 * sift_math::kPi)));
-      hist[bin % kBins] += mod * weight;
+      // Each vote splits linearly between the two nearest bin centres, as VLFeat (and so
+      // COLMAP) compiles it with VL_SIFT_BILINEAR_ORIENTATIONS.
+      const double fbin = kBins * ang / (2 * sift_math::kPi);
+      const int bin = static_cast<int>(std::floor(fbin - 0.5));
+      const double rbin = fbin - bin - 0.5;
+      hist[(bin + kBins) % kBins] += (1 - rbin) * mod * weight;
+      hist[(bin + 1) % kBins] += rbin * mod * weight;
     }
   }
 

@@ -35,7 +35,9 @@ TEST(SiftDescriptor, OrientationOfARampIsItsGradientDirection) {
     kp.sigma = 3.0f;
     double angles[4];
     ASSERT_EQ(ComputeOrientations(grad.data(), w, h, kp, angles), 1);
-    EXPECT_NEAR(angles[0], theta, 0.1);  // half a 10-degree bin + fast atan2
+    // Bilinear votes (VLFeat's) put the peak within about a degree; nearest-lower votes
+    // were off by up to half a 10-degree bin.
+    EXPECT_NEAR(angles[0], theta, 0.02);
   }
 }
 
