@@ -240,6 +240,51 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
   });
 });
 
+/**
+ * Reads a model's whole tiling at `base` and checks it: the index agrees with its tiles, every
+ * tile holds the points of its half-open cell with the cell's box as bbox, ascending ids, and
+ * every level holds each of `ids` exactly once. Answers the index.
+ */
+async function expectTiling(base: string, ids: BigUint64Array): Promise<TileIndexFile> {
+  const idx = await call("GET", `${base}/tiles/index.json`);
+  expect(idx.status).toBe(200);
+  const index = TileIndexFile.parse(idx.json);
+  expect(index.tile_count).toBe(index.tiles.length);
+  expect(index.tiles.filter((t) => t.level === 0)).toEqual([expect.objectContaining({ level: 0, x: 0, y: 0, z: 0, count: ids.length })]);
+  expect((await bytesOf(`${base}/tiles/index.json`, { "If-None-Match": idx.headers.get("ETag")! })).res.status).toBe(304);
+
+  const ext = [0, 1, 2].map((k) => index.bbox_max[k]! - index.bbox_min[k]!);
+  for (let level = 0; level <= index.max_level; level++) {
+    const seen: bigint[] = [];
+    const side = 2 ** level;
+    for (const t of index.tiles.filter((t) => t.level === level)) {
+      const { res, bytes } = await bytesOf(`${base}/tiles/${t.level}/${t.x}/${t.y}/${t.z}.bin`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+      expect(bytes.byteLength).toBe(t.byte_size);
+      const tile = decodePoints(bytes);
+      expect(tile.count).toBe(t.count);
+      const cell = [t.x, t.y, t.z];
+      for (let k = 0; k < 3; k++) {
+        expect(tile.bboxMin[k]).toBeCloseTo(index.bbox_min[k]! + (ext[k]! * cell[k]!) / side, 5);
+        expect(tile.bboxMax[k]).toBeCloseTo(index.bbox_min[k]! + (ext[k]! * (cell[k]! + 1)) / side, 5);
+      }
+      for (let i = 0; i < tile.count; i++) {
+        for (let k = 0; k < 3; k++) {
+          const v = tile.xyz[3 * i + k]!;
+          // Half-open [lo, hi); only the bbox's top face belongs to the last cell.
+          expect(v).toBeGreaterThanOrEqual(tile.bboxMin[k]! - 1e-6);
+          if (cell[k]! < side - 1) expect(v).toBeLessThan(tile.bboxMax[k]! + 1e-6);
+        }
+      }
+      for (let i = 1; i < tile.count; i++) expect(tile.ids[i]! > tile.ids[i - 1]!).toBe(true);
+      seen.push(...tile.ids);
+    }
+    expect(seen.sort((a, b) => (a < b ? -1 : 1))).toEqual([...ids]);
+  }
+  return index;
+}
+
 describe("reads (4.9)", () => {
   it("/openapi.json documents the seal and read routes", async () => {
     const paths = Object.keys((await call("GET", "/openapi.json")).json.paths);
@@ -256,6 +301,10 @@ describe("reads (4.9)", () => {
       "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/{level}/{x}/{y}/{file}",
       "/v1/reconstructions/{rid}/snapshots/{seq}/images/{image_id}/observations",
       "/v1/reconstructions/{rid}/snapshots/{seq}/points/{point3d_id}/visibility",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}/tiles/index.json",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}/tiles/{level}/{x}/{y}/{file}",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}/images/{image_id}/observations",
+      "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}/points/{point3d_id}/visibility",
       "/v1/reconstructions/{rid}/two_view_geometries.json",
       "/v1/reconstructions/{rid}/correspondence_graph.json",
     ]) {
@@ -303,43 +352,9 @@ describe("reads (4.9)", () => {
   });
 
   it("tiles: the index matches points.bin, every point is in exactly one tile per level, tile headers carry the cell box, empty cells 404", async () => {
-    const idx = await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/tiles/index.json`);
-    expect(idx.status).toBe(200);
-    const index = TileIndexFile.parse(idx.json);
+    const base = `/v1/reconstructions/${ctx.rid}/snapshots/1`;
+    const index = await expectTiling(base, main.ids);
     expect(index.max_level).toBeGreaterThanOrEqual(2);
-    expect(index.tile_count).toBe(index.tiles.length);
-    expect(index.tiles.filter((t) => t.level === 0)).toEqual([expect.objectContaining({ level: 0, x: 0, y: 0, z: 0, count: 300 })]);
-    expect((await bytesOf(`/v1/reconstructions/${ctx.rid}/snapshots/1/tiles/index.json`, { "If-None-Match": idx.headers.get("ETag")! })).res.status).toBe(304);
-
-    const ext = [0, 1, 2].map((k) => index.bbox_max[k]! - index.bbox_min[k]!);
-    for (let level = 0; level <= index.max_level; level++) {
-      const seen: bigint[] = [];
-      const side = 2 ** level;
-      for (const t of index.tiles.filter((t) => t.level === level)) {
-        const { res, bytes } = await bytesOf(`/v1/reconstructions/${ctx.rid}/snapshots/1/tiles/${t.level}/${t.x}/${t.y}/${t.z}.bin`);
-        expect(res.status).toBe(200);
-        expect(res.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
-        expect(bytes.byteLength).toBe(t.byte_size);
-        const tile = decodePoints(bytes);
-        expect(tile.count).toBe(t.count);
-        const cell = [t.x, t.y, t.z];
-        for (let k = 0; k < 3; k++) {
-          expect(tile.bboxMin[k]).toBeCloseTo(index.bbox_min[k]! + (ext[k]! * cell[k]!) / side, 5);
-          expect(tile.bboxMax[k]).toBeCloseTo(index.bbox_min[k]! + (ext[k]! * (cell[k]! + 1)) / side, 5);
-        }
-        for (let i = 0; i < tile.count; i++) {
-          for (let k = 0; k < 3; k++) {
-            const v = tile.xyz[3 * i + k]!;
-            // Half-open [lo, hi); only the bbox's top face belongs to the last cell.
-            expect(v).toBeGreaterThanOrEqual(tile.bboxMin[k]! - 1e-6);
-            if (cell[k]! < side - 1) expect(v).toBeLessThan(tile.bboxMax[k]! + 1e-6);
-          }
-        }
-        for (let i = 1; i < tile.count; i++) expect(tile.ids[i]! > tile.ids[i - 1]!).toBe(true);
-        seen.push(...tile.ids);
-      }
-      expect(seen.sort((a, b) => (a < b ? -1 : 1))).toEqual([...main.ids]);
-    }
     const finest = index.max_level;
     const taken = new Set(index.tiles.filter((t) => t.level === finest).map((t) => `${t.x}/${t.y}/${t.z}`));
     let empty = "";
@@ -348,9 +363,21 @@ describe("reads (4.9)", () => {
       if (!taken.has(key)) empty = key;
     }
     expect(empty).not.toBe("");
-    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/tiles/${finest}/${empty}.bin`), 404, "not_found");
-    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/tiles/${finest + 1}/0/0/0.bin`), 404, "not_found");
-    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/tiles/0/0/0/x.bin`), 422, "validation");
+    expectProblem(await call("GET", `${base}/tiles/${finest}/${empty}.bin`), 404, "not_found");
+    expectProblem(await call("GET", `${base}/tiles/${finest + 1}/0/0/0.bin`), 404, "not_found");
+    expectProblem(await call("GET", `${base}/tiles/0/0/0/x.bin`), 422, "validation");
+  });
+
+  it("each component has its own tiles under submodels/{idx}/; the root's are the largest component's", async () => {
+    const seq2 = `/v1/reconstructions/${ctx.rid}/snapshots/2`;
+    const small = await expectTiling(`${seq2}/submodels/0`, scene(40, 7).ids);
+    const large = await expectTiling(`${seq2}/submodels/1`, main.ids);
+    expect(small.tiles.find((t) => t.level === 0)!.count).toBe(40);
+    const root = await call("GET", `${seq2}/tiles/index.json`);
+    expect(root.json).toEqual(large);
+    expect(root.headers.get("ETag")).toBe((await call("GET", `${seq2}/submodels/1/tiles/index.json`)).headers.get("ETag"));
+    expectProblem(await call("GET", `${seq2}/submodels/7/tiles/index.json`), 404, "not_found");
+    expectProblem(await call("GET", `${seq2}/submodels/7/tiles/0/0/0/0.bin`), 404, "not_found");
   });
 
   it("observations and visibility agree with images.json; 404 without images.json", async () => {
@@ -378,8 +405,16 @@ describe("reads (4.9)", () => {
     });
     expect((await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/points/11/visibility`)).json).toEqual({ point3d_id: 11, count: 0, observations: [] });
 
-    // Seq 2's component 0 has no images.json: no sidecar.
-    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/2/submodels/0/images.json`), 404, "not_found");
+    // Each component's sidecar comes from its own images.json: seq 2's component 1 (the root) has
+    // one; component 0 has none, so no sidecar.
+    const seq2 = `/v1/reconstructions/${ctx.rid}/snapshots/2`;
+    expect((await call("GET", `${seq2}/submodels/1/images/2/observations`)).json).toEqual((await call("GET", `${seq2}/images/2/observations`)).json);
+    expect((await call("GET", `${seq2}/submodels/1/points/${id}/visibility`)).json).toEqual(vis.json);
+    expectProblem(await call("GET", `${seq2}/submodels/0/images.json`), 404, "not_found");
+    for (const path of ["images/1/observations", `points/${id}/visibility`]) {
+      expectProblem(await call("GET", `${seq2}/submodels/0/${path}`), 404, "not_found");
+      expectProblem(await call("GET", `${seq2}/submodels/7/${path}`), 404, "not_found");
+    }
     const bare = await expectStatus(seal({ files: [await file("points.bin", main.points)], summary: modelSummary }), 201);
     for (const path of ["images/1/observations", `points/${id}/visibility`]) {
       expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/${bare.json.snapshot_seq}/${path}`), 404, "not_found");

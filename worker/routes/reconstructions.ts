@@ -1,6 +1,7 @@
 /**
  * @module Reconstructions, sub-models and sealed snapshots (spec 4.9): the resources, the sealed
- * files with immutable caching, octree tiles and the observations sidecar. Reads only; snapshots
+ * files with immutable caching, octree tiles and the observations sidecar of the root model and
+ * of every component (`submodels/{idx}/...`). Reads only; snapshots
  * are sealed through the runner protocol (snapshot-seal.ts). `/v1/reconstructions/{rid}/artifacts`
  * waits for the artifacts API (4.10), and merge (`recon.merge`) is not offered.
  */
@@ -181,8 +182,22 @@ reconstructions.openapi(
   },
 );
 
-/** Serves an object of the root points' tiling, generating the tiling on first use. */
-async function serveTile(c: Context<AppEnv>, p: { rid: string; seq: number }, at: Parameters<typeof tileObject>[2], download: boolean) {
+/**
+ * The derived reads of one model: its octree tiles and its observations sidecar, for the root
+ * (the largest model, 2.8 rule 2) and for each component under `submodels/{idx}/`. 4.9 rule 1
+ * names `tiles/index.json` among a component's files, so a component's tiles hang below it as the
+ * root's do; the observations routes under `submodels/{idx}/` are our extension, the root's twin,
+ * since 4.9 names them only at the root yet each component has its own images.json.
+ */
+const MODELS = [
+  { prefix: "/v1/reconstructions/{rid}/snapshots/{seq}", params: SnapshotParams, whose: "the root model (the largest component)" },
+  { prefix: "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}", params: SnapshotParams.extend({ idx: Num("idx") }), whose: "component {idx} (2.8)" },
+];
+/** The model's path parameters, whichever prefix matched (`idx` only under `submodels/{idx}/`). */
+type ModelParams = { rid: string; seq: number; idx?: number };
+
+/** Serves an object of a model's points tiling, generating the tiling on first use. */
+async function serveTile(c: Context<AppEnv>, p: ModelParams, at: Parameters<typeof tileObject>[2], download: boolean) {
   const points = await sealedFile(c.env, address(c, p), "points.bin");
   const obj = await tileObject(c.env.BLOBS, points, at);
   if (!obj) throw notFound("tile: the cell is empty (or outside the octree)");
@@ -195,67 +210,69 @@ async function serveTile(c: Context<AppEnv>, p: { rid: string; seq: number }, at
   });
 }
 
-reconstructions.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/index.json",
-    tags: ["reconstructions"],
-    description: "The octree over the root points.bin, generated on first request and cached; level 0 is the one tile covering the bbox.",
-    request: { params: SnapshotParams, query: Download },
-    responses: { 200: json(TileIndexFile, "the tile index"), 304: { description: "not modified" }, ...problemResponses(404, 422) },
-  }),
-  async (c) => serveTile(c, c.req.valid("param"), "index", c.req.valid("query").download === "true") as never,
-);
+for (const { prefix, params, whose } of MODELS) {
+  reconstructions.openapi(
+    createRoute({
+      method: "get",
+      path: `${prefix}/tiles/index.json`,
+      tags: ["reconstructions"],
+      description: `The octree over the points.bin of ${whose}, generated on first request and cached; level 0 is the one tile covering the bbox.`,
+      request: { params, query: Download },
+      responses: { 200: json(TileIndexFile, "the tile index"), 304: { description: "not modified" }, ...problemResponses(404, 422) },
+    }),
+    async (c) => serveTile(c, c.req.valid("param") as ModelParams, "index", c.req.valid("query").download === "true") as never,
+  );
 
-reconstructions.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/reconstructions/{rid}/snapshots/{seq}/tiles/{level}/{x}/{y}/{file}",
-    tags: ["reconstructions"],
-    description: "Tile (level, x, y, z): `{file}` is `{z}.bin`. The points whose position falls in the half-open cell, in points.bin format with the cell's box as bbox; 404 for an empty cell.",
-    request: {
-      params: SnapshotParams.extend({
-        level: Num("level"),
-        x: Num("x"),
-        y: Num("y"),
-        file: z.string().regex(/^\d{1,9}\.bin$/, "must be {z}.bin").describe("{z}.bin"),
-      }),
-      query: Download,
+  reconstructions.openapi(
+    createRoute({
+      method: "get",
+      path: `${prefix}/tiles/{level}/{x}/{y}/{file}`,
+      tags: ["reconstructions"],
+      description: `Tile (level, x, y, z) of ${whose}: \`{file}\` is \`{z}.bin\`. The points whose position falls in the half-open cell, in points.bin format with the cell's box as bbox; 404 for an empty cell.`,
+      request: {
+        params: params.extend({
+          level: Num("level"),
+          x: Num("x"),
+          y: Num("y"),
+          file: z.string().regex(/^\d{1,9}\.bin$/, "must be {z}.bin").describe("{z}.bin"),
+        }),
+        query: Download,
+      },
+      responses: fileResponses,
+    }),
+    async (c) => {
+      const { level, x, y, file, ...p } = c.req.valid("param") as ModelParams & { level: number; x: number; y: number; file: string };
+      return serveTile(c, p, { level, x, y, z: Number(file.slice(0, -4)) }, c.req.valid("query").download === "true") as never;
     },
-    responses: fileResponses,
-  }),
-  async (c) => {
-    const { level, x, y, file, ...p } = c.req.valid("param");
-    return serveTile(c, p, { level, x, y, z: Number(file.slice(0, -4)) }, c.req.valid("query").download === "true") as never;
-  },
-);
+  );
 
-reconstructions.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/reconstructions/{rid}/snapshots/{seq}/images/{image_id}/observations",
-    tags: ["reconstructions"],
-    description: "From images.json: the image's keypoints in a track (kp_idx = index in points2D); error = reprojection error in pixels when the camera model allows, else null. 404 when the snapshot has no images.json.",
-    request: { params: SnapshotParams.extend({ image_id: Num("image_id") }) },
-    responses: { 200: json(ImageObservations, "the image's observations"), ...problemResponses(404, 422) },
-  }),
-  async (c) => {
-    const p = c.req.valid("param");
-    return c.json(await imageObservations(c.env, address(c, p), p.image_id), 200);
-  },
-);
+  reconstructions.openapi(
+    createRoute({
+      method: "get",
+      path: `${prefix}/images/{image_id}/observations`,
+      tags: ["reconstructions"],
+      description: `From the images.json of ${whose}: the image's keypoints in a track (kp_idx = index in points2D); error = reprojection error in pixels when the camera model allows, else null. 404 when the model has no images.json.`,
+      request: { params: params.extend({ image_id: Num("image_id") }) },
+      responses: { 200: json(ImageObservations, "the image's observations"), ...problemResponses(404, 422) },
+    }),
+    async (c) => {
+      const p = c.req.valid("param") as ModelParams & { image_id: number };
+      return c.json(await imageObservations(c.env, address(c, p), p.image_id), 200);
+    },
+  );
 
-reconstructions.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/reconstructions/{rid}/snapshots/{seq}/points/{point3d_id}/visibility",
-    tags: ["reconstructions"],
-    description: "From images.json: every image keypoint naming this point. 404 when the snapshot has no images.json.",
-    request: { params: SnapshotParams.extend({ point3d_id: Num("point3d_id") }) },
-    responses: { 200: json(PointVisibility, "the images that see the point"), ...problemResponses(404, 422) },
-  }),
-  async (c) => {
-    const p = c.req.valid("param");
-    return c.json(await pointVisibility(c.env, address(c, p), p.point3d_id), 200);
-  },
-);
+  reconstructions.openapi(
+    createRoute({
+      method: "get",
+      path: `${prefix}/points/{point3d_id}/visibility`,
+      tags: ["reconstructions"],
+      description: `From the images.json of ${whose}: every image keypoint naming this point. 404 when the model has no images.json.`,
+      request: { params: params.extend({ point3d_id: Num("point3d_id") }) },
+      responses: { 200: json(PointVisibility, "the images that see the point"), ...problemResponses(404, 422) },
+    }),
+    async (c) => {
+      const p = c.req.valid("param") as ModelParams & { point3d_id: number };
+      return c.json(await pointVisibility(c.env, address(c, p), p.point3d_id), 200);
+    },
+  );
+}
