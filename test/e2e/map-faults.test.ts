@@ -1,11 +1,15 @@
 /**
  * Faults during mapping (issue 6): a runner killed in the middle of a `map` task loses only its
  * lease; the task is reclaimed when the lease expires and another runner finishes it from the
- * last stored checkpoint, and the job succeeds with one contiguous event log.
+ * last stored checkpoint, and the job succeeds with one contiguous event log. A cooperative
+ * cancel during `map` stops the job at a phase boundary; `:resume` continues the mapping from the
+ * stored checkpoint (3.1). The second job reuses the first one's features, matches and
+ * verification (same photos and parameters: cache hits, 3.2.1), so only its mapping is computed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../browser-runtime/runner/client";
+import type { Checkpoint, Lease, LeaseDirective, LeaseState, ProgressEvent, RunnerEvent } from "../../protocol";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { type Server, startServer } from "../conformance/server";
@@ -24,8 +28,18 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describe("a runner killed mid-map", () => {
-  it("costs only its lease: another runner resumes from the checkpoint and the job succeeds", async () => {
+/** The job's whole event log, checked to be one log: ids 1..N without gap or repeat. */
+async function eventLog(http: ReturnType<typeof httpClient>, jobId: string): Promise<{ text: string; events: ProgressEvent[] }> {
+  const text = new TextDecoder().decode((await http("GET", `/v1/jobs/${jobId}/events`)).raw);
+  const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as ProgressEvent);
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  expect(ids).toEqual(ids.map((_, i) => i + 1));
+  expect(events.map((e) => e.event_id)).toEqual(ids);
+  return { text, events };
+}
+
+describe("faults during mapping", () => {
+  it("a runner killed mid-map costs only its lease: another runner resumes from the checkpoint and the job succeeds", async () => {
     const http = httpClient(server.base);
     const { job_id, recon_id } = await submitSet(http, SET, { snapshot_frames_freq: 2 });
     // The first three stages, computed here.
@@ -64,14 +78,106 @@ describe("a runner killed mid-map", () => {
     expect(job.tasks[3].attempts).toBe(2);
     expect(logs.some((l) => /leased map .* \(attempt 2\)/.test(l))).toBe(true);
 
-    // One log, ids 1..N without gap or repeat, with the reclaim said in it.
-    const text = new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw);
-    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    // One log, with the reclaim said in it.
+    const { text } = await eventLog(http, job_id);
     expect(text).toMatch(/"kind":"warning"[^\n]*queued again/);
     expect(text).toMatch(/resumed from a checkpoint/);
 
     const result = await scoreAgainstReference(http, SET, recon_id);
     expect(result.failures).toEqual([]);
   }, 600_000);
+
+  it("a cooperative cancel during map stops the job; resume continues from the stored checkpoint", async () => {
+    const http = httpClient(server.base);
+    // Another snapshot cadence: another map task, while the first three stages are cache hits.
+    const { job_id, recon_id } = await submitSet(http, SET, { snapshot_frames_freq: 3 });
+    const client = new CancelAfterFirstCheckpoint(server.base, async () => {
+      expect((await http("POST", `/v1/jobs/${job_id}:cancel`)).status).toBe(200);
+    });
+    const logs: string[] = [];
+    const runner = new Runner(client, await nodeRunnerHost("cancelled"), { onLog: (l) => logs.push(l) });
+
+    // The map task stops at the phase boundary after its first checkpoint and gives its lease back.
+    await runner.drain();
+    expect(logs.some((l) => /released .* \(cancel\)/.test(l))).toBe(true);
+    const cancelled = (await http("GET", `/v1/jobs/${job_id}`)).json;
+    expect(cancelled.status).toBe("cancelled");
+    expect(cancelled.tasks.map((t: { status: string }) => t.status)).toEqual(["succeeded", "succeeded", "succeeded", "cancelled"]);
+    const stored = client.checkpoint!;
+    const registered = stored.summary.num_registrations as number;
+    const before = (await http("GET", `/v1/reconstructions/${recon_id}/snapshots`)).json.seqs as number[];
+
+    expect((await http("POST", `/v1/jobs/${job_id}:resume`)).status).toBe(202);
+    expect(await runner.drain()).toBe(1);
+    const job = await waitForJob(http, job_id);
+    expect(job.status).toBe("succeeded");
+    expect(job.tasks[3].attempts).toBe(2);
+
+    // The resumed lease carried the checkpoint, and the mapping went on from it: every registration
+    // count and snapshot after the resume lies beyond the checkpoint's (a restart would begin at
+    // the initial pair again), and the snapshot seqs continue.
+    const resumed = client.leases.at(-1)!;
+    expect(resumed.task.kind).toBe("map");
+    expect(resumed.checkpoint).toMatchObject({ blob_sha: stored.blob_sha, summary: { num_registrations: registered } });
+    const { events } = await eventLog(http, job_id);
+    const resumedAt = events.findIndex((e) => e.kind === "log_line" && /resumed from a checkpoint with (\d+) registrations/.test(e.message));
+    expect(resumedAt).toBeGreaterThan(0);
+    expect(events[resumedAt]).toMatchObject({ message: expect.stringContaining(`with ${registered} registrations`) });
+    const after = events.slice(resumedAt);
+    const progress = after.flatMap((e) => (e.kind === "phase_progress" && e.task_id === resumed.task.task_id ? [e.current] : []));
+    expect(progress.length).toBeGreaterThan(0);
+    expect(Math.min(...progress)).toBeGreaterThanOrEqual(registered);
+    const sealed = after.flatMap((e) => (e.kind === "snapshot_available" ? [e] : []));
+    expect(sealed.length).toBeGreaterThan(0);
+    expect(sealed.map((e) => e.snapshot_seq)).toEqual(sealed.map((_, i) => before.at(-1)! + 1 + i));
+    for (const e of sealed) expect(e.summary.num_reg_images as number).toBeGreaterThan(registered);
+
+    const result = await scoreAgainstReference(http, SET, recon_id);
+    expect(result.failures).toEqual([]);
+  }, 600_000);
 });
+
+/**
+ * The runner protocol as a runner sees it, with a cancel at a known point: once the first
+ * checkpoint is stored, it asks for the job's cancel and holds the executor until a heartbeat
+ * brings the `stop` directive, so the task stops at that phase boundary (not after finishing).
+ * Remembers the leases it got and the checkpoint it stored.
+ */
+class CancelAfterFirstCheckpoint extends RunnerClient {
+  readonly leases: Lease[] = [];
+  checkpoint: Checkpoint | null = null;
+  private directive: LeaseDirective = "continue";
+
+  constructor(base: string, private readonly cancel: () => Promise<void>) {
+    super({ base });
+  }
+
+  override async lease(runnerId: string): Promise<Lease | null> {
+    const lease = await super.lease(runnerId);
+    if (lease) this.leases.push(lease);
+    return lease;
+  }
+
+  override async heartbeat(leaseId: string): Promise<LeaseState> {
+    return this.noted(await super.heartbeat(leaseId));
+  }
+
+  override async postEvents(leaseId: string, events: RunnerEvent[]): Promise<LeaseState> {
+    return this.noted(await super.postEvents(leaseId, events));
+  }
+
+  override async putCheckpoint(leaseId: string, checkpoint: Checkpoint): Promise<LeaseState> {
+    const state = await super.putCheckpoint(leaseId, checkpoint);
+    if (!this.checkpoint) {
+      this.checkpoint = checkpoint;
+      await this.cancel();
+      while (this.directive !== "stop") await new Promise((r) => setTimeout(r, 100));
+    }
+    return state;
+  }
+
+  private noted(state: LeaseState): LeaseState {
+    this.directive = state.directive;
+    return state;
+  }
+}
