@@ -437,6 +437,10 @@ describe("reads (4.9)", () => {
   });
 });
 
+/** The tenant's reference count of a blob. */
+const refcount = (sha: string) =>
+  runInDurableObject(tenantStore(env, "default"), (_o, state) => state.storage.sql.exec<{ refcount: number }>("SELECT refcount FROM blobs WHERE sha = ?", sha).toArray()[0]?.refcount ?? 0);
+
 describe("after the map task", () => {
   it("snapshot_available appears in the job's SSE once per seq, with its summary; the reconstruction then reads succeeded", async () => {
     await ctx.runner.work(ctx.map);
@@ -453,17 +457,52 @@ describe("after the map task", () => {
     expectProblem(await seal(first.body), 409, "conflict");
   });
 
+  it("a pipeline whose tasks are all cache hits (the same photos and settings in another project) gives its reconstruction the cached map task's last snapshot", async () => {
+    const pointsSha = await sha256Hex(main.points);
+    const held = await refcount(pointsSha);
+    const recon = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json;
+    const images = (await call("GET", `/v1/datasets/${recon.dataset_id}/images`)).json.items as { name: string; content_sha: string }[];
+    const p = await expectStatus(call("POST", "/v1/projects", { name: "recon-again" }), 201);
+    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d" }), 201);
+    for (const im of images) await expectStatus(call("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: im.name, blob_sha: im.content_sha }), 201);
+    const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+    const rid = job.json.recon_id as string;
+    expect(rid).not.toBe(ctx.rid);
+    const detail = (await call("GET", `/v1/jobs/${job.json.job_id}`)).json;
+    expect(detail.status).toBe("succeeded");
+    expect(detail.tasks.every((t: { cache_hit: boolean }) => t.cache_hit)).toBe(true);
+
+    // The map task's last seal was seq 3 (points.bin alone): it is the new reconstruction's seq 1.
+    expect((await call("GET", `/v1/reconstructions/${rid}`)).json.status).toBe("succeeded");
+    expect((await call("GET", `/v1/reconstructions/${rid}/snapshots`)).json.seqs).toEqual([1]);
+    const etag = async (path: string) => (await bytesOf(path)).res.headers.get("ETag");
+    expect(await etag(`/v1/reconstructions/${rid}/snapshots/1/points.bin`)).toBe(await etag(`/v1/reconstructions/${ctx.rid}/snapshots/3/points.bin`));
+    expectProblem(await call("GET", `/v1/reconstructions/${rid}/snapshots/1/images.json`), 404, "not_found");
+    expect((await call("GET", `/v1/reconstructions/${rid}/snapshots/1/tiles/index.json`)).json).toEqual((await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/3/tiles/index.json`)).json);
+    const submodels = (await call("GET", `/v1/reconstructions/${rid}/submodels`)).json.items;
+    expect(submodels.map((m: any) => [m.idx, m.snapshot_seq, m.summary])).toEqual([[0, 1, modelSummary]]);
+    for (const name of ["two_view_geometries.json", "correspondence_graph.json"]) {
+      expect(await etag(`/v1/reconstructions/${rid}/${name}`)).toBe(await etag(`/v1/reconstructions/${ctx.rid}/${name}`));
+    }
+    const text = await (await SELF.fetch(`${BASE}/v1/jobs/${job.json.job_id}/events`)).text();
+    const announced = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!)).filter((e) => e.kind === "snapshot_available");
+    expect(announced).toEqual([expect.objectContaining({ task_id: detail.tasks.at(-1).task_id, snapshot_seq: 1, summary: { ...modelSummary } })]);
+
+    // The adopted files are held by the new reconstruction too, until its project goes.
+    expect(await refcount(pointsSha)).toBeGreaterThan(held);
+    await expectStatus(call("DELETE", `/v1/projects/${p.json.project_id}`), 204);
+    expect(await refcount(pointsSha)).toBe(held);
+  });
+
   it("the reconstruction holds its snapshots' blobs until its project is deleted", async () => {
     const pointsSha = await sha256Hex(main.points);
-    const refcount = () =>
-      runInDurableObject(tenantStore(env, "default"), (_o, state) => state.storage.sql.exec<{ refcount: number }>("SELECT refcount FROM blobs WHERE sha = ?", pointsSha).toArray()[0]?.refcount ?? 0);
     // Cited by three snapshots (both roots and a component): one reference for the reconstruction, one for the job that uploaded it.
-    expect(await refcount()).toBe(2);
+    expect(await refcount(pointsSha)).toBe(2);
     const derived = `t/default/blobs/${pointsSha}/`;
     expect((await env.BLOBS.list({ prefix: derived })).objects.length).toBeGreaterThan(0);
     const pid = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json.project_id;
     await expectStatus(call("DELETE", `/v1/projects/${pid}`), 204);
-    expect(await refcount()).toBe(0);
+    expect(await refcount(pointsSha)).toBe(0);
     // The points' derived tiles go with the points.
     await collectGarbage();
     expect((await env.BLOBS.list({ prefix: derived })).objects).toEqual([]);

@@ -8,7 +8,7 @@ import type { DatasetSnapshot, InputArtifacts, Job, JobAccepted, JobDetail, Phas
 import { validation } from "../errors";
 import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-store";
 import type { Outcome } from "../storage/outcome";
-import type { DatasetRow } from "../storage/tenant-rows";
+import type { AdoptedSnapshot, DatasetRow } from "../storage/tenant-rows";
 import { requireCapability } from "./capabilities";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
@@ -133,7 +133,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   };
   const paramsHash = hashJson(s.stages.map((st) => st.params));
   // (Cast: RPC typing cannot express the free-form members of TaskOutputs.)
-  const { hits, recon_id } = unwrap<{ hits: Record<string, TaskOutputs>; recon_id: string | null }>(
+  const { hits, recon_id, adopted } = unwrap<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>(
     (await tenant.registerJob({
       job,
       input_shas: [...new Set(images.map((i) => i.content_sha))],
@@ -141,7 +141,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       recon: s.pipeline
         ? { dataset_id: dataset.dataset_id, dataset_snapshot_hash: datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.pipeline) }
         : null,
-    })) as Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null }>,
+    })) as Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>,
   );
   const plan: JobPlan = {
     ...job,
@@ -149,6 +149,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     pool_opt_in: project?.pool_opt_in ?? false,
     dataset,
     tasks: tasks.map((t) => ({ ...t, cached: hits[t.cache_key] ?? null })),
+    adopted_snapshot: adopted,
   };
   try {
     await jobStore(env, s.tenantId, job.job_id).create(plan);

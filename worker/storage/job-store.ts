@@ -17,6 +17,7 @@ import { dispatcher, tenantStore } from "../services/stores";
 import { secret } from "./key-registry";
 import { type Outcome, clash, invalid, missing, ok } from "./outcome";
 import { migrate, nowIso } from "./sql";
+import type { AdoptedSnapshot } from "./tenant-rows";
 
 const MIGRATIONS = [
   [
@@ -104,6 +105,8 @@ export interface JobPlan {
   created_at: string;
   dataset: DatasetSnapshot;
   tasks: TaskPlan[];
+  /** The snapshot the reconstruction took from the cached last task, announced as that task's (TenantStore.registerJob). */
+  adopted_snapshot: AdoptedSnapshot | null;
 }
 
 /** Who is asking about a lease: a lease granted to a pool runner is usable only by pool runners, and vice versa. */
@@ -204,6 +207,9 @@ export class JobStore extends DurableObject<Env> {
       for (const t of plan.tasks.filter((t) => t.cached)) {
         this.append(t.task_id, { kind: "phase_started", phase: t.phase });
         this.append(t.task_id, { kind: "log_line", level: "INFO", message: `cache hit: reused the outputs of cache_key ${t.cache_key}` });
+        if (plan.adopted_snapshot && t === plan.tasks.at(-1)) {
+          this.append(t.task_id, { kind: "snapshot_available", snapshot_seq: plan.adopted_snapshot.seq, summary: plan.adopted_snapshot.summary });
+        }
         this.append(t.task_id, { kind: "phase_completed", phase: t.phase });
       }
       if (plan.tasks.every((t) => t.cached)) {

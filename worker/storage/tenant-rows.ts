@@ -126,6 +126,12 @@ export interface StoredFile {
 }
 
 /** A validated seal (2.10): files per component (-1 = root) and each component's counts. */
+/** A snapshot a reconstruction took from a cached map task (TenantStore.registerJob). */
+export interface AdoptedSnapshot {
+  seq: number;
+  summary: Record<string, unknown>;
+}
+
 export interface SealInput {
   recon_id: string;
   job_id: string;

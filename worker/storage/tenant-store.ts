@@ -14,6 +14,7 @@ import { type Outcome, clash, invalid, missing, ok } from "./outcome";
 import { type PageRequest, type PageResult, migrate, nowIso, paginate } from "./sql";
 import { TENANT_MIGRATIONS } from "./tenant-migrations";
 import type {
+  AdoptedSnapshot,
   BlobFacts,
   BlobRow,
   ChunkRecord,
@@ -429,9 +430,15 @@ export class TenantStore extends DurableObject<Env> {
    * for each key that already succeeded in this tenant, the cached outputs, whose blobs the new
    * job now also holds. A
    * pipeline's reconstruction is the one identified by (dataset snapshot, params, runtime)
-   * (2.7), created on first use; its status mirrors its latest driving job.
+   * (2.7), created on first use; its status mirrors its latest driving job. When the task that
+   * seals it (the pipeline's last, `map`) is a cache hit, no runner will seal anything for it, so
+   * it adopts the cached task's last snapshot (answered as `adopted`).
    */
-  registerJob(input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | null }): Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null }> {
+  registerJob(input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | null }): Outcome<{
+    hits: Record<string, TaskOutputs>;
+    recon_id: string | null;
+    adopted: AdoptedSnapshot | null;
+  }> {
     const { job } = input;
     if (!this.getProject(job.project_id)) return missing("project");
     return ok(
@@ -468,14 +475,17 @@ export class TenantStore extends DurableObject<Env> {
         // The job's inputs stay readable even if their dataset is deleted while it runs.
         for (const sha of input.input_shas) this.holdBlob(job.job_id, sha);
         const hits: Record<string, TaskOutputs> = {};
+        let sealer: string | null = null;
         for (const key of input.cache_keys) {
-          const row = this.sql.exec<{ outputs_json: string }>("SELECT outputs_json FROM task_cache WHERE cache_key = ?", key).toArray()[0];
+          const row = this.sql.exec<{ outputs_json: string; task_id: string }>("SELECT outputs_json, task_id FROM task_cache WHERE cache_key = ?", key).toArray()[0];
           if (!row) continue;
           const outputs = JSON.parse(row.outputs_json) as TaskOutputs;
           for (const f of outputs.artifacts.flatMap((a) => a.files)) this.holdBlob(job.job_id, f.blob_sha);
           hits[key] = outputs;
+          if (key === input.cache_keys.at(-1)) sealer = row.task_id;
         }
-        return { hits, recon_id: reconId };
+        const adopted = reconId && sealer ? this.adoptSnapshot(reconId, sealer) : null;
+        return { hits, recon_id: reconId, adopted };
       }),
     );
   }
@@ -549,56 +559,94 @@ export class TenantStore extends DurableObject<Env> {
     if (prior) return ok({ seq: prior.seq, created: false });
     const gone = input.files.find((f) => !this.getBlob(f.sha));
     if (gone) return invalid("a file's blob is no longer stored", [{ path: "files", message: `blob ${gone.sha} is gone`, code: "unknown_blob" }]);
-    const seq = this.ctx.storage.transactionSync(() => {
-      const next = this.sql.exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM snapshots WHERE recon_id = ?", input.recon_id).one().n;
-      const now = nowIso();
+    const seq = this.ctx.storage.transactionSync(() => this.insertSnapshot(input));
+    return ok({ seq, created: true });
+  }
+
+  /** Inserts the next snapshot of the reconstruction (inside the caller's transaction); answers its seq. */
+  private insertSnapshot(input: SealInput): number {
+    const next = this.sql.exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM snapshots WHERE recon_id = ?", input.recon_id).one().n;
+    const now = nowIso();
+    this.sql.exec(
+      "INSERT INTO snapshots (recon_id, seq, job_id, task_id, lease_id, digest, summary_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      input.recon_id,
+      next,
+      input.job_id,
+      input.task_id,
+      input.lease_id,
+      input.digest,
+      input.summary_json,
+      now,
+    );
+    for (const f of input.files) {
       this.sql.exec(
-        "INSERT INTO snapshots (recon_id, seq, job_id, task_id, lease_id, digest, summary_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO snapshot_files (recon_id, seq, component, name, sha, size) VALUES (?, ?, ?, ?, ?, ?)",
         input.recon_id,
         next,
-        input.job_id,
-        input.task_id,
-        input.lease_id,
-        input.digest,
-        input.summary_json,
+        f.component,
+        f.name,
+        f.sha,
+        f.size,
+      );
+      this.holdReconBlob(input.recon_id, f.sha);
+    }
+    for (const c of input.components) {
+      this.sql.exec(
+        "INSERT INTO snapshot_components (recon_id, seq, idx, num_reg_images, num_points3D) VALUES (?, ?, ?, ?, ?)",
+        input.recon_id,
+        next,
+        c.idx,
+        c.num_reg_images,
+        c.num_points3D,
+      );
+      this.sql.exec(
+        `INSERT INTO submodels (submodel_id, recon_id, idx, parent_submodel_id, summary_json, rigidity_json, snapshot_seq, created_at)
+         VALUES (?, ?, ?, NULL, ?, NULL, ?, ?)
+         ON CONFLICT (recon_id, idx) DO UPDATE SET summary_json = excluded.summary_json, snapshot_seq = excluded.snapshot_seq`,
+        ulid(),
+        input.recon_id,
+        c.idx,
+        c.summary_json,
+        next,
         now,
       );
-      for (const f of input.files) {
-        this.sql.exec(
-          "INSERT INTO snapshot_files (recon_id, seq, component, name, sha, size) VALUES (?, ?, ?, ?, ?, ?)",
-          input.recon_id,
-          next,
-          f.component,
-          f.name,
-          f.sha,
-          f.size,
-        );
-        this.holdReconBlob(input.recon_id, f.sha);
+    }
+    return next;
+  }
+
+  /**
+   * The reconstruction's first snapshot, taken from the last one `taskId` sealed (in whichever
+   * reconstruction): the same files and blobs, now also held by this reconstruction, plus the
+   * reconstruction-level files (2.14) of that one that this one lacks. Null when the
+   * reconstruction already has snapshots or the task sealed none.
+   */
+  private adoptSnapshot(reconId: string, taskId: string): AdoptedSnapshot | null {
+    if (this.sql.exec("SELECT 1 FROM snapshots WHERE recon_id = ? LIMIT 1", reconId).toArray().length > 0) return null;
+    const src = this.sql
+      .exec<{ recon_id: string; seq: number; job_id: string; lease_id: string; digest: string; summary_json: string }>(
+        "SELECT recon_id, seq, job_id, lease_id, digest, summary_json FROM snapshots WHERE task_id = ? ORDER BY seq DESC LIMIT 1",
+        taskId,
+      )
+      .toArray()[0];
+    if (!src) return null;
+    const files = this.sql.exec<SealInput["files"][number]>("SELECT component, name, sha, size FROM snapshot_files WHERE recon_id = ? AND seq = ?", src.recon_id, src.seq).toArray();
+    const components = this.sql
+      .exec<{ idx: number; num_reg_images: number; num_points3D: number; summary_json: string | null }>(
+        `SELECT c.idx, c.num_reg_images, c.num_points3D, m.summary_json FROM snapshot_components c
+         LEFT JOIN submodels m ON m.recon_id = c.recon_id AND m.idx = c.idx AND m.snapshot_seq = c.seq WHERE c.recon_id = ? AND c.seq = ?`,
+        src.recon_id,
+        src.seq,
+      )
+      .toArray()
+      .map((c) => ({ ...c, summary_json: c.summary_json ?? JSON.stringify({ num_reg_images: c.num_reg_images, num_points3D: c.num_points3D }) }));
+    const seq = this.insertSnapshot({ ...src, recon_id: reconId, task_id: taskId, files, components });
+    const reconFiles = this.sql.exec<{ name: string; sha: string; size: number }>("SELECT name, sha, size FROM recon_files WHERE recon_id = ?", src.recon_id).toArray();
+    for (const f of reconFiles) {
+      if (this.sql.exec("INSERT OR IGNORE INTO recon_files (recon_id, name, sha, size) VALUES (?, ?, ?, ?)", reconId, f.name, f.sha, f.size).rowsWritten > 0) {
+        this.holdReconBlob(reconId, f.sha);
       }
-      for (const c of input.components) {
-        this.sql.exec(
-          "INSERT INTO snapshot_components (recon_id, seq, idx, num_reg_images, num_points3D) VALUES (?, ?, ?, ?, ?)",
-          input.recon_id,
-          next,
-          c.idx,
-          c.num_reg_images,
-          c.num_points3D,
-        );
-        this.sql.exec(
-          `INSERT INTO submodels (submodel_id, recon_id, idx, parent_submodel_id, summary_json, rigidity_json, snapshot_seq, created_at)
-           VALUES (?, ?, ?, NULL, ?, NULL, ?, ?)
-           ON CONFLICT (recon_id, idx) DO UPDATE SET summary_json = excluded.summary_json, snapshot_seq = excluded.snapshot_seq`,
-          ulid(),
-          input.recon_id,
-          c.idx,
-          c.summary_json,
-          next,
-          now,
-        );
-      }
-      return next;
-    });
-    return ok({ seq, created: true });
+    }
+    return { seq, summary: JSON.parse(src.summary_json) as Record<string, unknown> };
   }
 
   /** The sealed seqs, ascending; null when the reconstruction does not exist. */
