@@ -33,23 +33,26 @@ export const createDataset = (pid: string, body: Partial<DatasetCreate> & { name
 export const batchCreateImages = (did: string, requests: ImageCreate[]) =>
   sendJson<{ images: Image[] }>("POST", `/v1/datasets/${did}/images:batchCreate`, { requests });
 
-/** Every image of a dataset, walking the pages (2.0 pagination). */
-export async function listImages(did: string): Promise<Image[]> {
-  const out: Image[] = [];
+/** Every item of a listing, walking its pages (2.0 pagination). */
+async function allPages<T>(path: string): Promise<T[]> {
+  const out: T[] = [];
   let token: string | null = null;
   do {
     const q = new URLSearchParams({ page_size: "500", ...(token ? { page_token: token } : {}) });
-    const page: Page<Image> = await getJson(`/v1/datasets/${did}/images?${q}`);
+    const page: Page<T> = await getJson(`${path}?${q}`);
     out.push(...page.items);
     token = page.next_page_token;
   } while (token);
   return out;
 }
 
+export const listImages = (did: string) => allPages<Image>(`/v1/datasets/${did}/images`);
+
 export const startPipeline = (pid: string, body: PipelineRequest) =>
   sendJson<JobAccepted>("POST", `/v1/projects/${pid}/pipelines/${body.spec.kind}`, body);
 
-export const listJobs = () => getJson<Page<Job>>("/v1/jobs?page_size=50");
+/** Every job of the tenant, newest first (the listing itself is oldest first). */
+export const listJobs = async () => (await allPages<Job>("/v1/jobs")).sort((a, b) => b.created_at.localeCompare(a.created_at) || b.job_id.localeCompare(a.job_id));
 export const getJob = (jid: string) => getJson<JobDetail>(`/v1/jobs/${jid}`);
 export const getProgress = (jid: string) => getJson<JobProgress>(`/v1/jobs/${jid}/progress`);
 export const cancelJob = (jid: string, force = false) => sendJson<Job>("POST", `/v1/jobs/${jid}:cancel${force ? "?force=true" : ""}`, {});

@@ -1,19 +1,20 @@
 /**
  * @module Step 4, jobs (4.8): the tenant's jobs with status, view, cancel and resume (3.1), and
- * the model's downloads when a job has succeeded: the exported files are the job's artifacts
- * (4.8, 4.10), offered only while the server advertises the export capability (1.2).
+ * the model's downloads when a reconstruction job has succeeded (downloads.ts: an export job
+ * each, offered only while the server advertises its `export.*` capability, 1.2); a finished
+ * export job offers its file again.
  */
 import type { Job } from "../../../protocol/schemas/job";
 import { TERMINAL_STATUSES } from "../../../protocol/events";
-import { authedObjectUrl } from "../api/client";
-import { type CapabilitiesOut, cancelJob, jobArtifacts, listJobs, resumeJob } from "../api/resources";
+import { exportCapability } from "../../../protocol/exports";
+import { type CapabilitiesOut, cancelJob, listJobs, resumeJob } from "../api/resources";
 import { byId, h, say, sayError } from "../ui/dom";
+import { MODEL_DOWNLOADS, downloadJobArtifact, downloadModel } from "./downloads";
 
-/** The downloads a visitor asks for, by the export capability that produces them. */
-const DOWNLOADS = [
-  { label: "COLMAP text", capability: "export.colmap_text", format: /colmap.*text|txt/i },
-  { label: "PLY", capability: "export.ply", format: /ply/i },
-] as const;
+const SHOWN_JOBS = 50;
+
+/** The recipe of export jobs (the task kind and phase are `export` too, 2.9 and 6). */
+const EXPORT_RECIPE = "export";
 
 export class JobList {
   private readonly body = byId("jobs-table").querySelector("tbody")!;
@@ -26,7 +27,7 @@ export class JobList {
 
   setCapabilities(caps: CapabilitiesOut): void {
     this.capabilities = caps.features;
-    const missing = DOWNLOADS.filter((d) => !caps.features[d.capability]).map((d) => d.capability);
+    const missing = MODEL_DOWNLOADS.map((d) => exportCapability(d.format)).filter((c) => !caps.features[c]);
     byId("downloads-note").textContent =
       missing.length > 0 ? `Downloads are unavailable until this server offers ${missing.join(" and ")}.` : "Downloads appear on succeeded jobs.";
   }
@@ -34,11 +35,11 @@ export class JobList {
   async refresh(): Promise<void> {
     say(this.status, "Loading jobs…");
     try {
-      const page = await listJobs();
-      this.body.replaceChildren(...page.items.map((j) => this.row(j)));
-      byId("jobs-table").hidden = page.items.length === 0;
-      byId("jobs-empty").hidden = page.items.length > 0;
-      say(this.status, "");
+      const jobs = await listJobs();
+      this.body.replaceChildren(...jobs.slice(0, SHOWN_JOBS).map((j) => this.row(j)));
+      byId("jobs-table").hidden = jobs.length === 0;
+      byId("jobs-empty").hidden = jobs.length > 0;
+      say(this.status, jobs.length > SHOWN_JOBS ? `The newest ${SHOWN_JOBS} of ${jobs.length} jobs.` : "");
     } catch (e) {
       sayError(this.status, e, "Could not list jobs: ");
     }
@@ -61,39 +62,48 @@ export class JobList {
       ...(job.status === "failed" || job.status.startsWith("cancelled")
         ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Resume", () => resumeJob(job.job_id)) }, "Resume")]
         : []),
-      ...(job.status === "succeeded" ? DOWNLOADS.map((d) => this.downloadButton(job, d)) : []),
+      ...(job.status === "succeeded" && job.recon_id && job.recipe !== EXPORT_RECIPE ? MODEL_DOWNLOADS.map((d) => this.downloadButton(job.recon_id!, d)) : []),
+      ...(job.status === "succeeded" && job.recipe === EXPORT_RECIPE
+        ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Download", () => downloadJobArtifact(job.job_id)) }, "Download")]
+        : []),
     );
+    // Each row's buttons say "View", "Cancel"…: a screen reader also reads which job they act on.
+    const jobCell = `job-${job.job_id}`;
+    for (const b of actions.querySelectorAll("button")) b.setAttribute("aria-describedby", jobCell);
     const error = job.error_message ? h("div", { class: "error-text" }, `${job.error_class ?? "error"}: ${job.error_message}`) : "";
     return h(
       "tr",
       {},
-      h("td", {}, h("code", {}, job.job_id), h("div", { class: "muted" }, job.recipe)),
+      h("td", { id: jobCell }, h("code", {}, job.job_id), h("div", { class: "muted" }, job.recipe)),
       h("td", {}, h("span", { class: "badge", "data-status": job.status }, job.status), error),
       h("td", {}, h("time", { datetime: job.created_at }, new Date(job.created_at).toLocaleString())),
       actions,
     );
   }
 
-  private downloadButton(job: Job, d: (typeof DOWNLOADS)[number]): HTMLButtonElement {
-    const offered = this.capabilities[d.capability] === true;
-    return h(
+  private downloadButton(reconId: string, d: (typeof MODEL_DOWNLOADS)[number]): HTMLButtonElement {
+    const capability = exportCapability(d.format);
+    const offered = this.capabilities[capability] === true;
+    const button = h(
       "button",
       {
         type: "button",
         disabled: !offered,
-        title: offered ? `Download the model as ${d.label}` : `Unavailable: the server does not offer ${d.capability} yet`,
-        onclick: () => void this.act(`Download ${d.label}`, () => this.download(job, d)),
+        title: offered ? `Export the model as ${d.label} and download it` : `Unavailable: the server does not offer ${capability} yet`,
       },
       `Download ${d.label}`,
     );
-  }
-
-  private async download(job: Job, d: (typeof DOWNLOADS)[number]): Promise<void> {
-    const { items } = await jobArtifacts(job.job_id);
-    const artifact = items.find((a) => d.format.test(a.artifact_format) || d.format.test(a.kind));
-    if (!artifact) throw new Error(`this job has no ${d.label} artifact`);
-    const a = h("a", { href: await authedObjectUrl(`/v1/artifacts/${artifact.artifact_id}/content?download=true`), download: artifact.name });
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      const status = byId("download-status");
+      void downloadModel(reconId, d.format, (text) => say(status, `${d.label}: ${text}`)).then(
+        () => say(status, `${d.label}: downloaded.`, "ok"),
+        (e) => sayError(status, e, `Download ${d.label} failed: `),
+      ).finally(() => {
+        button.disabled = false;
+        void this.refresh();
+      });
+    });
+    return button;
   }
 }

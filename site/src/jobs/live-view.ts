@@ -4,7 +4,7 @@
  * bar, a log pane (log lines, warnings, errors, unknown kinds), and the 3D view reloaded at every
  * `snapshot_available`.
  */
-import type { Phase } from "../../../protocol/events";
+import type { JobStatus, Phase } from "../../../protocol/events";
 import type { JobProgress, TaskKind } from "../../../protocol/schemas/job";
 import { ProblemError, describeError } from "../api/client";
 import { getJob, getProgress, snapshotSeqs } from "../api/resources";
@@ -45,6 +45,8 @@ export class LiveView {
   private jobId: string | null = null;
   private reconId: string | null = null;
   private refreshTimer: number | undefined;
+  /** The last status shown, to explain each change once. */
+  private status: JobStatus | null = null;
   private readonly timeline = byId<HTMLOListElement>("timeline");
   private readonly log = byId<HTMLOListElement>("log");
   private readonly streamStatus = byId("stream-status");
@@ -59,6 +61,8 @@ export class LiveView {
     this.stream?.close();
     this.jobId = jobId;
     this.reconId = reconId;
+    this.status = null;
+    say(byId("job-note"), "");
     this.phases.clear();
     this.timeline.replaceChildren();
     this.log.replaceChildren();
@@ -90,7 +94,12 @@ export class LiveView {
   }
 
   private showProgress(p: JobProgress): void {
-    byId("live-title").textContent = `Job ${p.job_id} (${p.recipe}): ${p.status}${p.current_phase ? `, ${PHASE_LABEL[p.current_phase] ?? p.current_phase}` : ""}`;
+    const phase = p.status === "running" && p.current_phase ? `, ${PHASE_LABEL[p.current_phase] ?? p.current_phase}` : "";
+    byId("live-title").textContent = `Job ${p.job_id} (${p.recipe}): ${p.status}${phase}`;
+    if (p.status !== this.status) {
+      this.status = p.status;
+      void this.showOutcome(p.job_id, p.status);
+    }
     const bar = byId<HTMLProgressElement>("job-progress");
     bar.value = p.progress;
     byId("job-progress-text").textContent = `${Math.round(p.progress * 100)}% · ${p.completed_tasks}/${p.total_tasks} tasks`;
@@ -101,6 +110,29 @@ export class LiveView {
       const state = t.status === "succeeded" ? "done" : t.status === "running" ? "running" : t.status === "pending" ? "pending" : t.status;
       this.setPhase(row, state, t.current !== null && t.total ? t.current / t.total : t.progress, t.current !== null && t.total ? `${t.current}/${t.total}` : "");
     }
+  }
+
+  /** What the job's status means for the visitor: why it waits, why it failed, what is next. */
+  private async showOutcome(jobId: string, status: JobStatus): Promise<void> {
+    const note = byId("job-note");
+    if (status === "failed") {
+      const job = await getJob(jobId).catch(() => null);
+      if (jobId !== this.jobId) return;
+      const failedTask = job?.tasks.find((t) => t.status === "failed");
+      const why = job?.error_message ?? failedTask?.error_message ?? "no reason was recorded";
+      const where = failedTask ? ` in its ${failedTask.kind} task` : "";
+      say(note, `The job failed${where}: ${why}${job?.error_class ? ` (${job.error_class})` : ""}. Resume it from the job list to retry.`, "error");
+      return;
+    }
+    const text: Record<JobStatus, string> = {
+      pending: "Waiting for a computer to take the first task. With “This tab computes” on (at the top), this tab does it; otherwise another runner must be online.",
+      running: "",
+      succeeded: "Finished. Click a camera to see its photo; downloads are in step 4.",
+      failed: "",
+      cancelled: "The job was cancelled. Resume it from the job list to continue where it stopped.",
+      cancelled_dirty: "The job was cancelled while a task was running. Resume it from the job list to continue.",
+    };
+    say(note, text[status], status === "succeeded" ? "ok" : "info");
   }
 
   private phase(phase: string): PhaseRow {
@@ -189,7 +221,8 @@ export class LiveView {
     const text = {
       live: "",
       reconnecting: `Connection lost, reconnecting (resuming after the last event)…${detail ? ` ${detail}` : ""}`,
-      ended: "The job has finished; its stream is closed.",
+      // The job's note says how it ended.
+      ended: "",
       failed: `The event stream is unavailable: ${detail ?? ""}`,
     }[state];
     say(this.streamStatus, text, state === "failed" ? "error" : "info");

@@ -12,6 +12,9 @@ import { type CapabilitiesOut, startPipeline } from "../api/resources";
 import { byId, h, say } from "../ui/dom";
 import type { UploadedSet } from "../upload/photo-panel";
 
+/** Two views are the least that can triangulate anything. */
+const MIN_PHOTOS = 2;
+
 export type IntrinsicsChoice = "single_camera" | "per_image";
 
 export class RecipeForm {
@@ -53,8 +56,11 @@ export class RecipeForm {
 
   setDataset(set: UploadedSet): void {
     this.set = set;
-    this.startButton.disabled = false;
-    byId("start-hint").textContent = `${set.images.length} photo(s) ready.`;
+    const enough = set.images.length >= MIN_PHOTOS;
+    this.startButton.disabled = !enough;
+    byId("start-hint").textContent = enough
+      ? `${set.images.length} photos ready.`
+      : `${set.images.length} photo ready: a reconstruction needs at least ${MIN_PHOTOS} overlapping photos (10 or more work best). Add more and upload them.`;
   }
 
   cameraSettings(): { camera_model: string; intrinsics_mode: IntrinsicsChoice } {
@@ -93,6 +99,7 @@ export class RecipeForm {
       return;
     }
     this.startButton.disabled = true;
+    this.status.setAttribute("role", "status");
     say(this.status, "Starting…");
     try {
       // The camera knobs live on the dataset (2.4); the pipeline reads them from there.
@@ -109,7 +116,7 @@ export class RecipeForm {
       ];
       this.showProblem(`${p.title}${p.status ? ` (${p.status})` : ""}${p.detail ? `: ${p.detail}` : ""}`, extra);
     } finally {
-      this.startButton.disabled = false;
+      this.startButton.disabled = set.images.length < MIN_PHOTOS;
     }
   }
 
@@ -117,5 +124,7 @@ export class RecipeForm {
     this.status.replaceChildren(h("strong", {}, title), ...(lines.length ? [h("ul", {}, ...lines.map((l) => h("li", {}, l)))] : []));
     this.status.dataset.kind = "error";
     this.status.hidden = false;
+    // Read out at once; progress messages in the same place stay polite.
+    this.status.setAttribute("role", "alert");
   }
 }

@@ -69,13 +69,18 @@ export class CameraPanel {
     } catch (e) {
       note = ` The photo could not be loaded (${describeError(e)}).`;
     }
-    const r = Math.max(2, width / 300);
-    for (const p of cam.image.points2D) {
-      ctx.fillStyle = p.point3d_id === null ? "rgba(200,200,200,0.5)" : "#39ff6a";
-      ctx.beginPath();
-      // COLMAP pixel centres are at +0.5 (2.14 follows COLMAP's image coordinates).
-      ctx.arc(p.xy[0] - 0.5, p.xy[1] - 0.5, r, 0, 2 * Math.PI);
-      ctx.fill();
+    // Observations drawn over the others, large enough to see on a small panel.
+    const r = Math.max(2, width / 150);
+    const untracked = cam.image.points2D.filter((p) => p.point3d_id === null);
+    const observed = cam.image.points2D.filter((p) => p.point3d_id !== null);
+    for (const [points, style, radius] of [[untracked, "rgba(200,200,200,0.35)", r / 2], [observed, "#39ff6a", r]] as const) {
+      ctx.fillStyle = style;
+      for (const p of points) {
+        ctx.beginPath();
+        // COLMAP pixel centres are at +0.5 (2.14 follows COLMAP's image coordinates).
+        ctx.arc(p.xy[0] - 0.5, p.xy[1] - 0.5, radius, 0, 2 * Math.PI);
+        ctx.fill();
+      }
     }
     this.canvas.setAttribute("aria-label", text);
     this.caption.textContent = text + note;
