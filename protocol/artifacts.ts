@@ -4,7 +4,8 @@
  * backend-owned format ids; they are never added to the core vocabulary (2.11 rule 2).
  */
 import { z } from "zod";
-import { Id, Links, Sha256, Timestamp } from "./schemas/common";
+import { Id, Links, Page, Sha256, Timestamp } from "./schemas/common";
+import type { TaskKind } from "./schemas/job";
 
 /** Core kind -> default canonical format id (2.11 rule 1; namespace word `svc`). */
 export const CORE_ARTIFACT_FORMATS = {
@@ -20,6 +21,26 @@ export const CORE_ARTIFACT_FORMATS = {
   "reconstruction.submodel": "svc.reconstruction.submodel",
   "projection.images.v1": "svc.projection.images.v1",
 } as const satisfies Record<string, string>;
+
+export type CoreArtifactKind = keyof typeof CORE_ARTIFACT_FORMATS;
+
+/** What each core kind holds, and the media type of its default format's files (`GET /v1/artifacts/kinds`, `/formats`). */
+export const CORE_ARTIFACT_KINDS: Record<CoreArtifactKind, { description: string; media_type: string }> = {
+  "features.local.v1": { description: "local features of each image (keypoints and descriptors), one file `features/<image name>` per image; layout in protocol/README.md", media_type: "application/x-sfm-features-v1" },
+  "features.global.v1": { description: "one global descriptor per image, for retrieval", media_type: "application/octet-stream" },
+  "pairs.image_names.v1": { description: "image pairs to match, one `<image name 1> <image name 2>` line each", media_type: "text/plain" },
+  "matches.indexed.v1": { description: "putative matches of image pairs as keypoint index pairs (`matches.bin`); layout in protocol/README.md", media_type: "application/x-sfm-matches-v1" },
+  "matches.coordinates.v1": { description: "matches of image pairs as pixel coordinate pairs", media_type: "application/octet-stream" },
+  "matches.dense.v1": { description: "dense correspondences of image pairs", media_type: "application/octet-stream" },
+  "matches.verified.v1": { description: "geometrically verified matches with each pair's two-view geometry (`two_view_geometries.json`, spec 2.14)", media_type: "application/json" },
+  "reconstruction.sparse.v1": { description: "the largest model a mapping task produced, as snapshot files (cameras.json, images.json, points.bin, ...)", media_type: "application/octet-stream" },
+  "reconstruction.snapshot": { description: "a sealed snapshot's root model (spec 2.10): cameras.json, images.json, summary.json, points.bin, points_preview.bin", media_type: "application/octet-stream" },
+  "reconstruction.submodel": { description: "one component of a sealed snapshot (spec 2.8), with the files of a snapshot", media_type: "application/octet-stream" },
+  "projection.images.v1": { description: "projected images and `projection_manifest.json` (spec 4.14)", media_type: "application/octet-stream" },
+};
+
+/** The most files one artifact lists: its descriptor travels in one JSON request and one stored row. */
+export const MAX_ARTIFACT_FILES = 1024;
 
 const DotId = z.string().min(3).max(128).regex(/^[a-z0-9_]+(\.[a-z0-9_]+)+$/, "must be a dot-notated id such as 'features.local.v1'");
 
@@ -42,19 +63,27 @@ export const ArtifactDescriptor = z
     media_type: z.string().min(1).max(255),
     summary: z.record(z.string(), z.unknown()).default({}),
     metadata: z.record(z.string(), z.unknown()).default({}),
-    files: z.array(ArtifactFile).min(1).max(1024),
+    files: z.array(ArtifactFile).min(1).max(MAX_ARTIFACT_FILES),
   })
   .superRefine((a, ctx) => {
-    const core = (CORE_ARTIFACT_FORMATS as Record<string, string>)[a.kind];
-    if (core && a.artifact_format !== core && a.artifact_format.startsWith("svc.")) {
-      ctx.addIssue({ code: "custom", path: ["artifact_format"], message: `core kind '${a.kind}' has core format '${core}'` });
-    }
-    if (!core && a.artifact_format.startsWith("svc.")) {
-      ctx.addIssue({ code: "custom", path: ["artifact_format"], message: "the 'svc.' namespace is reserved for core kinds" });
-    }
+    for (const issue of vocabularyIssues(a)) ctx.addIssue({ code: "custom", ...issue });
   })
   .meta({ id: "ArtifactDescriptor" });
 export type ArtifactDescriptor = z.infer<typeof ArtifactDescriptor>;
+
+/**
+ * Core kind/format compatibility (2.11 rules 1, 2): a core kind keeps its core format (or a
+ * backend-owned one), and the `svc.` namespace belongs to core kinds. Shared by descriptor
+ * validation and `:validate`.
+ */
+export function vocabularyIssues(a: { kind: string; artifact_format: string }): { path: string[]; message: string }[] {
+  const core = (CORE_ARTIFACT_FORMATS as Record<string, string>)[a.kind];
+  if (core && a.artifact_format !== core && a.artifact_format.startsWith("svc.")) {
+    return [{ path: ["artifact_format"], message: `core kind '${a.kind}' has core format '${core}'` }];
+  }
+  if (!core && a.artifact_format.startsWith("svc.")) return [{ path: ["artifact_format"], message: "the 'svc.' namespace is reserved for core kinds" }];
+  return [];
+}
 
 /**
  * A stored artifact (2.11): the descriptor plus what the server assigns: its id, the job and task
@@ -83,3 +112,33 @@ export const StageArtifact = z
   })
   .meta({ id: "StageArtifact" });
 export type StageArtifact = z.infer<typeof StageArtifact>;
+export const StageArtifactPage = Page(StageArtifact, "StageArtifactPage");
+
+export const ArtifactKind = z
+  .object({ kind: DotId, default_format: DotId, media_type: z.string(), description: z.string() })
+  .meta({ id: "ArtifactKind" });
+export const ArtifactFormat = z
+  .object({ artifact_format: DotId, kind: DotId, media_type: z.string(), description: z.string() })
+  .meta({ id: "ArtifactFormat" });
+
+/** The exact-match filters of the artifact listings (4.8, 4.9). */
+export const ArtifactListQuery = z.object({
+  kind: z.string().max(128).optional(),
+  task_id: Id.optional(),
+  name: z.string().max(256).optional(),
+});
+
+/**
+ * The core roles of `input_artifacts` (2.11): the kinds each accepts, and which task of a
+ * pipeline produces that output otherwise (runners read a role from the lease's resolved
+ * artifacts, else from that upstream task).
+ */
+export const CORE_ROLES = {
+  features: { kinds: ["features.local.v1"], produced_by: "extract" },
+  pairs: { kinds: ["pairs.image_names.v1"], produced_by: null },
+  matches: { kinds: ["matches.indexed.v1"], produced_by: "match" },
+  verified_matches: { kinds: ["matches.verified.v1"], produced_by: "verify" },
+  snapshot: { kinds: ["reconstruction.snapshot"], produced_by: null },
+  submodel: { kinds: ["reconstruction.submodel"], produced_by: null },
+} as const satisfies Record<string, { kinds: readonly CoreArtifactKind[]; produced_by: TaskKind | null }>;
+export type CoreRole = keyof typeof CORE_ROLES;

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { Id, Timestamp } from "./schemas/common";
 
-/** The `phase` values of section 6. */
+/** The `phase` values of section 6, plus `artifact_import` (an additive value, 9.2): the phase of an `artifact_import` task (4.10). */
 export const PHASES = [
   "feature_extraction",
   "matching",
@@ -31,6 +31,7 @@ export const PHASES = [
   "vlad_index",
   "backend_action",
   "artifact_conversion",
+  "artifact_import",
 ] as const;
 export const Phase = z.enum(PHASES);
 export type Phase = z.infer<typeof Phase>;

@@ -13,6 +13,7 @@ import { auth } from "./middleware/auth";
 import { jsonBodyLimit } from "./middleware/limits";
 import { isSitePath, serveSiteAsset } from "./services/site";
 import { admin } from "./routes/admin";
+import { artifacts } from "./routes/artifacts";
 import { datasets } from "./routes/datasets";
 import { errorPages } from "./routes/errors";
 import { images } from "./routes/images";
@@ -89,6 +90,7 @@ export function createApp() {
   app.route("/", runners);
   app.route("/", snapshotSeal);
   app.route("/", reconstructions);
+  app.route("/", artifacts);
   app.route("/", admin);
 
   app.doc31("/openapi.json", (c) => ({

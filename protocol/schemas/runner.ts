@@ -114,9 +114,12 @@ export const Lease = z
       params: z.record(z.string(), z.unknown()).describe("the normalised specs the task runs with"),
     }),
     inputs: z.object({
-      dataset: DatasetSnapshot,
+      dataset: DatasetSnapshot.nullable().describe("the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset"),
       upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
-      artifacts: z.record(z.string(), StageArtifact).default({}).describe("resolved `input_artifacts` by role (2.11); `snapshot` for an export, `source` for a conversion"),
+      artifacts: z
+        .record(z.string(), StageArtifact)
+        .default({})
+        .describe("resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion"),
     }),
     checkpoint: Checkpoint.nullable(),
     _links: Links,

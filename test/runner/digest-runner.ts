@@ -62,7 +62,7 @@ export class DigestRunner {
    * stop mid-task); the work stops early when the service says `stop` or `teardown`.
    */
   async work(lease: Lease, onImage?: (done: number) => Promise<void> | void): Promise<"completed" | "stopped"> {
-    const images = lease.inputs.dataset.images;
+    const images = lease.inputs.dataset?.images ?? [];
     const digests: { name: string; sha256: string; byte_size: number }[] = [];
     for (const [i, image] of images.entries()) {
       const bytes = await this.client.readBlob(lease.lease_id, image.content_sha);

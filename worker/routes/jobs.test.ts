@@ -85,7 +85,7 @@ describe("stage jobs (4.6) and the runner protocol", () => {
     const lease = (await runner.lease())!;
     expect(lease.task).toMatchObject({ task_id: r.json.task_ids[0], job_id: jid, kind: "extract", phase: "feature_extraction", attempt: 1 });
     expect(lease.task.params).toMatchObject({ features: { type: "sift", max_num_features: 1000, version: 1 } });
-    expect(lease.inputs.dataset.images).toHaveLength(3);
+    expect(lease.inputs.dataset!.images).toHaveLength(3);
     const running = await job(jid);
     expect(running.status).toBe("running");
     expect(running.started_at).not.toBeNull();
@@ -484,7 +484,7 @@ describe("leases (3.2.3)", () => {
     const foreign = await uploadBlob(new TextEncoder().encode("not an input of this task"));
     expectProblem(await call("GET", `/v1/leases/${lease.lease_id}/blobs/${foreign}`), 404, "not_found");
     expectProblem(await call("GET", `/v1/leases/${lease.lease_id.slice(0, -2)}xx/blobs/${foreign}`), 404, "not_found");
-    expect((await runner.client.readBlob(lease.lease_id, lease.inputs.dataset.images[0]!.content_sha)).byteLength).toBeGreaterThan(0);
+    expect((await runner.client.readBlob(lease.lease_id, lease.inputs.dataset!.images[0]!.content_sha)).byteLength).toBeGreaterThan(0);
   });
 
   it("a runner of another runtime version is never offered the task", async () => {

@@ -2,48 +2,16 @@ import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Lease } from "../../protocol";
 import { TileIndexFile } from "../../protocol";
-import { POINTS_HEADER_BYTES, decodePoints, encodePoints } from "../../protocol/wire/points";
+import { POINTS_HEADER_BYTES, decodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { tenantStore } from "../services/stores";
 import { BASE, type Call, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
+import { scene } from "../test/scene";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-
-/**
- * A small synthetic scene: a PINHOLE camera, three images looking down +z from x = -0.2, 0, 0.2,
- * and `n` points in front of them (ids 10, 13, 16, ...), each observed by every image at its
- * exact projection, plus one keypoint per image in no track.
- */
-function scene(n: number, seed = 1) {
-  let s = seed;
-  const rand = () => ((s = (s * 16807) % 2147483647) / 2147483647);
-  const xyz = new Float32Array(3 * n);
-  for (let i = 0; i < n; i++) xyz.set([rand() * 2 - 1, rand() * 2 - 1, 4 + rand() * 2], 3 * i);
-  const ids = BigUint64Array.from({ length: n }, (_, i) => BigInt(10 + 3 * i));
-  const points = encodePoints({ xyz, rgb: new Uint8Array(3 * n).fill(200), trackLength: new Uint16Array(n).fill(3), ids });
-  const [f, cx, cy] = [500, 320, 240];
-  const cameras = { cameras: [{ camera_id: 1, model: "PINHOLE", width: 640, height: 480, params: [f, f, cx, cy], has_prior_focal_length: false }] };
-  const images = {
-    images: [-0.2, 0, 0.2].map((tx, k) => ({
-      image_id: k + 1,
-      name: `img${k}.jpg`,
-      camera_id: 1,
-      cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [tx, 0, 0] as [number, number, number] },
-      points2D: [
-        { xy: [1, 1] as [number, number], point3d_id: null },
-        ...Array.from({ length: n }, (_, i) => ({
-          xy: [(f * (xyz[3 * i]! + tx)) / xyz[3 * i + 2]! + cx, (f * xyz[3 * i + 1]!) / xyz[3 * i + 2]! + cy] as [number, number],
-          point3d_id: Number(ids[i]),
-        })),
-      ],
-    })),
-  };
-  const summary = { models: [{ idx: 0, num_reg_images: 3, num_points3D: n }], phase: "incremental_register", mean_reproj_err: 0 };
-  return { xyz, ids, points, cameras, images, summary };
-}
 
 const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
 
@@ -496,8 +464,12 @@ describe("after the map task", () => {
 
   it("the reconstruction holds its snapshots' blobs until its project is deleted", async () => {
     const pointsSha = await sha256Hex(main.points);
-    // Cited by three snapshots (both roots and a component): one reference for the reconstruction, one for the job that uploaded it.
-    expect(await refcount(pointsSha)).toBe(2);
+    // Cited by three snapshots: one reference for the reconstruction, one for the job that uploaded it, and one per
+    // artifact listing it (2.11): the root and the component holding it of seq 1, 2 and 3.
+    const artifacts = (await call("GET", `/v1/reconstructions/${ctx.rid}/artifacts?page_size=500`)).json.items as { files: { blob_sha: string }[] }[];
+    const citing = artifacts.filter((a) => a.files.some((f) => f.blob_sha === pointsSha)).length;
+    expect(citing).toBe(6);
+    expect(await refcount(pointsSha)).toBe(2 + citing);
     const derived = `t/default/blobs/${pointsSha}/`;
     expect((await env.BLOBS.list({ prefix: derived })).objects.length).toBeGreaterThan(0);
     const pid = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json.project_id;

@@ -1,9 +1,9 @@
 /**
  * @module Reconstructions, sub-models and sealed snapshots (spec 4.9): the resources, the sealed
  * files with immutable caching, octree tiles and the observations sidecar of the root model and
- * of every component (`submodels/{idx}/...`). Reads only; snapshots
- * are sealed through the runner protocol (snapshot-seal.ts). `/v1/reconstructions/{rid}/artifacts`
- * waits for the artifacts API (4.10), and merge (`recon.merge`) is not offered.
+ * of every component (`submodels/{idx}/...`). Reads only; snapshots are sealed through the
+ * runner protocol (snapshot-seal.ts); the artifact listing is in artifacts.ts. Merge
+ * (`recon.merge`) is not offered.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import {

@@ -218,7 +218,7 @@ runners.openapi(
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
-    const { store, scope: ls, tenant, job, ended } = await lease(c, lease_id);
+    const { store, scope: ls, ended } = await lease(c, lease_id);
     const parsed = TaskOutputs.safeParse(c.req.valid("json").outputs_ref);
     if (!parsed.success) {
       // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
@@ -226,11 +226,8 @@ runners.openapi(
       await ended(unwrap(await store.fail(lease_id, ls, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } })).runner_id);
       throw validation("outputs_ref rejected; the task failed with a validation error", errors);
     }
-    const result = unwrap(await store.complete(lease_id, ls, parsed.data));
-    await Promise.all([
-      tenantStore(c.env, tenant).cacheTask({ cache_key: result.cache_key, outputs: parsed.data, job_id: job, task_id: result.task_id }),
-      ended(result.runner_id),
-    ]);
+    // The JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
+    await ended(unwrap(await store.complete(lease_id, ls, parsed.data)).runner_id);
     return c.body(null, 204) as never;
   },
 );

@@ -5,6 +5,7 @@
  */
 import { imageSize } from "image-size";
 import { conflict } from "../errors";
+import { concatenate } from "./bytes";
 import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
 
 export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;
@@ -19,25 +20,10 @@ export async function sha256Hex(bytes: ArrayBuffer | Uint8Array): Promise<string
 
 /** The concatenated chunks as one stream, read from R2 one chunk at a time. */
 function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Uint8Array> {
-  let i = 0;
-  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        if (!reader) {
-          const chunk = chunks[i++];
-          if (!chunk) return controller.close();
-          const obj = await bucket.get(chunk.r2_key);
-          // Only a concurrent finalize that already stored the blob and released the chunks gets here.
-          if (!obj) throw conflict("the upload's chunks were released by another finalize; retry to read its result");
-          reader = obj.body.getReader();
-        }
-        const { done, value } = await reader.read();
-        if (!done) return controller.enqueue(value);
-        reader = null;
-      }
-    },
-  });
+  const total = chunks.reduce((s, c) => s + c.length, 0);
+  // Only a concurrent finalize that already stored the blob and released the chunks finds one gone.
+  const gone = () => conflict("the upload's chunks were released by another finalize; retry to read its result");
+  return concatenate(bucket, chunks.map((c) => ({ key: c.r2_key, size: c.length })), { offset: 0, length: total }, gone);
 }
 
 /** SHA-256 of the assembled upload, streamed (no copy of the whole file in memory). */

@@ -148,6 +148,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     recon_id,
     pool_opt_in: project?.pool_opt_in ?? false,
     dataset,
+    input_artifacts: {},
     tasks: tasks.map((t) => ({ ...t, cached: hits[t.cache_key] ?? null })),
     adopted_snapshot: adopted,
   };

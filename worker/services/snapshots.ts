@@ -106,6 +106,7 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
       task_id: ctx.task.task_id,
       lease_id: ref.leaseId,
       digest: hashJson(body),
+      manifest_hash: ctx.task.manifest_hash,
       summary_json: JSON.stringify(body.summary),
       files: [
         ...body.files.map((f) => ({ component: -1, name: f.name, sha: f.blob_sha, size: f.byte_size })),

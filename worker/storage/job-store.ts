@@ -10,7 +10,20 @@
  * are idempotent, so a late or repeated one does no harm.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Checkpoint, DatasetSnapshot, EventBody, JobStatus, Lease, LeaseDirective, LeaseState, Phase, RunnerEvent, TaskKind, TaskOutputs } from "../../protocol";
+import type {
+  Checkpoint,
+  DatasetSnapshot,
+  EventBody,
+  JobStatus,
+  Lease,
+  LeaseDirective,
+  LeaseState,
+  Phase,
+  RunnerEvent,
+  StageArtifact,
+  TaskKind,
+  TaskOutputs,
+} from "../../protocol";
 import { TERMINAL_STATUSES } from "../../protocol";
 import { readConfig } from "../config";
 import { dispatcher, tenantStore } from "../services/stores";
@@ -41,6 +54,9 @@ const MIGRATIONS = [
   ],
   // Set while the tenant index or a queue missed a change; the alarm retries until they have it.
   [`ALTER TABLE job ADD COLUMN sync_pending INTEGER NOT NULL DEFAULT 0`],
+  // The resolved `input_artifacts` by role (2.11), given to every lease; and whether the tenant has
+  // recorded a succeeded task's outputs (its cache entry and its artifacts).
+  [`ALTER TABLE job ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '{}'`, `ALTER TABLE tasks ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0`],
 ];
 
 /** How soon a missed propagation to the tenant index and the queues is retried. */
@@ -93,6 +109,8 @@ export interface TaskPlan {
   rv_id: string;
   cache_key: string;
   cached: TaskOutputs | null;
+  /** Outputs the service itself made at submission (an artifact import, 4.10): the task is born succeeded. */
+  imported?: TaskOutputs | null;
 }
 
 export interface JobPlan {
@@ -103,7 +121,10 @@ export interface JobPlan {
   recon_id: string | null;
   pool_opt_in: boolean;
   created_at: string;
-  dataset: DatasetSnapshot;
+  /** The dataset frozen at submission; null for work on an artifact that belongs to no dataset. */
+  dataset: DatasetSnapshot | null;
+  /** Resolved `input_artifacts` by role (2.11); every lease carries them, and their files are readable inputs. */
+  input_artifacts: Record<string, StageArtifact>;
   tasks: TaskPlan[];
   /** The snapshot the reconstruction took from the cached last task, announced as that task's (TenantStore.registerJob). */
   adopted_snapshot: AdoptedSnapshot | null;
@@ -169,8 +190,8 @@ export class JobStore extends DurableObject<Env> {
     if (this.jobRow()) throw new Error(`job ${plan.job_id} exists`);
     this.ctx.storage.transactionSync(() => {
       this.sql.exec(
-        `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json)
-         VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+        `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json, artifacts_json)
+         VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
         plan.job_id,
         plan.tenant_id,
         plan.project_id,
@@ -179,8 +200,11 @@ export class JobStore extends DurableObject<Env> {
         plan.recon_id,
         plan.pool_opt_in ? 1 : 0,
         JSON.stringify(plan.dataset),
+        JSON.stringify(plan.input_artifacts),
       );
+      this.recordFiles(Object.values(plan.input_artifacts));
       plan.tasks.forEach((t, ord) => {
+        const done = t.cached ?? t.imported ?? null;
         this.sql.exec(
           `INSERT INTO tasks (task_id, ord, kind, phase, status, depends_json, params_json, inputs_hash, params_hash, rv_id,
              cache_key, outputs_json, cache_hit, started_at, finished_at)
@@ -189,30 +213,33 @@ export class JobStore extends DurableObject<Env> {
           ord,
           t.kind,
           t.phase,
-          t.cached ? "succeeded" : "pending",
+          done ? "succeeded" : "pending",
           JSON.stringify(t.depends_on),
           JSON.stringify(t.params),
           t.inputs_hash,
           t.params_hash,
           t.rv_id,
           t.cache_key,
-          t.cached ? JSON.stringify(t.cached) : null,
+          done ? JSON.stringify(done) : null,
           t.cached ? 1 : 0,
-          t.cached ? plan.created_at : null,
-          t.cached ? plan.created_at : null,
+          done ? plan.created_at : null,
+          done ? plan.created_at : null,
         );
-        if (t.cached) this.recordOutputBlobs(t.cached);
+        if (done) this.recordFiles(done.artifacts);
       });
       this.append(null, { kind: "job_status", status: "pending", error_class: null });
-      for (const t of plan.tasks.filter((t) => t.cached)) {
+      for (const t of plan.tasks.filter((t) => t.cached || t.imported)) {
+        const how = t.cached
+          ? `cache hit: reused the outputs of cache_key ${t.cache_key}`
+          : `registered ${t.imported!.artifacts.map((a) => `'${a.name}'`).join(", ")} without copying bytes`;
         this.append(t.task_id, { kind: "phase_started", phase: t.phase });
-        this.append(t.task_id, { kind: "log_line", level: "INFO", message: `cache hit: reused the outputs of cache_key ${t.cache_key}` });
+        this.append(t.task_id, { kind: "log_line", level: "INFO", message: how });
         if (plan.adopted_snapshot && t === plan.tasks.at(-1)) {
           this.append(t.task_id, { kind: "snapshot_available", snapshot_seq: plan.adopted_snapshot.seq, summary: plan.adopted_snapshot.summary });
         }
         this.append(t.task_id, { kind: "phase_completed", phase: t.phase });
       }
-      if (plan.tasks.every((t) => t.cached)) {
+      if (plan.tasks.every((t) => t.cached || t.imported)) {
         // Nothing to admit: the job runs and finishes in the same instant.
         this.sql.exec("UPDATE job SET started_at = created_at WHERE id = 1");
         this.setStatus("running");
@@ -364,7 +391,6 @@ export class JobStore extends DurableObject<Env> {
     });
     await this.scheduleAlarm();
     await this.propagate();
-    const dataset = JSON.parse(this.jobDatasetJson()) as DatasetSnapshot;
     const leased = this.taskRow(taskId)!;
     return {
       lease_id: leaseId,
@@ -380,12 +406,12 @@ export class JobStore extends DurableObject<Env> {
         params: JSON.parse(leased.params_json as string),
       },
       inputs: {
-        dataset,
+        dataset: this.jobDataset(),
         upstream: this.ancestors(taskId).map((d) => {
           const dep = this.taskRow(d)!;
           return { task_id: d, kind: dep.kind as TaskKind, outputs_ref: JSON.parse(dep.outputs_json as string) as TaskOutputs };
         }),
-        artifacts: {},
+        artifacts: JSON.parse(this.sql.exec<{ a: string }>("SELECT artifacts_json AS a FROM job WHERE id = 1").one().a),
       },
       checkpoint: parse<Checkpoint>(leased.checkpoint_json),
       _links: leaseLinks(leaseId),
@@ -449,21 +475,27 @@ export class JobStore extends DurableObject<Env> {
     return ok(null);
   }
 
-  /** Whether the holder of the lease may read the blob: the dataset's images, the job's outputs, its checkpoint. */
+  /** Whether the holder of the lease may read the blob: the dataset's images, the input artifacts' files, the job's outputs, its checkpoint. */
   mayRead(leaseId: string, scope: LeaseScope, sha: string): boolean {
     if (!this.heldLease(leaseId, scope).ok) return false;
-    if (this.sql.exec("SELECT 1 FROM blobs WHERE sha = ?", sha).toArray().length > 0) return true;
-    const dataset = JSON.parse(this.jobDatasetJson()) as DatasetSnapshot;
-    return dataset.images.some((i) => i.content_sha === sha);
+    return this.inputSize(sha) !== undefined;
+  }
+
+  /** The job's dataset as frozen at submission, or null when it has none (undefined when there is no job). */
+  frozenDataset(): DatasetSnapshot | null | undefined {
+    return this.jobRow() ? this.jobDataset() : undefined;
   }
 
   /** The held lease's task and the job's reconstruction (what a snapshot seal is checked against). */
-  leaseTask(leaseId: string, scope: LeaseScope): Outcome<{ job_id: string; task_id: string; kind: TaskKind; recon_id: string | null }> {
+  leaseTask(
+    leaseId: string,
+    scope: LeaseScope,
+  ): Outcome<{ job_id: string; task_id: string; kind: TaskKind; recon_id: string | null; manifest_hash: string | null }> {
     const lease = this.heldLease(leaseId, scope);
     if (!lease.ok) return lease;
     const job = this.jobRow()!;
     const kind = this.taskRow(lease.value.task_id)!.kind as TaskKind;
-    return ok({ job_id: job.job_id, task_id: lease.value.task_id, kind, recon_id: job.recon_id });
+    return ok({ job_id: job.job_id, task_id: lease.value.task_id, kind, recon_id: job.recon_id, manifest_hash: this.jobDataset()?.manifest_hash ?? null });
   }
 
   /** `snapshot_available` (6 rule 5) once per sealed seq, after the snapshot is readable; a retried seal announces nothing new. */
@@ -494,19 +526,21 @@ export class JobStore extends DurableObject<Env> {
   }
 
   /**
-   * Completes the task with validated outputs. Every file must be a blob uploaded under this job
-   * with the declared size; otherwise the task fails with a validation error (2.11 rule 3) and
-   * nothing else is lost. Answers the task's cache key, under which the caller caches the outputs.
+   * Completes the task with validated outputs. Every file must be a blob uploaded under this job,
+   * or one of its inputs (a dataset image, an input artifact's file: an export lists the photos
+   * it references), with the declared size; otherwise the task fails with a validation error
+   * (2.11 rule 3) and nothing else is lost. The outputs are then recorded by the tenant
+   * (propagate): the cache entry and the artifacts.
    */
-  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs): Promise<Outcome<{ cache_key: string; task_id: string; runner_id: string }>> {
+  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs): Promise<Outcome<{ task_id: string; runner_id: string }>> {
     const lease = this.heldLease(leaseId, scope);
     if (!lease.ok) return lease;
     const errors = outputs.artifacts.flatMap((a, i) =>
       a.files.flatMap((f, j) => {
-        const stored = this.sql.exec<{ byte_size: number }>("SELECT byte_size FROM blobs WHERE sha = ?", f.blob_sha).toArray()[0];
+        const size = this.inputSize(f.blob_sha);
         const path = `outputs_ref.artifacts.${i}.files.${j}`;
-        if (!stored) return [{ path: `${path}.blob_sha`, message: "no blob with this sha was uploaded under this job", code: "unknown_blob" }];
-        if (stored.byte_size !== f.byte_size) return [{ path: `${path}.byte_size`, message: `the blob has ${stored.byte_size} bytes`, code: "size_mismatch" }];
+        if (size === undefined) return [{ path: `${path}.blob_sha`, message: "no blob with this sha was uploaded under this job, nor is it an input of the job", code: "unknown_blob" }];
+        if (size !== f.byte_size) return [{ path: `${path}.byte_size`, message: `the blob has ${size} bytes`, code: "size_mismatch" }];
         return [];
       }),
     );
@@ -523,7 +557,7 @@ export class JobStore extends DurableObject<Env> {
       this.settle();
     });
     await this.propagate();
-    return ok({ cache_key: task.cache_key as string, task_id: taskId, runner_id: lease.value.runner_id });
+    return ok({ task_id: taskId, runner_id: lease.value.runner_id });
   }
 
   /** The runner reports failure: the task fails, the job fails with its error class (3.1, 7). */
@@ -671,8 +705,19 @@ export class JobStore extends DurableObject<Env> {
     };
   }
 
-  private jobDatasetJson(): string {
-    return this.sql.exec<{ dataset_json: string }>("SELECT dataset_json FROM job WHERE id = 1").one().dataset_json;
+  private jobDataset(): DatasetSnapshot | null {
+    return JSON.parse(this.sql.exec<{ dataset_json: string }>("SELECT dataset_json FROM job WHERE id = 1").one().dataset_json) as DatasetSnapshot | null;
+  }
+
+  /**
+   * The byte size of a blob the job may read and cite: uploaded under it, an output of its
+   * tasks, a file of its input artifacts or a dataset image; undefined for any other blob.
+   */
+  private inputSize(sha: string): number | undefined {
+    const stored = this.sql.exec<{ byte_size: number }>("SELECT byte_size FROM blobs WHERE sha = ?", sha).toArray()[0];
+    if (stored) return stored.byte_size;
+    const image = this.jobDataset()?.images.find((i) => i.content_sha === sha);
+    return image ? (image.byte_size ?? undefined) : undefined;
   }
 
   private taskRows(): Row[] {
@@ -790,8 +835,9 @@ export class JobStore extends DurableObject<Env> {
     this.append(taskId, { kind: "warning", message: cancelling ? `${why}; the task is cancelled` : `${why}; the task is queued again` });
   }
 
-  private recordOutputBlobs(outputs: TaskOutputs): void {
-    for (const f of outputs.artifacts.flatMap((a) => a.files)) {
+  /** The artifacts' files become readable (and citable) by the job's tasks. */
+  private recordFiles(artifacts: readonly { files: readonly { blob_sha: string; byte_size: number }[] }[]): void {
+    for (const f of artifacts.flatMap((a) => a.files)) {
       this.sql.exec("INSERT OR IGNORE INTO blobs (sha, byte_size) VALUES (?, ?)", f.blob_sha, f.byte_size);
     }
   }
@@ -846,8 +892,9 @@ export class JobStore extends DurableObject<Env> {
 
   /**
    * After a change: the tenant's job index follows the job (guarded by the event cursor, so a
-   * late update never overwrites a newer one), ready tasks are offered to the dispatch queues
-   * and tasks no longer leasable are withdrawn.
+   * late update never overwrites a newer one) and records the outputs of newly succeeded tasks
+   * (cache entries, artifacts), ready tasks are offered to the dispatch queues and tasks no
+   * longer leasable are withdrawn. A failure is retried from the alarm.
    */
   private async propagate(): Promise<void> {
     const job = this.jobRow()!;
@@ -869,12 +916,23 @@ export class JobStore extends DurableObject<Env> {
     const pool = this.sql.exec<{ p: number }>("SELECT pool_opt_in AS p FROM job WHERE id = 1").one().p === 1;
     const queues = [dispatcher(this.env, { tenant: job.tenant_id }), ...(pool ? [dispatcher(this.env, "pool")] : [])];
     const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn]) };
+    // Succeeded tasks whose outputs the tenant has not recorded (its cache and artifact registry).
+    const completed = rows
+      .filter((r) => r.status === "succeeded" && r.recorded === 0)
+      .map((r) => ({ task_id: r.task_id as string, cache_key: r.cache_key as string, cache_hit: bool(r.cache_hit), outputs_json: r.outputs_json as string }));
+    const dataset = this.jobDataset();
     try {
       await Promise.all([
-        told.job !== this.told.job ? tenantStore(this.env, job.tenant_id).syncJob(job, this.latestEventId()) : null,
+        told.job !== this.told.job || completed.length > 0
+          ? tenantStore(this.env, job.tenant_id).syncJob(job, this.latestEventId(), {
+              dataset: dataset && { dataset_id: dataset.dataset_id, manifest_hash: dataset.manifest_hash },
+              tasks: completed,
+            })
+          : null,
         ...(told.offer !== this.told.offer ? queues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)) : []),
       ]);
       this.told = told;
+      for (const t of completed) this.sql.exec("UPDATE tasks SET recorded = 1 WHERE task_id = ?", t.task_id);
       this.sql.exec("UPDATE job SET sync_pending = 0 WHERE id = 1 AND sync_pending = 1");
     } catch (err) {
       // The change itself is durable here; the index and the queues catch up from the alarm.

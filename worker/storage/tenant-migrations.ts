@@ -73,4 +73,20 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE recon_files (recon_id TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL, size INTEGER NOT NULL, PRIMARY KEY (recon_id, name))`,
     `CREATE TABLE recon_blobs (recon_id TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY (recon_id, sha))`,
   ],
+  // Stage artifacts (2.11): one row per artifact a task produced (UNIQUE (task_id, ord): recording a
+  // task's outputs again changes nothing), per imported artifact, and per sealed snapshot root
+  // (component -1) or component (snapshot_seq set, ord null). Each holds its blobs once
+  // (artifact_blobs), so the bytes live as long as the artifact.
+  [
+    `CREATE TABLE artifacts (
+      artifact_id TEXT PRIMARY KEY, job_id TEXT NOT NULL, task_id TEXT NOT NULL, ord INTEGER,
+      project_id TEXT NOT NULL, dataset_id TEXT, manifest_hash TEXT, recon_id TEXT, snapshot_seq INTEGER, component INTEGER,
+      kind TEXT NOT NULL, name TEXT NOT NULL, descriptor_json TEXT NOT NULL, created_at TEXT NOT NULL,
+      UNIQUE (task_id, ord))`,
+    `CREATE INDEX artifacts_by_job ON artifacts(job_id, artifact_id)`,
+    `CREATE INDEX artifacts_by_recon ON artifacts(recon_id, artifact_id)`,
+    `CREATE INDEX artifacts_by_project ON artifacts(project_id)`,
+    `CREATE UNIQUE INDEX artifacts_by_snapshot ON artifacts(recon_id, snapshot_seq, component) WHERE snapshot_seq IS NOT NULL`,
+    `CREATE TABLE artifact_blobs (artifact_id TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY (artifact_id, sha))`,
+  ],
 ];

@@ -139,7 +139,45 @@ export interface SealInput {
   lease_id: string;
   /** Digest of the request, so a retried seal answers the snapshot it already made. */
   digest: string;
+  /** The manifest of the dataset the map task's job froze: the snapshot artifacts' dataset scope. */
+  manifest_hash: string | null;
   summary_json: string;
   files: { component: number; name: string; sha: string; size: number }[];
   components: { idx: number; num_reg_images: number; num_points3D: number; summary_json: string }[];
+}
+
+/** Where an artifact belongs (2.11): its project, the dataset it was computed from (by id and manifest), its reconstruction. */
+export interface ArtifactScope {
+  project_id: string;
+  dataset_id: string | null;
+  /** The dataset's manifest_hash when the producing job froze it: datasets with equal manifests are interchangeable. */
+  manifest_hash: string | null;
+  recon_id: string | null;
+}
+
+/** A stored artifact: the owner, the scope and the descriptor (JSON text, see DatasetRow). */
+export interface ArtifactRow extends ArtifactScope {
+  artifact_id: string;
+  job_id: string;
+  task_id: string;
+  kind: string;
+  name: string;
+  descriptor_json: string;
+  created_at: string;
+}
+
+/** A task whose outputs the tenant has not recorded yet (its cache entry and its artifacts). */
+export interface CompletedTask {
+  task_id: string;
+  cache_key: string;
+  cache_hit: boolean;
+  /** TaskOutputs as JSON text. */
+  outputs_json: string;
+}
+
+/** The exact-match filters of an artifact listing (4.8, 4.9). */
+export interface ArtifactFilter {
+  kind?: string | undefined;
+  task_id?: string | undefined;
+  name?: string | undefined;
 }

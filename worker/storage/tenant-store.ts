@@ -1,21 +1,27 @@
 /**
  * @module TenantStore: one SQLite-backed Durable Object per tenant, named by the tenant id, so
  * a request can only ever reach its own tenant's rows (spec 5.3 isolation is structural).
- * Holds projects, datasets, images, uploads and the reference counts of the tenant's blobs.
+ * Holds projects, datasets, images, uploads, the job index, reconstructions and their sealed
+ * snapshots, stage artifacts (2.11), and the reference counts of the tenant's blobs.
  * Bytes live in R2; this object decides when they may be deleted and deletes them in its alarm.
  */
 import { DurableObject } from "cloudflare:workers";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { ulid } from "./ids";
-import type { DatasetPatch, JobStatus, ProjectPatch, TaskOutputs } from "../../protocol";
+import { CORE_ARTIFACT_FORMATS, type DatasetPatch, type JobStatus, type ProjectPatch, type TaskOutputs } from "../../protocol";
+import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
 import type { JobRow } from "./job-store";
 import { type Outcome, clash, invalid, missing, ok } from "./outcome";
 import { type PageRequest, type PageResult, migrate, nowIso, paginate } from "./sql";
 import { TENANT_MIGRATIONS } from "./tenant-migrations";
 import type {
   AdoptedSnapshot,
+  ArtifactFilter,
+  ArtifactRow,
+  ArtifactScope,
   BlobFacts,
+  CompletedTask,
   BlobRow,
   ChunkRecord,
   DatasetInput,
@@ -58,6 +64,19 @@ const datasetOf = (r: Row): DatasetRow => ({
 });
 
 const imageOf = (r: Row) => r as unknown as ImageRow;
+const artifactOf = (r: Row): ArtifactRow => ({
+  artifact_id: r.artifact_id as string,
+  job_id: r.job_id as string,
+  task_id: r.task_id as string,
+  project_id: r.project_id as string,
+  dataset_id: (r.dataset_id as string | null) ?? null,
+  manifest_hash: (r.manifest_hash as string | null) ?? null,
+  recon_id: (r.recon_id as string | null) ?? null,
+  kind: r.kind as string,
+  name: r.name as string,
+  descriptor_json: r.descriptor_json as string,
+  created_at: r.created_at as string,
+});
 const uploadOf = (r: Row) => r as unknown as UploadRow;
 
 /** How long a garbage R2 key waits before its delete is retried, when R2 fails. */
@@ -124,8 +143,8 @@ export class TenantStore extends DurableObject<Env> {
   }
 
   /**
-   * Cascades to the project's datasets and their images, its reconstructions and its jobs,
-   * releasing blob references (4.2); refused while a job is active (7: 409). Answers the ids of
+   * Cascades to the project's datasets and their images, its reconstructions, its jobs and its
+   * artifacts, releasing blob references (4.2); refused while a job is active (7: 409). Answers the ids of
    * the deleted jobs, whose JobStores the caller purges.
    */
   deleteProject(projectId: string): Outcome<{ job_ids: string[] }> {
@@ -140,6 +159,9 @@ export class TenantStore extends DurableObject<Env> {
         this.dropDataset(d.dataset_id);
       }
       for (const jobId of jobIds) this.dropJob(jobId);
+      for (const a of this.sql.exec<{ artifact_id: string }>("SELECT artifact_id FROM artifacts WHERE project_id = ?", projectId).toArray()) {
+        this.dropArtifact(a.artifact_id);
+      }
       for (const r of this.sql.exec<{ recon_id: string }>("SELECT recon_id FROM reconstructions WHERE project_id = ?", projectId).toArray()) {
         this.dropReconstruction(r.recon_id);
       }
@@ -499,20 +521,50 @@ export class TenantStore extends DurableObject<Env> {
     this.scheduleGc();
   }
 
-  /** Follows a JobStore's change; `version` (its event cursor) orders concurrent updates. */
-  syncJob(job: JobRow, version: number): void {
-    const written = this.sql.exec(
-      "UPDATE jobs SET status = ?, job_json = ?, version = ? WHERE job_id = ? AND version < ?",
-      job.status,
-      JSON.stringify(job),
-      version,
-      job.job_id,
-      version,
-    ).rowsWritten;
-    if (written > 0) {
-      const mirrored = ["pending", "running", "succeeded"].includes(job.status) ? job.status : "failed";
-      this.sql.exec("UPDATE reconstructions SET status = ? WHERE job_id = ?", mirrored, job.job_id);
-    }
+  /**
+   * Follows a JobStore's change; `version` (its event cursor) orders concurrent updates. Records
+   * the outputs of tasks that succeeded since the last call: the cache entry (3.2.1; the first
+   * one stays) and a StageArtifact per output artifact, holding its blobs. Recording the same task
+   * again changes nothing, so the JobStore may repeat a call that seemed lost. A job no longer
+   * indexed (its project was deleted) records nothing.
+   */
+  syncJob(job: JobRow, version: number, completed: { dataset: { dataset_id: string; manifest_hash: string } | null; tasks: CompletedTask[] }): void {
+    if (this.sql.exec("SELECT 1 FROM jobs WHERE job_id = ?", job.job_id).toArray().length === 0) return;
+    this.ctx.storage.transactionSync(() => {
+      const written = this.sql.exec(
+        "UPDATE jobs SET status = ?, job_json = ?, version = ? WHERE job_id = ? AND version < ?",
+        job.status,
+        JSON.stringify(job),
+        version,
+        job.job_id,
+        version,
+      ).rowsWritten;
+      if (written > 0) {
+        const mirrored = ["pending", "running", "succeeded"].includes(job.status) ? job.status : "failed";
+        this.sql.exec("UPDATE reconstructions SET status = ? WHERE job_id = ?", mirrored, job.job_id);
+      }
+      const scope: ArtifactScope = {
+        project_id: job.project_id,
+        dataset_id: completed.dataset?.dataset_id ?? null,
+        manifest_hash: completed.dataset?.manifest_hash ?? null,
+        recon_id: job.recon_id,
+      };
+      for (const t of completed.tasks) {
+        if (!t.cache_hit) {
+          this.sql.exec(
+            "INSERT OR IGNORE INTO task_cache (cache_key, outputs_json, job_id, task_id, created_at) VALUES (?, ?, ?, ?, ?)",
+            t.cache_key,
+            t.outputs_json,
+            job.job_id,
+            t.task_id,
+            nowIso(),
+          );
+        }
+        (JSON.parse(t.outputs_json) as TaskOutputs).artifacts.forEach((a, ord) => {
+          this.insertArtifact({ job_id: job.job_id, task_id: t.task_id, ord, scope, descriptor: a });
+        });
+      }
+    });
   }
 
   listJobs(page: PageRequest, status: JobStatus | undefined): PageResult<JobRow> {
@@ -525,18 +577,6 @@ export class TenantStore extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       if (this.sql.exec("INSERT OR IGNORE INTO job_blobs (job_id, sha) VALUES (?, ?)", jobId, facts.sha).rowsWritten > 0) this.retainBlob(facts);
     });
-  }
-
-  /** Records a succeeded task's outputs under its cache key (3.2.1); the first one stays. */
-  cacheTask(entry: { cache_key: string; outputs: TaskOutputs; job_id: string; task_id: string }): void {
-    this.sql.exec(
-      "INSERT OR IGNORE INTO task_cache (cache_key, outputs_json, job_id, task_id, created_at) VALUES (?, ?, ?, ?, ?)",
-      entry.cache_key,
-      JSON.stringify(entry.outputs),
-      entry.job_id,
-      entry.task_id,
-      nowIso(),
-    );
   }
 
   // ---- reconstructions, sub-models and sealed snapshots (2.7, 2.8, 2.10, 3.5) ----
@@ -611,6 +651,7 @@ export class TenantStore extends DurableObject<Env> {
         now,
       );
     }
+    this.registerSnapshotArtifacts(input.recon_id, next, input.manifest_hash);
     return next;
   }
 
@@ -639,7 +680,11 @@ export class TenantStore extends DurableObject<Env> {
       )
       .toArray()
       .map((c) => ({ ...c, summary_json: c.summary_json ?? JSON.stringify({ num_reg_images: c.num_reg_images, num_points3D: c.num_points3D }) }));
-    const seq = this.insertSnapshot({ ...src, recon_id: reconId, task_id: taskId, files, components });
+    // The adopted snapshot's artifacts keep the dataset scope of the source's.
+    const manifest = this.sql
+      .exec<{ m: string | null }>("SELECT manifest_hash AS m FROM artifacts WHERE recon_id = ? AND snapshot_seq = ? AND component = -1", src.recon_id, src.seq)
+      .toArray()[0];
+    const seq = this.insertSnapshot({ ...src, recon_id: reconId, task_id: taskId, files, components, manifest_hash: manifest?.m ?? null });
     const reconFiles = this.sql.exec<{ name: string; sha: string; size: number }>("SELECT name, sha, size FROM recon_files WHERE recon_id = ?", src.recon_id).toArray();
     for (const f of reconFiles) {
       if (this.sql.exec("INSERT OR IGNORE INTO recon_files (recon_id, name, sha, size) VALUES (?, ?, ?, ?)", reconId, f.name, f.sha, f.size).rowsWritten > 0) {
@@ -731,6 +776,52 @@ export class TenantStore extends DurableObject<Env> {
     return r && blob ? { name, sha: r.sha, size: r.size, r2_key: blob.r2_key } : null;
   }
 
+  // ---- stage artifacts (2.11, 4.8, 4.9, 4.10) ----
+
+  getArtifact(artifactId: string): ArtifactRow | null {
+    const r = this.sql.exec("SELECT * FROM artifacts WHERE artifact_id = ?", artifactId).toArray()[0];
+    return r ? artifactOf(r) : null;
+  }
+
+  /** The job's or the reconstruction's artifacts, oldest first, with exact-match filters; 404 when the owner does not exist. */
+  listArtifacts(owner: { job_id: string } | { recon_id: string }, filter: ArtifactFilter, page: PageRequest): Outcome<PageResult<ArtifactRow>> {
+    const where: string[] = [];
+    const params: SqlStorageValue[] = [];
+    if ("job_id" in owner) {
+      if (this.sql.exec("SELECT 1 FROM jobs WHERE job_id = ?", owner.job_id).toArray().length === 0) return missing("job");
+      where.push("job_id = ?");
+      params.push(owner.job_id);
+    } else {
+      if (!this.getReconstruction(owner.recon_id)) return missing("reconstruction");
+      where.push("recon_id = ?");
+      params.push(owner.recon_id);
+    }
+    for (const field of ["kind", "task_id", "name"] as const) {
+      const value = filter[field];
+      if (value === undefined) continue;
+      where.push(`${field} = ?`);
+      params.push(value);
+    }
+    return ok(paginate(this.sql, { table: "artifacts", key: "artifact_id", where: where.join(" AND "), params }, page, artifactOf));
+  }
+
+  /**
+   * The artifact of a sealed snapshot's root (idx null) or of one component (2.11 kinds
+   * `reconstruction.snapshot`, `reconstruction.submodel`); made now for a snapshot sealed before
+   * artifacts were recorded. Null when the snapshot or the component does not exist.
+   */
+  snapshotArtifact(reconId: string, seq: number, idx: number | null): ArtifactRow | null {
+    if (!this.hasSnapshot(reconId, seq, null)) return null;
+    const find = () =>
+      this.sql.exec("SELECT * FROM artifacts WHERE recon_id = ? AND snapshot_seq = ? AND component = ?", reconId, seq, idx ?? -1).toArray()[0];
+    let r = find();
+    if (!r) {
+      this.ctx.storage.transactionSync(() => this.registerSnapshotArtifacts(reconId, seq, null));
+      r = find();
+    }
+    return r ? artifactOf(r) : null;
+  }
+
   // ---- alarm: upload expiry and R2 garbage ----
 
   override async alarm(): Promise<void> {
@@ -820,6 +911,105 @@ export class TenantStore extends DurableObject<Env> {
     if (used) return;
     this.sql.exec("DELETE FROM recon_blobs WHERE recon_id = ? AND sha = ?", reconId, sha);
     this.releaseBlob(sha);
+  }
+
+  /**
+   * Records an artifact and holds its blobs; null when the owner already recorded it (the same
+   * task output, or the same snapshot root or component, recorded again).
+   */
+  private insertArtifact(a: {
+    job_id: string;
+    task_id: string;
+    ord: number | null;
+    scope: ArtifactScope;
+    descriptor: TaskOutputs["artifacts"][number];
+    snapshot?: { seq: number; component: number };
+  }): string | null {
+    const artifactId = ulid();
+    const written = this.sql.exec(
+      `INSERT OR IGNORE INTO artifacts (artifact_id, job_id, task_id, ord, project_id, dataset_id, manifest_hash, recon_id, snapshot_seq, component,
+         kind, name, descriptor_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      artifactId,
+      a.job_id,
+      a.task_id,
+      a.ord,
+      a.scope.project_id,
+      a.scope.dataset_id,
+      a.scope.manifest_hash,
+      a.scope.recon_id,
+      a.snapshot?.seq ?? null,
+      a.snapshot?.component ?? null,
+      a.descriptor.kind,
+      a.descriptor.name,
+      JSON.stringify(a.descriptor),
+      nowIso(),
+    ).rowsWritten;
+    if (written === 0) return null;
+    for (const sha of new Set(a.descriptor.files.map((f) => f.blob_sha))) {
+      this.sql.exec("INSERT INTO artifact_blobs (artifact_id, sha) VALUES (?, ?)", artifactId, sha);
+      this.sql.exec("UPDATE blobs SET refcount = refcount + 1 WHERE sha = ?", sha);
+    }
+    return artifactId;
+  }
+
+  private dropArtifact(artifactId: string): void {
+    for (const b of this.sql.exec<{ sha: string }>("SELECT sha FROM artifact_blobs WHERE artifact_id = ?", artifactId).toArray()) this.releaseBlob(b.sha);
+    this.sql.exec("DELETE FROM artifact_blobs WHERE artifact_id = ?", artifactId);
+    this.sql.exec("DELETE FROM artifacts WHERE artifact_id = ?", artifactId);
+  }
+
+  /**
+   * The artifacts of a sealed snapshot (2.11): its root (the largest model, 2.8 rule 2) as a
+   * `reconstruction.snapshot`, each component as a `reconstruction.submodel`, owned by the map
+   * task that sealed it. Idempotent.
+   */
+  private registerSnapshotArtifacts(reconId: string, seq: number, manifestHash: string | null): void {
+    const recon = this.getReconstruction(reconId)!;
+    const snap = this.sql
+      .exec<{ job_id: string; task_id: string; summary_json: string }>("SELECT job_id, task_id, summary_json FROM snapshots WHERE recon_id = ? AND seq = ?", reconId, seq)
+      .one();
+    const names = this.sql
+      .exec<{ name: string }>("SELECT DISTINCT name FROM snapshot_files WHERE recon_id = ? AND seq = ? ORDER BY name", reconId, seq)
+      .toArray()
+      .map((r) => r.name);
+    const scope: ArtifactScope = { project_id: recon.project_id, dataset_id: recon.dataset_id, manifest_hash: manifestHash, recon_id: reconId };
+    const models: { component: number; idx: number | null; summary: Record<string, unknown> }[] = [
+      { component: -1, idx: null, summary: JSON.parse(snap.summary_json) },
+      ...this.sql
+        .exec<{ idx: number; num_reg_images: number; num_points3D: number }>(
+          "SELECT idx, num_reg_images, num_points3D FROM snapshot_components WHERE recon_id = ? AND seq = ? ORDER BY idx",
+          reconId,
+          seq,
+        )
+        .toArray()
+        .map((c) => ({ component: c.idx, idx: c.idx, summary: { num_reg_images: c.num_reg_images, num_points3D: c.num_points3D } })),
+    ];
+    for (const m of models) {
+      const files = names.flatMap((name) => {
+        const f = this.snapshotFile(reconId, seq, m.idx, name);
+        return f ? [{ path: name, blob_sha: f.sha, byte_size: f.size, media_type: name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json" }] : [];
+      });
+      if (files.length === 0) continue;
+      const kind = m.idx === null ? "reconstruction.snapshot" : "reconstruction.submodel";
+      this.insertArtifact({
+        job_id: snap.job_id,
+        task_id: snap.task_id,
+        ord: null,
+        scope,
+        snapshot: { seq, component: m.component },
+        descriptor: {
+          kind,
+          name: m.idx === null ? `snapshot ${seq}` : `snapshot ${seq} component ${m.idx}`,
+          uri: null,
+          artifact_format: CORE_ARTIFACT_FORMATS[kind],
+          schema_version: 1,
+          media_type: "application/octet-stream",
+          summary: m.summary,
+          metadata: { recon_id: reconId, seq, submodel_idx: m.idx },
+          files,
+        },
+      });
+    }
   }
 
   /** Forgets a reconstruction: its snapshots, sub-models and files, and its blob references. */

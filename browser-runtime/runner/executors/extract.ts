@@ -7,11 +7,11 @@ import { type TaskOutputs, FeaturesSpec } from "../../../protocol";
 import { FEATURES_MEDIA_TYPE } from "../../../protocol/wire/features";
 import { siftArtifact, siftOptionsFromSpec, toGray8 } from "../../stages/extract";
 import type { OutputFile, TaskContext } from "../task-context";
-import { coreArtifact, featuresPath } from "./artifact";
+import { coreArtifact, datasetOf, featuresPath } from "./artifact";
 
 export async function extract(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = FeaturesSpec.parse(ctx.params.features ?? {});
-  const { dataset } = ctx.lease.inputs;
+  const dataset = datasetOf(ctx.lease);
   const sift = await ctx.sift();
   const options = siftOptionsFromSpec(spec);
   const files: OutputFile[] = [];

@@ -1,7 +1,7 @@
-/** @module Reading the upstream features of a task's dataset: keypoint positions and image sizes. */
+/** @module Reading the features of a task's dataset: keypoint positions and image sizes. */
 import { decodeFeatures } from "../../../protocol/wire/features";
 import type { TaskContext } from "../task-context";
-import { featuresPath, upstreamFiles } from "./artifact";
+import { datasetOf, featuresPath, inputFiles } from "./artifact";
 
 export interface ImageKeypoints {
   /** x, y per keypoint (pixels, COLMAP convention). */
@@ -10,13 +10,13 @@ export interface ImageKeypoints {
   height: number;
 }
 
-/** Keypoints of every dataset image, in dataset order, from the upstream `extract` task. */
+/** Keypoints of every dataset image, in dataset order, from the `features` input (an input artifact or the upstream `extract` task). */
 export async function datasetKeypoints(ctx: TaskContext): Promise<ImageKeypoints[]> {
-  const files = upstreamFiles(ctx.lease, "extract", "features.local.v1");
+  const files = inputFiles(ctx.lease, "features");
   const out: ImageKeypoints[] = [];
-  for (const image of ctx.lease.inputs.dataset.images) {
+  for (const image of datasetOf(ctx.lease).images) {
     const file = files.get(featuresPath(image.name));
-    if (!file) throw new Error(`no features for image '${image.name}' upstream`);
+    if (!file) throw new Error(`no features for image '${image.name}' in the features input`);
     const f = decodeFeatures(await ctx.read(file.blob_sha));
     const n = f.keypoints.length / 4;
     const xy = new Float64Array(2 * n);

@@ -13,7 +13,7 @@ import { datasetCameras } from "../../stages/cameras";
 import { keypointColors } from "../../stages/colors";
 import { type SnapshotImageInput, modelFiles } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
-import { coreArtifact, upstreamFiles } from "./artifact";
+import { coreArtifact, datasetOf, inputFiles } from "./artifact";
 import { datasetKeypoints } from "./keypoints";
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
@@ -24,10 +24,10 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
   // featuremetric BA is gated by its capability (501 at submission); it never reaches a runner.
   if (ba?.mode === "featuremetric") throw new Error("featuremetric bundle adjustment is not available on this runner");
-  const { dataset } = ctx.lease.inputs;
+  const dataset = datasetOf(ctx.lease);
   const keypoints = await datasetKeypoints(ctx);
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
-  const verifiedFile = [...upstreamFiles(ctx.lease, "verify", "matches.verified.v1").values()][0]!;
+  const verifiedFile = [...inputFiles(ctx.lease, "verified_matches").values()][0]!;
   const verified = VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(await ctx.read(verifiedFile.blob_sha))));
 
   const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({ name: im.name, camera: cameraOfImage[i]!, keypoints: keypoints[i]!.xy }));

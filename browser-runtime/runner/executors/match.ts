@@ -1,5 +1,5 @@
 /**
- * @module Executor of `match` tasks (spec 2.12 PairsSpec + MatcherSpec): the upstream features
+ * @module Executor of `match` tasks (spec 2.12 PairsSpec + MatcherSpec): the features input
  * -> image pairs -> brute-force descriptor matching (WGSL or WASM, whichever is faster here) ->
  * one `matches.indexed.v1` artifact.
  */
@@ -9,20 +9,20 @@ import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../pr
 import { matchOptionsFromSpec } from "../../stages/match";
 import { selectPairs } from "../../stages/pairs";
 import type { TaskContext } from "../task-context";
-import { coreArtifact, featuresPath, upstreamFiles } from "./artifact";
+import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 
 
 export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairsSpec = PairsSpec.parse(ctx.params.pairs ?? {});
   const matcher = MatcherSpec.parse(ctx.params.matcher ?? {});
-  const images = ctx.lease.inputs.dataset.images;
+  const images = datasetOf(ctx.lease).images;
   const names = images.map((i) => i.name);
   const ids = new Map(images.map((i) => [i.name, i.image_id]));
-  const featureFiles = upstreamFiles(ctx.lease, "extract", "features.local.v1");
+  const featureFiles = inputFiles(ctx.lease, "features");
   const features = new Map<string, LocalFeatures>();
   for (const name of names) {
     const file = featureFiles.get(featuresPath(name));
-    if (!file) throw new Error(`no features for image '${name}' upstream`);
+    if (!file) throw new Error(`no features for image '${name}' in the features input`);
     features.set(name, decodeFeatures(await ctx.read(file.blob_sha)));
   }
   const pairs = selectPairs(names, pairsSpec);

@@ -14,7 +14,7 @@ import {
 } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
 import type { TaskContext } from "../task-context";
-import { coreArtifact, upstreamFiles } from "./artifact";
+import { coreArtifact, datasetOf, inputFiles } from "./artifact";
 import { datasetKeypoints } from "./keypoints";
 
 /** Pairs verified between progress reports and cancel points. */
@@ -22,7 +22,7 @@ const PAIRS_PER_STEP = 4;
 
 export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = VerifySpec.parse(ctx.params.verify ?? {});
-  const { dataset } = ctx.lease.inputs;
+  const dataset = datasetOf(ctx.lease);
   const keypoints = await datasetKeypoints(ctx);
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
@@ -30,7 +30,7 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
     const c = cameras[cameraOfImage[i]!]!;
     return c.hasPriorFocalLength ? { model: c.model as never, width: c.width, height: c.height, params: c.params } : { model: null, width: c.width, height: c.height };
   };
-  const matchFile = [...upstreamFiles(ctx.lease, "match", "matches.indexed.v1").values()][0]!;
+  const matchFile = [...inputFiles(ctx.lease, "matches").values()][0]!;
   const pairs = decodeMatches(await ctx.read(matchFile.blob_sha));
   const engine = await ctx.engine();
   const out: VerifiedMatchesFile = {
