@@ -77,13 +77,13 @@ export async function dropFiles(page: Page, selector: string, files: Array<{ pat
 }
 
 /**
- * Presses Tab until `selector` has the focus, as a keyboard-only visitor does, and checks that
+ * Presses Tab (or Shift+Tab) until `selector` has the focus, as a keyboard-only visitor does, and checks that
  * every control passed on the way has an accessible name. Answers the names passed.
  */
-export async function tabTo(page: Page, selector: string, maxPresses = 60): Promise<string[]> {
+export async function tabTo(page: Page, selector: string, maxPresses = 60, key: "Tab" | "Shift+Tab" = "Tab"): Promise<string[]> {
   const passed: string[] = [];
   for (let i = 0; i < maxPresses; i++) {
-    await page.keyboard.press("Tab");
+    await page.keyboard.press(key);
     const focused = page.locator(":focus");
     const aria = (await focused.count()) ? await focused.ariaSnapshot() : "";
     // `- button "Upload"`, or `- text: API key` for a <summary>, named by its text.

@@ -6,8 +6,9 @@
  * timeline and the job's progress reach 100% and "succeeded", the 3D view loads each snapshot as
  * it is announced and shows points and camera frustums (checked on screenshots' pixels), and a
  * click on a frustum shows that camera's photo with its observations. A second visitor does
- * everything by keyboard, with this tab's compute paused: the job waits and says why, and is
- * cancelled from the job list. Screenshots of each step go to test-output/site-e2e/.
+ * everything by keyboard, with this tab's compute paused: a matcher the server does not offer is
+ * refused with its problem's title and detail, the job then waits and says why, and is cancelled
+ * from the job list. Screenshots of each step go to test-output/site-e2e/.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -151,7 +152,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await page.close();
   }, 1_200_000);
 
-  it("by keyboard alone, with this tab's compute paused: uploads nothing twice, the job waits and says why, and is cancelled", async () => {
+  it("by keyboard alone, with this tab's compute paused: uploads nothing twice, sees a refusal's problem, the job waits and says why, and is cancelled", async () => {
     const page = await openPage(context, server.base);
     await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes: on");
 
@@ -173,11 +174,27 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     const patches = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => /\/v1\/uploads\/[^/:]+$/.test(e.name)).length);
     expect(patches).toBe(0);
 
+    // A matcher this server does not offer: its 501 problem is shown with its title, detail and capability.
+    await tabTo(page, "#matcher-type");
+    await page.keyboard.type("s");
+    expect(await page.locator("#matcher-type").inputValue()).toBe("superglue");
+    expect(await page.locator("#recipe-capabilities").textContent()).toContain("does not offer matchers.superglue");
+    await tabTo(page, "#start-button");
+    await page.keyboard.press("Enter");
+    const refused = page.locator("#recipe-status");
+    await expect.poll(() => refused.textContent(), { timeout: 15_000 }).toContain("(501)");
+    expect(await refused.textContent()).toContain("Missing capability: matchers.superglue (the server lists it as unavailable).");
+    expect(await refused.getAttribute("role")).toBe("alert");
+    await page.screenshot({ path: shot("09-keyboard-refused.png"), fullPage: true });
+
+    await tabTo(page, "#matcher-type", 20, "Shift+Tab");
+    await page.keyboard.type("nn-m");
+    expect(await page.locator("#matcher-type").inputValue()).toBe("nn-mutual");
     await tabTo(page, "#start-button");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator("#live-title").textContent(), { timeout: 15_000 }).toMatch(/: pending/);
     await expect.poll(() => page.locator("#job-note").textContent()).toContain("Waiting for a computer");
-    await page.screenshot({ path: shot("09-keyboard-waiting.png"), fullPage: true });
+    await page.screenshot({ path: shot("10-keyboard-waiting.png"), fullPage: true });
 
     const row = page.locator("#jobs-table tbody tr").first();
     await expect.poll(() => row.getByRole("button", { name: "Cancel" }).count(), { timeout: 15_000 }).toBe(1);
@@ -187,8 +204,10 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => row.locator(".badge").textContent(), { timeout: 30_000, interval: 1000 }).toMatch(/^cancelled/);
     expect(await row.getByRole("button", { name: "Resume" }).count()).toBe(1);
     await expect.poll(() => page.locator("#job-note").textContent(), { timeout: 15_000 }).toContain("cancelled");
+    // Ended, not completed: nothing was computed.
+    await expect.poll(() => page.locator("#job-progress-text").textContent()).toBe("cancelled · 0/4 tasks done");
     expect(await contrastFailures(page)).toEqual([]);
-    await page.screenshot({ path: shot("10-keyboard-cancelled.png"), fullPage: true });
+    await page.screenshot({ path: shot("11-keyboard-cancelled.png"), fullPage: true });
     await page.close();
   });
 });

@@ -4,7 +4,7 @@
  * bar, a log pane (log lines, warnings, errors, unknown kinds), and the 3D view reloaded at every
  * `snapshot_available`.
  */
-import type { JobStatus, Phase } from "../../../protocol/events";
+import { type JobStatus, type Phase, TERMINAL_STATUSES } from "../../../protocol/events";
 import type { JobProgress, TaskKind } from "../../../protocol/schemas/job";
 import { ProblemError, describeError } from "../api/client";
 import { getJob, getProgress, snapshotSeqs } from "../api/resources";
@@ -100,15 +100,20 @@ export class LiveView {
       this.status = p.status;
       void this.showOutcome(p.job_id, p.status);
     }
-    const bar = byId<HTMLProgressElement>("job-progress");
-    bar.value = p.progress;
-    byId("job-progress-text").textContent = `${Math.round(p.progress * 100)}% · ${p.completed_tasks}/${p.total_tasks} tasks`;
+    // A cancelled or failed job has ended, not completed: its bars show the work that was done.
+    const ended = TERMINAL_STATUSES.has(p.status) && p.status !== "succeeded";
+    const succeeded = p.task_counts.succeeded ?? 0;
+    const fraction = ended ? succeeded / Math.max(1, p.total_tasks) : p.progress;
+    byId<HTMLProgressElement>("job-progress").value = fraction;
+    byId("job-progress-text").textContent = ended
+      ? `${p.status} · ${succeeded}/${p.total_tasks} tasks done`
+      : `${Math.round(fraction * 100)}% · ${p.completed_tasks}/${p.total_tasks} tasks`;
     for (const t of p.tasks) {
       const phase = TASK_PHASE[t.kind];
       if (!phase) continue;
-      const row = this.phase(phase);
-      const state = t.status === "succeeded" ? "done" : t.status === "running" ? "running" : t.status === "pending" ? "pending" : t.status;
-      this.setPhase(row, state, t.current !== null && t.total ? t.current / t.total : t.progress, t.current !== null && t.total ? `${t.current}/${t.total}` : "");
+      const state = t.status === "succeeded" ? "done" : t.status;
+      const counted = t.current !== null && t.total ? t.current / t.total : null;
+      this.setPhase(this.phase(phase), state, counted ?? (TERMINAL_STATUSES.has(t.status) && state !== "done" ? 0 : t.progress), counted !== null ? `${t.current}/${t.total}` : "");
     }
   }
 

@@ -46,12 +46,16 @@ export class RecipeForm {
         return h("option", { value: m, selected: m === "nn-mutual" }, on ? m : `${m} (not offered by this server)`);
       }),
     );
-    const needed = ["pipelines.incremental", "features.extract.sift", "matches.verify"];
-    const missing = needed.filter((c) => !caps.features[c]);
+    matcher.onchange = () => this.showCapabilities();
+    this.showCapabilities();
+  }
+
+  /** Whether the server offers what the recipe as chosen needs (1.2). */
+  private showCapabilities(): void {
+    const needed = ["pipelines.incremental", "features.extract.sift", "matches.verify", `matchers.${byId<HTMLSelectElement>("matcher-type").value}`];
+    const missing = needed.filter((c) => !this.capabilities[c]);
     byId("recipe-capabilities").textContent =
-      missing.length === 0
-        ? "This server can run this recipe."
-        : `This server does not offer ${missing.join(", ")} yet, so starting will be refused (501) until its compute is live.`;
+      missing.length === 0 ? "This server can run this recipe." : `This server does not offer ${missing.join(", ")}, so starting will be refused (501).`;
   }
 
   setDataset(set: UploadedSet): void {
