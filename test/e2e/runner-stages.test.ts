@@ -1,7 +1,8 @@
 /**
  * The runner computes real stages over real HTTP: a dataset of shared photos, a `features` job
  * and a `matches` job, leased and run by the Node runner (the same Runner as in browsers), with
- * the artifacts read back and decoded.
+ * the artifacts read back and decoded; and single-stage jobs chained through `input_artifacts`
+ * (2.11), each reading the previous job's artifact.
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,5 +86,41 @@ describe("runner stages over HTTP", () => {
     const text = new TextDecoder().decode(events.raw);
     expect(text).toMatch(/"kind":"phase_started","phase":"feature_extraction"|"phase":"feature_extraction"[^}]*"kind":"phase_started"/);
     expect(text).toContain('"current":3');
+  });
+
+  it("single-stage matches and verify jobs read an earlier job's artifacts (input_artifacts) and run", async () => {
+    const project = await http("POST", "/v1/projects", { name: "chained stages" });
+    const entries = [];
+    for (const name of NAMES) entries.push({ name, blob_sha: await uploadBytes(http, new Uint8Array(readFileSync(new URL(name, SET)))) });
+    const ds = await http("POST", `/v1/projects/${project.json.project_id}/datasets`, { name: "sc", source: { kind: "upload", entries } });
+    const did = ds.json.dataset_id;
+    const artifactOf = async (jobId: string) => (await http("GET", `/v1/jobs/${jobId}/artifacts`)).json.items[0];
+    const ref = (a: { artifact_id: string; kind: string }) => ({ artifact_id: a.artifact_id, kind: a.kind });
+
+    const f = await http("POST", `/v1/datasets/${did}/features`, { spec: { type: "sift", max_num_features: 2000 } });
+    expect(f.status, JSON.stringify(f.json)).toBe(202);
+    await runner.drain();
+    expect((await waitForJob(f.json.job_id)).status).toBe("succeeded");
+    const features = await artifactOf(f.json.job_id);
+    expect(features.kind).toBe("features.local.v1");
+
+    const m = await http("POST", `/v1/datasets/${did}/matches`, { input_artifacts: { features: ref(features) } });
+    expect(m.status, JSON.stringify(m.json)).toBe(202);
+    expect(await runner.drain()).toBe(1);
+    const matchJob = await waitForJob(m.json.job_id);
+    expect(matchJob.status, matchJob.error_message).toBe("succeeded");
+    const matches = await artifactOf(m.json.job_id);
+    expect(matches).toMatchObject({ kind: "matches.indexed.v1", dataset_id: did });
+    expect(matches.summary.num_pairs).toBe(3);
+
+    const v = await http("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features), matches: ref(matches) } });
+    expect(v.status, JSON.stringify(v.json)).toBe(202);
+    const verifier = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("e2e-verify"), { stages: ["verify"] });
+    expect(await verifier.drain()).toBe(1);
+    const verifyJob = await waitForJob(v.json.job_id);
+    expect(verifyJob.status, verifyJob.error_message).toBe("succeeded");
+    const verified = await artifactOf(v.json.job_id);
+    expect(verified.kind).toBe("matches.verified.v1");
+    expect(verified.summary.num_verified_pairs).toBeGreaterThan(0);
   });
 });

@@ -25,7 +25,7 @@ import type { AppEnv } from "../context";
 import { ApiError, notFound, validation } from "../errors";
 import { problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
-import { type Submission, jobDetailResource, jobResource, submitJob } from "../services/jobs";
+import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, submitOnDataset } from "../services/jobs";
 import { jobStore, tenantStore, unwrap } from "../services/stores";
 import type { Context } from "hono";
 
@@ -49,15 +49,15 @@ async function dataset(env: Env, tenantId: string, did: string) {
   return row;
 }
 
-async function submit(c: Context<AppEnv>, s: Omit<Submission, "tenantId">) {
-  const body = await submitJob(c.env, { ...s, tenantId: c.var.tenantId });
+async function submit(c: Context<AppEnv>, s: Omit<DatasetSubmission, "tenantId">) {
+  const body = await submitOnDataset(c.env, { ...s, tenantId: c.var.tenantId });
   return c.json(body, 202, { Location: `/v1/jobs/${body.job_id}` });
 }
 
 // ---- 4.6 stages: single-task jobs ----
 
 /** `POST /v1/datasets/{did}/<stage>`: one task on the dataset, planned from the validated body. */
-function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: z.output<S>) => Omit<Submission, "tenantId" | "dataset" | "recipe" | "pipeline">) {
+function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: z.output<S>) => Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pipeline">) {
   jobs.openapi(
     createRoute({
       method: "post",
@@ -83,20 +83,22 @@ stageRoute("features", FeaturesRequest, ({ spec }) => ({
   stages: [{ kind: "extract", params: { features: spec } }],
   capabilities: [`features.extract.${spec.type}`],
   input_artifacts: {},
+  roles: { accepted: [], required: [] },
 }));
 
+// A single-stage matches or verify job reads an earlier job's outputs (4.6 rule 4, 2.11).
 stageRoute("matches", MatchesRequest, ({ pairs, matcher, input_artifacts }) => ({
   stages: [{ kind: "match", params: { pairs, matcher } }],
   capabilities: [`pairs.${pairs.strategy}`, `matchers.${matcher.type}`],
   input_artifacts,
-  required_roles: ["features"],
+  roles: { accepted: ["features"], required: ["features"] },
 }));
 
 stageRoute("verify", VerifyRequest, ({ spec, input_artifacts }) => ({
   stages: [{ kind: "verify", params: { verify: spec } }],
   capabilities: ["matches.verify"],
   input_artifacts,
-  required_roles: ["features", "matches"],
+  roles: { accepted: ["features", "matches"], required: ["features", "matches"] },
 }));
 
 // ---- 4.7 pipelines: extract -> match -> verify -> map ----
@@ -120,25 +122,24 @@ jobs.openapi(
     const ds = await dataset(c.env, c.var.tenantId, body.dataset_id);
     if (ds.project_id !== pid) throw notFound("dataset");
     const kind = body.spec.kind;
+    const chain: { stage: Stage; capabilities: string[]; replaced_by: "features" | "matches" | "verified_matches" | null }[] = [
+      { stage: { kind: "extract", params: { features: body.features } }, capabilities: [`features.extract.${body.features.type}`], replaced_by: "features" },
+      { stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } }, capabilities: [`pairs.${body.pairs.strategy}`, `matchers.${body.matcher.type}`], replaced_by: "matches" },
+      { stage: { kind: "verify", params: { verify: body.verify } }, capabilities: ["matches.verify"], replaced_by: "verified_matches" },
+      { stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null }, map_kind: kind }, capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])], replaced_by: null },
+    ];
+    // Input artifacts replace the stages that would compute them (2.11): the chain starts after the
+    // latest one given; later stages read the features too, so those are then required.
+    const given = Object.keys(body.input_artifacts);
+    const skip = Math.max(0, ...chain.map((c, i) => (c.replaced_by && given.includes(c.replaced_by) ? i + 1 : 0)));
+    const run = chain.slice(skip);
     return submit(c, {
       dataset: ds,
       recipe,
-      stages: [
-        { kind: "extract", params: { features: body.features } },
-        { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } },
-        { kind: "verify", params: { verify: body.verify } },
-        { kind: "map", params: { spec: body.spec, ba: body.ba ?? null }, map_kind: kind },
-      ],
-      capabilities: [
-        `pipelines.${kind}`,
-        `map.${kind}`,
-        `features.extract.${body.features.type}`,
-        `pairs.${body.pairs.strategy}`,
-        `matchers.${body.matcher.type}`,
-        "matches.verify",
-        ...(body.ba ? [`ba.${body.ba.mode}`] : []),
-      ],
+      stages: run.map((c) => c.stage),
+      capabilities: [`pipelines.${kind}`, ...run.flatMap((c) => c.capabilities)],
       input_artifacts: body.input_artifacts,
+      roles: { accepted: ["features", "matches", "verified_matches"], required: skip > 0 ? ["features"] : [] },
       pipeline: body.spec,
     }) as never;
   },

@@ -1,14 +1,28 @@
 /**
- * @module Job submission (spec 4.6, 4.7, 3.2.1) and the Job/Task resources (2.9). A submission
- * freezes the dataset as it is now, plans the task chain with each task's cache key, asks the
- * tenant for cache hits and then creates the job's JobStore.
+ * @module Job submission (spec 4.6, 4.7, 3.2.1) and the Job/Task resources (2.9). A stage or
+ * pipeline submission checks its dataset, capabilities and input artifacts (2.11) and freezes the
+ * dataset as it is now; every submission then plans its task chain with each task's cache key,
+ * asks the tenant for cache hits and creates the job's JobStore.
  */
 import { ulid } from "ulid";
-import type { DatasetSnapshot, InputArtifacts, Job, JobAccepted, JobDetail, Phase, PipelineKind, PipelineSpec, TaskKind, TaskOutputs } from "../../protocol";
+import type {
+  DatasetSnapshot,
+  InputArtifacts,
+  Job,
+  JobAccepted,
+  JobDetail,
+  Phase,
+  PipelineKind,
+  PipelineSpec,
+  StageArtifact,
+  TaskKind,
+  TaskOutputs,
+} from "../../protocol";
 import { validation } from "../errors";
 import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-store";
 import type { Outcome } from "../storage/outcome";
 import type { AdoptedSnapshot, DatasetRow } from "../storage/tenant-rows";
+import { type RoleNeeds, resolveInputArtifacts } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
@@ -19,6 +33,9 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   extract: "feature_extraction",
   match: "matching",
   verify: "geometric_verification",
+  export: "export",
+  convert_artifact: "artifact_conversion",
+  artifact_import: "artifact_import",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {
@@ -36,43 +53,52 @@ export interface Stage {
   map_kind?: PipelineKind;
 }
 
+/** A job to create, its inputs already checked and frozen. */
 export interface Submission {
   tenantId: string;
-  dataset: DatasetRow;
+  projectId: string;
+  /** The dataset as the job reads it; null for work on an artifact that belongs to no dataset. */
+  dataset: DatasetSnapshot | null;
   recipe: string;
   /** The stages in order; each depends on the one before (4.7 chains them). */
   stages: Stage[];
-  /** Capabilities the submission needs (1.2); checked once the inputs are known to be valid. */
+  /** Resolved input artifacts by role (2.11): in every lease, and part of the first task's inputs. */
+  input_artifacts: Record<string, StageArtifact>;
+  /** A pipeline creates (or reuses) its Reconstruction (2.7); work on a reconstruction (an export) names it. */
+  recon: { pipeline: PipelineSpec } | { recon_id: string } | null;
+  /** Outputs of a job done at submission (an artifact import, 4.10): its one task is born succeeded. */
+  imported?: TaskOutputs;
+}
+
+/** A stage or pipeline on a dataset (4.6, 4.7), as its route read it. */
+export interface DatasetSubmission {
+  tenantId: string;
+  dataset: DatasetRow;
+  recipe: string;
+  stages: Stage[];
+  /** Capabilities the submission needs (1.2); checked once the dataset is known to have images. */
   capabilities: string[];
   input_artifacts: z.infer<typeof InputArtifacts>;
-  /**
-   * Roles a single-stage job cannot run without (4.6 rule 4): a `matches` job reads an earlier
-   * job's features, a `verify` job its features and matches.
-   */
-  required_roles?: string[];
+  /** The roles the stages read and those they cannot run without (4.6 rule 4). */
+  roles: RoleNeeds;
   /** A pipeline's spec: pipelines create (or reuse) a Reconstruction (2.7). */
   pipeline: PipelineSpec | null;
 }
 
-export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
-  const tenant = tenantStore(env, s.tenantId);
-  const [images, project] = await Promise.all([tenant.allImages(s.dataset.dataset_id), tenant.getProject(s.dataset.project_id)]);
+/**
+ * Checks a stage submission before anything is created: the dataset has images (7: 422), the
+ * capabilities are advertised (501), the input artifacts resolve (2.11: 422); then freezes the
+ * dataset and submits.
+ */
+export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<JobAccepted> {
+  const images = await tenantStore(env, s.tenantId).allImages(s.dataset.dataset_id);
   if (images.length === 0) {
     throw validation("the dataset has no registered images: register images before submitting a stage (7)", [
       { path: "dataset_id", message: "no registered images", code: "empty_dataset" },
     ]);
   }
   for (const name of s.capabilities) requireCapability(env, name);
-  const roles = Object.keys(s.input_artifacts);
-  const absent = (s.required_roles ?? []).filter((r) => !roles.includes(r));
-  if (absent.length > 0) {
-    throw validation(`this stage reads earlier outputs: name them in input_artifacts (${absent.join(", ")}), or run the pipeline`, absent.map((r) => ({ path: `input_artifacts.${r}`, message: `required: the '${r}' artifact of an earlier job`, code: "required" })));
-  }
-  if (roles.length > 0) {
-    // Stage artifacts are not stored by this deployment yet, so no reference can resolve (2.11).
-    throw validation("input_artifacts do not resolve: no such artifact in this tenant", roles.map((r) => ({ path: `input_artifacts.${r}`, message: "unknown artifact", code: "unknown_artifact" })));
-  }
-
+  const input_artifacts = await resolveInputArtifacts(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
   const dataset: DatasetSnapshot = {
     dataset_id: s.dataset.dataset_id,
     manifest_hash: s.dataset.manifest_hash,
@@ -91,15 +117,34 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       media_type: i.media_type,
     })),
   };
+  return submitJob(env, {
+    tenantId: s.tenantId,
+    projectId: s.dataset.project_id,
+    dataset,
+    recipe: s.recipe,
+    stages: s.stages,
+    input_artifacts,
+    recon: s.pipeline ? { pipeline: s.pipeline } : null,
+  });
+}
+
+/** What identifies an artifact as a task input: its kind, format and files' contents. */
+const artifactDigest = (a: StageArtifact) => hashJson({ kind: a.kind, artifact_format: a.artifact_format, files: a.files.map((f) => [f.path, f.blob_sha]) });
+
+export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
+  const tenant = tenantStore(env, s.tenantId);
   // The dataset as a stage input: its manifest and camera settings, not its ids (2.4).
-  const { dataset_id: _id, images: _images, ...settings } = dataset;
+  const settings = s.dataset && (({ dataset_id: _id, images: _images, ...rest }) => rest)(s.dataset);
   const datasetHash = hashJson(settings);
+  const inputs = Object.entries(s.input_artifacts);
+  const artifactsHash = inputs.length > 0 ? hashJson(Object.fromEntries(inputs.map(([role, a]) => [role, artifactDigest(a)]))) : null;
   const rvId = rvIdOf(runtimeVersions(env));
 
   const tasks: TaskPlan[] = [];
   for (const stage of s.stages) {
     const upstream = tasks.at(-1);
-    const inputs_hash = hashJson({ dataset: datasetHash, upstream: upstream?.cache_key ?? null });
+    // The input artifacts feed the first task; later ones inherit them through its cache key.
+    const inputs_hash = hashJson({ dataset: datasetHash, upstream: upstream?.cache_key ?? null, ...(artifactsHash && !upstream ? { artifacts: artifactsHash } : {}) });
     const params_hash = hashJson(stage.params);
     const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
     tasks.push({
@@ -119,7 +164,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const job: JobRow = {
     job_id: ulid(),
     tenant_id: s.tenantId,
-    project_id: s.dataset.project_id,
+    project_id: s.projectId,
     recipe: s.recipe,
     status: "pending",
     cancel_requested: false,
@@ -131,25 +176,31 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     error_message: null,
     recon_id: null,
   };
-  const paramsHash = hashJson(s.stages.map((st) => st.params));
+  // A pipeline fed other input artifacts is another reconstruction (2.7).
+  const stageParams = s.stages.map((st) => st.params);
+  const paramsHash = hashJson(artifactsHash ? { stages: stageParams, artifacts: artifactsHash } : stageParams);
+  const inputShas = [...(s.dataset?.images.map((i) => i.content_sha) ?? []), ...Object.values(s.input_artifacts).flatMap((a) => a.files.map((f) => f.blob_sha))];
   // (Cast: RPC typing cannot express the free-form members of TaskOutputs.)
   const { hits, recon_id, adopted } = unwrap<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>(
     (await tenant.registerJob({
       job,
-      input_shas: [...new Set(images.map((i) => i.content_sha))],
-      cache_keys: tasks.map((t) => t.cache_key),
-      recon: s.pipeline
-        ? { dataset_id: dataset.dataset_id, dataset_snapshot_hash: datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.pipeline) }
-        : null,
+      input_shas: [...new Set(inputShas)],
+      // A job done at submission has nothing to reuse.
+      cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
+      recon:
+        s.recon && "pipeline" in s.recon
+          ? { dataset_id: s.dataset!.dataset_id, dataset_snapshot_hash: datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.recon.pipeline) }
+          : s.recon,
     })) as Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>,
   );
+  const project = await tenant.getProject(s.projectId);
   const plan: JobPlan = {
     ...job,
     recon_id,
     pool_opt_in: project?.pool_opt_in ?? false,
-    dataset,
-    input_artifacts: {},
-    tasks: tasks.map((t) => ({ ...t, cached: hits[t.cache_key] ?? null })),
+    dataset: s.dataset,
+    input_artifacts: s.input_artifacts,
+    tasks: tasks.map((t) => ({ ...t, cached: hits[t.cache_key] ?? null, imported: s.imported ?? null })),
     adopted_snapshot: adopted,
   };
   try {

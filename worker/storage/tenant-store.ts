@@ -454,20 +454,24 @@ export class TenantStore extends DurableObject<Env> {
    * pipeline's reconstruction is the one identified by (dataset snapshot, params, runtime)
    * (2.7), created on first use; its status mirrors its latest driving job. When the task that
    * seals it (the pipeline's last, `map`) is a cache hit, no runner will seal anything for it, so
-   * it adopts the cached task's last snapshot (answered as `adopted`).
+   * it adopts the cached task's last snapshot (answered as `adopted`). Work on an existing
+   * reconstruction (an export) names it (`{recon_id}`) without driving it.
    */
-  registerJob(input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | null }): Outcome<{
+  registerJob(input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | { recon_id: string } | null }): Outcome<{
     hits: Record<string, TaskOutputs>;
     recon_id: string | null;
     adopted: AdoptedSnapshot | null;
   }> {
     const { job } = input;
     if (!this.getProject(job.project_id)) return missing("project");
+    if (input.recon && "recon_id" in input.recon && !this.getReconstruction(input.recon.recon_id)) return missing("reconstruction");
     return ok(
       this.ctx.storage.transactionSync(() => {
         let reconId: string | null = null;
-        if (input.recon) {
-          const r = input.recon;
+        const driven = input.recon && "dataset_snapshot_hash" in input.recon ? input.recon : null;
+        if (input.recon && "recon_id" in input.recon) reconId = input.recon.recon_id;
+        if (driven) {
+          const r = driven;
           this.sql.exec(
             `INSERT INTO reconstructions (recon_id, project_id, dataset_id, dataset_snapshot_hash, params_hash, rv_id, spec_json, status, job_id, created_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
@@ -506,7 +510,7 @@ export class TenantStore extends DurableObject<Env> {
           hits[key] = outputs;
           if (key === input.cache_keys.at(-1)) sealer = row.task_id;
         }
-        const adopted = reconId && sealer ? this.adoptSnapshot(reconId, sealer) : null;
+        const adopted = driven && reconId && sealer ? this.adoptSnapshot(reconId, sealer) : null;
         return { hits, recon_id: reconId, adopted };
       }),
     );
