@@ -208,6 +208,9 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => page.locator("#job-progress-text").textContent()).toBe("cancelled · 0/4 tasks done");
     expect(await contrastFailures(page)).toEqual([]);
     await page.screenshot({ path: shot("11-keyboard-cancelled.png"), fullPage: true });
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await contrastFailures(page)).toEqual([]);
+    await page.screenshot({ path: shot("12-dark.png"), fullPage: true });
     await page.close();
   });
 });

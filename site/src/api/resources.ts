@@ -9,7 +9,7 @@ import type { Dataset, DatasetCreate } from "../../../protocol/schemas/dataset";
 import type { Image, ImageCreate } from "../../../protocol/schemas/image";
 import type { Job, JobAccepted, JobDetail, JobProgress } from "../../../protocol/schemas/job";
 import type { PipelineRequest } from "../../../protocol/schemas/specs";
-import type { ArtifactDescriptor } from "../../../protocol/artifacts";
+import type { StageArtifact } from "../../../protocol/artifacts";
 import { getJson, request, sendJson } from "./client";
 
 export type CapabilitiesOut = z.infer<typeof Capabilities>;
@@ -61,6 +61,5 @@ export const resumeJob = (jid: string) => sendJson<Job>("POST", `/v1/jobs/${jid}
 export const snapshotSeqs = (rid: string) => getJson<{ seqs: number[] }>(`/v1/reconstructions/${rid}/snapshots`);
 export const snapshotPath = (rid: string, seq: number, name: string) => `/v1/reconstructions/${rid}/snapshots/${seq}/${name}`;
 
-/** A job's artifacts (4.8), e.g. the exported model files once export runs. */
-export const jobArtifacts = (jid: string) =>
-  getJson<Page<ArtifactDescriptor & { artifact_id: string }>>(`/v1/jobs/${jid}/artifacts?page_size=500`);
+/** A job's artifacts (4.8): its tasks' outputs, e.g. an export job's model files. */
+export const jobArtifacts = (jid: string) => allPages<StageArtifact>(`/v1/jobs/${jid}/artifacts`);

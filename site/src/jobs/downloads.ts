@@ -56,8 +56,7 @@ function untilSucceeded(jobId: string, onStatus: (text: string) => void): Promis
 /** Saves the artifact a job produced (of `format`'s artifact format when given) as the server names it. */
 export async function downloadJobArtifact(jobId: string, format?: ExportFormat): Promise<void> {
   const wanted = format ? EXPORT_ARTIFACT_TYPES[format].artifact_format : undefined;
-  const { items } = await jobArtifacts(jobId);
-  const artifact = items.find((a) => wanted === undefined || a.artifact_format === wanted);
+  const artifact = (await jobArtifacts(jobId)).find((a) => wanted === undefined || a.artifact_format === wanted);
   if (!artifact) throw new Error(`job ${jobId} produced no ${format ? `${format} artifact` : "artifact"} to download`);
   const res = await request(`/v1/artifacts/${artifact.artifact_id}/content?download=true`);
   const named = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") ?? "")?.[1];
