@@ -152,7 +152,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await page.close();
   }, 1_200_000);
 
-  it("by keyboard alone, with this tab's compute paused: uploads nothing twice, sees a refusal's problem, the job waits and says why, and is cancelled", async () => {
+  it("by keyboard alone, with this tab's compute paused: uploads nothing twice, sees a refusal's problem, the job waits and says why, is cancelled and resumed", async () => {
     const page = await openPage(context, server.base);
     await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes: on");
 
@@ -193,6 +193,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await tabTo(page, "#start-button");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator("#live-title").textContent(), { timeout: 15_000 }).toMatch(/: pending/);
+    const jobId = /^Job (\w+)/.exec((await page.locator("#live-title").textContent())!)![1]!;
     await expect.poll(() => page.locator("#job-note").textContent()).toContain("Waiting for a computer");
     await page.screenshot({ path: shot("10-keyboard-waiting.png"), fullPage: true });
 
@@ -211,6 +212,14 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await page.emulateMedia({ colorScheme: "dark" });
     expect(await contrastFailures(page)).toEqual([]);
     await page.screenshot({ path: shot("12-dark.png"), fullPage: true });
+
+    // The focus stays on the job's row after the redraw: the next Tab reaches Resume.
+    expect(await page.evaluate(() => document.activeElement?.closest("tr")?.dataset.job)).toBe(jobId);
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Resume");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => row.locator(".badge").textContent(), { timeout: 30_000, interval: 1000 }).toBe("pending");
+    await expect.poll(() => page.locator("#job-note").textContent(), { timeout: 15_000 }).toContain("Waiting for a computer");
     await page.close();
   });
 });

@@ -36,13 +36,30 @@ export class JobList {
     say(this.status, "Loading jobs…");
     try {
       const jobs = await listJobs();
+      const focus = this.focusedAction();
       this.body.replaceChildren(...jobs.slice(0, SHOWN_JOBS).map((j) => this.row(j)));
+      focus?.();
       byId("jobs-table").hidden = jobs.length === 0;
       byId("jobs-empty").hidden = jobs.length > 0;
       say(this.status, jobs.length > SHOWN_JOBS ? `The newest ${SHOWN_JOBS} of ${jobs.length} jobs.` : "");
     } catch (e) {
       sayError(this.status, e, "Could not list jobs: ");
     }
+  }
+
+  /**
+   * Where the keyboard focus is among the rows' buttons, as a way to put it back once the rows are
+   * redrawn: on the same button, or the row's first one when that button is gone (Cancel -> Resume).
+   */
+  private focusedAction(): (() => void) | null {
+    const focused = document.activeElement;
+    const jobId = focused instanceof HTMLButtonElement && this.body.contains(focused) ? focused.closest("tr")?.dataset.job : undefined;
+    if (!jobId) return null;
+    const label = focused!.textContent;
+    return () => {
+      const buttons = [...this.body.querySelectorAll<HTMLButtonElement>(`tr[data-job="${jobId}"] button:not(:disabled)`)];
+      (buttons.find((b) => b.textContent === label) ?? buttons[0])?.focus();
+    };
   }
 
   private act(label: string, what: () => Promise<unknown>): Promise<void> {
@@ -60,7 +77,7 @@ export class JobList {
       h("button", { type: "button", class: "secondary", onclick: () => this.onView(job) }, "View"),
       ...(terminal ? [] : [h("button", { type: "button", class: "secondary", disabled: job.cancel_requested, onclick: () => void this.act("Cancel", () => cancelJob(job.job_id)) }, job.cancel_requested ? "Cancelling…" : "Cancel")]),
       ...(job.status === "failed" || job.status.startsWith("cancelled")
-        ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Resume", () => resumeJob(job.job_id)) }, "Resume")]
+        ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Resume", () => resumeJob(job.job_id).then(() => this.onView(job))) }, "Resume")]
         : []),
       ...(job.status === "succeeded" && job.recon_id && job.recipe !== EXPORT_RECIPE ? MODEL_DOWNLOADS.map((d) => this.downloadButton(job.recon_id!, d)) : []),
       ...(job.status === "succeeded" && job.recipe === EXPORT_RECIPE
@@ -73,7 +90,7 @@ export class JobList {
     const error = job.error_message ? h("div", { class: "error-text" }, `${job.error_class ?? "error"}: ${job.error_message}`) : "";
     return h(
       "tr",
-      {},
+      { "data-job": job.job_id },
       h("td", { id: jobCell }, h("code", {}, job.job_id), h("div", { class: "muted" }, job.recipe)),
       h("td", {}, h("span", { class: "badge", "data-status": job.status }, job.status), error),
       h("td", {}, h("time", { datetime: job.created_at }, new Date(job.created_at).toLocaleString())),
