@@ -89,14 +89,17 @@ export type ExportTaskParams = z.infer<typeof ExportTaskParams>;
 export const SNAPSHOT_FORMATS = ["svc.reconstruction.snapshot", "svc.reconstruction.submodel"] as const;
 
 /** One step a runner can execute: what it reads, what it writes and how. */
-export interface ConversionEdge {
-  from_format: string;
-  to_format: string;
-  to_kind: string;
-  lossless: boolean;
-  /** `export`: the snapshot writers (browser-runtime/stages/export); `from_colmap_text`: a COLMAP text model back to snapshot files. */
-  via: { export: ExportFormat } | { from_colmap_text: true };
-}
+export const ConversionEdge = z
+  .object({
+    from_format: z.string(),
+    to_format: z.string(),
+    to_kind: z.string(),
+    lossless: z.boolean(),
+    /** `export`: the snapshot writers (browser-runtime/stages/export); `from_colmap_text`: a COLMAP text model back to snapshot files. */
+    via: z.union([z.object({ export: ExportFormat }), z.object({ from_colmap_text: z.literal(true) })]),
+  })
+  .meta({ id: "ConversionStep" });
+export type ConversionEdge = z.infer<typeof ConversionEdge>;
 
 const canonicalExports = EXPORT_FORMATS.filter((f) => f !== "txt" && f !== "bin");
 
@@ -114,7 +117,7 @@ export const CONVERSIONS: readonly ConversionEdge[] = [
 /** A `convert_artifact` task's params. Its lease carries the source artifact under `inputs.artifacts.source`. */
 export const ConvertTaskParams = z.object({
   convert: z.object({
-    steps: z.array(z.object({ from_format: z.string(), to_format: z.string(), to_kind: z.string(), lossless: z.boolean(), via: z.record(z.string(), z.unknown()) })).min(1),
+    steps: z.array(ConversionEdge).min(1),
     name: z.string(),
     options: ExportOptions,
   }),

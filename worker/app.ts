@@ -16,6 +16,7 @@ import { admin } from "./routes/admin";
 import { artifacts } from "./routes/artifacts";
 import { datasets } from "./routes/datasets";
 import { errorPages } from "./routes/errors";
+import { exportRoutes } from "./routes/exports";
 import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { meta } from "./routes/meta";
@@ -91,6 +92,7 @@ export function createApp() {
   app.route("/", snapshotSeal);
   app.route("/", reconstructions);
   app.route("/", artifacts);
+  app.route("/", exportRoutes);
   app.route("/", admin);
 
   app.doc31("/openapi.json", (c) => ({

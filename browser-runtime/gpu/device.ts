@@ -52,7 +52,7 @@ async function nodeNavigatorGpu(): Promise<GPU> {
 
 /** The platform's GPU entry point, or undefined when WebGPU is unavailable. */
 export async function navigatorGpu(): Promise<GPU | undefined> {
-  const nav = (globalThis as { navigator?: Navigator }).navigator;
+  const nav = (globalThis as unknown as { navigator?: Navigator }).navigator;
   if (nav?.gpu) return nav.gpu;
   if (isNode) {
     try {

@@ -23,6 +23,14 @@ export class TaskStopped extends Error {
   }
 }
 
+/**
+ * The task's inputs cannot give what it asks (an export of cameras the format cannot hold, say):
+ * the task fails with `error_class: ValidationError` (2.11 rule 3) and this message.
+ */
+export class TaskValidationError extends Error {
+  override name = "ValidationError";
+}
+
 export interface TaskContext {
   readonly lease: Lease;
   /** The task's normalised specs (`lease.task.params`). */

@@ -3,14 +3,16 @@
  * here only once its stage truly runs end to end; the routes gate on `requireCapability`,
  * the one place a 501 `capability_unavailable` is decided.
  */
-import { OPTIONAL_CAPABILITIES, type OptionalCapability, capabilityFlags } from "../../protocol";
+import { EXPORT_FORMATS, OPTIONAL_CAPABILITIES, type OptionalCapability, capabilityFlags, exportCapability } from "../../protocol";
 import { capabilityUnavailable } from "../errors";
 
 /**
  * Computed by the runners of this build (browser-runtime/runner/executors), which `npm start`
  * runs in headless Chromium and any tab can run: SIFT extraction, exhaustive and sequential pairs,
  * brute-force matching, two-view verification, and the incremental mapper with standard and
- * two-stage bundle adjustment (tested end to end in test/e2e/browser-runner.test.ts).
+ * two-stage bundle adjustment (tested end to end in test/e2e/browser-runner.test.ts); and every
+ * export format, from a sealed snapshot or component (test/e2e/pipeline.test.ts exports a real
+ * reconstruction in each, read back by COLMAP's own tools where they exist).
  */
 export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>([
   "features.extract.sift",
@@ -23,6 +25,7 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "pipelines.incremental",
   "ba.standard",
   "ba.two_stage",
+  ...EXPORT_FORMATS.map(exportCapability),
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -1,7 +1,13 @@
-/** @module A synthetic sealed model for workerd tests: the scene's files, and a reconstruction whose snapshot 1 is that scene. */
+/**
+ * @module A synthetic sealed model for workerd tests: the scene's files, a reconstruction whose
+ * snapshot 1 is that scene, and a runner of this build's export and conversion executors.
+ */
 import { SELF } from "cloudflare:test";
 import type { TaskOutputs } from "../../protocol";
 import { POINTS_MEDIA_TYPE, encodePoints } from "../../protocol/wire/points";
+import { MemoryBlobCache } from "../../browser-runtime/runner/blob-cache";
+import { RunnerClient } from "../../browser-runtime/runner/client";
+import { Runner } from "../../browser-runtime/runner/runner";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { BASE, call, expectStatus, uploadBlob } from "./helpers";
 
@@ -10,9 +16,10 @@ export const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 /**
  * A small synthetic scene: a PINHOLE camera, three images looking down +z from x = -0.2, 0, 0.2,
  * and `n` points in front of them (ids 10, 13, 16, ...), each observed by every image at its
- * exact projection, plus one keypoint per image in no track.
+ * exact projection, plus one keypoint per image in no track. `radial`: the camera is a
+ * SIMPLE_RADIAL with k = 0 (the same projections, a distorted model to the formats that refuse one).
  */
-export function scene(n: number, seed = 1) {
+export function scene(n: number, seed = 1, o: { radial?: boolean } = {}) {
   let s = seed;
   const rand = () => ((s = (s * 16807) % 2147483647) / 2147483647);
   const xyz = new Float32Array(3 * n);
@@ -20,7 +27,8 @@ export function scene(n: number, seed = 1) {
   const ids = BigUint64Array.from({ length: n }, (_, i) => BigInt(10 + 3 * i));
   const points = encodePoints({ xyz, rgb: new Uint8Array(3 * n).fill(200), trackLength: new Uint16Array(n).fill(3), ids });
   const [f, cx, cy] = [500, 320, 240];
-  const cameras = { cameras: [{ camera_id: 1, model: "PINHOLE", width: 640, height: 480, params: [f, f, cx, cy], has_prior_focal_length: false }] };
+  const camera = o.radial ? { model: "SIMPLE_RADIAL", params: [f, cx, cy, 0] } : { model: "PINHOLE", params: [f, f, cx, cy] };
+  const cameras = { cameras: [{ camera_id: 1, ...camera, width: 640, height: 480, has_prior_focal_length: false }] };
   const images = {
     images: [-0.2, 0, 0.2].map((tx, k) => ({
       image_id: k + 1,
@@ -90,4 +98,26 @@ export async function sealedReconstruction(model = scene(30)) {
     await runner.client.complete(lease.lease_id, outputs);
     return { pid: p.json.project_id as string, did: d.json.dataset_id as string, rid: job.json.recon_id as string, jid: job.json.job_id as string, photos: entries, model, runner };
   }
+}
+
+/**
+ * The real runner (browser-runtime/runner) with only the executors that need no engine: exports
+ * and conversions, run inside workerd against this Worker.
+ */
+export async function exportRunner() {
+  const client = new RunnerClient({ base: BASE, fetch: (input, init) => SELF.fetch(input, init) });
+  const unavailable = () => Promise.reject(new Error("exports need no engine"));
+  return new Runner(
+    client,
+    {
+      name: "workerd-exporter",
+      abilities: { webgpu: null, wasm: { simd: false, threads: false }, memory_bytes: null, hardware_concurrency: null },
+      runtimeVersions: await client.serviceRuntimeVersions(),
+      engine: unavailable,
+      sift: unavailable,
+      decode: unavailable,
+      cache: new MemoryBlobCache(),
+    },
+    { stages: ["export", "convert_artifact"] },
+  );
 }

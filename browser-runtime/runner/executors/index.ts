@@ -4,6 +4,7 @@
  */
 import type { TaskKind, TaskOutputs } from "../../../protocol";
 import type { TaskContext } from "../task-context";
+import { convertArtifact, exportTask } from "./convert";
 import { extract } from "./extract";
 import { map } from "./map";
 import { match } from "./match";
@@ -11,4 +12,4 @@ import { verify } from "./verify";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact };

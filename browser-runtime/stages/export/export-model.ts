@@ -55,7 +55,7 @@ export interface ExportModel {
 
 export class ExportError extends Error {
   constructor(
-    readonly code: "inconsistent_snapshot" | "unsupported_camera_model" | "unsupported_image_name" | "missing_image",
+    readonly code: "inconsistent_snapshot" | "unsupported_camera_model" | "unsupported_image_name" | "missing_image" | "too_many_files",
     message: string,
   ) {
     super(message);

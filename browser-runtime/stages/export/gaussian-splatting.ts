@@ -12,14 +12,13 @@
  * We do not resample photos here (that needs decoding and interpolating every image).
  */
 import { exportColmapBinary } from "./colmap-bin";
-import { addImageFiles, type ImageBytes } from "./image-files";
 import { requireColmapCameras, type ExportModel } from "./export-model";
 
 export const GAUSSIAN_SPLATTING_CAMERA_MODELS = ["SIMPLE_PINHOLE", "PINHOLE"] as const;
 
 export function exportGaussianSplatting(
   model: ExportModel,
-  options: { allowDistortedCameras?: boolean; imageBytes?: ImageBytes },
+  options: { allowDistortedCameras?: boolean },
   warnings: string[],
 ): Map<string, Uint8Array> {
   if (options.allowDistortedCameras) {
@@ -33,7 +32,5 @@ export function exportGaussianSplatting(
   } else {
     requireColmapCameras(model, "gaussian_splatting (3DGS reads undistorted cameras only)", GAUSSIAN_SPLATTING_CAMERA_MODELS);
   }
-  const files = exportColmapBinary(model, "sparse/0/");
-  addImageFiles(files, model, "images", options.imageBytes, warnings);
-  return files;
+  return exportColmapBinary(model, "sparse/0/");
 }

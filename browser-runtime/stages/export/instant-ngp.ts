@@ -16,7 +16,6 @@
  *   the loader does not require it.
  */
 import { cross, dot, identity4, multiply4, normalize, type Matrix4, type Vec3 } from "./geometry";
-import { addImageFiles, type ImageBytes } from "./image-files";
 import { ExportError, type ExportModel, type SnapshotCamera } from "./export-model";
 import { openCvIntrinsics, openGlCamToWorld } from "./opengl-frames";
 
@@ -133,9 +132,8 @@ export function instantNgpTransforms(model: ExportModel, aabbScale = INSTANT_NGP
   return out;
 }
 
-export function exportInstantNgp(model: ExportModel, options: { aabbScale?: number; imageBytes?: ImageBytes }, warnings: string[]): Map<string, Uint8Array> {
+export function exportInstantNgp(model: ExportModel, options: { aabbScale?: number }): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
   files.set("transforms.json", new TextEncoder().encode(JSON.stringify(instantNgpTransforms(model, options.aabbScale), null, 1)));
-  addImageFiles(files, model, "images", options.imageBytes, warnings);
   return files;
 }

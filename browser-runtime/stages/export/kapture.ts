@@ -10,7 +10,9 @@
  *   reconstruction/points3d.txt  X, Y, Z, R, G, B   (row index = kapture point3d_id)
  *   reconstruction/keypoints/<type>/keypoints.txt   name, dtype, dsize  ("<type>, float32, 2")
  *   reconstruction/keypoints/<type>/<image_path>.kpt  raw little-endian float32 x y per keypoint,
- *                                in kp_idx order (COLMAP pixel coordinates, as kapture's COLMAP import keeps them)
+ *                                in kp_idx order (COLMAP pixel coordinates, as kapture's COLMAP import keeps them);
+ *                                with `packKeypoints`, these files are the members of
+ *                                reconstruction/keypoints/<type>/keypoints.tar instead (kapture.io.tar's layout)
  *   reconstruction/observations.txt  point3d_id, keypoints_type, [image_path, feature_id]*
  *   sensors/records_data/<image_path>  the photos, when given
  *
@@ -18,10 +20,12 @@
  * comma is refused.
  */
 import { formatG } from "./number-format";
-import { addImageFiles, type ImageBytes } from "./image-files";
+import { tarArchive } from "../../../protocol/wire/tar";
 import { ExportError, requireColmapCameras, type ExportModel } from "./export-model";
 
 export const KAPTURE_DEFAULT_KEYPOINTS_TYPE = "edgesfm";
+/** The files a kapture export holds besides one .kpt per image: sensors, records, trajectories, points, observations, keypoints.txt. */
+export const KAPTURE_FIXED_FILES = 6;
 const HEADER = "# kapture format: 1.1";
 
 function csv(header: string, rows: string[][]): Uint8Array {
@@ -34,8 +38,7 @@ function sensorId(cameraId: number): string {
 
 export function exportKapture(
   model: ExportModel,
-  options: { keypointsType?: string; imageBytes?: ImageBytes },
-  warnings: string[],
+  options: { keypointsType?: string; packKeypoints?: boolean },
 ): Map<string, Uint8Array> {
   requireColmapCameras(model, "kapture");
   const type = options.keypointsType ?? KAPTURE_DEFAULT_KEYPOINTS_TYPE;
@@ -66,15 +69,17 @@ export function exportKapture(
   );
   files.set("reconstruction/points3d.txt", csv("# X, Y, Z, R, G, B", model.points.map((p) => [...p.xyz.map((v) => formatG(v)), ...p.rgb.map(String)])));
   files.set(`reconstruction/keypoints/${type}/keypoints.txt`, csv("# name, dtype, dsize", [[type, "float32", "2"]]));
-  for (const image of model.images) {
+  const keypoints = model.images.map((image): [string, Uint8Array] => {
     const kpt = new Uint8Array(8 * image.points2D.length);
     const view = new DataView(kpt.buffer);
     image.points2D.forEach((p, k) => {
       view.setFloat32(8 * k, p.xy[0], true);
       view.setFloat32(8 * k + 4, p.xy[1], true);
     });
-    files.set(`reconstruction/keypoints/${type}/${image.name}.kpt`, kpt);
-  }
+    return [`${image.name}.kpt`, kpt];
+  });
+  if (options.packKeypoints) files.set(`reconstruction/keypoints/${type}/keypoints.tar`, tarArchive(keypoints));
+  else for (const [name, kpt] of keypoints) files.set(`reconstruction/keypoints/${type}/${name}`, kpt);
   files.set(
     "reconstruction/observations.txt",
     csv(
@@ -84,6 +89,5 @@ export function exportKapture(
       ),
     ),
   );
-  addImageFiles(files, model, "sensors/records_data", options.imageBytes, warnings);
   return files;
 }

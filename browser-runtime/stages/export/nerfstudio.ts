@@ -13,7 +13,6 @@
  *   we write binary little-endian; both are standard PLY).
  */
 import { multiply4, transformPoint, type Matrix4 } from "./geometry";
-import { addImageFiles, type ImageBytes } from "./image-files";
 import { ExportError, type ExportModel, type SnapshotCamera } from "./export-model";
 import { openCvIntrinsics, openGlCamToWorld } from "./opengl-frames";
 import { modelPly } from "./ply";
@@ -50,10 +49,9 @@ export function nerfstudioTransforms(model: ExportModel): Record<string, unknown
   return out;
 }
 
-export function exportNerfstudio(model: ExportModel, imageBytes: ImageBytes | undefined, warnings: string[]): Map<string, Uint8Array> {
+export function exportNerfstudio(model: ExportModel): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
   files.set("transforms.json", new TextEncoder().encode(JSON.stringify(nerfstudioTransforms(model), null, 4)));
   files.set("sparse_pc.ply", modelPly(model, (p) => transformPoint(NERFSTUDIO_APPLIED_TRANSFORM, p)));
-  addImageFiles(files, model, "images", imageBytes, warnings);
   return files;
 }

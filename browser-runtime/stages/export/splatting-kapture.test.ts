@@ -4,6 +4,7 @@
  * written from kapture_format.adoc and handed to COLMAP as a text model).
  */
 import { describe, expect, it } from "vitest";
+import { readTar } from "../../../protocol/wire/tar";
 import { buildExportModel, ExportError, exportSnapshot } from "./index";
 import { snapshotFromColmapText } from "./from-colmap";
 import { analyzeModel, colmapAvailable, exportRefusal, tempDir, EXPORT_TEST_SETS, referenceDir, referencePhotos, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
@@ -58,11 +59,40 @@ describe("photos in exports", () => {
   it("gaussian_splatting copies every registered image under images/, and refuses when one is missing", async () => {
     const snapshot = await referenceSnapshot("sacre-coeur");
     const photos = referencePhotos("sacre-coeur");
-    const result = exportSnapshot("gaussian_splatting", snapshot, { allowDistortedCameras: true, imageBytes: photos });
+    const result = exportSnapshot("gaussian_splatting", snapshot, { allowDistortedCameras: true, photos });
     for (const image of snapshot.images.images) expect(result.files.get(`images/${image.name}`)).toBe(photos.get(image.name));
     expect(result.warnings.join()).not.toMatch(/photos not included/);
     const fewer = new Map([...photos].slice(1));
-    expect(refusal(() => exportSnapshot("nerfstudio", snapshot, { imageBytes: fewer })).code).toBe("missing_image");
+    expect(refusal(() => exportSnapshot("nerfstudio", snapshot, { photos: fewer })).code).toBe("missing_image");
+  });
+
+  it("referenced photos are listed where each format expects them, with no bytes copied", async () => {
+    const snapshot = await referenceSnapshot("sacre-coeur");
+    const names = snapshot.images.images.map((i) => i.name).sort();
+    for (const [format, dir] of [["nerfstudio", "images"], ["instant_ngp", "images"], ["kapture", "sensors/records_data"]] as const) {
+      const result = exportSnapshot(format, snapshot, { photos: "referenced" });
+      expect(result.photos.map((p) => p.image_name).sort()).toEqual(names);
+      for (const p of result.photos) expect(p.path).toBe(`${dir}/${p.image_name}`);
+      expect([...result.files.keys()].filter((k) => k.startsWith(`${dir}/`))).toEqual([]);
+      expect(result.warnings.join()).not.toMatch(/photos not included/);
+    }
+    expect(exportSnapshot("ply", snapshot, { photos: "referenced" }).photos).toEqual([]);
+  });
+
+  it("past an artifact's file limit, kapture packs its keypoints into keypoints.tar, and photos that still do not fit are left out with a warning", async () => {
+    const snapshot = await referenceSnapshot("sacre-coeur");
+    const n = snapshot.images.images.length;
+    const loose = exportSnapshot("kapture", snapshot, { photos: "referenced" });
+    expect(loose.files.size + loose.photos.length).toBe(6 + 2 * n);
+    const packed = exportSnapshot("kapture", snapshot, { photos: "referenced", maxFiles: 7 + n });
+    expect(packed.files.size).toBe(7);
+    expect(packed.photos).toHaveLength(n);
+    const members = readTar(packed.files.get("reconstruction/keypoints/edgesfm/keypoints.tar")!);
+    for (const image of snapshot.images.images) expect(members.get(`${image.name}.kpt`)).toEqual(loose.files.get(`reconstruction/keypoints/edgesfm/${image.name}.kpt`));
+    const tight = exportSnapshot("kapture", snapshot, { photos: "referenced", maxFiles: 8 });
+    expect(tight.photos).toEqual([]);
+    expect(tight.warnings.join()).toMatch(/photos not included: 10 photos would take the export past the 8 files/);
+    expect(refusal(() => exportSnapshot("kapture", snapshot, { maxFiles: 5 })).code).toBe("too_many_files");
   });
 });
 
@@ -143,7 +173,7 @@ describe.each(EXPORT_TEST_SETS)("kapture export of %s", (set) => {
     }
     if (set === "sacre-coeur") {
       const photos = referencePhotos(set);
-      const withPhotos = exportSnapshot("kapture", snapshot, { imageBytes: photos });
+      const withPhotos = exportSnapshot("kapture", snapshot, { photos });
       for (const image of snapshot.images.images) expect(withPhotos.files.get(`sensors/records_data/${image.name}`)).toBe(photos.get(image.name));
     }
   });
