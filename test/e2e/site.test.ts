@@ -10,13 +10,15 @@
  * refused with its problem's title and detail, the job then waits and says why, and is cancelled
  * from the job list. Screenshots of each step go to test-output/site-e2e/.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
+import { parseColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { POINTS_HEADER_BYTES } from "../../protocol/wire/points";
+import { readTar } from "../../protocol/wire/tar";
 import { type Server, startServer } from "../conformance/server";
 import { SHOTS, buildSiteIfStale, classifyPixels, contrastFailures, dropFiles, frustumPixels, openPage, pageRuntimeVersions, setPhotos, tabTo } from "./site-support";
 
@@ -143,11 +145,40 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await page.waitForTimeout(300);
     await page.locator("#live").screenshot({ path: shot("07-camera-clicked.png") });
 
+    // Downloads: each an export job (computed by this tab, followed through its events), then its file.
+    const points = Number(/of ([\d,]+) points/.exec((await status.textContent())!)![1]!.replaceAll(",", ""));
+    const jobRow = page.locator("#jobs-table tbody tr", { hasText: jobId });
+    const download = async (label: string): Promise<Uint8Array> => {
+      const downloaded = page.waitForEvent("download", { timeout: 300_000 });
+      await jobRow.getByRole("button", { name: `Download ${label}` }).click();
+      await expect.poll(() => page.locator("#download-status").textContent()).toMatch(new RegExp(`^${label}: `));
+      const file = await downloaded;
+      const path = join(SHOTS, file.suggestedFilename());
+      await file.saveAs(path);
+      await expect.poll(() => page.locator("#download-status").textContent(), { timeout: 30_000 }).toBe(`${label}: downloaded.`);
+      return new Uint8Array(readFileSync(path));
+    };
+    const ply = await download("PLY");
+    expect(new TextDecoder().decode(ply.subarray(0, 200))).toContain(`element vertex ${points}\n`);
+    const tar = readTar(await download("COLMAP text"));
+    expect([...tar.keys()].sort()).toEqual(["cameras.txt", "images.txt", "points3D.txt"]);
+    const text = (name: string) => new TextDecoder().decode(tar.get(name));
+    const model = parseColmapTextModel({ cameras: text("cameras.txt"), images: text("images.txt"), points3D: text("points3D.txt") });
+    expect(model.images.size).toBe(photos.length);
+    expect(model.points3D.size).toBe(points);
+    // Each export is a job of its own, whose file can be downloaded again.
+    const exported = page.locator("#jobs-table tbody tr", { hasText: "export" }).getByRole("button", { name: "Download PLY" });
+    await expect.poll(() => exported.count(), { timeout: 15_000 }).toBe(1);
+    const again = page.waitForEvent("download");
+    await exported.click();
+    expect(new Uint8Array(readFileSync(await (await again).path()))).toEqual(ply);
+    await page.locator("#jobs").screenshot({ path: shot("08-downloaded.png") });
+
     // The same page on a phone.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.waitForTimeout(500);
     expect(await overflowsSideways(page)).toBe(false);
-    await page.screenshot({ path: shot("08-phone.png"), fullPage: true });
+    await page.screenshot({ path: shot("09-phone.png"), fullPage: true });
     writeFileSync(shot("aria-snapshot.yml"), await page.locator("body").ariaSnapshot());
     await page.close();
   }, 1_200_000);
@@ -185,7 +216,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => refused.textContent(), { timeout: 15_000 }).toContain("(501)");
     expect(await refused.textContent()).toContain("Missing capability: matchers.superglue (the server lists it as unavailable).");
     expect(await refused.getAttribute("role")).toBe("alert");
-    await page.screenshot({ path: shot("09-keyboard-refused.png"), fullPage: true });
+    await page.screenshot({ path: shot("10-keyboard-refused.png"), fullPage: true });
 
     await tabTo(page, "#matcher-type", 20, "Shift+Tab");
     await page.keyboard.type("nn-m");
@@ -195,7 +226,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => page.locator("#live-title").textContent(), { timeout: 15_000 }).toMatch(/: pending/);
     const jobId = /^Job (\w+)/.exec((await page.locator("#live-title").textContent())!)![1]!;
     await expect.poll(() => page.locator("#job-note").textContent()).toContain("Waiting for a computer");
-    await page.screenshot({ path: shot("10-keyboard-waiting.png"), fullPage: true });
+    await page.screenshot({ path: shot("11-keyboard-waiting.png"), fullPage: true });
 
     const row = page.locator("#jobs-table tbody tr").first();
     await expect.poll(() => row.getByRole("button", { name: "Cancel" }).count(), { timeout: 15_000 }).toBe(1);
@@ -208,10 +239,10 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     // Ended, not completed: nothing was computed.
     await expect.poll(() => page.locator("#job-progress-text").textContent()).toBe("cancelled · 0/4 tasks done");
     expect(await contrastFailures(page)).toEqual([]);
-    await page.screenshot({ path: shot("11-keyboard-cancelled.png"), fullPage: true });
+    await page.screenshot({ path: shot("12-keyboard-cancelled.png"), fullPage: true });
     await page.emulateMedia({ colorScheme: "dark" });
     expect(await contrastFailures(page)).toEqual([]);
-    await page.screenshot({ path: shot("12-dark.png"), fullPage: true });
+    await page.screenshot({ path: shot("13-dark.png"), fullPage: true });
 
     // The focus stays on the job's row after the redraw: the next Tab reaches Resume.
     expect(await page.evaluate(() => document.activeElement?.closest("tr")?.dataset.job)).toBe(jobId);

@@ -19,6 +19,10 @@ export const MODEL_DOWNLOADS = [
   { label: "PLY", format: "ply" },
 ] as const satisfies ReadonlyArray<{ label: string; format: ExportFormat }>;
 
+/** What a visitor calls an exported artifact's format ("PLY"), if it is one of the model downloads. */
+export const downloadLabel = (artifactFormat: string): string | undefined =>
+  MODEL_DOWNLOADS.find((d) => EXPORT_ARTIFACT_TYPES[d.format].artifact_format === artifactFormat)?.label;
+
 /** Exports reconstruction `reconId`'s newest snapshot to `format` and saves the result. */
 export async function downloadModel(reconId: string, format: ExportFormat, onStatus: (text: string) => void): Promise<void> {
   onStatus("Starting the export…");

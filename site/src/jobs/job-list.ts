@@ -7,9 +7,9 @@
 import type { Job } from "../../../protocol/schemas/job";
 import { TERMINAL_STATUSES } from "../../../protocol/events";
 import { exportCapability } from "../../../protocol/exports";
-import { type CapabilitiesOut, cancelJob, listJobs, resumeJob } from "../api/resources";
+import { type CapabilitiesOut, cancelJob, jobArtifacts, listJobs, resumeJob } from "../api/resources";
 import { byId, h, say, sayError } from "../ui/dom";
-import { MODEL_DOWNLOADS, downloadJobArtifact, downloadModel } from "./downloads";
+import { MODEL_DOWNLOADS, downloadJobArtifact, downloadLabel, downloadModel } from "./downloads";
 
 const SHOWN_JOBS = 50;
 
@@ -72,7 +72,7 @@ export class JobList {
   private row(job: Job): HTMLTableRowElement {
     const terminal = TERMINAL_STATUSES.has(job.status);
     const actions = h(
-      "td",
+      "div",
       { class: "actions" },
       h("button", { type: "button", class: "secondary", onclick: () => this.onView(job) }, "View"),
       ...(terminal ? [] : [h("button", { type: "button", class: "secondary", disabled: job.cancel_requested, onclick: () => void this.act("Cancel", () => cancelJob(job.job_id)) }, job.cancel_requested ? "Cancelling…" : "Cancel")]),
@@ -80,9 +80,7 @@ export class JobList {
         ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Resume", () => resumeJob(job.job_id).then(() => this.onView(job))) }, "Resume")]
         : []),
       ...(job.status === "succeeded" && job.recon_id && job.recipe !== EXPORT_RECIPE ? MODEL_DOWNLOADS.map((d) => this.downloadButton(job.recon_id!, d)) : []),
-      ...(job.status === "succeeded" && job.recipe === EXPORT_RECIPE
-        ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Download", () => downloadJobArtifact(job.job_id)) }, "Download")]
-        : []),
+      ...(job.status === "succeeded" && job.recipe === EXPORT_RECIPE ? [this.exportedButton(job)] : []),
     );
     // Each row's buttons say "View", "Cancel"…: a screen reader also reads which job they act on.
     const jobCell = `job-${job.job_id}`;
@@ -94,8 +92,20 @@ export class JobList {
       h("td", { id: jobCell }, h("code", {}, job.job_id), h("div", { class: "muted" }, job.recipe)),
       h("td", {}, h("span", { class: "badge", "data-status": job.status }, job.status), error),
       h("td", {}, h("time", { datetime: job.created_at }, new Date(job.created_at).toLocaleString())),
-      actions,
+      h("td", { class: "actions-cell" }, actions),
     );
+  }
+
+  /** An export job's file again, named by its format once the job's artifact is known. */
+  private exportedButton(job: Job): HTMLButtonElement {
+    const button = h("button", { type: "button", class: "secondary", onclick: () => void this.act("Download", () => downloadJobArtifact(job.job_id)) }, "Download");
+    jobArtifacts(job.job_id).then(
+      ([artifact]) => {
+        if (artifact) button.textContent = `Download ${downloadLabel(artifact.artifact_format) ?? artifact.name}`;
+      },
+      () => {}, // the generic label stays; a click reports any failure
+    );
+    return button;
   }
 
   private downloadButton(reconId: string, d: (typeof MODEL_DOWNLOADS)[number]): HTMLButtonElement {
