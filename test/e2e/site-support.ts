@@ -4,7 +4,7 @@
  * the drop zone, keyboard focus walks, a contrast pass, snapshot files served from memory and a
  * pixel classifier for the 3D view's screenshots.
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import type { BrowserContext, Page, Route } from "playwright-core";
@@ -15,7 +15,13 @@ import { runtimeVersionsOf } from "../../browser-runtime/runtime-versions";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 export const SET = new URL("../../../shared/datasets/sacre-coeur/", import.meta.url).pathname;
-export const SHOTS = join(ROOT, "test-output/site-e2e");
+/** A test file's own screenshot folder under test-output/site-e2e/, emptied so it holds only this run's steps. */
+export function freshShotsFolder(name: string): string {
+  const dir = join(ROOT, "test-output/site-e2e", name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
 
 export const setPhotos = (): string[] =>
   readdirSync(join(SET, "images"))

@@ -3,25 +3,25 @@
  * a snapshot made from the COLMAP reference (served from memory in place of the snapshot routes)
  * drawn as points and camera frustums, read by Range requests or from octree tiles; a job's
  * event log replayed to its end; and the api_key mode, including lending compute under a runner
- * token. Screenshots go to test-output/site-e2e/.
+ * token. Screenshots go to test-output/site-e2e/views/.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
 import { type Server, startServer } from "../conformance/server";
 import { POINTS_HEADER_BYTES, POINT_RECORD_BYTES } from "../../protocol/wire/points";
-import { SET, SHOTS, buildSiteIfStale, classifyPixels, serveSnapshot } from "./site-support";
+import { SET, buildSiteIfStale, freshShotsFolder, classifyPixels, serveSnapshot } from "./site-support";
 import { snapshotFromReference } from "./site-snapshot-fixture";
 
 let server: Server;
+let shots = "";
 let context: BrowserContext;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 
 beforeAll(async () => {
   buildSiteIfStale();
-  mkdirSync(SHOTS, { recursive: true });
+  shots = freshShotsFolder("views");
   server = await startServer();
   browser = await launchChromium({ viewport: { width: 1280, height: 900 } });
   context = browser.context;
@@ -48,7 +48,7 @@ describe("site: the 3D view and the live view on given data", () => {
     expect(ranges).toEqual([`points.bin 0-${POINTS_HEADER_BYTES - 1}`, `points.bin ${POINTS_HEADER_BYTES}-${POINTS_HEADER_BYTES + fixture.pointCount * POINT_RECORD_BYTES - 1}`]);
     await page.waitForTimeout(500);
     const viewer = page.locator("#viewer");
-    const png = await viewer.screenshot({ path: join(SHOTS, "views-1-reference-snapshot.png") });
+    const png = await viewer.screenshot({ path: join(shots, "1-reference-snapshot.png") });
     const { frustum, point } = await classifyPixels(png);
     expect(frustum, "orange frustum pixels").toBeGreaterThan(200);
     expect(point, "point-cloud pixels").toBeGreaterThan(500);
@@ -56,7 +56,7 @@ describe("site: the 3D view and the live view on given data", () => {
     await page.selectOption("#camera-select", { index: 1 });
     await expect.poll(() => page.locator("#camera-detail").isVisible()).toBe(true);
     await expect.poll(() => page.locator("#camera-caption").textContent()).toMatch(/\d+ of \d+ keypoints observe 3D points/);
-    await page.locator("#live").screenshot({ path: join(SHOTS, "views-2-camera-chosen.png") });
+    await page.locator("#live").screenshot({ path: join(shots, "2-camera-chosen.png") });
     await page.close();
   });
 
@@ -102,7 +102,7 @@ describe("site: the 3D view and the live view on given data", () => {
     const log = await page.locator("#log").textContent();
     for (const line of ["registered 10 of 10 images", "image 7 has few matches", "snapshot 1 sealed", "job succeeded"]) expect(log).toContain(line);
     await page.waitForTimeout(300);
-    await page.locator("#live").screenshot({ path: join(SHOTS, "views-3-job-replayed.png") });
+    await page.locator("#live").screenshot({ path: join(shots, "3-job-replayed.png") });
     await page.close();
   });
 
@@ -183,7 +183,7 @@ describe("site: api_key mode", () => {
     await page.press("#runner-token", "Enter");
     await page.check("#compute-lend");
     await expect.poll(() => page.locator("#lend-status").textContent(), { timeout: 30_000 }).toContain("Lending: on");
-    await page.screenshot({ path: join(SHOTS, "views-4-api-key.png") });
+    await page.screenshot({ path: join(shots, "4-api-key.png") });
     await page.reload();
     await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
     await page.close();

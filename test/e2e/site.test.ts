@@ -8,9 +8,9 @@
  * click on a frustum shows that camera's photo with its observations. A second visitor does
  * everything by keyboard, with this tab's compute paused: a matcher the server does not offer is
  * refused with its problem's title and detail, the job then waits and says why, and is cancelled
- * from the job list. Screenshots of each step go to test-output/site-e2e/.
+ * from the job list. Screenshots of each step (and the downloaded files) go to test-output/site-e2e/visitor/.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
@@ -20,16 +20,17 @@ import { parseColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { POINTS_HEADER_BYTES } from "../../protocol/wire/points";
 import { readTar } from "../../protocol/wire/tar";
 import { type Server, startServer } from "../conformance/server";
-import { SHOTS, buildSiteIfStale, classifyPixels, contrastFailures, dropFiles, frustumPixels, openPage, pageRuntimeVersions, setPhotos, tabTo } from "./site-support";
+import { buildSiteIfStale, classifyPixels, contrastFailures, dropFiles, freshShotsFolder, frustumPixels, openPage, pageRuntimeVersions, setPhotos, tabTo } from "./site-support";
 
 let server: Server;
 let context: BrowserContext;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
-const shot = (name: string) => join(SHOTS, name);
+let shots = "";
+const shot = (name: string) => join(shots, name);
 
 beforeAll(async () => {
   buildSiteIfStale();
-  mkdirSync(SHOTS, { recursive: true });
+  shots = freshShotsFolder("visitor");
   server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await pageRuntimeVersions()) });
   browser = await launchChromium({ viewport: { width: 1280, height: 900 } });
   context = browser.context;
@@ -153,7 +154,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
       await jobRow.getByRole("button", { name: `Download ${label}` }).click();
       await expect.poll(() => page.locator("#download-status").textContent()).toMatch(new RegExp(`^${label}: `));
       const file = await downloaded;
-      const path = join(SHOTS, file.suggestedFilename());
+      const path = shot(file.suggestedFilename());
       await file.saveAs(path);
       await expect.poll(() => page.locator("#download-status").textContent(), { timeout: 30_000 }).toBe(`${label}: downloaded.`);
       return new Uint8Array(readFileSync(path));
