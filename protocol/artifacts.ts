@@ -52,23 +52,24 @@ export const ArtifactFile = z.object({
   media_type: z.string().max(255).optional(),
 });
 
+const descriptorFields = {
+  kind: DotId,
+  name: z.string().min(1).max(256),
+  uri: z.string().max(4096).nullable().default(null),
+  artifact_format: DotId,
+  schema_version: z.number().int().min(1),
+  media_type: z.string().min(1).max(255),
+  summary: z.record(z.string(), z.unknown()).default({}),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  files: z.array(ArtifactFile).min(1).max(MAX_ARTIFACT_FILES),
+};
+
+const vocabulary = (a: { kind: string; artifact_format: string }, ctx: z.RefinementCtx) => {
+  for (const issue of vocabularyIssues(a)) ctx.addIssue({ code: "custom", ...issue });
+};
+
 /** The descriptor a stage emits (2.11). An invalid one fails its task with a validation error (rule 3). */
-export const ArtifactDescriptor = z
-  .object({
-    kind: DotId,
-    name: z.string().min(1).max(256),
-    uri: z.string().max(4096).nullable().default(null),
-    artifact_format: DotId,
-    schema_version: z.number().int().min(1),
-    media_type: z.string().min(1).max(255),
-    summary: z.record(z.string(), z.unknown()).default({}),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-    files: z.array(ArtifactFile).min(1).max(MAX_ARTIFACT_FILES),
-  })
-  .superRefine((a, ctx) => {
-    for (const issue of vocabularyIssues(a)) ctx.addIssue({ code: "custom", ...issue });
-  })
-  .meta({ id: "ArtifactDescriptor" });
+export const ArtifactDescriptor = z.object(descriptorFields).superRefine(vocabulary).meta({ id: "ArtifactDescriptor" });
 export type ArtifactDescriptor = z.infer<typeof ArtifactDescriptor>;
 
 /**
@@ -113,6 +114,50 @@ export const StageArtifact = z
   .meta({ id: "StageArtifact" });
 export type StageArtifact = z.infer<typeof StageArtifact>;
 export const StageArtifactPage = Page(StageArtifact, "StageArtifactPage");
+
+/** A URI the server records but never dereferences (4.10): an absolute URI (`s3://`, `https://`, `file:`) or an absolute path. */
+const ImportedUri = z.string().min(1).max(4096).regex(/^([A-Za-z][A-Za-z0-9+.-]*:|\/)/, "must be an absolute URI (scheme:...) or an absolute path");
+
+/**
+ * An imported artifact's descriptor (4.10 `:import`): its bytes stay where `uri` says (never
+ * copied, never dereferenced), or are blobs of the tenant already (`files`, from finalized
+ * uploads); at least one of the two.
+ */
+const importedFields = { ...descriptorFields, uri: ImportedUri.nullable().default(null), schema_version: z.number().int().min(1).default(1), media_type: z.string().min(1).max(255).default("application/octet-stream"), files: z.array(ArtifactFile).max(MAX_ARTIFACT_FILES).default([]) };
+const uriOrFiles = (a: { uri: string | null; files: unknown[] }, ctx: z.RefinementCtx) => {
+  if (a.uri === null && a.files.length === 0) ctx.addIssue({ code: "custom", path: ["uri"], message: "name a uri, or files (blobs of this tenant), or both" });
+};
+
+/** What a stored artifact's descriptor must be (`:validate`): a stage's, or an import's (a uri without files). */
+export const StoredDescriptor = z.object(importedFields).superRefine(vocabulary).superRefine(uriOrFiles);
+
+/** `POST /v1/artifacts:import` (4.10): the descriptor, and where the artifact belongs. */
+export const ArtifactImportRequest = z
+  .object({
+    ...importedFields,
+    project_id: Id,
+    dataset_id: Id.optional().describe("the dataset it was computed from: its dataset scope (2.11) and the photos a conversion may list"),
+    recon_id: Id.optional().describe("the reconstruction it belongs to"),
+  })
+  .superRefine(vocabulary)
+  .superRefine(uriOrFiles)
+  .meta({ id: "ArtifactImportRequest" });
+export type ArtifactImportRequest = z.infer<typeof ArtifactImportRequest>;
+
+/** `POST /v1/artifacts/{id}:validate` (4.10): what was checked, and every problem found (empty when valid). */
+export const ArtifactValidation = z
+  .object({
+    artifact_id: Id,
+    valid: z.boolean(),
+    errors: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })),
+    checked: z.object({
+      files: z.number().int().describe("managed files whose bytes were read and hashed"),
+      bytes: z.number().int(),
+      documents: z.number().int().describe("files checked as what they are named (JSON manifests, snapshot files, features, matches)"),
+    }),
+  })
+  .meta({ id: "ArtifactValidation" });
+export type ArtifactValidation = z.infer<typeof ArtifactValidation>;
 
 export const ArtifactKind = z
   .object({ kind: DotId, default_format: DotId, media_type: z.string(), description: z.string() })

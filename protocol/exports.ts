@@ -123,3 +123,85 @@ export const ConvertTaskParams = z.object({
   }),
 });
 export type ConvertTaskParams = z.infer<typeof ConvertTaskParams>;
+
+/** The capability a step needs (1.2), or null when any runner of this service can take it. */
+export const conversionCapability = (edge: ConversionEdge) => ("export" in edge.via ? exportCapability(edge.via.export) : null);
+
+const FormatId = z.string().min(3).max(128);
+
+/** `POST /v1/artifacts/{id}:conversionPlan` (4.10). */
+export const ConversionPlanRequest = z
+  .object({
+    to_format: FormatId.optional().describe("the format wanted; first in preference before `accepted_formats`"),
+    accepted_formats: z.array(FormatId).min(1).max(64).optional().describe("formats the caller reads, in preference order"),
+    to_kind: z.string().min(3).max(128).optional().describe("the kind the result must have"),
+    require_lossless: z.boolean().default(false).describe("only steps that keep everything the formats can name"),
+  })
+  .meta({ id: "ConversionPlanRequest" });
+export type ConversionPlanRequest = z.infer<typeof ConversionPlanRequest>;
+
+/** `POST /v1/artifacts/{id}:convert` (4.10): a plan request, plus the result's name and the export options of its steps. */
+export const ConvertRequest = ConversionPlanRequest.extend({
+  name: z.string().min(1).max(256).optional().describe("the result's name; default `<source name> as <format>`"),
+  options: ExportOptions.default(ExportOptions.parse({})),
+}).meta({ id: "ConvertRequest" });
+export type ConvertRequest = z.infer<typeof ConvertRequest>;
+
+export const ArtifactConversionPlan = z
+  .object({
+    artifact_id: Id,
+    from_format: z.string(),
+    to_format: z.string(),
+    to_kind: z.string(),
+    lossless: z.boolean(),
+    steps: z.array(ConversionEdge).describe("in order; empty when the artifact already is in the format"),
+  })
+  .meta({ id: "ArtifactConversionPlan" });
+export type ArtifactConversionPlan = z.infer<typeof ArtifactConversionPlan>;
+
+export type PlanOutcome =
+  | { ok: true; to_format: string; to_kind: string; steps: ConversionEdge[] }
+  | { ok: false; reason: "no_path" | "lossless_impossible" }
+  | { ok: false; reason: "unavailable"; capability: string };
+
+/**
+ * The shortest path (fewest steps) over the conversion graph from `from` to any of `targets`
+ * (4.10): ties go to the earlier target (`accepted_formats` preference order); `toKind` restricts
+ * the result's kind; `requireLossless` uses lossless steps only; `available` says which steps
+ * this deployment runs. When no path exists, says why: none at all, none lossless, or one only
+ * through a step whose capability is off.
+ */
+export function planConversion(
+  from: { format: string; kind: string },
+  o: { targets: readonly string[]; toKind?: string | undefined; requireLossless: boolean; available: (edge: ConversionEdge) => boolean },
+): PlanOutcome {
+  const search = (edges: readonly ConversionEdge[]) => {
+    const via = new Map<string, ConversionEdge | null>([[from.format, null]]);
+    const kinds = new Map([[from.format, from.kind]]);
+    for (let frontier = [from.format]; frontier.length > 0; ) {
+      const next: string[] = [];
+      for (const format of frontier) {
+        for (const edge of edges.filter((e) => e.from_format === format && !via.has(e.to_format))) {
+          via.set(edge.to_format, edge);
+          kinds.set(edge.to_format, edge.to_kind);
+          next.push(edge.to_format);
+        }
+      }
+      frontier = next;
+    }
+    const depth = (format: string): number => (via.get(format) ? 1 + depth(via.get(format)!.from_format) : 0);
+    const reached = o.targets.filter((t) => via.has(t) && (o.toKind === undefined || kinds.get(t) === o.toKind));
+    if (reached.length === 0) return null;
+    const best = reached.reduce((a, b) => (depth(b) < depth(a) ? b : a));
+    const steps: ConversionEdge[] = [];
+    for (let e = via.get(best); e; e = via.get(e.from_format)) steps.unshift(e);
+    return { ok: true as const, to_format: best, to_kind: kinds.get(best)!, steps };
+  };
+  const lossless = CONVERSIONS.filter((e) => !o.requireLossless || e.lossless);
+  const found = search(lossless.filter(o.available));
+  if (found) return found;
+  const unavailable = search(lossless);
+  if (unavailable) return { ok: false, reason: "unavailable", capability: unavailable.steps.map(conversionCapability).find((c, i) => c && !o.available(unavailable.steps[i]!))! };
+  if (o.requireLossless && search(CONVERSIONS.filter(o.available))) return { ok: false, reason: "lossless_impossible" };
+  return { ok: false, reason: "no_path" };
+}

@@ -46,7 +46,19 @@ afterEach(async () => {
 describe("the artifact vocabulary (2.11, 4.10)", () => {
   it("/openapi.json documents the artifact routes", async () => {
     const paths = Object.keys((await call("GET", "/openapi.json")).json.paths);
-    for (const p of ["/v1/artifacts/kinds", "/v1/artifacts/formats", "/v1/artifacts/{artifact_id}", "/v1/artifacts/{artifact_id}/content", "/v1/jobs/{jid}/artifacts", "/v1/reconstructions/{rid}/artifacts"]) {
+    for (const p of [
+      "/v1/artifacts/kinds",
+      "/v1/artifacts/formats",
+      "/v1/artifacts/{artifact_id}",
+      "/v1/artifacts/{artifact_id}/content",
+      "/v1/jobs/{jid}/artifacts",
+      "/v1/reconstructions/{rid}/artifacts",
+      "/v1/artifacts:import",
+      "/v1/artifacts/{artifact_id}:validate",
+      "/v1/artifacts/{artifact_id}:conversionPlan",
+      "/v1/artifacts/{artifact_id}:convert",
+      "/v1/reconstructions/{rid}/export",
+    ]) {
       expect(paths).toContain(p);
     }
   });

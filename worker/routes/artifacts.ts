@@ -1,12 +1,28 @@
 /**
  * @module Artifacts (spec 4.10, vocabulary 2.11): the reserved core kinds and formats, a stored
- * StageArtifact and its bytes, and the listings of a job's (4.8) and a reconstruction's (4.9)
- * artifacts.
+ * StageArtifact and its bytes, the listings of a job's (4.8) and a reconstruction's (4.9)
+ * artifacts, and the actions `:import`, `:validate`, `:conversionPlan` and `:convert`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { ArtifactFormat, ArtifactKind, ArtifactListQuery, Id, Page, PageQuery, StageArtifact, StageArtifactPage } from "../../protocol";
+import {
+  ArtifactConversionPlan,
+  ArtifactFormat,
+  ArtifactImportRequest,
+  ArtifactKind,
+  ArtifactListQuery,
+  ArtifactValidation,
+  ConversionPlanRequest,
+  ConvertRequest,
+  Id,
+  JobAccepted,
+  Page,
+  PageQuery,
+  StageArtifact,
+  StageArtifactPage,
+} from "../../protocol";
 import { problemResponses } from "../openapi";
-import { newRouter } from "../router";
+import { createActionRoute, newRouter } from "../router";
+import { convertArtifact, importArtifact, planArtifactConversion, validateArtifact } from "../services/artifact-actions";
 import { artifactResource, artifactRow, coreFormats, coreKinds, listArtifacts, serveArtifactContent } from "../services/artifacts";
 import { paginateArray } from "../services/pages";
 
@@ -116,3 +132,80 @@ for (const l of LISTINGS) {
     },
   );
 }
+
+// ---- actions (4.10) ----
+
+const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
+
+artifacts.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/artifacts:import",
+    tags: ["artifacts"],
+    description: [
+      "Registers an existing artifact without copying bytes: a `uri` (recorded, never dereferenced) and/or `files` that are already blobs of the tenant (finalized uploads).",
+      "It is owned by a new `artifact_import` job whose one task is succeeded at once. 404: project, dataset or reconstruction unknown (or of another project);",
+      "422: a malformed descriptor (a core kind keeps its `svc.*` format), files that are not blobs of that size, a reconstruction of another dataset.",
+    ].join("\n"),
+    request: jsonBody(ArtifactImportRequest),
+    responses: {
+      201: { ...json(StageArtifact, "registered"), headers: z.object({ Location: z.string().describe("/v1/artifacts/<artifact_id>") }) },
+      ...problemResponses(400, 401, 404, 413, 422),
+    },
+  }),
+  async (c) => {
+    const artifact = await importArtifact(c.env, c.var.tenantId, c.req.valid("json"));
+    return c.json(artifact, 201, { Location: `/v1/artifacts/${artifact.artifact_id}` });
+  },
+);
+
+artifacts.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/artifacts/{artifact_id}:validate",
+    tags: ["artifacts"],
+    description:
+      "Checks the stored descriptor (schema, core kind/format compatibility), then every managed file: stored, of its declared size, hashing to its `blob_sha`, and valid as the document it is named (JSON manifests; snapshot files against their 2.14 schemas; features and matches wire formats). Runs no job.",
+    request: { params: ArtifactParams },
+    responses: { 200: json(ArtifactValidation, "the checks and every problem found"), ...problemResponses(401, 404) },
+  }),
+  async (c) => c.json(await validateArtifact(c.env, c.var.tenantId, c.req.valid("param").artifact_id), 200),
+);
+
+artifacts.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/artifacts/{artifact_id}:conversionPlan",
+    tags: ["artifacts"],
+    description: [
+      "The shortest path (fewest steps) over the conversion graph (protocol/exports.ts CONVERSIONS) to `to_format` or any of `accepted_formats`; equally short paths go to the earlier format",
+      "(`to_format` first, then `accepted_formats` in order). `to_kind` restricts the result's kind; `require_lossless` uses lossless steps only. No steps when the artifact already is in a wanted format.",
+      "422 `no_conversion_path` or `lossless_impossible`; 501 when the only path needs a capability this deployment lacks.",
+    ].join("\n"),
+    request: { params: ArtifactParams, ...jsonBody(ConversionPlanRequest) },
+    responses: { 200: json(ArtifactConversionPlan, "the plan"), ...problemResponses(400, 401, 404, 413, 422, 501) },
+  }),
+  async (c) => c.json(await planArtifactConversion(c.env, c.var.tenantId, c.req.valid("param").artifact_id, c.req.valid("json")), 200),
+);
+
+artifacts.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/artifacts/{artifact_id}:convert",
+    tags: ["artifacts"],
+    description: [
+      "Plans as `:conversionPlan`, then queues a job with one `convert_artifact` task (phase `artifact_conversion`) that runs every step in turn, each feeding the next (4.10 rule 2);",
+      "its artifact is the last step's. Refused before anything is queued (4.10 rule 1): no path or no lossless one (422), a missing capability (501), nothing to convert (422 `already_in_format`),",
+      "an artifact without managed files (422 `no_managed_files`). `options` are the export options of export steps.",
+    ].join("\n"),
+    request: { params: ArtifactParams, ...jsonBody(ConvertRequest) },
+    responses: {
+      202: { ...json(JobAccepted, "accepted; follow the job, then read its artifact"), headers: z.object({ Location: z.string().describe("/v1/jobs/<job_id>") }) },
+      ...problemResponses(400, 401, 404, 413, 422, 501),
+    },
+  }),
+  async (c) => {
+    const body = await convertArtifact(c.env, c.var.tenantId, c.req.valid("param").artifact_id, c.req.valid("json"));
+    return c.json(body, 202, { Location: `/v1/jobs/${body.job_id}` });
+  },
+);

@@ -26,15 +26,18 @@ function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Ui
   return concatenate(bucket, chunks.map((c) => ({ key: c.r2_key, size: c.length })), { offset: 0, length: total }, gone);
 }
 
-/** SHA-256 of the assembled upload, streamed (no copy of the whole file in memory). */
-export async function digestChunks(bucket: R2Bucket, chunks: ChunkRecord[]): Promise<string> {
+/** SHA-256 of a stream's bytes, without holding them all in memory. */
+export async function digestStream(body: ReadableStream<Uint8Array>): Promise<string> {
   // workerd exposes DigestStream on `crypto` only, though the generated types declare it global.
   const digest = new (crypto as unknown as { DigestStream: typeof DigestStream }).DigestStream("SHA-256");
   // A failed read aborts the digest too; the pipe's rejection is the one reported.
   digest.digest.catch(() => {});
-  await chunkStream(bucket, chunks).pipeTo(digest);
+  await body.pipeTo(digest);
   return toHex(await digest.digest);
 }
+
+/** SHA-256 of the assembled upload, streamed (no copy of the whole file in memory). */
+export const digestChunks = (bucket: R2Bucket, chunks: ChunkRecord[]) => digestStream(chunkStream(bucket, chunks));
 
 /** Writes the assembled bytes to their content address, unless the tenant already has them there. */
 export async function storeBlob(bucket: R2Bucket, key: string, chunks: ChunkRecord[], size: number, contentType: string | null) {

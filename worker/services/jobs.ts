@@ -21,7 +21,7 @@ import type {
 import { validation } from "../errors";
 import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-store";
 import type { Outcome } from "../storage/outcome";
-import type { AdoptedSnapshot, DatasetRow } from "../storage/tenant-rows";
+import type { AdoptedSnapshot, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
@@ -99,14 +99,28 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
   }
   for (const name of s.capabilities) requireCapability(env, name);
   const input_artifacts = await resolveInputArtifacts(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
-  const dataset: DatasetSnapshot = {
-    dataset_id: s.dataset.dataset_id,
-    manifest_hash: s.dataset.manifest_hash,
-    camera_model: s.dataset.camera_model,
-    intrinsics_mode: s.dataset.intrinsics_mode,
-    is_spherical: s.dataset.is_spherical,
-    respect_exif_orientation: s.dataset.respect_exif_orientation,
-    rig_config: s.dataset.rig_config_text ? JSON.parse(s.dataset.rig_config_text) : null,
+  const dataset = frozenDataset(s.dataset, images);
+  return submitJob(env, {
+    tenantId: s.tenantId,
+    projectId: s.dataset.project_id,
+    dataset,
+    recipe: s.recipe,
+    stages: s.stages,
+    input_artifacts,
+    recon: s.pipeline ? { pipeline: s.pipeline } : null,
+  });
+}
+
+/** The dataset as a job reads it: its settings and manifest now, every image with its content (2.4). */
+export function frozenDataset(row: DatasetRow, images: ImageRow[]): DatasetSnapshot {
+  return {
+    dataset_id: row.dataset_id,
+    manifest_hash: row.manifest_hash,
+    camera_model: row.camera_model,
+    intrinsics_mode: row.intrinsics_mode,
+    is_spherical: row.is_spherical,
+    respect_exif_orientation: row.respect_exif_orientation,
+    rig_config: row.rig_config_text ? JSON.parse(row.rig_config_text) : null,
     images: images.map((i) => ({
       image_id: i.image_id,
       name: i.name,
@@ -117,15 +131,6 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
       media_type: i.media_type,
     })),
   };
-  return submitJob(env, {
-    tenantId: s.tenantId,
-    projectId: s.dataset.project_id,
-    dataset,
-    recipe: s.recipe,
-    stages: s.stages,
-    input_artifacts,
-    recon: s.pipeline ? { pipeline: s.pipeline } : null,
-  });
 }
 
 /** What identifies an artifact as a task input: its kind, format and files' contents. */
@@ -179,7 +184,11 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   // A pipeline fed other input artifacts is another reconstruction (2.7).
   const stageParams = s.stages.map((st) => st.params);
   const paramsHash = hashJson(artifactsHash ? { stages: stageParams, artifacts: artifactsHash } : stageParams);
-  const inputShas = [...(s.dataset?.images.map((i) => i.content_sha) ?? []), ...Object.values(s.input_artifacts).flatMap((a) => a.files.map((f) => f.blob_sha))];
+  // The job holds its inputs (and an import's files) until the artifacts that need them are recorded.
+  const inputShas = [
+    ...(s.dataset?.images.map((i) => i.content_sha) ?? []),
+    ...[...Object.values(s.input_artifacts), ...(s.imported?.artifacts ?? [])].flatMap((a) => a.files.map((f) => f.blob_sha)),
+  ];
   // (Cast: RPC typing cannot express the free-form members of TaskOutputs.)
   const { hits, recon_id, adopted } = unwrap<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>(
     (await tenant.registerJob({

@@ -919,7 +919,12 @@ export class JobStore extends DurableObject<Env> {
     // Succeeded tasks whose outputs the tenant has not recorded (its cache and artifact registry).
     const completed = rows
       .filter((r) => r.status === "succeeded" && r.recorded === 0)
-      .map((r) => ({ task_id: r.task_id as string, cache_key: r.cache_key as string, cache_hit: bool(r.cache_hit), outputs_json: r.outputs_json as string }));
+      .map((r) => ({
+        task_id: r.task_id as string,
+        cache_key: r.cache_key as string,
+        cacheable: !bool(r.cache_hit) && r.kind !== "artifact_import",
+        outputs_json: r.outputs_json as string,
+      }));
     const dataset = this.jobDataset();
     try {
       await Promise.all([

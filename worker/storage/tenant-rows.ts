@@ -170,7 +170,8 @@ export interface ArtifactRow extends ArtifactScope {
 export interface CompletedTask {
   task_id: string;
   cache_key: string;
-  cache_hit: boolean;
+  /** Whether the outputs enter the task cache (3.2.1): a runner computed them (not a cache hit, not an import). */
+  cacheable: boolean;
   /** TaskOutputs as JSON text. */
   outputs_json: string;
 }

@@ -554,7 +554,7 @@ export class TenantStore extends DurableObject<Env> {
         recon_id: job.recon_id,
       };
       for (const t of completed.tasks) {
-        if (!t.cache_hit) {
+        if (t.cacheable) {
           this.sql.exec(
             "INSERT OR IGNORE INTO task_cache (cache_key, outputs_json, job_id, task_id, created_at) VALUES (?, ?, ?, ?, ?)",
             t.cache_key,
