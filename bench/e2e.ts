@@ -1,80 +1,173 @@
-// `npm run bench -- e2e [set...]`: photos to final snapshot over HTTP on the local stack (workerd)
-// with one runner (Node by default; --browser for headless Chromium), beside COLMAP's own
-// pipeline (feature_extractor, exhaustive_matcher, mapper; CPU) run on the same machine in the
-// same invocation. Prints wall times, ratios and accuracy; writes bench/results/e2e.json.
-import { spawnSync } from "node:child_process";
+/**
+ * `npm run bench -- e2e [set...] [--browser] [--skip-colmap]`: photos to final snapshot over HTTP
+ * on the local stack (workerd) with one runner (Node by default; --browser for headless
+ * Chromium), beside COLMAP's own pipeline (feature_extractor, exhaustive_matcher, mapper; CPU,
+ * its default threads) run on the same machine in the same invocation.
+ *
+ * Both sides are timed in wall seconds and in CPU seconds (user + system): ours is this process
+ * (the runner), workerd and, with --browser, Chromium; COLMAP's is each process under
+ * /usr/bin/time. On a machine shared with other work CPU time is the fairer comparison; wall
+ * time also counts COLMAP's use of every core against our single-threaded runner. Our time is
+ * split by stage (upload, extract, match, verify, map), each with the part the runner spent
+ * waiting on HTTP (transfer: blob reads and writes, seals, checkpoints). Prints the tables; writes bench/results/e2e.json.
+ */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { launchChromium } from "../browser-runtime/headless/chromium";
 import { RunnerClient } from "../browser-runtime/runner/client";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
+import type { TaskKind } from "../protocol";
 import { startServer } from "../test/conformance/server";
 import { httpClient } from "../test/support/http";
 import { INTRINSICS, datasetDir, scoreAgainstReference, submitSet, waitForJob } from "../test/support/reconstruct";
+import { processTreeCpuSeconds, root } from "./_args";
+import { type ProcessTiming, ensureColmap, runTimed } from "./_colmap";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { browser: { type: "boolean", default: false }, "skip-colmap": { type: "boolean", default: false } } });
 const sets = positionals.length ? positionals : ["sacre-coeur", "sceaux-castle", "opensfm-lund"];
+process.env.QT_QPA_PLATFORM ??= "offscreen";
 
-/** COLMAP 3.8's CLI pipeline as the references were made (CPU SIFT, exhaustive matching, mapper). */
-function colmapSeconds(set: string): number | null {
-  if (spawnSync("bash", ["scripts/system-deps.sh", "colmap"], { stdio: "inherit" }).status !== 0) return null;
+const round = (x: number, digits = 1) => Number(x.toFixed(digits));
+
+/** COLMAP 3.8's CLI pipeline as the references were made (CPU SIFT, exhaustive matching, mapper), each step timed. */
+function colmapPipeline(set: string): Record<"extract" | "match" | "map", ProcessTiming> {
   const work = mkdtempSync(join(tmpdir(), `colmap-${set}-`));
   const images = new URL("images/", datasetDir(set)).pathname;
   const db = join(work, "db.sqlite");
   mkdirSync(join(work, "sparse"));
-  const run = (args: string[]) => {
-    const r = spawnSync("colmap", args, { stdio: "ignore", env: { ...process.env, QT_QPA_PLATFORM: "offscreen" } });
-    if (r.status !== 0) throw new Error(`colmap ${args[0]} failed`);
+  try {
+    return {
+      extract: runTimed("colmap", ["feature_extractor", "--database_path", db, "--image_path", images, "--ImageReader.camera_model", "SIMPLE_RADIAL",
+        "--ImageReader.single_camera", INTRINSICS[set] === "per_image" ? "0" : "1", "--SiftExtraction.use_gpu", "0"]),
+      match: runTimed("colmap", ["exhaustive_matcher", "--database_path", db, "--SiftMatching.use_gpu", "0"]),
+      map: runTimed("colmap", ["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")]),
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Wall, CPU and HTTP-wait seconds of one stretch of our pipeline. */
+interface Span {
+  wall_s: number;
+  cpu_s: number;
+  transfer_s: number;
+}
+
+/**
+ * Splits a run into spans as the runner moves between tasks: call `enter(name)` at each
+ * boundary; the time spent inside `fetch` is counted as the current span's transfer.
+ */
+class Stopwatch {
+  readonly spans: Record<string, Span> = {};
+  private current: { name: string; wall: number; cpu: number; transfer: number } | null = null;
+  private transfer = 0;
+
+  enter(name: string | null): void {
+    const now = { wall: performance.now() / 1000, cpu: processTreeCpuSeconds(), transfer: this.transfer };
+    if (this.current) {
+      const s = (this.spans[this.current.name] ??= { wall_s: 0, cpu_s: 0, transfer_s: 0 });
+      s.wall_s += now.wall - this.current.wall;
+      s.cpu_s += now.cpu - this.current.cpu;
+      s.transfer_s += now.transfer - this.current.transfer;
+    }
+    this.current = name === null ? null : { name, ...now };
+  }
+
+  /**
+   * `fetch`, with the wait for the whole response body counted as transfer; heartbeats and event
+   * posts are not counted: they run beside the executor, which does not wait for them.
+   */
+  readonly fetch = async (input: string, init?: RequestInit): Promise<Response> => {
+    if (/(:heartbeat|\/events)$/.test(input)) return fetch(input, init);
+    const t0 = performance.now();
+    try {
+      const res = await fetch(input, init);
+      const body = res.status === 204 || res.status === 304 ? null : await res.arrayBuffer();
+      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    } finally {
+      this.transfer += (performance.now() - t0) / 1000;
+    }
   };
-  const t0 = performance.now();
-  run(["feature_extractor", "--database_path", db, "--image_path", images, "--ImageReader.camera_model", "SIMPLE_RADIAL",
-    "--ImageReader.single_camera", INTRINSICS[set] === "per_image" ? "0" : "1", "--SiftExtraction.use_gpu", "0"]);
-  run(["exhaustive_matcher", "--database_path", db, "--SiftMatching.use_gpu", "0"]);
-  run(["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")]);
-  const seconds = (performance.now() - t0) / 1000;
-  rmSync(work, { recursive: true, force: true });
-  return seconds;
 }
 
 const server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
 const http = httpClient(server.base);
 const browser = values.browser ? await launchChromium() : null;
 if (browser) await (await browser.context.newPage()).goto(`${server.base}/runner.html?name=bench`);
+const haveColmap = !values["skip-colmap"] && ensureColmap(root);
+const load = { before: loadavg().map((l) => round(l, 2)), after: [] as number[] };
 const rows = [];
+const stages = [];
 try {
   for (const set of sets) {
+    const watch = new Stopwatch();
     const t0 = performance.now();
+    const cpu0 = processTreeCpuSeconds();
+    watch.enter("upload");
     const { job_id, recon_id } = await submitSet(http, set);
-    if (!browser) await new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("bench-node")).drain();
+    if (!browser) {
+      watch.enter("queue");
+      const onStatus = (s: { state: string; kind?: TaskKind }) => watch.enter(s.state === "working" ? s.kind! : "queue");
+      await new Runner(new RunnerClient({ base: server.base, fetch: watch.fetch }), await nodeRunnerHost("bench-node"), { onStatus }).drain();
+    }
     const job = await waitForJob(http, job_id);
-    const ours = (performance.now() - t0) / 1000;
+    watch.enter(null);
+    const ours = { wall_s: (performance.now() - t0) / 1000, cpu_s: processTreeCpuSeconds() - cpu0 };
     if (job.status !== "succeeded") throw new Error(`${set}: job ${job.status}: ${job.error_message}`);
     const r = await scoreAgainstReference(http, set, recon_id);
-    const colmap = values["skip-colmap"] ? null : colmapSeconds(set);
+    // A browser runner's stages are timed by the service (task start to finish), without CPU.
+    if (browser) {
+      for (const t of job.tasks) watch.spans[t.kind] = { wall_s: (Date.parse(t.finished_at) - Date.parse(t.started_at)) / 1000, cpu_s: NaN, transfer_s: NaN };
+    }
+    const colmap = haveColmap ? colmapPipeline(set) : null;
+    const colmapTotal = colmap && { wall_s: colmap.extract.wallSeconds + colmap.match.wallSeconds + colmap.map.wallSeconds, cpu_s: colmap.extract.cpuSeconds + colmap.match.cpuSeconds + colmap.map.cpuSeconds };
     rows.push({
       set,
       images: readdirSync(new URL("images/", datasetDir(set))).length,
       registered: `${r.report.numRegistered}/${r.report.numReferenceImages}`,
-      ours_s: Number(ours.toFixed(1)),
-      colmap_s: colmap === null ? null : Number(colmap.toFixed(1)),
-      ratio: colmap === null ? null : Number((ours / colmap).toFixed(2)),
+      ours_wall_s: round(ours.wall_s),
+      colmap_wall_s: colmapTotal && round(colmapTotal.wall_s),
+      wall_ratio: colmapTotal && round(ours.wall_s / colmapTotal.wall_s, 2),
+      ours_cpu_s: round(ours.cpu_s),
+      colmap_cpu_s: colmapTotal && round(colmapTotal.cpu_s),
+      cpu_ratio: colmapTotal && round(ours.cpu_s / colmapTotal.cpu_s, 2),
       points: r.numPoints,
       colmap_points: r.colmap.points3D,
-      median_rot_deg: Number(r.report.medianRotationErrorDeg.toFixed(3)),
-      max_center_pct: Number((100 * r.report.maxCenterErrorFraction).toFixed(3)),
-      reproj_px: Number(r.meanReprojectionError.toFixed(3)),
+      median_rot_deg: round(r.report.medianRotationErrorDeg, 3),
+      max_center_pct: round(100 * r.report.maxCenterErrorFraction, 3),
+      reproj_px: round(r.meanReprojectionError, 3),
       colmap_reproj_px: r.colmap.mean_reproj_px,
       bars: r.failures.length === 0 ? "pass" : r.failures.join("; "),
     });
+    // Where the time goes: our stages (COLMAP's exhaustive_matcher also verifies; its mapper maps).
+    const colmapOf: Record<string, ProcessTiming | undefined> = { extract: colmap?.extract, match: colmap?.match, map: colmap?.map };
+    for (const [stage, s] of Object.entries(watch.spans)) {
+      stages.push({
+        set,
+        stage,
+        wall_s: round(s.wall_s, 2),
+        cpu_s: round(s.cpu_s, 2),
+        transfer_s: round(s.transfer_s, 2),
+        colmap_wall_s: colmapOf[stage] ? round(colmapOf[stage].wallSeconds, 2) : null,
+        colmap_cpu_s: colmapOf[stage] ? round(colmapOf[stage].cpuSeconds, 2) : null,
+      });
+    }
     console.table(rows.slice(-1));
+    console.table(stages.filter((s) => s.set === set));
   }
 } finally {
   await browser?.close();
   await server.stop();
 }
+load.after = loadavg().map((l) => round(l, 2));
 console.table(rows);
+console.log(`load average (1, 5, 15 min) before ${load.before.join(", ")}, after ${load.after.join(", ")}; ${cpus().length} cores`);
 mkdirSync("bench/results", { recursive: true });
-writeFileSync("bench/results/e2e.json", JSON.stringify({ runner: browser ? "headless-chromium" : "node", date: new Date().toISOString(), rows }, null, 2));
+writeFileSync(
+  "bench/results/e2e.json",
+  JSON.stringify({ runner: browser ? "headless-chromium" : "node", date: new Date().toISOString(), cores: cpus().length, load_average: load, rows, stages }, null, 2),
+);

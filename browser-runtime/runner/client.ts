@@ -31,6 +31,21 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * One request, sent again when the connection failed before any answer (a network error, e.g.
+ * a kept-alive socket the server had just closed): such a request never reached the service.
+ */
+export async function sendRetryingNetworkFailures(fetchFn: FetchLike, url: string, init: RequestInit): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetchFn(url, init);
+    } catch (e) {
+      if (!(e instanceof TypeError) || attempt >= NETWORK_RETRIES) throw e;
+      await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+    }
+  }
+}
+
 export class RunnerClient {
   private readonly fetchFn: FetchLike;
 
@@ -57,19 +72,8 @@ export class RunnerClient {
     return res;
   }
 
-  /**
-   * One request, sent again when the connection failed before any answer (a network error, e.g.
-   * a kept-alive socket the server had just closed): such a request never reached the service.
-   */
-  private async send(url: string, init: RequestInit): Promise<Response> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.fetchFn(url, init);
-      } catch (e) {
-        if (!(e instanceof TypeError) || attempt >= NETWORK_RETRIES) throw e;
-        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-      }
-    }
+  private send(url: string, init: RequestInit): Promise<Response> {
+    return sendRetryingNetworkFailures(this.fetchFn, url, init);
   }
 
   /** The runtime-version map the service expects runners of this build to report. */
