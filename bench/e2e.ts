@@ -117,7 +117,15 @@ try {
     const job = await waitForJob(http, job_id);
     watch.enter(null);
     const ours = { wall_s: (performance.now() - t0) / 1000, cpu_s: processTreeCpuSeconds() - cpu0 };
-    if (job.status !== "succeeded") throw new Error(`${set}: job ${job.status}: ${job.error_message}`);
+    if (job.status !== "succeeded") {
+      // What the failed task said: its log lines, warnings and error.
+      const failed = job.tasks.find((t: { status: string }) => t.status === "failed");
+      const said = [...new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw).matchAll(/^data: (.*)$/gm)]
+        .map((m) => JSON.parse(m[1]!))
+        .filter((e) => e.task_id === failed?.task_id && ["log_line", "warning", "error"].includes(e.kind))
+        .map((e) => `  ${e.kind}: ${e.message}${e.detail ? ` ${JSON.stringify(e.detail)}` : ""}`);
+      throw new Error(`${set}: job ${job.status} in ${failed?.kind}: ${job.error_message}\n${said.join("\n")}`);
+    }
     const r = await scoreAgainstReference(http, set, recon_id);
     // A browser runner's stages are timed by the service (task start to finish), without CPU.
     if (browser) {

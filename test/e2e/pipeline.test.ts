@@ -49,6 +49,18 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
     expect(result.numPoints).toBeGreaterThan(0.5 * result.colmap.points3D);
     reconId = recon_id;
   }, 900_000);
+
+  it("a mapping that reconstructs no model fails its job with a NoModelError, sealing nothing", async () => {
+    const http = httpClient(server.base);
+    // No pair has a million matches, so no initial pair exists; the other stages are the first test's (cache hits).
+    const { job_id, recon_id } = await submitSet(http, SET, { min_num_matches: 1_000_000 });
+    await new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("pipeline-node")).drain();
+    const job = await waitForJob(http, job_id);
+    expect(job.status).toBe("failed");
+    expect(job.tasks.at(-1)).toMatchObject({ kind: "map", status: "failed", error_class: "NoModelError", error_message: expect.stringMatching(/reconstructed no model/) });
+    expect((await http("GET", `/v1/reconstructions/${recon_id}/snapshots`)).json.seqs).toEqual([]);
+    expect((await http("GET", `/v1/reconstructions/${recon_id}`)).json.status).toBe("failed");
+  }, 900_000);
 });
 
 describe(`exports of the ${SET} reconstruction (export.*, 4.10)`, () => {

@@ -16,6 +16,11 @@ import type { OutputFile, TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
 import { datasetKeypoints } from "./keypoints";
 
+/** The task's error class when mapping ends without any model. */
+class NoModelError extends Error {
+  override name = "NoModelError";
+}
+
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 export async function map(ctx: TaskContext): Promise<TaskOutputs> {
@@ -72,6 +77,12 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       ctx.progress(Math.min(mapping.numRegistrations, images.length), images.length);
       if (status === "running") continue;
       const models = mapping.models();
+      // As COLMAP's mapper: no initial pair, no model; an empty reconstruction is a failure, not a result.
+      if (status === "done" && models.length === 0) {
+        throw new NoModelError(
+          `the mapper reconstructed no model from ${images.length} images and ${pairs.length} verified pairs: no initial image pair could be reconstructed, or every model it started stayed below the minimum model size`,
+        );
+      }
       const files = await seal(ctx, models, images, status === "done" ? "final" : "mapping");
       if (status === "done") {
         final = { files, models };
