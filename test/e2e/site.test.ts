@@ -12,7 +12,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
@@ -149,19 +149,20 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     // Downloads: each an export job (computed by this tab, followed through its events), then its file.
     const points = Number(/of ([\d,]+) points/.exec((await status.textContent())!)![1]!.replaceAll(",", ""));
     const jobRow = page.locator("#jobs-table tbody tr", { hasText: jobId });
-    const download = async (label: string): Promise<Uint8Array> => {
+    const download = async (label: string, where: Locator, status: Locator): Promise<Uint8Array> => {
       const downloaded = page.waitForEvent("download", { timeout: 300_000 });
-      await jobRow.getByRole("button", { name: `Download ${label}` }).click();
-      await expect.poll(() => page.locator("#download-status").textContent()).toMatch(new RegExp(`^${label}: `));
+      await where.getByRole("button", { name: `Download ${label}` }).click();
+      await expect.poll(() => status.textContent()).toMatch(new RegExp(`^${label}: `));
       const file = await downloaded;
       const path = shot(file.suggestedFilename());
       await file.saveAs(path);
-      await expect.poll(() => page.locator("#download-status").textContent(), { timeout: 30_000 }).toBe(`${label}: downloaded.`);
+      await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe(`${label}: downloaded.`);
       return new Uint8Array(readFileSync(path));
     };
-    const ply = await download("PLY");
+    // From the finished live view, and from the job list.
+    const ply = await download("PLY", page.locator("#job-downloads"), page.locator("#live-download-status"));
     expect(new TextDecoder().decode(ply.subarray(0, 200))).toContain(`element vertex ${points}\n`);
-    const tar = readTar(await download("COLMAP text"));
+    const tar = readTar(await download("COLMAP text", jobRow, page.locator("#download-status")));
     expect([...tar.keys()].sort()).toEqual(["cameras.txt", "images.txt", "points3D.txt"]);
     const text = (name: string) => new TextDecoder().decode(tar.get(name));
     const model = parseColmapTextModel({ cameras: text("cameras.txt"), images: text("images.txt"), points3D: text("points3D.txt") });

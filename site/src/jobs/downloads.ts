@@ -5,12 +5,12 @@
  * that file; a several-file one (COLMAP text: cameras.txt, images.txt, points3D.txt) as the one
  * tar archive the server builds of them (`/content` without `path`), named by the server.
  */
-import { EXPORT_ARTIFACT_TYPES, type ExportFormat, type ExportRequest } from "../../../protocol/exports";
+import { EXPORT_ARTIFACT_TYPES, type ExportFormat, type ExportRequest, exportCapability } from "../../../protocol/exports";
 import { TERMINAL_STATUSES } from "../../../protocol/events";
 import type { JobAccepted } from "../../../protocol/schemas/job";
 import { request, sendJson } from "../api/client";
 import { getJob, jobArtifacts } from "../api/resources";
-import { h } from "../ui/dom";
+import { h, say, sayError } from "../ui/dom";
 import { JobEventStream } from "./event-stream";
 
 /** The model downloads a visitor is offered, each while the server advertises `export.<format>` (1.2). */
@@ -18,6 +18,42 @@ export const MODEL_DOWNLOADS = [
   { label: "COLMAP text", format: "colmap_text" },
   { label: "PLY", format: "ply" },
 ] as const satisfies ReadonlyArray<{ label: string; format: ExportFormat }>;
+
+/** The recipe of export jobs (the task kind and phase are `export` too, 2.9 and 6). */
+export const EXPORT_RECIPE = "export";
+
+/**
+ * One button per model download of reconstruction `reconId`, disabled (and saying why) while the
+ * server does not offer its format; progress and the outcome go to `status`, then `after` runs.
+ */
+export function modelDownloadButtons(reconId: string, features: Record<string, boolean>, status: HTMLElement, after: () => void): HTMLButtonElement[] {
+  return MODEL_DOWNLOADS.map((d) => {
+    const capability = exportCapability(d.format);
+    const offered = features[capability] === true;
+    const button = h(
+      "button",
+      {
+        type: "button",
+        disabled: !offered,
+        title: offered ? `Export the model as ${d.label} and download it` : `Unavailable: the server does not offer ${capability} yet`,
+      },
+      `Download ${d.label}`,
+    );
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      void downloadModel(reconId, d.format, (text) => say(status, `${d.label}: ${text}`))
+        .then(
+          () => say(status, `${d.label}: downloaded.`, "ok"),
+          (e) => sayError(status, e, `Download ${d.label} failed: `),
+        )
+        .finally(() => {
+          button.disabled = false;
+          after();
+        });
+    });
+    return button;
+  });
+}
 
 /** What a visitor calls an exported artifact's format ("PLY"), if it is one of the model downloads. */
 export const downloadLabel = (artifactFormat: string): string | undefined =>

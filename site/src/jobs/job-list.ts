@@ -9,12 +9,9 @@ import { TERMINAL_STATUSES } from "../../../protocol/events";
 import { exportCapability } from "../../../protocol/exports";
 import { type CapabilitiesOut, cancelJob, jobArtifacts, listJobs, resumeJob } from "../api/resources";
 import { byId, h, say, sayError } from "../ui/dom";
-import { MODEL_DOWNLOADS, downloadJobArtifact, downloadLabel, downloadModel } from "./downloads";
+import { EXPORT_RECIPE, MODEL_DOWNLOADS, downloadJobArtifact, downloadLabel, modelDownloadButtons } from "./downloads";
 
 const SHOWN_JOBS = 50;
-
-/** The recipe of export jobs (the task kind and phase are `export` too, 2.9 and 6). */
-const EXPORT_RECIPE = "export";
 
 export class JobList {
   private readonly body = byId("jobs-table").querySelector("tbody")!;
@@ -79,7 +76,9 @@ export class JobList {
       ...(job.status === "failed" || job.status.startsWith("cancelled")
         ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Resume", () => resumeJob(job.job_id).then(() => this.onView(job))) }, "Resume")]
         : []),
-      ...(job.status === "succeeded" && job.recon_id && job.recipe !== EXPORT_RECIPE ? MODEL_DOWNLOADS.map((d) => this.downloadButton(job.recon_id!, d)) : []),
+      ...(job.status === "succeeded" && job.recon_id && job.recipe !== EXPORT_RECIPE
+        ? modelDownloadButtons(job.recon_id, this.capabilities, byId("download-status"), () => void this.refresh())
+        : []),
       ...(job.status === "succeeded" && job.recipe === EXPORT_RECIPE ? [this.exportedButton(job)] : []),
     );
     // Each row's buttons say "View", "Cancel"…: a screen reader also reads which job they act on.
@@ -105,32 +104,6 @@ export class JobList {
       },
       () => {}, // the generic label stays; a click reports any failure
     );
-    return button;
-  }
-
-  private downloadButton(reconId: string, d: (typeof MODEL_DOWNLOADS)[number]): HTMLButtonElement {
-    const capability = exportCapability(d.format);
-    const offered = this.capabilities[capability] === true;
-    const button = h(
-      "button",
-      {
-        type: "button",
-        disabled: !offered,
-        title: offered ? `Export the model as ${d.label} and download it` : `Unavailable: the server does not offer ${capability} yet`,
-      },
-      `Download ${d.label}`,
-    );
-    button.addEventListener("click", () => {
-      button.disabled = true;
-      const status = byId("download-status");
-      void downloadModel(reconId, d.format, (text) => say(status, `${d.label}: ${text}`)).then(
-        () => say(status, `${d.label}: downloaded.`, "ok"),
-        (e) => sayError(status, e, `Download ${d.label} failed: `),
-      ).finally(() => {
-        button.disabled = false;
-        void this.refresh();
-      });
-    });
     return button;
   }
 }

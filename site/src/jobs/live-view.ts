@@ -9,6 +9,7 @@ import type { JobProgress, TaskKind } from "../../../protocol/schemas/job";
 import { ProblemError, describeError } from "../api/client";
 import { getJob, getProgress, snapshotSeqs } from "../api/resources";
 import { byId, h, say } from "../ui/dom";
+import { EXPORT_RECIPE, modelDownloadButtons } from "./downloads";
 import { JobEventStream, type StreamEvent } from "./event-stream";
 
 /** The phase each core task kind runs (6), so a job's tasks seed the timeline before any event. */
@@ -54,6 +55,8 @@ export class LiveView {
   constructor(
     private readonly viewer: SnapshotTarget,
     private readonly onStatusChange: () => void,
+    /** The server's capabilities (1.2), which gate the model downloads. */
+    private readonly features: () => Record<string, boolean>,
   ) {}
 
   /** Shows a job: its progress now, then live events; loads its newest snapshot if any. */
@@ -63,6 +66,7 @@ export class LiveView {
     this.reconId = reconId;
     this.status = null;
     say(byId("job-note"), "");
+    byId("job-downloads").hidden = true;
     this.phases.clear();
     this.timeline.replaceChildren();
     this.log.replaceChildren();
@@ -98,7 +102,7 @@ export class LiveView {
     byId("live-title").textContent = `Job ${p.job_id} (${p.recipe}): ${p.status}${phase}`;
     if (p.status !== this.status) {
       this.status = p.status;
-      void this.showOutcome(p.job_id, p.status);
+      void this.showOutcome(p.job_id, p.status, p.recipe);
     }
     // A cancelled or failed job has ended, not completed: its bars show the work that was done.
     const ended = TERMINAL_STATUSES.has(p.status) && p.status !== "succeeded";
@@ -118,8 +122,13 @@ export class LiveView {
   }
 
   /** What the job's status means for the visitor: why it waits, why it failed, what is next. */
-  private async showOutcome(jobId: string, status: JobStatus): Promise<void> {
+  private async showOutcome(jobId: string, status: JobStatus, recipe: string): Promise<void> {
     const note = byId("job-note");
+    const downloads = byId("job-downloads");
+    const modelReady = status === "succeeded" && this.reconId !== null && recipe !== EXPORT_RECIPE;
+    downloads.replaceChildren(...(modelReady ? modelDownloadButtons(this.reconId!, this.features(), byId("live-download-status"), this.onStatusChange) : []));
+    downloads.hidden = !modelReady;
+    say(byId("live-download-status"), "");
     if (status === "failed") {
       const job = await getJob(jobId).catch(() => null);
       if (jobId !== this.jobId) return;
@@ -132,7 +141,7 @@ export class LiveView {
     const text: Record<JobStatus, string> = {
       pending: "Waiting for a computer to take the first task. With “This tab computes” on (at the top), this tab does it; otherwise another runner must be online.",
       running: "",
-      succeeded: "Finished. Click a camera to see its photo; downloads are in step 4.",
+      succeeded: "Finished. Click a camera to see its photo, or download the model.",
       failed: "",
       cancelled: "The job was cancelled. Resume it from the job list to continue where it stopped.",
       cancelled_dirty: "The job was cancelled while a task was running. Resume it from the job list to continue.",
