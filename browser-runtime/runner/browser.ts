@@ -41,17 +41,26 @@ export class BrowserRunner {
     this.o.onStarted?.(info);
   }
 
-  /** Finishes (or releases) the current task, then stops leasing. */
+  /**
+   * Finishes (or releases) the current task, stops leasing and ends the worker, so a paused
+   * runner holds no wasm memory or GPU device; `start()` begins with a fresh one.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.api?.stop();
+    this.endWorker();
   }
 
   private async restart(): Promise<void> {
+    this.endWorker();
+    this.o.onLog?.("[runner] worker ended after a force cancel; starting a fresh one");
+    if (!this.stopped) await this.start();
+  }
+
+  private endWorker(): void {
+    this.api?.[Comlink.releaseProxy]();
     this.worker?.terminate();
     this.worker = null;
     this.api = null;
-    this.o.onLog?.("[runner] worker ended after a force cancel; starting a fresh one");
-    if (!this.stopped) await this.start();
   }
 }

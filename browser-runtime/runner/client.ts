@@ -7,8 +7,14 @@ import type { Checkpoint, Lease, LeaseState, ReconstructionFileName, Runner, Run
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
-/** How many times a request that failed on the network is sent again. */
-const NETWORK_RETRIES = 3;
+/** How many times a request is sent again after a failure that says nothing about the request itself. */
+const RETRIES = 3;
+
+/**
+ * Answers of the infrastructure in front of the service (workerd or Cloudflare's edge: an isolate
+ * or Durable Object restarting, an overloaded proxy), never a verdict of the service on the request.
+ */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
 export interface RunnerClientOptions {
   /** The service's origin, e.g. `http://127.0.0.1:8787` ("" for same-origin pages). */
@@ -33,18 +39,28 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /**
  * One request, sent again when the connection failed before any answer (a network error, e.g.
- * a kept-alive socket the server had just closed): such a request never reached the service.
+ * a kept-alive socket the server had just closed: such a request never reached the service) and,
+ * when `idempotent`, when the infrastructure answered with a transient 502/503/504 (sending it
+ * twice changes nothing). Backs off 200 ms, 400 ms, 800 ms, or as `Retry-After` says (up to 5 s).
  */
-export async function sendRetryingNetworkFailures(fetchFn: FetchLike, url: string, init: RequestInit): Promise<Response> {
+export async function sendRetrying(fetchFn: FetchLike, url: string, init: RequestInit, idempotent = false): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
+    let res: Response;
     try {
-      return await fetchFn(url, init);
+      res = await fetchFn(url, init);
     } catch (e) {
-      if (!(e instanceof TypeError) || attempt >= NETWORK_RETRIES) throw e;
-      await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      if (!(e instanceof TypeError) || attempt >= RETRIES) throw e;
+      await sleep(200 * 2 ** attempt);
+      continue;
     }
+    if (!idempotent || !TRANSIENT_STATUSES.has(res.status) || attempt >= RETRIES) return res;
+    await res.body?.cancel();
+    const retryAfter = Number(res.headers.get("Retry-After"));
+    await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 5000) : 200 * 2 ** attempt);
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class RunnerClient {
   private readonly fetchFn: FetchLike;
@@ -53,7 +69,11 @@ export class RunnerClient {
     this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
   }
 
-  private async call(method: string, path: string, body?: unknown, ok: number[] = [200]): Promise<Response> {
+  /**
+   * `idempotent`: the protocol makes a repeat harmless (reads, PUTs of content-addressed blobs and
+   * checkpoints, heartbeats, a seal re-sent under the same lease), so a transient answer is retried.
+   */
+  private async call(method: string, path: string, body?: unknown, ok: number[] = [200], idempotent = method === "GET" || method === "PUT"): Promise<Response> {
     const headers: Record<string, string> = {};
     if (this.o.authorization) headers.Authorization = this.o.authorization;
     let payload: BodyInit | undefined;
@@ -64,16 +84,12 @@ export class RunnerClient {
       payload = JSON.stringify(body);
       headers["Content-Type"] = "application/json";
     }
-    const res = await this.send(`${this.o.base}${path}`, { method, headers, body: payload });
+    const res = await sendRetrying(this.fetchFn, `${this.o.base}${path}`, { method, headers, body: payload }, idempotent);
     if (!ok.includes(res.status)) {
       const problem = /json/.test(res.headers.get("Content-Type") ?? "") ? await res.json().catch(() => null) : null;
       throw new ProtocolError(res.status, problem as ProtocolError["problem"], `${method} ${path}`);
     }
     return res;
-  }
-
-  private send(url: string, init: RequestInit): Promise<Response> {
-    return sendRetryingNetworkFailures(this.fetchFn, url, init);
   }
 
   /** The runtime-version map the service expects runners of this build to report. */
@@ -93,7 +109,7 @@ export class RunnerClient {
   }
 
   async heartbeat(leaseId: string): Promise<LeaseState> {
-    return (await (await this.call("POST", `/v1/leases/${leaseId}:heartbeat`)).json()) as LeaseState;
+    return (await (await this.call("POST", `/v1/leases/${leaseId}:heartbeat`, undefined, [200], true)).json()) as LeaseState;
   }
 
   async postEvents(leaseId: string, events: RunnerEvent[]): Promise<LeaseState> {
@@ -118,7 +134,7 @@ export class RunnerClient {
 
   /** Seals the next snapshot of the job's reconstruction from files uploaded under the lease. */
   async sealSnapshot(leaseId: string, seal: SnapshotSeal): Promise<{ recon_id: string; snapshot_seq: number }> {
-    return (await (await this.call("POST", `/v1/leases/${leaseId}/snapshots`, seal, [200, 201])).json()) as { recon_id: string; snapshot_seq: number };
+    return (await (await this.call("POST", `/v1/leases/${leaseId}/snapshots`, seal, [200, 201], true)).json()) as { recon_id: string; snapshot_seq: number };
   }
 
   /** Sets a reconstruction-level file (two_view_geometries.json, correspondence_graph.json). */

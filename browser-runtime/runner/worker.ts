@@ -21,6 +21,8 @@ export interface WorkerRunnerCallbacks {
 }
 
 let runner: Runner | null = null;
+/** The lease loop; settles once `stop()` has let the current task finish or be released. */
+let loop: Promise<void> = Promise.resolve();
 
 const api = {
   async start(config: WorkerRunnerConfig, callbacks: WorkerRunnerCallbacks): Promise<{ runner_id: string; abilities: unknown }> {
@@ -30,11 +32,13 @@ const api = {
       onLog: (line) => callbacks.log(line),
     });
     const resource = await runner.register();
-    void runner.run().catch((e: unknown) => callbacks.log(`runner stopped: ${e instanceof Error ? e.message : String(e)}`));
+    loop = runner.run().catch((e: unknown) => callbacks.log(`runner stopped: ${e instanceof Error ? e.message : String(e)}`));
     return { runner_id: resource.runner_id, abilities: host.abilities };
   },
-  stop(): void {
+  /** Answers once the current task is completed or released. */
+  async stop(): Promise<void> {
     runner?.stop();
+    await loop;
   },
 };
 

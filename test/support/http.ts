@@ -1,5 +1,5 @@
 /** @module A small JSON-over-HTTP helper for suites, benchmarks and scripts that drive a real server. */
-import { sendRetryingNetworkFailures } from "../../browser-runtime/runner/client";
+import { sendRetrying } from "../../browser-runtime/runner/client";
 
 export interface HttpResult {
   status: number;
@@ -16,7 +16,7 @@ export function httpClient(base: string, defaults: Record<string, string> = {}) 
       init.body = JSON.stringify(body);
       (init.headers as Record<string, string>)["Content-Type"] = "application/json";
     }
-    const res = await sendRetryingNetworkFailures(fetch, `${base}${path}`, init);
+    const res = await sendRetrying(fetch, `${base}${path}`, init);
     const raw = new Uint8Array(await res.arrayBuffer());
     const json = /json/.test(res.headers.get("Content-Type") ?? "") && raw.length > 0 ? JSON.parse(new TextDecoder().decode(raw)) : undefined;
     return { status: res.status, headers: res.headers, json, raw };
