@@ -84,6 +84,12 @@ describe("POST /v1/artifacts:import (4.10)", () => {
     const got = new Uint8Array(await (await SELF.fetch(`${BASE}/v1/artifacts/${r.json.artifact_id}/content?path=sparse/0/cameras.txt`)).arrayBuffer());
     expect(decoder.decode(got)).toMatch(/^# Camera list/);
     expect((await call("GET", `/v1/reconstructions/${sealed.rid}/artifacts?name=their%20model`)).json.items).toEqual([r.json]);
+    // An imported model converts like any other (its files found under sparse/0/), photos listed from its dataset.
+    const c = await expectStatus(action(r.json, "convert", { to_format: "nerfstudio.transforms.v1" }), 202);
+    await drain();
+    const [nerf] = await artifactsOf(c.json.job_id);
+    expect(nerf).toMatchObject({ kind: "reconstruction.nerf_dataset", dataset_id: sealed.did, metadata: { source_artifact_id: r.json.artifact_id } });
+    expect(nerf!.files.filter((f) => f.path.startsWith("images/")).map((f) => f.blob_sha)).toEqual(sealed.photos.map((p) => p.blob_sha));
   });
 
   it("refuses a bad descriptor, unknown owners and files that are not the tenant's blobs, registering nothing", async () => {

@@ -1,7 +1,9 @@
-import { SELF } from "cloudflare:test";
+import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, StageArtifact } from "../../protocol";
 import { readTar } from "../../protocol/wire/tar";
+import { DEFAULT_TENANT } from "../context";
+import { tenantStore } from "../services/stores";
 import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus } from "../test/helpers";
 import { exportRunner, scene, sealedReconstruction } from "../test/scene";
 
@@ -105,6 +107,27 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
     expect(again.job.tasks[0].cache_hit).toBe(true);
     expect(again.artifact.artifact_id).not.toBe(first.artifact.artifact_id);
     expect(again.artifact.files).toEqual(first.artifact.files);
+  });
+
+  it("a snapshot sealed before artifacts were recorded gets its artifact when first exported", async () => {
+    const old = await sealedReconstruction(scene(10, 23));
+    // As a tenant whose snapshots predate the artifact registry: no snapshot artifact rows.
+    await runInDurableObject(tenantStore(env, DEFAULT_TENANT), (_o, state) => {
+      for (const r of state.storage.sql.exec<{ artifact_id: string }>("SELECT artifact_id FROM artifacts WHERE recon_id = ? AND snapshot_seq IS NOT NULL", old.rid).toArray()) {
+        for (const b of state.storage.sql.exec<{ sha: string }>("SELECT sha FROM artifact_blobs WHERE artifact_id = ?", r.artifact_id).toArray()) {
+          state.storage.sql.exec("UPDATE blobs SET refcount = refcount - 1 WHERE sha = ?", b.sha);
+        }
+        state.storage.sql.exec("DELETE FROM artifact_blobs WHERE artifact_id = ?", r.artifact_id);
+        state.storage.sql.exec("DELETE FROM artifacts WHERE artifact_id = ?", r.artifact_id);
+      }
+    });
+    const snapshots = () => call("GET", `/v1/reconstructions/${old.rid}/artifacts?kind=reconstruction.snapshot`);
+    expect((await snapshots()).json.items).toEqual([]);
+    const { job, artifact } = await exported(old.rid, { format: "ply" });
+    expect(job.status).toBe("succeeded");
+    const [made] = (await snapshots()).json.items;
+    expect(made).toMatchObject({ recon_id: old.rid, metadata: { seq: 1, submodel_idx: null } });
+    expect(artifact.metadata.source_artifact_id).toBe(made.artifact_id);
   });
 
   it("a snapshot the format cannot hold fails the task with a ValidationError saying why", async () => {
