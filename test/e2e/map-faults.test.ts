@@ -21,7 +21,9 @@ let server: Server;
 let doomed: ChildProcess | undefined;
 
 beforeAll(async () => {
-  server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()), SVC_LEASE_TTL_SECONDS: "4" });
+  // A short lease, so the killed runner's task is reclaimed soon; long enough that one engine call
+  // on a loaded 2-core CI machine (heartbeats wait for it) does not outlive a live runner's lease.
+  server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()), SVC_LEASE_TTL_SECONDS: "10" });
 });
 afterAll(async () => {
   doomed?.kill("SIGKILL");
