@@ -128,7 +128,10 @@ export class Runner {
     const note = (d: LeaseDirective) => {
       if (d !== "continue") held.directive = d;
     };
-    const flush = async () => {
+    // Posts are chained, so batches reach the service in the order they were taken (the log's order).
+    let posted = Promise.resolve();
+    const flush = () => (posted = posted.then(postQueued));
+    const postQueued = async () => {
       const batch = events.take();
       try {
         note(batch.length > 0 ? (await this.client.postEvents(lease.lease_id, batch)).directive : (await this.client.heartbeat(lease.lease_id)).directive);
@@ -142,7 +145,7 @@ export class Runner {
     };
     const interval = Math.min(FLUSH_MS, (this.resource?.heartbeat_interval_seconds ?? 10) * 1000);
     const timer = setInterval(() => void flush(), interval);
-    const ctx = this.context(lease, events, () => held.directive);
+    const ctx = this.context(lease, events, () => held.directive, flush);
     try {
       const executor = EXECUTORS[task.kind];
       if (!executor) throw new Error(`this runner has no executor for '${task.kind}'`);
@@ -178,7 +181,8 @@ export class Runner {
     }
   }
 
-  private context(lease: Lease, events: EventQueue, directive: () => LeaseDirective): TaskContext {
+  /** `flush` posts the queued events, so an event the service appends itself comes after them. */
+  private context(lease: Lease, events: EventQueue, directive: () => LeaseDirective, flush: () => Promise<void>): TaskContext {
     const { client, host } = this;
     return {
       lease,
@@ -208,6 +212,8 @@ export class Runner {
         if (d !== "continue") throw new TaskStopped(d);
       },
       async sealSnapshot(seal) {
+        // The seal appends snapshot_available: what the task reported before it goes first.
+        await flush();
         return (await client.sealSnapshot(lease.lease_id, seal)).snapshot_seq;
       },
       async reconstructionFile(name, file) {

@@ -188,6 +188,9 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
 
   it("by keyboard alone, with this tab's compute paused: uploads nothing twice, sees a refusal's problem, the job waits and says why, is cancelled and resumed", async () => {
     const page = await openPage(context, server.base);
+    // Listening this early lets Playwright switch the page's file-chooser interception on before the key
+    // press (a listener added just before the press can lose that race, and no event comes).
+    const chooser = page.waitForEvent("filechooser", { timeout: 300_000 });
     await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes: on");
 
     expect(await tabTo(page, "#compute-this-tab")).toContain("Skip to content");
@@ -195,7 +198,6 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("paused");
 
     await tabTo(page, "#file-input");
-    const chooser = page.waitForEvent("filechooser");
     await page.keyboard.press("Space");
     await (await chooser).setFiles(setPhotos().slice(0, 2));
     await expect.poll(() => page.locator("#upload-button").isEnabled(), { timeout: 15_000 }).toBe(true);
