@@ -20,16 +20,20 @@ export function ensureColmap(root: string): boolean {
   return deps.status === 0 && spawnSync("colmap", ["help"], { stdio: "ignore" }).status === 0;
 }
 
-/** Runs a command under /usr/bin/time; throws with its output if it fails. */
-export function runTimed(cmd: string, args: string[]): ProcessTiming {
+/**
+ * Runs a command under /usr/bin/time; throws with its output if it fails, unless
+ * `tolerateFailure`: then a failed run is timed too, with its last error line as `error`.
+ */
+export function runTimed(cmd: string, args: string[], options: { tolerateFailure?: boolean } = {}): ProcessTiming & { error?: string } {
   const dir = mkdtempSync(join(tmpdir(), "bench-time-"));
   const timeFile = join(dir, "time");
   const r = spawnSync("/usr/bin/time", ["-q", "-f", "%e %U %S", "-o", timeFile, cmd, ...args], { encoding: "utf8", maxBuffer: 64 << 20 });
-  const fields = r.status === 0 ? readFileSync(timeFile, "utf8").trim().split(/\s+/).map(Number) : [];
+  const fields = r.status === 0 || options.tolerateFailure ? readFileSync(timeFile, "utf8").trim().split(/\s+/).slice(-3).map(Number) : [];
   rmSync(dir, { recursive: true, force: true });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}):\n${(r.stderr ?? "").slice(-2000)}`);
+  const failure = r.status !== 0 ? `${cmd} ${args[0]} failed (${r.status}): ${(r.stderr ?? "").trim().split("\n").at(-1)}` : undefined;
+  if (failure && !options.tolerateFailure) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}):\n${(r.stderr ?? "").slice(-2000)}`);
   const [wall = NaN, user = NaN, sys = NaN] = fields;
-  return { wallSeconds: wall, cpuSeconds: user + sys };
+  return { wallSeconds: wall, cpuSeconds: user + sys, ...(failure ? { error: failure } : {}) };
 }
 
 /** Rows of a SQL query on a COLMAP database (python3's sqlite3; no extra dependency). */

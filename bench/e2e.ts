@@ -32,8 +32,11 @@ process.env.QT_QPA_PLATFORM ??= "offscreen";
 
 const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 
-/** COLMAP 3.8's CLI pipeline as the references were made (CPU SIFT, exhaustive matching, mapper), each step timed. */
-function colmapPipeline(set: string): Record<"extract" | "match" | "map", ProcessTiming> {
+/**
+ * COLMAP 3.8's CLI pipeline as the references were made (CPU SIFT, exhaustive matching, mapper),
+ * each step timed; a mapper that gives up ("failed to create sparse model") is timed to that end.
+ */
+function colmapPipeline(set: string): Record<"extract" | "match" | "map", ProcessTiming & { error?: string }> {
   const work = mkdtempSync(join(tmpdir(), `colmap-${set}-`));
   const images = new URL("images/", datasetDir(set)).pathname;
   const db = join(work, "db.sqlite");
@@ -43,7 +46,7 @@ function colmapPipeline(set: string): Record<"extract" | "match" | "map", Proces
       extract: runTimed("colmap", ["feature_extractor", "--database_path", db, "--image_path", images, "--ImageReader.camera_model", "SIMPLE_RADIAL",
         "--ImageReader.single_camera", INTRINSICS[set] === "per_image" ? "0" : "1", "--SiftExtraction.use_gpu", "0"]),
       match: runTimed("colmap", ["exhaustive_matcher", "--database_path", db, "--SiftMatching.use_gpu", "0"]),
-      map: runTimed("colmap", ["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")]),
+      map: runTimed("colmap", ["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")], { tolerateFailure: true }),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -100,8 +103,8 @@ const browser = values.browser ? await launchChromium() : null;
 if (browser) await (await browser.context.newPage()).goto(`${server.base}/runner.html?name=bench`);
 const haveColmap = !values["skip-colmap"] && ensureColmap(root);
 const load = { before: loadavg().map((l) => round(l, 2)), after: [] as number[] };
-const rows = [];
-const stages = [];
+const rows: Record<string, unknown>[] = [];
+const stages: Record<string, unknown>[] = [];
 try {
   for (const set of sets) {
     const watch = new Stopwatch();
@@ -117,16 +120,18 @@ try {
     const job = await waitForJob(http, job_id);
     watch.enter(null);
     const ours = { wall_s: (performance.now() - t0) / 1000, cpu_s: processTreeCpuSeconds() - cpu0 };
+    // A failed job still gets its row (and COLMAP's column): the failed task's own words are printed.
+    let failure: string | null = null;
     if (job.status !== "succeeded") {
-      // What the failed task said: its log lines, warnings and error.
       const failed = job.tasks.find((t: { status: string }) => t.status === "failed");
       const said = [...new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw).matchAll(/^data: (.*)$/gm)]
         .map((m) => JSON.parse(m[1]!))
         .filter((e) => e.task_id === failed?.task_id && ["log_line", "warning", "error"].includes(e.kind))
         .map((e) => `  ${e.kind}: ${e.message}${e.detail ? ` ${JSON.stringify(e.detail)}` : ""}`);
-      throw new Error(`${set}: job ${job.status} in ${failed?.kind}: ${job.error_message}\n${said.join("\n")}`);
+      failure = `job ${job.status} in ${failed?.kind}: ${failed?.error_class}: ${failed?.error_message ?? job.error_message}`;
+      console.error(`${set}: ${failure}\n${said.join("\n")}`);
     }
-    const r = await scoreAgainstReference(http, set, recon_id);
+    const r = failure ? null : await scoreAgainstReference(http, set, recon_id);
     // A browser runner's stages are timed by the service (task start to finish), without CPU.
     if (browser) {
       for (const t of job.tasks) watch.spans[t.kind] = { wall_s: (Date.parse(t.finished_at) - Date.parse(t.started_at)) / 1000, cpu_s: NaN, transfer_s: NaN };
@@ -136,20 +141,21 @@ try {
     rows.push({
       set,
       images: readdirSync(new URL("images/", datasetDir(set))).length,
-      registered: `${r.report.numRegistered}/${r.report.numReferenceImages}`,
+      registered: r && `${r.report.numRegistered}/${r.report.numReferenceImages}`,
       ours_wall_s: round(ours.wall_s),
       colmap_wall_s: colmapTotal && round(colmapTotal.wall_s),
       wall_ratio: colmapTotal && round(ours.wall_s / colmapTotal.wall_s, 2),
       ours_cpu_s: round(ours.cpu_s),
       colmap_cpu_s: colmapTotal && round(colmapTotal.cpu_s),
       cpu_ratio: colmapTotal && round(ours.cpu_s / colmapTotal.cpu_s, 2),
-      points: r.numPoints,
-      colmap_points: r.colmap.points3D,
-      median_rot_deg: round(r.report.medianRotationErrorDeg, 3),
-      max_center_pct: round(100 * r.report.maxCenterErrorFraction, 3),
-      reproj_px: round(r.meanReprojectionError, 3),
-      colmap_reproj_px: r.colmap.mean_reproj_px,
-      bars: r.failures.length === 0 ? "pass" : r.failures.join("; "),
+      points: r?.numPoints ?? null,
+      colmap_points: r?.colmap.points3D ?? null,
+      median_rot_deg: r && round(r.report.medianRotationErrorDeg, 3),
+      max_center_pct: r && round(100 * r.report.maxCenterErrorFraction, 3),
+      reproj_px: r && round(r.meanReprojectionError, 3),
+      colmap_reproj_px: r?.colmap.mean_reproj_px ?? null,
+      bars: failure ?? (r!.failures.length === 0 ? "pass" : r!.failures.join("; ")),
+      colmap_result: colmap ? (colmap.map.error ?? "model") : null,
     });
     // Where the time goes: our stages (COLMAP's exhaustive_matcher also verifies; its mapper maps).
     const colmapOf: Record<string, ProcessTiming | undefined> = { extract: colmap?.extract, match: colmap?.match, map: colmap?.map };
@@ -166,16 +172,21 @@ try {
     }
     console.table(rows.slice(-1));
     console.table(stages.filter((s) => s.set === set));
+    save();
   }
 } finally {
   await browser?.close();
   await server.stop();
 }
-load.after = loadavg().map((l) => round(l, 2));
 console.table(rows);
 console.log(`load average (1, 5, 15 min) before ${load.before.join(", ")}, after ${load.after.join(", ")}; ${cpus().length} cores`);
-mkdirSync("bench/results", { recursive: true });
-writeFileSync(
-  "bench/results/e2e.json",
-  JSON.stringify({ runner: browser ? "headless-chromium" : "node", date: new Date().toISOString(), cores: cpus().length, load_average: load, rows, stages }, null, 2),
-);
+
+/** Writes what is measured so far (after each set, so a long run keeps its finished sets). */
+function save(): void {
+  load.after = loadavg().map((l) => round(l, 2));
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync(
+    "bench/results/e2e.json",
+    JSON.stringify({ runner: browser ? "headless-chromium" : "node", date: new Date().toISOString(), cores: cpus().length, load_average: load, rows, stages }, null, 2),
+  );
+}
