@@ -1,6 +1,6 @@
 /**
- * @module Small helpers over Durable Object SQLite storage: versioned migrations and
- * AIP-158 keyset pagination (spec 2.0) on ULID primary keys, which sort by creation time.
+ * @module Small helpers over Durable Object SQLite storage: versioned migrations, AIP-158
+ * keyset pagination (spec 2.0) on ULID primary keys, which sort by creation time, and row lookups.
  */
 import { decodePageToken, encodePageToken } from "../../protocol";
 
@@ -67,3 +67,13 @@ export function paginate<R extends Record<string, SqlStorageValue>, T>(
 }
 
 export const nowIso = () => new Date().toISOString();
+
+/** The first row a query answers, as the record its columns make (the caller names it), or null. */
+export function first<R = Record<string, SqlStorageValue>>(sql: SqlStorage, query: string, ...params: SqlStorageValue[]): R | null {
+  return (sql.exec(query, ...params).toArray()[0] as R | undefined) ?? null;
+}
+
+/** Whether a query answers any row. */
+export function exists(sql: SqlStorage, query: string, ...params: SqlStorageValue[]): boolean {
+  return sql.exec(query, ...params).toArray().length > 0;
+}
