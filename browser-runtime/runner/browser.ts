@@ -15,7 +15,7 @@ export interface BrowserRunnerOptions {
   name?: string;
   onStatus?: (s: RunnerStatus) => void;
   onLog?: (line: string) => void;
-  onStarted?: (info: { runner_id: string; abilities: unknown }) => void;
+  onStarted?: (info: { runner_id: string; abilities: unknown; outdated: boolean }) => void;
 }
 
 export class BrowserRunner {

@@ -68,6 +68,9 @@ export class Runner {
       abilities: this.host.abilities,
     });
     this.log(`registered ${this.resource.runner_id} for ${this.stages.join(", ")}`);
+    if (this.resource.rv_id !== this.resource.service_rv_id) {
+      this.log("warning: this runner's engine build differs from the service's, so it is offered only tasks submitted under its own build: update it (reload the page)");
+    }
     return this.resource;
   }
 

@@ -25,7 +25,8 @@ let runner: Runner | null = null;
 let loop: Promise<void> = Promise.resolve();
 
 const api = {
-  async start(config: WorkerRunnerConfig, callbacks: WorkerRunnerCallbacks): Promise<{ runner_id: string; abilities: unknown }> {
+  /** `outdated`: the service submits new tasks under another engine build than this runner's. */
+  async start(config: WorkerRunnerConfig, callbacks: WorkerRunnerCallbacks): Promise<{ runner_id: string; abilities: unknown; outdated: boolean }> {
     const host = await browserRunnerHost(config.name, () => callbacks.teardown());
     runner = new Runner(new RunnerClient({ base: config.base, authorization: config.authorization }), host, {
       onStatus: (s) => callbacks.status(s),
@@ -33,7 +34,7 @@ const api = {
     });
     const resource = await runner.register();
     loop = runner.run().catch((e: unknown) => callbacks.log(`runner stopped: ${e instanceof Error ? e.message : String(e)}`));
-    return { runner_id: resource.runner_id, abilities: host.abilities };
+    return { runner_id: resource.runner_id, abilities: host.abilities, outdated: resource.rv_id !== resource.service_rv_id };
   },
   /** Answers once the current task is completed or released. */
   async stop(): Promise<void> {

@@ -55,6 +55,9 @@ export const Runner = z
     stages: z.array(TaskKind),
     runtime_versions: z.record(z.string(), z.string()),
     rv_id: Sha256,
+    service_rv_id: Sha256.describe(
+      "the rv_id of tasks this service submits now; a runner whose rv_id differs (another engine build) is offered only older tasks of its own build, so it should be updated",
+    ),
     abilities: RunnerAbilities,
     registered_at: Timestamp,
     lease_ttl_seconds: z.number().int(),

@@ -487,7 +487,7 @@ describe("leases (3.2.3)", () => {
     expect((await runner.client.readBlob(lease.lease_id, lease.inputs.dataset!.images[0]!.content_sha)).byteLength).toBeGreaterThan(0);
   });
 
-  it("a runner of another runtime version is never offered the task", async () => {
+  it("a runner of another runtime version is never offered the task, and its registration says so", async () => {
     const { jid } = await runningFeatures(1).then(async (r) => {
       await r.runner.work(r.lease);
       return r;
@@ -497,7 +497,11 @@ describe("leases (3.2.3)", () => {
     await features(did);
     const stale = await call("POST", "/v1/runners", { name: "old", stages: ["extract"], runtime_versions: { "engine-wasm": "old-build" } });
     expect(stale.status).toBe(201);
+    expect(stale.json.service_rv_id).toMatch(/^[0-9a-f]{64}$/);
+    expect(stale.json.rv_id).not.toBe(stale.json.service_rv_id);
     expect((await call("POST", `/v1/runners/${stale.json.runner_id}:lease`)).status).toBe(204);
+    const current = await newRunner().register();
+    expect(current.rv_id).toBe(current.service_rv_id);
   });
 });
 

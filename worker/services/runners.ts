@@ -13,7 +13,7 @@ import { digestKey, secret } from "../storage/key-registry";
 import type { RunnerRow } from "../storage/dispatcher";
 import { readConfig } from "../config";
 import { bearer } from "../middleware/auth";
-import { rvIdOf } from "./runtime";
+import { runtimeVersions, rvIdOf } from "./runtime";
 import { type DispatchScope, dispatcher, jobStore, tenantStore, unwrap } from "./stores";
 
 /** `sfr_<ULID>_<random>`: a pool runner's credential, issued by an operator (4.17 style). */
@@ -47,6 +47,7 @@ export function runnerResource(r: RunnerRow, scope: DispatchScope, env: Env): Ru
     stages: r.stages,
     runtime_versions: r.runtime_versions,
     rv_id: r.rv_id,
+    service_rv_id: rvIdOf(runtimeVersions(env)),
     abilities: r.abilities,
     registered_at: r.registered_at,
     lease_ttl_seconds: ttl,

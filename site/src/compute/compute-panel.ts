@@ -22,6 +22,8 @@ function describeAbilities(a: RunnerAbilities): string {
 class RunnerSwitch {
   private runner: BrowserRunner | null = null;
   private engine = "";
+  /** The server submits new tasks under another engine build than this page's (a stale page). */
+  private outdated = false;
   private taskStarted = 0;
   private lastTask = "";
   startFailed = false;
@@ -44,11 +46,16 @@ class RunnerSwitch {
         authorization: auth ? `Bearer ${auth}` : undefined,
         name: `demo tab (${this.label.toLowerCase()})`,
         onStatus: (s) => this.onStatus(s),
-        onStarted: (info) => (this.engine = describeAbilities(info.abilities as RunnerAbilities)),
+        onStarted: (info) => {
+          this.engine = describeAbilities(info.abilities as RunnerAbilities);
+          this.outdated = info.outdated;
+        },
       });
       await this.runner.start();
       this.startFailed = false;
-      say(this.status, `${this.label}: on, with ${this.engine}. Waiting for work.`, "ok");
+      if (this.outdated) {
+        say(this.status, `${this.label}: on, but this page's engine differs from the server's, so it cannot take new jobs. Reload the page.`, "error");
+      } else say(this.status, `${this.label}: on, with ${this.engine}. Waiting for work.`, "ok");
     } catch (e) {
       this.box.checked = false;
       this.startFailed = true;
