@@ -19,7 +19,7 @@ import type {
   TaskOutputs,
 } from "../../protocol";
 import { validation } from "../errors";
-import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-store";
+import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
 import type { AdoptedSnapshot, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts } from "./input-artifacts";

@@ -7,8 +7,8 @@
 import { ulid } from "ulid";
 import type { Lease, Runner, RunnerRegister } from "../../protocol";
 import { ApiError, conflict, notFound, unauthorized } from "../errors";
-import type { LeaseScope } from "../storage/job-store";
-import { parseLeaseId } from "../storage/job-store";
+import type { LeaseScope } from "../storage/job-rows";
+import { parseLeaseId } from "../storage/job/leases";
 import { digestKey, secret } from "../storage/key-registry";
 import type { RunnerRow } from "../storage/dispatcher";
 import { readConfig } from "../config";

@@ -11,7 +11,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { ulid } from "ulid";
 import type { RunnerAbilities, TaskKind } from "../../protocol";
-import type { QueueEntry } from "./job-store";
+import type { QueueEntry } from "./job-rows";
 import { type Outcome, clash, missing, ok } from "./outcome";
 import { migrate, nowIso } from "./sql";
 

@@ -40,13 +40,18 @@ export interface ImageRow {
   created_at: string;
 }
 
-export interface BlobRow {
+/** What the service learnt about finalized bytes (sniffed from the header once). */
+export interface BlobFacts {
   sha: string;
   r2_key: string;
   size: number;
   media_type: string | null;
   width: number | null;
   height: number | null;
+}
+
+/** A stored blob: its facts, and how many references hold it. */
+export interface BlobRow extends BlobFacts {
   refcount: number;
   created_at: string;
 }
@@ -68,16 +73,6 @@ export interface ChunkRecord {
   length: number;
   sha: string;
   r2_key: string;
-}
-
-/** What the service learnt about finalized bytes (sniffed from the header once). */
-export interface BlobFacts {
-  sha: string;
-  r2_key: string;
-  size: number;
-  media_type: string | null;
-  width: number | null;
-  height: number | null;
 }
 
 export type DatasetInput = DatasetCreate;
@@ -125,13 +120,13 @@ export interface StoredFile {
   r2_key: string;
 }
 
-/** A validated seal (2.10): files per component (-1 = root) and each component's counts. */
 /** A snapshot a reconstruction took from a cached map task (TenantStore.registerJob). */
 export interface AdoptedSnapshot {
   seq: number;
   summary: Record<string, unknown>;
 }
 
+/** A validated seal (2.10): files per component (-1 = root) and each component's counts. */
 export interface SealInput {
   recon_id: string;
   job_id: string;

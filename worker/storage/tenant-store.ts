@@ -10,7 +10,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { DatasetPatch, JobStatus, ProjectPatch } from "../../protocol";
-import type { JobRow } from "./job-store";
+import type { JobRow } from "./job-rows";
 import { type PageRequest, migrate } from "./sql";
 import * as artifacts from "./tenant/artifacts";
 import * as blobs from "./tenant/blobs";

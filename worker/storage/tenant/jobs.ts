@@ -5,7 +5,7 @@
  * and StageArtifacts (2.11).
  */
 import type { JobStatus, TaskOutputs } from "../../../protocol";
-import type { JobRow } from "../job-store";
+import type { JobRow } from "../job-rows";
 import { type Outcome, missing, ok } from "../outcome";
 import { type PageRequest, type PageResult, exists, first, nowIso, paginate } from "../sql";
 import type { AdoptedSnapshot, ArtifactScope, BlobFacts, CompletedTask, ReconInput } from "../tenant-rows";

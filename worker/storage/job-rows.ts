@@ -1,0 +1,90 @@
+/** @module The job store's records, as they cross the RPC boundary (spec 2.9, 3.2), and what it plans and tells the queues. */
+import type { DatasetSnapshot, JobStatus, Phase, StageArtifact, TaskKind, TaskOutputs } from "../../protocol";
+import type { AdoptedSnapshot } from "./tenant-rows";
+
+export interface JobRow {
+  job_id: string;
+  tenant_id: string;
+  project_id: string;
+  recipe: string;
+  status: JobStatus;
+  cancel_requested: boolean;
+  cancel_force: boolean;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error_class: string | null;
+  error_message: string | null;
+  recon_id: string | null;
+}
+
+export interface TaskRow {
+  task_id: string;
+  job_id: string;
+  kind: TaskKind;
+  status: JobStatus;
+  depends_on: string[];
+  cache_key: string;
+  inputs_hash: string;
+  params_hash: string;
+  rv_id: string;
+  outputs_ref: TaskOutputs | null;
+  cache_hit: boolean;
+  attempts: number;
+  started_at: string | null;
+  finished_at: string | null;
+  error_class: string | null;
+  error_message: string | null;
+}
+
+/** A task as planned by the submission service, with its cached outputs when its key already succeeded. */
+export interface TaskPlan {
+  task_id: string;
+  kind: TaskKind;
+  phase: Phase;
+  depends_on: string[];
+  params: Record<string, unknown>;
+  inputs_hash: string;
+  params_hash: string;
+  rv_id: string;
+  cache_key: string;
+  cached: TaskOutputs | null;
+  /** Outputs the service itself made at submission (an artifact import, 4.10): the task is born succeeded. */
+  imported?: TaskOutputs | null;
+}
+
+export interface JobPlan {
+  job_id: string;
+  tenant_id: string;
+  project_id: string;
+  recipe: string;
+  recon_id: string | null;
+  pool_opt_in: boolean;
+  created_at: string;
+  /** The dataset frozen at submission; null for work on an artifact that belongs to no dataset. */
+  dataset: DatasetSnapshot | null;
+  /** Resolved `input_artifacts` by role (2.11); every lease carries them, and their files are readable inputs. */
+  input_artifacts: Record<string, StageArtifact>;
+  tasks: TaskPlan[];
+  /** The snapshot the reconstruction took from the cached last task, announced as that task's (TenantStore.registerJob). */
+  adopted_snapshot: AdoptedSnapshot | null;
+}
+
+/** Who is asking about a lease: a lease granted to a pool runner is usable only by pool runners, and vice versa. */
+export interface LeaseScope {
+  pool: boolean;
+}
+
+export interface LeaseHolder extends LeaseScope {
+  runner_id: string;
+}
+
+/** Which of the job's tasks a dispatch queue should offer, and which to withdraw. */
+export interface QueueEntry {
+  tenant_id: string;
+  job_id: string;
+  task_id: string;
+  project_id: string;
+  kind: TaskKind;
+  rv_id: string;
+}

@@ -1,0 +1,184 @@
+/**
+ * @module Leases (spec 3.2.3): a ready task leased to one runner at a time, held for a TTL that
+ * each heartbeat and report extends, and lost when it expires (the task goes back to the queue).
+ * A lease id names its tenant and job, so any route can find the job's object.
+ */
+import type { Checkpoint, Lease, LeaseDirective, LeaseState, Phase, TaskKind, TaskOutputs } from "../../../protocol";
+import { readConfig } from "../../config";
+import type { LeaseHolder, LeaseScope } from "../job-rows";
+import { secret } from "../key-registry";
+import { type Outcome, clash, missing, ok } from "../outcome";
+import { exists, first, nowIso } from "../sql";
+import type { JobContext } from "./context";
+import { appendEvent, latestEventId } from "./events";
+import { propagate, scheduleAlarm } from "./propagate";
+import { ancestors, dependsOn, inputArtifacts, jobDataset, jobRow, parse, taskRow } from "./records";
+import { setStatus, settle } from "./status";
+
+/** A lease id names its job so any route can find the object: `<tenant>.<job>.<task>.<secret>`. */
+export function parseLeaseId(leaseId: string): { tenant: string; job: string } | null {
+  const parts = leaseId.split(".");
+  return parts.length === 4 && parts.every((p) => /^[A-Za-z0-9_-]+$/.test(p)) ? { tenant: parts[0]!, job: parts[1]! } : null;
+}
+
+/**
+ * Leases the task to a runner when it is still leasable: the job is live and not being
+ * cancelled, the task is pending and every dependency succeeded. Null otherwise (the caller
+ * drops its stale queue entry).
+ */
+export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder): Promise<Lease | null> {
+  const job = jobRow(cx);
+  const task = taskRow(cx, taskId);
+  if (!job || !task || !["pending", "running"].includes(job.status) || job.cancel_requested || task.status !== "pending") return null;
+  if (!dependsOn(task).every((d) => taskRow(cx, d)?.status === "succeeded")) return null;
+  const ttl = readConfig(cx.env).leaseTtlMs;
+  const leaseId = `${job.tenant_id}.${job.job_id}.${taskId}.${secret()}`;
+  const now = Date.now();
+  cx.storage.transactionSync(() => {
+    cx.sql.exec(
+      "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state) VALUES (?, ?, ?, ?, ?, ?, 'active')",
+      leaseId,
+      taskId,
+      holder.runner_id,
+      holder.pool ? 1 : 0,
+      new Date(now).toISOString(),
+      now + ttl,
+    );
+    cx.sql.exec(
+      "UPDATE tasks SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?), progress_current = NULL, progress_total = NULL WHERE task_id = ?",
+      new Date(now).toISOString(),
+      taskId,
+    );
+    if (job.status === "pending") {
+      cx.sql.exec("UPDATE job SET started_at = ? WHERE id = 1", new Date(now).toISOString());
+      setStatus(cx, "running");
+    }
+    appendEvent(cx, taskId, { kind: "phase_started", phase: task.phase as Phase });
+  });
+  await scheduleAlarm(cx);
+  await propagate(cx);
+  const leased = taskRow(cx, taskId)!;
+  return {
+    lease_id: leaseId,
+    runner_id: holder.runner_id,
+    expires_at: new Date(now + ttl).toISOString(),
+    ttl_seconds: Math.round(ttl / 1000),
+    task: {
+      task_id: taskId,
+      job_id: job.job_id,
+      kind: leased.kind as TaskKind,
+      phase: leased.phase as Phase,
+      attempt: leased.attempts as number,
+      params: JSON.parse(leased.params_json as string),
+    },
+    inputs: {
+      dataset: jobDataset(cx),
+      upstream: ancestors(cx, taskId).map((d) => {
+        const dep = taskRow(cx, d)!;
+        return { task_id: d, kind: dep.kind as TaskKind, outputs_ref: JSON.parse(dep.outputs_json as string) as TaskOutputs };
+      }),
+      artifacts: inputArtifacts(cx),
+    },
+    checkpoint: parse<Checkpoint>(leased.checkpoint_json),
+    _links: leaseLinks(leaseId),
+  };
+}
+
+/** Whether the lease is still held (a runner holds at most one lease; see Dispatcher). */
+export function leaseActive(cx: JobContext, leaseId: string): boolean {
+  return exists(cx.sql, "SELECT 1 FROM leases WHERE lease_id = ? AND state = 'active'", leaseId);
+}
+
+/** Holds the lease for another TTL and tells the runner whether to go on. */
+export function heartbeat(cx: JobContext, leaseId: string, scope: LeaseScope): Outcome<LeaseState> {
+  const lease = leaseRow(cx, leaseId, scope);
+  if (!lease) return missing("lease");
+  if (lease.state === "active") extendLease(cx, leaseId);
+  return ok(leaseState(cx, leaseId));
+}
+
+/** The lease when the holder still holds it: 404 for an unknown one, 409 for one no longer held. */
+export function heldLease(cx: JobContext, leaseId: string, scope: LeaseScope): Outcome<{ task_id: string; runner_id: string }> {
+  const lease = leaseRow(cx, leaseId, scope);
+  if (!lease) return missing("lease");
+  if (lease.state !== "active") return clash(`the lease is no longer held (${lease.state})`);
+  return ok(lease);
+}
+
+/** The held lease's task and the job's reconstruction (what a snapshot seal is checked against). */
+export function leaseTask(
+  cx: JobContext,
+  leaseId: string,
+  scope: LeaseScope,
+): Outcome<{ job_id: string; task_id: string; kind: TaskKind; recon_id: string | null; manifest_hash: string | null }> {
+  const lease = heldLease(cx, leaseId, scope);
+  if (!lease.ok) return lease;
+  const job = jobRow(cx)!;
+  const kind = taskRow(cx, lease.value.task_id)!.kind as TaskKind;
+  return ok({ job_id: job.job_id, task_id: lease.value.task_id, kind, recon_id: job.recon_id, manifest_hash: jobDataset(cx)?.manifest_hash ?? null });
+}
+
+export function extendLease(cx: JobContext, leaseId: string): void {
+  cx.sql.exec("UPDATE leases SET expires_at = ? WHERE lease_id = ?", Date.now() + readConfig(cx.env).leaseTtlMs, leaseId);
+}
+
+/** What a runner is told about its lease: until when it holds it, and whether to go on, stop at a phase boundary, or tear down. */
+export function leaseState(cx: JobContext, leaseId: string): LeaseState {
+  const lease = cx.sql.exec<{ state: string; expires_at: number }>("SELECT state, expires_at FROM leases WHERE lease_id = ?", leaseId).one();
+  const job = jobRow(cx)!;
+  const directive: LeaseDirective = lease.state !== "active" ? "teardown" : job.cancel_requested ? "stop" : "continue";
+  return { lease_id: leaseId, expires_at: new Date(lease.expires_at).toISOString(), directive, latest_event_id: latestEventId(cx) };
+}
+
+/** A vanished runner loses its lease and the task goes back to the queue (the alarm's part). */
+export function expireLeases(cx: JobContext): void {
+  const expired = cx.sql
+    .exec<{ lease_id: string; task_id: string; runner_id: string }>(
+      "SELECT lease_id, task_id, runner_id FROM leases WHERE state = 'active' AND expires_at <= ?",
+      Date.now(),
+    )
+    .toArray();
+  if (expired.length === 0) return;
+  cx.storage.transactionSync(() => {
+    for (const l of expired) {
+      cx.sql.exec("UPDATE leases SET state = 'expired' WHERE lease_id = ?", l.lease_id);
+      returnTask(cx, l.task_id, `the lease of runner ${l.runner_id} expired`);
+    }
+    settle(cx);
+  });
+}
+
+/** An unfinished task goes back to pending, or to cancelled when a cancel is pending. */
+export function returnTask(cx: JobContext, taskId: string, why: string): void {
+  const cancelling = jobRow(cx)!.cancel_requested;
+  cx.sql.exec(
+    "UPDATE tasks SET status = ?, finished_at = ?, progress_current = NULL, progress_total = NULL WHERE task_id = ?",
+    cancelling ? "cancelled" : "pending",
+    cancelling ? nowIso() : null,
+    taskId,
+  );
+  appendEvent(cx, taskId, { kind: "warning", message: cancelling ? `${why}; the task is cancelled` : `${why}; the task is queued again` });
+}
+
+function leaseRow(cx: JobContext, leaseId: string, scope: LeaseScope) {
+  return first<{ lease_id: string; task_id: string; runner_id: string; state: string; expires_at: number }>(
+    cx.sql,
+    "SELECT lease_id, task_id, runner_id, state, expires_at FROM leases WHERE lease_id = ? AND pool = ?",
+    leaseId,
+    scope.pool ? 1 : 0,
+  );
+}
+
+function leaseLinks(leaseId: string) {
+  const base = `/v1/leases/${leaseId}`;
+  return {
+    self: { href: base },
+    heartbeat: { href: `${base}:heartbeat` },
+    events: { href: `${base}/events` },
+    blobs: { href: `${base}/blobs/{sha}` },
+    checkpoint: { href: `${base}/checkpoint` },
+    complete: { href: `${base}:complete` },
+    fail: { href: `${base}:fail` },
+    release: { href: `${base}:release` },
+  };
+}

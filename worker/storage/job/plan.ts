@@ -1,0 +1,76 @@
+/**
+ * @module Persisting a submitted job (spec 2.9, 3.2.1): the job and its tasks with their
+ * dependencies; a cached task (its key already succeeded in the tenant) or an imported one
+ * (4.10) is born succeeded, with its events, and is never enqueued.
+ */
+import type { JobPlan, JobRow } from "../job-rows";
+import type { JobContext } from "./context";
+import { recordFiles } from "./blobs";
+import { appendEvent } from "./events";
+import { propagate } from "./propagate";
+import { jobRow } from "./records";
+import { setStatus, settle } from "./status";
+
+export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> {
+  if (jobRow(cx)) throw new Error(`job ${plan.job_id} exists`);
+  cx.storage.transactionSync(() => {
+    cx.sql.exec(
+      `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json, artifacts_json)
+       VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+      plan.job_id,
+      plan.tenant_id,
+      plan.project_id,
+      plan.recipe,
+      plan.created_at,
+      plan.recon_id,
+      plan.pool_opt_in ? 1 : 0,
+      JSON.stringify(plan.dataset),
+      JSON.stringify(plan.input_artifacts),
+    );
+    recordFiles(cx, Object.values(plan.input_artifacts));
+    plan.tasks.forEach((t, ord) => {
+      const done = t.cached ?? t.imported ?? null;
+      cx.sql.exec(
+        `INSERT INTO tasks (task_id, ord, kind, phase, status, depends_json, params_json, inputs_hash, params_hash, rv_id,
+           cache_key, outputs_json, cache_hit, started_at, finished_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        t.task_id,
+        ord,
+        t.kind,
+        t.phase,
+        done ? "succeeded" : "pending",
+        JSON.stringify(t.depends_on),
+        JSON.stringify(t.params),
+        t.inputs_hash,
+        t.params_hash,
+        t.rv_id,
+        t.cache_key,
+        done ? JSON.stringify(done) : null,
+        t.cached ? 1 : 0,
+        done ? plan.created_at : null,
+        done ? plan.created_at : null,
+      );
+      if (done) recordFiles(cx, done.artifacts);
+    });
+    appendEvent(cx, null, { kind: "job_status", status: "pending", error_class: null });
+    for (const t of plan.tasks.filter((t) => t.cached || t.imported)) {
+      const how = t.cached
+        ? `cache hit: reused the outputs of cache_key ${t.cache_key}`
+        : `registered ${t.imported!.artifacts.map((a) => `'${a.name}'`).join(", ")} without copying bytes`;
+      appendEvent(cx, t.task_id, { kind: "phase_started", phase: t.phase });
+      appendEvent(cx, t.task_id, { kind: "log_line", level: "INFO", message: how });
+      if (plan.adopted_snapshot && t === plan.tasks.at(-1)) {
+        appendEvent(cx, t.task_id, { kind: "snapshot_available", snapshot_seq: plan.adopted_snapshot.seq, summary: plan.adopted_snapshot.summary });
+      }
+      appendEvent(cx, t.task_id, { kind: "phase_completed", phase: t.phase });
+    }
+    if (plan.tasks.every((t) => t.cached || t.imported)) {
+      // Nothing to admit: the job runs and finishes in the same instant.
+      cx.sql.exec("UPDATE job SET started_at = created_at WHERE id = 1");
+      setStatus(cx, "running");
+      settle(cx);
+    }
+  });
+  await propagate(cx);
+  return jobRow(cx)!;
+}

@@ -1,0 +1,107 @@
+/** @module Reads of the job's row and its tasks' rows, as the records of job-rows.ts (spec 2.9). */
+import type { DatasetSnapshot, JobStatus, StageArtifact, TaskKind, TaskOutputs } from "../../../protocol";
+import type { JobRow, TaskRow } from "../job-rows";
+import { first } from "../sql";
+import type { JobContext } from "./context";
+
+export type Row = Record<string, SqlStorageValue>;
+
+type Cell = SqlStorageValue | undefined;
+export const bool = (v: Cell) => v === 1;
+export const str = (v: Cell) => (v as string | null | undefined) ?? null;
+export const parse = <T>(v: Cell): T | null => (v === null || v === undefined ? null : (JSON.parse(v as string) as T));
+
+export function jobRow(cx: JobContext): JobRow | null {
+  const r = first(cx.sql, "SELECT * FROM job WHERE id = 1");
+  if (!r) return null;
+  return {
+    job_id: r.job_id as string,
+    tenant_id: r.tenant_id as string,
+    project_id: r.project_id as string,
+    recipe: r.recipe as string,
+    status: r.status as JobStatus,
+    cancel_requested: bool(r.cancel_requested),
+    cancel_force: bool(r.cancel_force),
+    created_at: r.created_at as string,
+    started_at: str(r.started_at),
+    finished_at: str(r.finished_at),
+    error_class: str(r.error_class),
+    error_message: str(r.error_message),
+    recon_id: str(r.recon_id),
+  };
+}
+
+/** The job's dataset as frozen at submission, or null when it has none. */
+export function jobDataset(cx: JobContext): DatasetSnapshot | null {
+  return JSON.parse(cx.sql.exec<{ dataset_json: string }>("SELECT dataset_json FROM job WHERE id = 1").one().dataset_json) as DatasetSnapshot | null;
+}
+
+/** The job's dataset as frozen at submission, or null when it has none (undefined when there is no job). */
+export function frozenDataset(cx: JobContext): DatasetSnapshot | null | undefined {
+  return jobRow(cx) ? jobDataset(cx) : undefined;
+}
+
+/** The resolved `input_artifacts` by role (2.11), as given to every lease. */
+export function inputArtifacts(cx: JobContext): Record<string, StageArtifact> {
+  return JSON.parse(cx.sql.exec<{ a: string }>("SELECT artifacts_json AS a FROM job WHERE id = 1").one().a);
+}
+
+/** Whether the project opted in to the volunteer pool when the job was submitted. */
+export function poolOptIn(cx: JobContext): boolean {
+  return cx.sql.exec<{ p: number }>("SELECT pool_opt_in AS p FROM job WHERE id = 1").one().p === 1;
+}
+
+export function taskRows(cx: JobContext): Row[] {
+  return cx.sql.exec("SELECT * FROM tasks ORDER BY ord").toArray();
+}
+
+export function taskRow(cx: JobContext, taskId: string): Row | null {
+  return first(cx.sql, "SELECT * FROM tasks WHERE task_id = ?", taskId);
+}
+
+/** The ids of the tasks a task directly depends on. */
+export const dependsOn = (r: Row) => JSON.parse(r.depends_json as string) as string[];
+
+export function taskOf(r: Row, jobId: string): TaskRow {
+  return {
+    task_id: r.task_id as string,
+    job_id: jobId,
+    kind: r.kind as TaskKind,
+    status: r.status as JobStatus,
+    depends_on: dependsOn(r),
+    cache_key: r.cache_key as string,
+    inputs_hash: r.inputs_hash as string,
+    params_hash: r.params_hash as string,
+    rv_id: r.rv_id as string,
+    outputs_ref: parse<TaskOutputs>(r.outputs_json),
+    cache_hit: bool(r.cache_hit),
+    attempts: r.attempts as number,
+    started_at: str(r.started_at),
+    finished_at: str(r.finished_at),
+    error_class: str(r.error_class),
+    error_message: str(r.error_message),
+  };
+}
+
+export function detail(cx: JobContext): { job: JobRow; tasks: TaskRow[] } | null {
+  const job = jobRow(cx);
+  return job ? { job, tasks: taskRows(cx).map((r) => taskOf(r, job.job_id)) } : null;
+}
+
+/**
+ * Every task `taskId` depends on, directly or through others, in chain order: a stage reads
+ * the outputs of any earlier stage (verify and map need extract's features, not only their
+ * direct predecessor's output).
+ */
+export function ancestors(cx: JobContext, taskId: string): string[] {
+  const seen = new Set<string>();
+  const visit = (id: string) => {
+    for (const d of dependsOn(taskRow(cx, id)!)) {
+      if (seen.has(d)) continue;
+      visit(d);
+      seen.add(d);
+    }
+  };
+  visit(taskId);
+  return [...seen];
+}
