@@ -6,7 +6,7 @@
  * from the alarm, which also wakes at the earliest lease expiry (3.2.3).
  */
 import type { QueueEntry } from "../job-rows";
-import { dispatcher, tenantStore } from "../../services/stores";
+import { dispatcher, tenantStore } from "../stubs";
 import type { JobContext } from "./context";
 import { latestEventId } from "./events";
 import { type Row, bool, dependsOn, jobDataset, jobRow, poolOptIn, taskRows } from "./records";

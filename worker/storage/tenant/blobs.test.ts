@@ -4,7 +4,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { tenantStore } from "../../services/stores";
+import { tenantStore } from "../stubs";
 import * as blobs from "./blobs";
 
 /** Runs `body` on the storage of a tenant object of its own. */
