@@ -67,6 +67,20 @@ describe("accuracy against a COLMAP reference", () => {
     expect(failures).toHaveLength(3);
   });
 
+  it("aligns cameras along a straight street by their orientations too", async () => {
+    // opensfm-lund's centres lie near one line: they leave the rotation about it free.
+    const reference = referencePoses(await readColmapTextModel(`${DATASETS}opensfm-lund/reference`, { points3D: false }));
+    const inverse: Similarity = { scale: 0.4, rotation: normalize([0.3, -0.5, 0.7, 0.1]), translation: [5, 6, -7] };
+    // Centres off by up to 0.2% of the extent (~12 units, 0.4 here), orientations exact.
+    const ours = moveToOtherFrame(reference, inverse).map((p, i) => {
+      const offset = rotate(p.qvec, [0.01 * Math.sin(3 * i), 0.01 * Math.cos(5 * i), 0]);
+      return { ...p, tvec: [p.tvec[0] - offset[0], p.tvec[1] - offset[1], p.tvec[2] - offset[2]] as Vec3 };
+    });
+    const report = compareToReference(ours, reference);
+    expect(report.maxRotationErrorDeg).toBeLessThan(0.02);
+    expect(report.maxCenterErrorFraction).toBeLessThan(0.005);
+  });
+
   it("reads COLMAP's result table", () => {
     const rows = parseColmapResultsTsv("set\tregistered\tmean_reproj_px\nsacre-coeur\t10\t0.346893\n");
     expect(rows).toEqual([{ set: "sacre-coeur", registered: 10, mean_reproj_px: 0.346893 }]);

@@ -83,23 +83,30 @@ MappingModel Flatten(const edgesfm::Reconstruction& reconstruction, size_t num_c
   std::vector<edgesfm::point3D_t> ids;
   for (const auto& entry : reconstruction.Points3D()) ids.push_back(entry.first);
   std::sort(ids.begin(), ids.end());
+  // COLMAP's mean reprojection error: the mean over points of each point's mean error
+  // over its track (Reconstruction::ComputeMeanReprojectionError).
   double error_sum = 0;
   size_t num_errors = 0;
   for (edgesfm::point3D_t id : ids) {
     const edgesfm::Point3D& point = reconstruction.Point3DAt(id);
     m.points.insert(m.points.end(), {point.xyz.x(), point.xyz.y(), point.xyz.z()});
     m.tracks.push_back(static_cast<int32_t>(point.track.Length()));
+    double point_sum = 0;
+    size_t point_count = 0;
     for (const auto& e : point.track.Elements()) {
       m.tracks.push_back(static_cast<int32_t>(e.image_id - 1));
       m.tracks.push_back(static_cast<int32_t>(e.point2D_idx));
       const double error = reconstruction.ReprojectionError(id, e);
       if (error >= 0) {
-        error_sum += error;
-        num_errors += 1;
+        point_sum += error;
+        point_count += 1;
       }
     }
+    if (point_count > 0) {
+      error_sum += point_sum / point_count;
+      num_errors += 1;
+    }
   }
-  // Mean over observations, as COLMAP reports it.
   m.mean_reprojection_error = num_errors ? error_sum / num_errors : 0;
   return m;
 }

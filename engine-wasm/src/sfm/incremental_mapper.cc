@@ -52,10 +52,12 @@ size_t VisibilityPyramidScore(const std::vector<Eigen::Vector2d>& points, int wi
 }  // namespace
 
 IncrementalMapper::IncrementalMapper(const CorrespondenceGraph* correspondence_graph, Reconstruction* reconstruction,
-                                     const std::unordered_map<image_t, int>* num_registrations)
+                                     const std::unordered_map<image_t, int>* num_registrations,
+                                     InitialPairCache* init_pair_cache)
     : graph_(correspondence_graph),
       reconstruction_(reconstruction),
       num_registrations_(num_registrations),
+      init_pair_cache_(init_pair_cache != nullptr ? init_pair_cache : &own_init_pair_cache_),
       triangulator_(correspondence_graph, reconstruction) {}
 
 void IncrementalMapper::SetState(std::unordered_map<image_t, int> num_reg_trials,
@@ -115,39 +117,35 @@ bool IncrementalMapper::FindInitialImagePair(const IncrementalMapperOptions& opt
   return false;
 }
 
-bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions& options, image_t image_id1,
-                                                 image_t image_id2) {
-  tried_init_pairs_.insert({std::min(image_id1, image_id2), std::max(image_id1, image_id2)});
-  init_num_reg_trials_[image_id1] += 1;
-  init_num_reg_trials_[image_id2] += 1;
-  Image& image1 = reconstruction_->ImageAt(image_id1);
-  Image& image2 = reconstruction_->ImageAt(image_id2);
+const InitialPairGeometry& IncrementalMapper::InitialGeometry(const IncrementalMapperOptions& options,
+                                                              image_t image_id1, image_t image_id2) {
+  const auto key = std::make_pair(image_id1, image_id2);
+  const auto cached = init_pair_cache_->find(key);
+  if (cached != init_pair_cache_->end()) return cached->second;
+  InitialPairGeometry& g = (*init_pair_cache_)[key];
+  const Image& image1 = reconstruction_->ImageAt(image_id1);
+  const Image& image2 = reconstruction_->ImageAt(image_id2);
   const Camera& camera1 = reconstruction_->CameraAt(image1.camera_id);
   const Camera& camera2 = reconstruction_->CameraAt(image2.camera_id);
   const CorrespondenceGraph::Matches matches = graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
-  if (matches.size() < static_cast<size_t>(options.init_min_num_inliers)) return false;
   std::vector<Eigen::Vector2d> points1, points2;
   for (const auto& [idx1, idx2] : matches) {
     points1.push_back(image1.Point2DAt(idx1).xy);
     points2.push_back(image2.Point2DAt(idx2).xy);
   }
   RelativePoseResult relative;
-  if (!EstimateRelativePose(camera1, camera2, points1, points2, options.init_max_error,
-                            MixSeed(options.seed, image_id1, image_id2), &relative)) {
-    return false;
+  if (matches.empty() || !EstimateRelativePose(camera1, camera2, points1, points2, options.init_max_error,
+                                               MixSeed(options.seed, image_id1, image_id2), &relative)) {
+    return g;
   }
-  if (relative.num_inliers < static_cast<size_t>(options.init_min_num_inliers)) return false;
-  // Forward motion (the baseline along the viewing direction) triangulates poorly.
-  const Eigen::Vector3d baseline = relative.cam2_from_cam1.translation.normalized();
-  if (std::abs(baseline.z()) > options.init_max_forward_motion) return false;
-
+  g.valid = true;
+  g.cam2_from_cam1 = relative.cam2_from_cam1;
+  g.num_inliers = relative.num_inliers;
+  g.forward_motion = std::abs(relative.cam2_from_cam1.translation.normalized().z());
   const Rigid3d cam1_from_world;
   const Rigid3d& cam2_from_world = relative.cam2_from_cam1;
   const Eigen::Vector3d center1 = ProjectionCenter(cam1_from_world);
   const Eigen::Vector3d center2 = ProjectionCenter(cam2_from_world);
-  const double min_angle = options.init_min_tri_angle * M_PI / 180;
-  std::vector<std::pair<size_t, Eigen::Vector3d>> points;
-  std::vector<double> angles;
   for (size_t i = 0; i < matches.size(); ++i) {
     if (!relative.inlier_mask[i]) continue;
     const Eigen::Vector3d ray1 = camera1.CamFromImg(points1[i]);
@@ -157,19 +155,44 @@ bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions&
     if (!HasPointPositiveDepth(cam1_from_world, ray1, xyz) || !HasPointPositiveDepth(cam2_from_world, ray2, xyz)) {
       continue;
     }
-    const double angle = CalculateTriangulationAngle(center1, center2, xyz);
-    angles.push_back(angle);
-    if (angle >= min_angle) points.emplace_back(i, xyz);
+    g.points.emplace_back(i, xyz);
+    g.angles.push_back(CalculateTriangulationAngle(center1, center2, xyz));
   }
-  if (angles.empty()) return false;
-  std::nth_element(angles.begin(), angles.begin() + angles.size() / 2, angles.end());
-  if (angles[angles.size() / 2] < min_angle) return false;
+  if (!g.angles.empty()) {
+    std::vector<double> sorted = g.angles;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    g.median_tri_angle = sorted[sorted.size() / 2];
+  }
+  return g;
+}
 
-  image1.cam_from_world = cam1_from_world;
-  image2.cam_from_world = cam2_from_world;
+bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions& options, image_t image_id1,
+                                                 image_t image_id2) {
+  tried_init_pairs_.insert({std::min(image_id1, image_id2), std::max(image_id1, image_id2)});
+  init_num_reg_trials_[image_id1] += 1;
+  init_num_reg_trials_[image_id2] += 1;
+  if (graph_->NumCorrespondencesBetweenImages(image_id1, image_id2) <
+      static_cast<size_t>(options.init_min_num_inliers)) {
+    return false;
+  }
+  const InitialPairGeometry& g = InitialGeometry(options, image_id1, image_id2);
+  const double min_angle = options.init_min_tri_angle * M_PI / 180;
+  // COLMAP's rules: enough inliers, a baseline not along the viewing direction
+  // (forward motion triangulates poorly), a median triangulation angle above the minimum.
+  if (!g.valid || g.num_inliers < static_cast<size_t>(options.init_min_num_inliers) ||
+      g.forward_motion > options.init_max_forward_motion || g.angles.empty() || g.median_tri_angle < min_angle) {
+    return false;
+  }
+  Image& image1 = reconstruction_->ImageAt(image_id1);
+  Image& image2 = reconstruction_->ImageAt(image_id2);
+  image1.cam_from_world = Rigid3d();
+  image2.cam_from_world = g.cam2_from_cam1;
   reconstruction_->RegisterImage(image_id1);
   reconstruction_->RegisterImage(image_id2);
-  for (const auto& [i, xyz] : points) {
+  const CorrespondenceGraph::Matches matches = graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
+  for (size_t k = 0; k < g.points.size(); ++k) {
+    if (g.angles[k] < min_angle) continue;
+    const auto& [i, xyz] = g.points[k];
     if (image1.Point2DAt(matches[i].first).HasPoint3D() || image2.Point2DAt(matches[i].second).HasPoint3D()) continue;
     Track track;
     track.AddElement(image_id1, matches[i].first);

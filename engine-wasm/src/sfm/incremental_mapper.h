@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,10 +52,30 @@ struct IncrementalMapperOptions {
   uint64_t seed = 0;
 };
 
+// The relative pose of a candidate initial pair and the measures the initialisation
+// rules test. It depends only on the input (the cameras' initial parameters, the
+// matches and the seed), so a pipeline computes it once per pair and shares it between
+// relaxation passes and models.
+struct InitialPairGeometry {
+  bool valid = false;
+  Rigid3d cam2_from_cam1;
+  // Matches that fit the essential matrix, and of those the ones triangulated in front
+  // of both cameras with their triangulation angles (radians).
+  size_t num_inliers = 0;
+  std::vector<std::pair<size_t, Eigen::Vector3d>> points;  // (match index, xyz)
+  std::vector<double> angles;
+  // |z| of the unit baseline in the first camera: 1 for motion along the viewing direction.
+  double forward_motion = 1;
+  double median_tri_angle = 0;  // radians
+};
+using InitialPairCache = std::map<std::pair<image_t, image_t>, InitialPairGeometry>;
+
 class IncrementalMapper {
  public:
+  // `init_pair_cache` (optional) keeps initial-pair geometries across mappers.
   IncrementalMapper(const CorrespondenceGraph* correspondence_graph, Reconstruction* reconstruction,
-                    const std::unordered_map<image_t, int>* num_registrations);
+                    const std::unordered_map<image_t, int>* num_registrations,
+                    InitialPairCache* init_pair_cache = nullptr);
 
   // Best untried pair of images no model has registered; false if none is left.
   bool FindInitialImagePair(const IncrementalMapperOptions& options, image_t* image_id1, image_t* image_id2);
@@ -85,10 +106,15 @@ class IncrementalMapper {
   void SetState(std::unordered_map<image_t, int> num_reg_trials, std::unordered_map<image_t, int> init_num_reg_trials,
                 std::set<std::pair<image_t, image_t>> tried_init_pairs);
   const std::unordered_map<image_t, int>& InitNumRegTrials() const { return init_num_reg_trials_; }
+  const std::unordered_map<image_pair_t, int>& ReNumTrials() const { return triangulator_.ReNumTrials(); }
+  void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) { triangulator_.SetReNumTrials(std::move(trials)); }
   const std::set<std::pair<image_t, image_t>>& TriedInitPairs() const { return tried_init_pairs_; }
 
  private:
   bool IsUsedElsewhere(image_t image_id) const;
+  // The pair's geometry, from the cache or estimated (and cached).
+  const InitialPairGeometry& InitialGeometry(const IncrementalMapperOptions& options, image_t image_id1,
+                                             image_t image_id2);
   // The images sharing most 3D points with `image_id` (at most local_ba_num_images - 1).
   std::vector<image_t> FindLocalBundle(const IncrementalMapperOptions& options, image_t image_id) const;
   // Number of images registered per camera (intrinsics are refined at registration only
@@ -98,6 +124,8 @@ class IncrementalMapper {
   const CorrespondenceGraph* graph_;
   Reconstruction* reconstruction_;
   const std::unordered_map<image_t, int>* num_registrations_;
+  InitialPairCache own_init_pair_cache_;
+  InitialPairCache* init_pair_cache_;
   IncrementalTriangulator triangulator_;
   std::unordered_map<image_t, int> num_reg_trials_;
   std::unordered_map<image_t, int> init_num_reg_trials_;

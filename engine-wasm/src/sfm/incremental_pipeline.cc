@@ -24,6 +24,33 @@ CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images, const
   return graph;
 }
 
+std::vector<IncrementalMapperOptions> InitialPairPasses(const IncrementalMapperOptions& options) {
+  // COLMAP's passes: as given, then twice half the inliers and half the angle.
+  std::vector<IncrementalMapperOptions> colmap = {options};
+  for (int relaxation = 0; relaxation < 2; ++relaxation) {
+    colmap.push_back(colmap.back());
+    colmap.back().init_min_num_inliers /= 2;
+    colmap.push_back(colmap.back());
+    colmap.back().init_min_tri_angle /= 2;
+  }
+  if (options.init_max_forward_motion >= 1) return colmap;
+  std::vector<IncrementalMapperOptions> passes;
+  for (size_t i = 0; i < colmap.size(); ++i) {
+    passes.push_back(colmap[i]);
+    const bool last_of_level = i + 1 == colmap.size() || colmap[i + 1].init_min_num_inliers != colmap[i].init_min_num_inliers;
+    if (!last_of_level) continue;
+    IncrementalMapperOptions lifted = colmap[i];
+    lifted.init_max_forward_motion = 1;
+    lifted.init_min_tri_angle = options.init_min_tri_angle;
+    passes.push_back(lifted);
+    while (lifted.init_min_tri_angle / 2 >= options.filter_min_tri_angle) {
+      lifted.init_min_tri_angle /= 2;
+      passes.push_back(lifted);
+    }
+  }
+  return passes;
+}
+
 IncrementalPipeline::IncrementalPipeline(const IncrementalPipelineOptions& options, Reconstruction input,
                                          CorrespondenceGraph correspondence_graph)
     : options_(options), input_(std::move(input)), graph_(std::move(correspondence_graph)) {
@@ -89,36 +116,46 @@ void IncrementalPipeline::StartModel() {
   }
   current_ = input_;
   has_current_ = true;
-  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_);
+  refined_without_registration_ = false;
+  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_, &init_pair_cache_);
   const bool given_pair = num_models_started_ == 0 && options_.init_image_id1 != kInvalidImageId &&
                           options_.init_image_id2 != kInvalidImageId;
   num_models_started_ += 1;
 
-  // COLMAP's relaxations when no pair qualifies: half the inliers, then half the angle.
-  IncrementalMapperOptions mapper_options = options_.mapper;
+  // Registers the pair and adjusts the two-view model. A pair whose model keeps too few
+  // points to register a third image is a bad start (COLMAP), like one that fails the
+  // rules; it is not tried again.
+  auto start_from = [&](const IncrementalMapperOptions& mapper_options, image_t id1, image_t id2) {
+    if (!mapper_->RegisterInitialImagePair(mapper_options, id1, id2)) return false;
+    model_init_pairs_.insert({std::min(id1, id2), std::max(id1, id2)});
+    mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
+    mapper_->FilterPoints(options_.mapper);
+    if (current_.NumPoints3D() >= static_cast<size_t>(options_.mapper.abs_pose_min_num_inliers)) return true;
+    current_ = input_;
+    return false;
+  };
   bool initialized = false;
-  for (int relaxation = 0; relaxation < 3 && !initialized; ++relaxation) {
-    if (relaxation == 1) mapper_options.init_min_num_inliers /= 2;
-    if (relaxation == 2) mapper_options.init_min_tri_angle /= 2;
+  const std::vector<IncrementalMapperOptions> passes = InitialPairPasses(options_.mapper);
+  for (size_t pass = 0; pass < passes.size() && !initialized; ++pass) {
+    IncrementalMapperOptions mapper_options = passes[pass];
     // Relaxed passes may pair every image: with a per-image cap the strongest images
     // use up their trials on pairs of small baseline (e.g. photos along the viewing
     // direction) and the wider pairs are never tried.
-    if (relaxation > 0) mapper_options.init_max_reg_trials = std::numeric_limits<int>::max();
+    if (pass > 0) mapper_options.init_max_reg_trials = std::numeric_limits<int>::max();
     // A relaxation may retry the pairs that failed the stricter thresholds.
-    if (relaxation == 0) {
+    if (pass == 0) {
       mapper_->SetState({}, init_num_reg_trials_, tried_init_pairs_);
     } else {
       // Never again a pair that already started a model (kept or dropped).
       mapper_->SetState({}, {}, model_init_pairs_);
     }
     if (given_pair) {
-      initialized = mapper_->RegisterInitialImagePair(mapper_options, options_.init_image_id1, options_.init_image_id2);
+      initialized = start_from(mapper_options, options_.init_image_id1, options_.init_image_id2);
       continue;
     }
     image_t id1, id2;
     while (!initialized && mapper_->FindInitialImagePair(mapper_options, &id1, &id2)) {
-      initialized = mapper_->RegisterInitialImagePair(mapper_options, id1, id2);
-      if (!initialized) current_ = input_;  // a failed pair leaves nothing behind
+      initialized = start_from(mapper_options, id1, id2);
     }
   }
   for (const auto& [id, n] : mapper_->InitNumRegTrials()) {
@@ -131,12 +168,7 @@ void IncrementalPipeline::StartModel() {
     phase_ = Phase::kDone;
     return;
   }
-  const std::vector<image_t>& reg = current_.RegImageIds();
-  const std::pair<image_t, image_t> init_pair(std::min(reg[0], reg[1]), std::max(reg[0], reg[1]));
-  model_init_pairs_.insert(init_pair);
-  tried_init_pairs_.insert(init_pair);
-  mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
-  mapper_->FilterPoints(options_.mapper);
+  tried_init_pairs_.insert(model_init_pairs_.begin(), model_init_pairs_.end());
   num_reg_images_at_global_ba_ = current_.NumRegImages();
   num_points_at_global_ba_ = current_.NumPoints3D();
   CountRegistrations(2);
@@ -146,6 +178,7 @@ void IncrementalPipeline::StartModel() {
 void IncrementalPipeline::GrowModel() {
   for (image_t image_id : mapper_->FindNextImages(options_.mapper)) {
     if (!mapper_->RegisterNextImage(options_.mapper, image_id)) continue;
+    refined_without_registration_ = false;
     mapper_->TriangulateImage(options_.triangulation, image_id);
     for (int i = 0; i < options_.ba_local_max_refinements; ++i) {
       const size_t before = current_.ComputeNumObservations();
@@ -161,11 +194,19 @@ void IncrementalPipeline::GrowModel() {
     CountRegistrations(1);
     return;
   }
+  // COLMAP: when no image registers, one global refinement (with retriangulation) may
+  // give the remaining images enough points; if they still fail, the model is done.
+  if (!refined_without_registration_) {
+    refined_without_registration_ = true;
+    IterativeGlobalRefinement();
+    return;
+  }
   phase_ = Phase::kFinishModel;
 }
 
 void IncrementalPipeline::IterativeGlobalRefinement() {
   mapper_->CompleteAndMergeTracks(options_.triangulation);
+  mapper_->Retriangulate(options_.triangulation);
   for (int i = 0; i < options_.ba_global_max_refinements; ++i) {
     const size_t before = current_.ComputeNumObservations();
     mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
@@ -177,8 +218,8 @@ void IncrementalPipeline::IterativeGlobalRefinement() {
 }
 
 void IncrementalPipeline::FinishModel() {
-  mapper_->Retriangulate(options_.triangulation);
-  IterativeGlobalRefinement();
+  // The refinement that ended growth already covers the model.
+  if (!refined_without_registration_) IterativeGlobalRefinement();
   current_.UpdatePoint3DErrors();
   // COLMAP's rule: with multiple models, keep a model of at least min(min_model_size,
   // 80% of the images) registered images; a single model is kept unless empty.
@@ -209,7 +250,10 @@ IncrementalPipeline::State IncrementalPipeline::SaveState() const {
   s.models = models_;
   s.has_current = has_current_;
   if (has_current_) s.current = current_;
-  if (mapper_) s.num_reg_trials = mapper_->NumRegTrials();
+  if (mapper_) {
+    s.num_reg_trials = mapper_->NumRegTrials();
+    s.re_num_trials = mapper_->ReNumTrials();
+  }
   s.init_num_reg_trials = init_num_reg_trials_;
   s.tried_init_pairs = tried_init_pairs_;
   s.model_init_pairs = model_init_pairs_;
@@ -218,6 +262,7 @@ IncrementalPipeline::State IncrementalPipeline::SaveState() const {
   s.num_reg_images_at_global_ba = num_reg_images_at_global_ba_;
   s.num_points_at_global_ba = num_points_at_global_ba_;
   s.num_models_started = num_models_started_;
+  s.refined_without_registration = refined_without_registration_;
   return s;
 }
 
@@ -231,13 +276,15 @@ void IncrementalPipeline::RestoreState(State s) {
   num_reg_images_at_global_ba_ = s.num_reg_images_at_global_ba;
   num_points_at_global_ba_ = s.num_points_at_global_ba;
   num_models_started_ = s.num_models_started;
+  refined_without_registration_ = s.refined_without_registration;
   init_num_reg_trials_ = std::move(s.init_num_reg_trials);
   tried_init_pairs_ = std::move(s.tried_init_pairs);
   model_init_pairs_ = std::move(s.model_init_pairs);
   mapper_.reset();
   if (has_current_) {
-    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_);
+    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_, &init_pair_cache_);
     mapper_->SetState(std::move(s.num_reg_trials), init_num_reg_trials_, tried_init_pairs_);
+    mapper_->SetReNumTrials(std::move(s.re_num_trials));
   }
 }
 

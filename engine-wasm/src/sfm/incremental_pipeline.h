@@ -1,14 +1,15 @@
 // The incremental mapping pipeline of spec 2.12 (PipelineSpec `incremental`), after
 // COLMAP's IncrementalMapperController (Schönberger & Frahm, "Structure-from-Motion
 // Revisited", CVPR 2016): models are started from an initial pair (given, or chosen,
-// with COLMAP's relaxations when none qualifies), grown by next-best-view registration
-// with local bundle adjustment after each image and global refinement whenever the
-// model has grown by `ba_global_images_ratio` / `ba_global_points_ratio`, and finished
-// by retriangulation and global refinement; with `multiple_models`, further models
+// with COLMAP's relaxations when none qualifies, see InitialPairPasses), grown by
+// next-best-view registration with local bundle adjustment after each image and global
+// refinement (retriangulation + BA) whenever the model has grown by
+// `ba_global_images_ratio` / `ba_global_points_ratio` or growth stalls, and finished by
+// a last global refinement; with `multiple_models`, further models
 // start from images no earlier model registered, up to `max_num_models`.
 //
 // The pipeline is a resumable state machine: Step() does one unit of work (start a
-// model, register one image, or finish a model), so a caller can report progress,
+// model, register one image, refine a stalled model, or finish a model), so a caller can report progress,
 // take snapshots every `snapshot_frames_freq` registrations, and checkpoint
 // (sfm/mapping_checkpoint.h) between steps. Random choices derive from `seed` and the
 // decision they serve, so a run is deterministic and a resumed run continues alike.
@@ -49,6 +50,19 @@ struct IncrementalPipelineOptions {
   IncrementalMapperOptions mapper;
   IncrementalTriangulatorOptions triangulation;
 };
+
+// The initial-pair passes, in order. COLMAP's: the options as given, then twice half
+// the inliers and half the angle, always under the forward-motion limit. After the last
+// of COLMAP's passes at each inlier count comes the same count with the limit lifted and
+// the angle halved from the given one down to the filtering angle
+// (`filter_min_tri_angle`: a pair whose median angle reaches it keeps most of its
+// points). Along a street photographed while walking or driving every baseline lies
+// near the viewing direction, so no pair passes the limit with its true pose, and the
+// triangulation angles of true poses are small (smaller still under the initial
+// focal-length guess); the pairs that do pass COLMAP's relaxed passes there are weak
+// ones whose wrong poses show large angles. A well-supported pair is therefore tried
+// along the viewing direction before the support drops.
+std::vector<IncrementalMapperOptions> InitialPairPasses(const IncrementalMapperOptions& options);
 
 // Verified matches of one image pair (spec 2.14 two_view_geometries.json).
 struct ImagePairMatches {
@@ -99,6 +113,7 @@ class IncrementalPipeline {
     bool has_current = false;
     Reconstruction current;
     std::unordered_map<image_t, int> num_reg_trials;  // of the current model
+    std::unordered_map<image_pair_t, int> re_num_trials;  // of the current model
     std::unordered_map<image_t, int> init_num_reg_trials;
     std::set<std::pair<image_t, image_t>> tried_init_pairs;
     std::set<std::pair<image_t, image_t>> model_init_pairs;
@@ -107,6 +122,8 @@ class IncrementalPipeline {
     size_t num_reg_images_at_global_ba = 0;
     size_t num_points_at_global_ba = 0;
     int num_models_started = 0;
+    // Growth stalled and a global refinement was run to let the remaining images register.
+    bool refined_without_registration = false;
   };
   State SaveState() const;
   void RestoreState(State state);
@@ -117,8 +134,9 @@ class IncrementalPipeline {
   void StartModel();
   void GrowModel();
   void FinishModel();
-  // Global BA with track completion/merging and filtering, repeated while they change
-  // more than ba_global_max_refinement_change of the observations.
+  // Retriangulation, then global BA with track completion/merging and filtering,
+  // repeated while they change more than ba_global_max_refinement_change of the
+  // observations (COLMAP's IterativeGlobalRefinement).
   void IterativeGlobalRefinement();
   void CountRegistrations(size_t n);
 
@@ -141,7 +159,10 @@ class IncrementalPipeline {
   size_t num_reg_images_at_global_ba_ = 0;
   size_t num_points_at_global_ba_ = 0;
   int num_models_started_ = 0;
+  bool refined_without_registration_ = false;
   bool snapshot_due_ = false;
+  // Initial-pair geometries by pair: estimated once, shared by passes and models.
+  InitialPairCache init_pair_cache_;
 };
 
 }  // namespace edgesfm

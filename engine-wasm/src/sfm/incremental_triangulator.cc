@@ -130,11 +130,6 @@ bool IncrementalTriangulator::TriangulateViews(const IncrementalTriangulatorOpti
 }
 
 size_t IncrementalTriangulator::TriangulateImage(const IncrementalTriangulatorOptions& options, image_t image_id) {
-  return TriangulateImageWithError(options, image_id, options.create_max_error);
-}
-
-size_t IncrementalTriangulator::TriangulateImageWithError(const IncrementalTriangulatorOptions& options,
-                                                          image_t image_id, double max_error) {
   size_t num_added = 0;
   const size_t num_points2D = reconstruction_->ImageAt(image_id).NumPoints2D();
   std::vector<View> corrs;
@@ -175,7 +170,7 @@ size_t IncrementalTriangulator::TriangulateImageWithError(const IncrementalTrian
     }
     Eigen::Vector3d xyz;
     std::vector<View> inliers;
-    if (!TriangulateViews(options, max_error, free_views, &xyz, &inliers)) continue;
+    if (!TriangulateViews(options, options.create_max_error, free_views, &xyz, &inliers)) continue;
     Track track;
     for (const View& v : inliers) track.AddElement(v.image_id, v.point2D_idx);
     modified_point3D_ids_.insert(reconstruction_->AddPoint3D(xyz, track));
@@ -282,9 +277,53 @@ size_t IncrementalTriangulator::MergeAllTracks(const IncrementalTriangulatorOpti
 }
 
 size_t IncrementalTriangulator::Retriangulate(const IncrementalTriangulatorOptions& options) {
+  std::vector<image_pair_t> pair_ids;
+  for (const auto& entry : graph_->ImagePairs()) pair_ids.push_back(entry.first);
+  std::sort(pair_ids.begin(), pair_ids.end());
   size_t num_added = 0;
-  for (image_t image_id : reconstruction_->RegImageIds()) {
-    num_added += TriangulateImageWithError(options, image_id, options.re_max_error);
+  for (image_pair_t pair_id : pair_ids) {
+    const auto [image_id1, image_id2] = PairIdToImagePair(pair_id);
+    if (!reconstruction_->IsImageRegistered(image_id1) || !reconstruction_->IsImageRegistered(image_id2)) continue;
+    const CorrespondenceGraph::Matches matches = graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
+    const Image& image1 = reconstruction_->ImageAt(image_id1);
+    const Image& image2 = reconstruction_->ImageAt(image_id2);
+    size_t num_triangulated = 0;
+    for (const auto& [idx1, idx2] : matches) {
+      const Point2D& p1 = image1.Point2DAt(idx1);
+      num_triangulated += p1.HasPoint3D() && p1.point3D_id == image2.Point2DAt(idx2).point3D_id;
+    }
+    if (matches.empty() || num_triangulated >= options.re_min_ratio * matches.size()) continue;
+    int& trials = re_num_trials_[pair_id];
+    if (trials >= options.re_max_trials) continue;
+    trials += 1;
+    for (const auto& [idx1, idx2] : matches) {
+      const View v1{image_id1, idx1}, v2{image_id2, idx2};
+      const Point2D& p1 = image1.Point2DAt(idx1);
+      const Point2D& p2 = image2.Point2DAt(idx2);
+      // Two points already: merging them here would likely join unrelated points.
+      if (p1.HasPoint3D() && p2.HasPoint3D()) continue;
+      if (p1.HasPoint3D() || p2.HasPoint3D()) {
+        const point3D_t id = p1.HasPoint3D() ? p1.point3D_id : p2.point3D_id;
+        const View& free = p1.HasPoint3D() ? v2 : v1;
+        if (TrackHasImage(*reconstruction_, id, free.image_id) ||
+            ReprojectionError(reconstruction_->Point3DAt(id).xyz, free.image_id, free.point2D_idx) >
+                options.re_max_error) {
+          continue;
+        }
+        reconstruction_->AddObservation(id, TrackElement(free.image_id, free.point2D_idx));
+        modified_point3D_ids_.insert(id);
+        num_added += 1;
+        continue;
+      }
+      if (options.ignore_two_view_tracks && graph_->IsTwoViewObservation(image_id1, idx1)) continue;
+      Eigen::Vector3d xyz;
+      std::vector<View> inliers;
+      if (!TriangulateViews(options, options.create_max_error, {v1, v2}, &xyz, &inliers)) continue;
+      Track track;
+      for (const View& v : inliers) track.AddElement(v.image_id, v.point2D_idx);
+      modified_point3D_ids_.insert(reconstruction_->AddPoint3D(xyz, track));
+      num_added += inliers.size();
+    }
   }
   return num_added;
 }

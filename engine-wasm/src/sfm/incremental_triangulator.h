@@ -8,10 +8,13 @@
 //   `complete_max_transitivity` hops) and reproject well.
 // - MergeTracks: merges two points whose keypoints correspond when the merged point
 //   reprojects well in every observation.
-// - Retriangulate: reruns triangulation on every registered image with looser
-//   thresholds, recovering points lost to early, less accurate poses.
+// - Retriangulate: revisits image pairs whose correspondences are mostly not
+//   triangulated (early, less accurate poses lost them): a keypoint joins its partner's
+//   point under a looser error, two free keypoints make a point under the normal one
+//   (a looser creation threshold makes the model drift, as COLMAP notes).
 #pragma once
 
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -29,7 +32,11 @@ struct IncrementalTriangulatorOptions {
   double merge_max_error = 4.0;
   double complete_max_error = 4.0;
   int complete_max_transitivity = 5;
-  // Retriangulation's looser error.
+  // Retriangulation: pairs with fewer than this fraction of their correspondences
+  // triangulated, each revisited at most re_max_trials times per model; the looser
+  // error for continuing a point.
+  double re_min_ratio = 0.2;
+  int re_max_trials = 1;
   double re_max_error = 8.0;
   // Minimum triangulation angle of a new point (degrees).
   double min_angle_deg = 1.5;
@@ -55,6 +62,10 @@ class IncrementalTriangulator {
   size_t MergeAllTracks(const IncrementalTriangulatorOptions& options);
   size_t Retriangulate(const IncrementalTriangulatorOptions& options);
 
+  // Retriangulation visits per image pair (kept by mapping checkpoints).
+  const std::unordered_map<image_pair_t, int>& ReNumTrials() const { return re_num_trials_; }
+  void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) { re_num_trials_ = std::move(trials); }
+
   // Points created or changed since the last Clear (the mapper filters them after
   // local bundle adjustment).
   const std::unordered_set<point3D_t>& ModifiedPoints3D() const { return modified_point3D_ids_; }
@@ -72,8 +83,6 @@ class IncrementalTriangulator {
   bool TriangulateViews(const IncrementalTriangulatorOptions& options, double max_error,
                         const std::vector<View>& views, Eigen::Vector3d* xyz,
                         std::vector<View>* inliers) const;
-  size_t TriangulateImageWithError(const IncrementalTriangulatorOptions& options, image_t image_id,
-                                   double max_error);
   // Registered partners of a keypoint.
   void FindRegisteredCorrespondences(image_t image_id, point2D_t point2D_idx, int transitivity,
                                      std::vector<View>* views) const;
@@ -82,6 +91,7 @@ class IncrementalTriangulator {
   const CorrespondenceGraph* graph_;
   Reconstruction* reconstruction_;
   std::unordered_set<point3D_t> modified_point3D_ids_;
+  std::unordered_map<image_pair_t, int> re_num_trials_;
 };
 
 }  // namespace edgesfm

@@ -84,6 +84,39 @@ TEST(IncrementalTriangulator, CompletesAndMergesSplitTracks) {
   EXPECT_EQ(completer.CompleteAllTracks(IncrementalTriangulatorOptions()), elements.size() - 2);
 }
 
+TEST(IncrementalTriangulator, RetriangulatesUnderReconstructedPairsOnce) {
+  SyntheticDatasetOptions options;
+  options.num_images = 4;
+  const SyntheticDataset data = SynthesizeDataset(options);
+  Reconstruction reconstruction = RegisteredAtTruth(data);
+  IncrementalTriangulator triangulator(&data.correspondence_graph, &reconstruction);
+  IncrementalTriangulatorOptions tri_options;
+  auto forget_image4 = [&] {
+    for (point2D_t idx = 0; idx < reconstruction.ImageAt(4).NumPoints2D(); ++idx) {
+      if (reconstruction.ImageAt(4).Point2DAt(idx).HasPoint3D()) reconstruction.DeleteObservation(4, idx);
+    }
+  };
+  // Images 1-3 triangulated; image 4's keypoints missed (as after an early, poor pose).
+  for (image_t id : {1, 2, 3}) triangulator.TriangulateImage(tri_options, id);
+  forget_image4();
+  const size_t before = reconstruction.ComputeNumObservations();
+  const size_t added = triangulator.Retriangulate(tri_options);
+  // Image 4's pairs are revisited: its keypoints join their partners' points.
+  EXPECT_GT(reconstruction.ImageAt(4).NumPoints3D(), 0.7 * data.truth.ImageAt(4).NumPoints3D());
+  EXPECT_EQ(reconstruction.ComputeNumObservations(), before + added);
+  size_t num_wrong = 0;
+  EXPECT_LT(MeanPointError(reconstruction, data, &num_wrong), 0.01);
+  EXPECT_EQ(num_wrong, 0u);
+  // A pair is revisited only while under-reconstructed, and at most once (re_max_trials):
+  // with image 4 forgotten again and again, retriangulation runs dry within its 3 pairs.
+  size_t calls = 1;
+  do {
+    forget_image4();
+    calls += 1;
+  } while (triangulator.Retriangulate(tri_options) > 0 && calls < 10);
+  EXPECT_LE(calls, 4u);
+}
+
 TEST(IncrementalTriangulator, RejectsPointsWithTooSmallAngle) {
   SyntheticDatasetOptions options;
   options.arc_step = 0.001;  // nearly coincident cameras

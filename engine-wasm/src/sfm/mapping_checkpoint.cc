@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 
 namespace edgesfm {
 namespace {
 
 constexpr char kMagic[] = "EDGESFM-MAPCKPT";
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 class Writer {
  public:
@@ -168,7 +169,13 @@ std::vector<uint8_t> SerializeMappingCheckpoint(const IncrementalPipeline::State
   w.Put<uint64_t>(state.num_reg_images_at_global_ba);
   w.Put<uint64_t>(state.num_points_at_global_ba);
   w.Put<int32_t>(state.num_models_started);
+  w.Put<uint8_t>(state.refined_without_registration ? 1 : 0);
   PutCounts(&w, state.num_reg_trials);
+  w.Put<uint32_t>(state.re_num_trials.size());
+  for (const auto& [pair_id, n] : std::map<image_pair_t, int>(state.re_num_trials.begin(), state.re_num_trials.end())) {
+    w.Put<uint64_t>(pair_id);
+    w.Put<int32_t>(n);
+  }
   PutCounts(&w, state.init_num_reg_trials);
   PutCounts(&w, state.num_registrations);
   for (const auto* pairs : {&state.tried_init_pairs, &state.model_init_pairs}) {
@@ -200,7 +207,13 @@ bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Recon
     s.num_reg_images_at_global_ba = r.Get<uint64_t>();
     s.num_points_at_global_ba = r.Get<uint64_t>();
     s.num_models_started = r.Get<int32_t>();
+    s.refined_without_registration = r.Get<uint8_t>() != 0;
     s.num_reg_trials = GetCounts(&r);
+    const uint32_t num_re_trials = r.Get<uint32_t>();
+    for (uint32_t i = 0; i < num_re_trials && r.ok(); ++i) {
+      const image_pair_t pair_id = r.Get<uint64_t>();
+      s.re_num_trials[pair_id] = r.Get<int32_t>();
+    }
     s.init_num_reg_trials = GetCounts(&r);
     s.num_registrations = GetCounts(&r);
     for (auto* pairs : {&s.tried_init_pairs, &s.model_init_pairs}) {

@@ -18,17 +18,30 @@ SyntheticDataset SynthesizeDataset(const SyntheticDatasetOptions& options) {
     data.truth.AddCamera(camera);
     data.input.AddCamera(camera);
   }
+  const bool street = options.trajectory == SyntheticTrajectory::kStreet;
+  // The street: facades from behind the first camera to well beyond the last.
+  const double street_length = options.street_step * options.num_images + 4 * options.street_half_width;
   std::vector<Eigen::Vector3d> points(options.num_points3D);
-  for (auto& p : points) p = Eigen::Vector3d(uniform(rng), uniform(rng), uniform(rng));
+  for (auto& p : points) {
+    p = Eigen::Vector3d(uniform(rng), uniform(rng), uniform(rng));
+    if (street) {
+      p = Eigen::Vector3d((p.x() < 0 ? -1 : 1) * options.street_half_width * (1 + 0.05 * p.y()),
+                          0.5 * options.street_half_width * p.z(), 0.5 * street_length * (1 + uniform(rng)));
+    }
+  }
 
   // keypoints[image][k] = (xy, point index or -1)
   std::vector<std::vector<std::pair<Eigen::Vector2d, int>>> keypoints(options.num_images);
   std::vector<Rigid3d> poses(options.num_images);
   for (int i = 0; i < options.num_images; ++i) {
     const double angle = options.arc_step * (i - 0.5 * (options.num_images - 1));
-    const Eigen::Vector3d center(options.camera_distance * std::sin(angle), options.center_jitter * uniform(rng),
-                                 -options.camera_distance * std::cos(angle));
-    const Eigen::Vector3d z = (Eigen::Vector3d(0.1 * uniform(rng), 0.1 * uniform(rng), 0) - center).normalized();
+    Eigen::Vector3d center(options.camera_distance * std::sin(angle), options.center_jitter * uniform(rng),
+                           -options.camera_distance * std::cos(angle));
+    Eigen::Vector3d z = (Eigen::Vector3d(0.1 * uniform(rng), 0.1 * uniform(rng), 0) - center).normalized();
+    if (street) {
+      center = Eigen::Vector3d(0.05 * uniform(rng), options.center_jitter * uniform(rng), options.street_step * i);
+      z = Eigen::Vector3d(0.05 * uniform(rng), 0.05 * uniform(rng), 1).normalized();
+    }
     const Eigen::Vector3d x = Eigen::Vector3d::UnitY().cross(z).normalized();
     const Eigen::Vector3d y = z.cross(x);
     Eigen::Matrix3d r;

@@ -1,7 +1,8 @@
 // Synthetic scenes with known truth for testing the mapper and its parts (COLMAP's
-// SynthesizeDataset): cameras on an arc around a cloud of points, keypoints by
-// projection (with pixel noise and distractor keypoints), and the correspondence graph
-// of true matches plus injected outlier matches.
+// SynthesizeDataset): cameras on an arc around a cloud of points, or walking down a
+// street between two facades and looking along it; keypoints by projection (with pixel
+// noise and distractor keypoints), and the correspondence graph of true matches plus
+// injected outlier matches.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,17 @@
 
 namespace edgesfm {
 
+enum class SyntheticTrajectory {
+  // Cameras on an arc around a cloud of points in [-1, 1]^3, looking at its centre.
+  kArc,
+  // Cameras stepping `street_step` along +z, looking along it (within a few degrees),
+  // between facades of points at x = +-`street_half_width`: every baseline lies along
+  // the viewing direction.
+  kStreet,
+};
+
 struct SyntheticDatasetOptions {
+  SyntheticTrajectory trajectory = SyntheticTrajectory::kArc;
   int num_cameras = 1;  // images use camera (i % num_cameras) + 1
   int num_images = 8;
   int num_points3D = 300;
@@ -29,6 +40,8 @@ struct SyntheticDatasetOptions {
   double camera_distance = 6;
   // Random vertical offset of the camera centres (up to +-this).
   double center_jitter = 0.3;
+  double street_step = 0.5;
+  double street_half_width = 3;
   uint32_t seed = 1;
 };
 

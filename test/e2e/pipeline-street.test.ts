@@ -1,0 +1,39 @@
+/**
+ * The incremental recipe end to end over real HTTP on opensfm-lund, 29 photos walked down a
+ * street: every baseline lies along the viewing direction, so the mapper starts from the
+ * initial-pair passes that lift COLMAP's forward-motion limit (engine-wasm/README.md). Computed
+ * by the Node runner and scored against the COLMAP 3.8 reference with issue 5's bars.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunnerClient } from "../../browser-runtime/runner/client";
+import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
+import { Runner } from "../../browser-runtime/runner/runner";
+import { type Server, startServer } from "../conformance/server";
+import { httpClient } from "../support/http";
+import { scoreAgainstReference, submitSet, waitForJob } from "../support/reconstruct";
+
+const SET = "opensfm-lund";
+/** The bar it still fails: the last photo sees 30 triangulated points of which 29 fit a pose, one short of 30. */
+const KNOWN_FAILURES = ["not registered: 29.jpg"];
+let server: Server;
+
+beforeAll(async () => {
+  server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe(`incremental recipe on ${SET} (Node runner)`, () => {
+  it("registers the street within issue 5's rotation, centre and reprojection bars against COLMAP", async () => {
+    const http = httpClient(server.base);
+    const { job_id, recon_id } = await submitSet(http, SET);
+    expect(await new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("street-node")).drain()).toBe(4);
+    const job = await waitForJob(http, job_id);
+    expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+    const result = await scoreAgainstReference(http, SET, recon_id);
+    console.log(`${SET}: ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
+    expect(result.failures).toEqual(KNOWN_FAILURES);
+    expect(result.numPoints).toBeGreaterThan(0.5 * result.colmap.points3D);
+  }, 900_000);
+});
