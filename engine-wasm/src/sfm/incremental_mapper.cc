@@ -180,7 +180,8 @@ bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions&
   // COLMAP's rules: enough inliers, a baseline not along the viewing direction
   // (forward motion triangulates poorly), a median triangulation angle above the minimum.
   if (!g.valid || g.num_inliers < static_cast<size_t>(options.init_min_num_inliers) ||
-      g.forward_motion > options.init_max_forward_motion || g.angles.empty() || g.median_tri_angle < min_angle) {
+      g.forward_motion > options.init_max_forward_motion || g.forward_motion < options.init_min_forward_motion ||
+      g.angles.empty() || g.median_tri_angle < min_angle) {
     return false;
   }
   Image& image1 = reconstruction_->ImageAt(image_id1);

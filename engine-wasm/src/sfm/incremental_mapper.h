@@ -30,6 +30,9 @@ struct IncrementalMapperOptions {
   int init_min_num_inliers = 100;
   double init_max_error = 4.0;
   double init_max_forward_motion = 0.95;
+  // Pairs whose baseline is less along the viewing direction are refused (the passes that
+  // lift the forward-motion limit take only the pairs it turned away).
+  double init_min_forward_motion = 0;
   double init_min_tri_angle = 16.0;  // degrees
   int init_max_reg_trials = 2;
   // Registration.

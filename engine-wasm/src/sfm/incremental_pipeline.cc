@@ -40,6 +40,7 @@ std::vector<IncrementalMapperOptions> InitialPairPasses(const IncrementalMapperO
     const bool last_of_level = i + 1 == colmap.size() || colmap[i + 1].init_min_num_inliers != colmap[i].init_min_num_inliers;
     if (!last_of_level) continue;
     IncrementalMapperOptions lifted = colmap[i];
+    lifted.init_min_forward_motion = options.init_max_forward_motion;
     lifted.init_max_forward_motion = 1;
     lifted.init_min_tri_angle = options.init_min_tri_angle;
     passes.push_back(lifted);

@@ -53,8 +53,8 @@ struct IncrementalPipelineOptions {
 
 // The initial-pair passes, in order. COLMAP's: the options as given, then twice half
 // the inliers and half the angle, always under the forward-motion limit. After the last
-// of COLMAP's passes at each inlier count comes the same count with the limit lifted and
-// the angle halved from the given one down to the filtering angle
+// of COLMAP's passes at each inlier count comes the same count for the pairs the limit
+// turned away, the angle halved from the given one down to the filtering angle
 // (`filter_min_tri_angle`: a pair whose median angle reaches it keeps most of its
 // points). Along a street photographed while walking or driving every baseline lies
 // near the viewing direction, so no pair passes the limit with its true pose, and the

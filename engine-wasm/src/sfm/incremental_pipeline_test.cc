@@ -117,7 +117,7 @@ TEST(IncrementalPipeline, ReconstructsSyntheticSceneFromUncalibratedCameras) {
 TEST(IncrementalPipeline, InitialPairPassesLiftTheForwardMotionLimitBeforeTheSupportDrops) {
   const std::vector<IncrementalMapperOptions> passes = InitialPairPasses(IncrementalMapperOptions());
   // (inliers, angle, forward-motion limit): COLMAP's five passes, each inlier count
-  // followed by the limit lifted and the angle halved from 16 to 2 (filtering: 1.5).
+  // followed by the pairs beyond the limit, the angle halved from 16 to 2 (filtering: 1.5).
   const std::vector<std::tuple<int, double, double>> expected = {
       {100, 16, 0.95}, {100, 16, 1}, {100, 8, 1}, {100, 4, 1}, {100, 2, 1},
       {50, 16, 0.95},  {50, 8, 0.95}, {50, 16, 1}, {50, 8, 1},  {50, 4, 1}, {50, 2, 1},
@@ -127,6 +127,7 @@ TEST(IncrementalPipeline, InitialPairPassesLiftTheForwardMotionLimitBeforeTheSup
     EXPECT_EQ(passes[i].init_min_num_inliers, std::get<0>(expected[i])) << i;
     EXPECT_EQ(passes[i].init_min_tri_angle, std::get<1>(expected[i])) << i;
     EXPECT_EQ(passes[i].init_max_forward_motion, std::get<2>(expected[i])) << i;
+    EXPECT_EQ(passes[i].init_min_forward_motion, std::get<2>(expected[i]) == 1 ? 0.95 : 0) << i;
   }
 }
 
