@@ -2,11 +2,14 @@
  * @module Picks the SIFT and matching implementation for this device by measuring both once on
  * a small calibration workload (issue 4: "a runner measures both on its device and uses the
  * faster"). WGSL wins on real GPUs; on software adapters (SwiftShader, lavapipe) the WASM path
- * does, see ../shared/notes/toolchain.md.
+ * does, see ../shared/notes/toolchain.md. The WASM path runs on the runner's engine pool, `size`
+ * images or pairs at once against the GPU's one, so it is compared by throughput: the GPU wins
+ * when it is faster than one engine by more than the pool's size.
  */
 
 import type { Engine } from "../../engine-wasm/ts/engine";
 import { extractSift, matchDescriptors, type MatchOptions, type SiftFeatures, type SiftOptions } from "../../engine-wasm/ts/feature";
+import type { EnginePool } from "../runner/pool/engine-pool";
 import type { GpuContext } from "./device";
 import { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
 import type { ShaderSources } from "./shader-sources";
@@ -62,29 +65,39 @@ async function timeIt(run: () => Promise<unknown> | unknown, giveUpAfter = Infin
   return performance.now() - start;
 }
 
-/** Measures both paths once and returns the faster of each (WASM when no GPU is given). */
-export async function selectSiftStages(engine: Engine, gpu: GpuContext | undefined, sources?: ShaderSources, calibration = DEFAULT_CALIBRATION): Promise<SiftStages> {
+/**
+ * Measures both paths once on `engine` and the GPU and returns the faster of each (WASM when no GPU
+ * is given); the WASM path computes on `pool` when given, else on `engine`.
+ */
+export async function selectSiftStages(
+  engine: Engine,
+  gpu: GpuContext | undefined,
+  sources?: ShaderSources,
+  calibration = DEFAULT_CALIBRATION,
+  pool?: Pick<EnginePool, "size" | "extract" | "match">,
+): Promise<SiftStages> {
   const { width, height } = calibration;
   const image = syntheticImage(width, height);
   const descA = calibrationDescriptors(calibration.descriptors, 1);
   const descB = calibrationDescriptors(calibration.descriptors, 2);
   const wasmExtract = await timeIt(() => extractSift(engine, image, width, height));
   const wasmMatch = await timeIt(() => matchDescriptors(engine, descA, descB));
-  const cpuStages = {
+  const cpuStages = pool ?? {
+    size: 1,
     extract: async (gray: Float32Array | Uint8Array, w: number, h: number, options?: Partial<SiftOptions>) => extractSift(engine, gray, w, h, options),
     match: async (a: Uint8Array, b: Uint8Array, options?: Partial<MatchOptions>) => matchDescriptors(engine, a, b, options),
   };
   if (!gpu || !sources) {
-    return { features: "wasm", matching: "wasm", timings: { wasmExtract, wasmMatch }, ...cpuStages };
+    return { features: "wasm", matching: "wasm", timings: { wasmExtract, wasmMatch }, extract: cpuStages.extract, match: cpuStages.match };
   }
   const sift = new SiftGpu(gpu.device, sources, !gpu.isFallbackAdapter);
   await sift.prepare(); // shader compilation is a one-off cost, not part of the comparison
   const matcher = MatcherGpu.forContext(gpu, sources);
   // A warm-up several times slower than the CPU's steady state cannot win.
-  const gpuExtract = await timeIt(() => extractSiftGpu(sift, image, width, height), 4 * wasmExtract);
-  const gpuMatch = await timeIt(() => matchDescriptorsGpu(matcher, descA, descB), 4 * wasmMatch);
-  const features: SiftPath = gpuExtract < wasmExtract ? "webgpu" : "wasm";
-  const matching: SiftPath = gpuMatch < wasmMatch ? "webgpu" : "wasm";
+  const gpuExtract = await timeIt(() => extractSiftGpu(sift, image, width, height), (4 * wasmExtract) / cpuStages.size);
+  const gpuMatch = await timeIt(() => matchDescriptorsGpu(matcher, descA, descB), (4 * wasmMatch) / cpuStages.size);
+  const features: SiftPath = gpuExtract < wasmExtract / cpuStages.size ? "webgpu" : "wasm";
+  const matching: SiftPath = gpuMatch < wasmMatch / cpuStages.size ? "webgpu" : "wasm";
   return {
     features,
     matching,

@@ -1,7 +1,8 @@
 /**
  * @module The runner's host in a browser's Web Worker: the wasm engine fetched once (its bytes
- * also give the runtime version), WebGPU adapter facts when the browser has WebGPU, the
- * platform image decoder, and an IndexedDB blob cache.
+ * also give the runtime version, and each engine worker of the pool instantiates them), WebGPU
+ * adapter facts when the browser has WebGPU, the platform image decoder, an IndexedDB blob cache,
+ * and a pool of engine workers as nested dedicated Web Workers (pool/engine-pool.ts).
  */
 import { loadEngine } from "../../engine-wasm/ts/engine";
 import type { RunnerAbilities } from "../../protocol";
@@ -11,12 +12,23 @@ import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
 import { runtimeVersionsOf } from "../runtime-versions";
 import { IdbBlobCache } from "./blob-cache";
+import { type EngineWorkerHandle, createEnginePool } from "./pool/engine-pool";
 import type { RunnerHost } from "./runner";
 
 const WASM_URL = new URL("../../engine-wasm/build/wasm/edgesfm-engine.wasm", import.meta.url);
 
 /** A minimal module using a SIMD instruction: validates only where wasm SIMD is supported. */
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+/** An engine worker nested in the runner's worker (ended with it). */
+function spawnEngineWorker(): EngineWorkerHandle {
+  const worker = new Worker(new URL("./pool/browser-worker.ts", import.meta.url), { type: "module", name: "edgesfm-engine" });
+  return {
+    endpoint: worker,
+    terminate: () => worker.terminate(),
+    onExit: (listener) => worker.addEventListener("error", (e) => listener(new Error(e.message || "uncaught error"))),
+  };
+}
 
 async function webgpuAbilities(gpu: GpuContext | { error: string }): Promise<RunnerAbilities["webgpu"]> {
   if ("error" in gpu) return null;
@@ -41,21 +53,26 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
   const [shaders, gpu] = await Promise.all([loadShaderSources(), acquireGpu()]);
   const nav = navigator as Navigator & { deviceMemory?: number };
   let sift: Promise<SiftStages> | undefined;
+  const abilities: RunnerAbilities = {
+    webgpu: await webgpuAbilities(gpu),
+    wasm: { simd: WebAssembly.validate(SIMD_PROBE), threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true },
+    memory_bytes: nav.deviceMemory ? Math.round(nav.deviceMemory * 1024 ** 3) : null,
+    hardware_concurrency: nav.hardwareConcurrency ?? null,
+  };
+  const engine = () => loadEngine({ wasmBinary: wasm });
+  const engines = createEnginePool({ abilities, engine, spawn: spawnEngineWorker, wasm });
   const host: RunnerHost = {
     name,
-    abilities: {
-      webgpu: await webgpuAbilities(gpu),
-      wasm: { simd: WebAssembly.validate(SIMD_PROBE), threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true },
-      memory_bytes: nav.deviceMemory ? Math.round(nav.deviceMemory * 1024 ** 3) : null,
-      hardware_concurrency: nav.hardwareConcurrency ?? null,
-    },
+    abilities,
     runtimeVersions: await runtimeVersionsOf(wasm, shaders),
-    engine: () => loadEngine({ wasmBinary: wasm }),
+    engine,
+    engines,
     // Measured once, on first use: WGSL on a real GPU, WASM where the adapter is software.
-    sift: () => (sift ??= loadEngine({ wasmBinary: wasm }).then((engine) => selectSiftStages(engine, "error" in gpu ? undefined : gpu, shaders))),
+    sift: () => (sift ??= engine().then((e) => selectSiftStages(e, "error" in gpu ? undefined : gpu, shaders, undefined, engines))),
     decode: (bytes, options) => decodeImageInBrowser(bytes, options),
     cache: new IdbBlobCache(),
     teardown() {
+      engines.release();
       if (!("error" in gpu)) gpu.destroy();
       onTeardown();
     },

@@ -10,6 +10,7 @@ import type { SiftStages } from "../gpu/select";
 import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, TaskKind } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 import type { BlobCache } from "./blob-cache";
+import type { EnginePool } from "./pool/engine-pool";
 import { ProtocolError, type RunnerClient } from "./client";
 import { EXECUTORS } from "./executors";
 import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
@@ -19,7 +20,9 @@ export interface RunnerHost {
   abilities: RunnerAbilities;
   runtimeVersions: Record<string, string>;
   engine(): Promise<Engine>;
-  /** SIFT and matching on the faster path of this device (gpu/select.ts), chosen once. */
+  /** Engines for per-item work, one per core (pool/engine-pool.ts); released whenever the runner has no task. */
+  engines: EnginePool;
+  /** SIFT and matching on the faster path of this device (gpu/select.ts), chosen once; the WASM path computes on `engines`. */
   sift(): Promise<SiftStages>;
   decode(bytes: Uint8Array, options: { respectExifOrientation: boolean }): Promise<DecodedImage>;
   cache: BlobCache;
@@ -94,6 +97,8 @@ export class Runner {
         continue;
       }
       this.o.onStatus?.({ state: "idle" });
+      // Nothing to compute: the engine workers' memory goes back (they restart with the next task).
+      this.host.engines.release();
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         setTimeout(resolve, idleMs);
@@ -111,6 +116,7 @@ export class Runner {
       await this.runTask(lease);
       n++;
     }
+    this.host.engines.release();
     return n;
   }
 
@@ -192,6 +198,7 @@ export class Runner {
       params: lease.task.params,
       resumeFrom: lease.checkpoint,
       engine: () => host.engine(),
+      engines: host.engines,
       sift: () => host.sift(),
       decode: (bytes, options) => host.decode(bytes, options),
       async read(sha) {

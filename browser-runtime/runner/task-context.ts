@@ -7,6 +7,7 @@ import type { Engine } from "../../engine-wasm/ts/engine";
 import type { SiftStages } from "../gpu/select";
 import type { Checkpoint, Lease, LeaseDirective, Phase, ReconstructionFileName, RunnerEvent, SnapshotSeal } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
+import type { EnginePool } from "./pool/engine-pool";
 
 export interface OutputFile {
   path: string;
@@ -37,6 +38,8 @@ export interface TaskContext {
   readonly params: Record<string, unknown>;
   /** The wasm engine, loaded once per runner. */
   engine(): Promise<Engine>;
+  /** The runner's engines for per-item work (an image, a pair), `lanes(bytes)` of them at once. */
+  readonly engines: EnginePool;
   /** SIFT extraction and matching bound to the faster implementation on this device (measured once). */
   sift(): Promise<SiftStages>;
   /** A blob the lease may read (dataset image, upstream output, checkpoint), cached by content. */

@@ -86,6 +86,18 @@ export function siftOptionsFromSpec(spec: FeaturesSpecLike = {}): SiftOptions {
   return o;
 }
 
+/**
+ * The wasm memory an engine reaches running SIFT on a `width` x `height` image, measured: about 50
+ * bytes per pixel of the first octave (after the downscale to `maxImageSize`; first octave -1
+ * doubles each side) plus the engine's own 16 MiB, so 1.2 GB for a 6 MP photo at the defaults. An
+ * image of unknown size counts as the largest the options allow (4:3).
+ */
+export function siftPeakBytes(width: number | null, height: number | null, options: SiftOptions): number {
+  const [w, h] = width && height ? [width, height] : [options.maxImageSize, (options.maxImageSize * 3) / 4];
+  const scale = Math.min(1, options.maxImageSize / Math.max(w, h));
+  return 50 * (w * scale) * (h * scale) * 4 ** -options.firstOctave + 16 * 1024 ** 2;
+}
+
 export interface ExtractResult {
   /** The `svc.features.local.v1` artifact. */
   bytes: Uint8Array;

@@ -1,9 +1,11 @@
 /**
  * A runner in a real browser: headless Chromium opens the server's own /runner.html, whose Web
  * Worker (wasm engine, platform decoder, IndexedDB cache) computes the whole incremental recipe
- * on a shared photo set; the result meets issue 5's bars against COLMAP. This is what `npm start`
- * runs, and why the pipeline's capabilities are advertised.
+ * on a shared photo set, extracting and matching on nested engine workers, one per core; the
+ * result meets issue 5's bars against COLMAP. This is what `npm start` runs, and why the
+ * pipeline's capabilities are advertised.
  */
+import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
 import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
@@ -39,5 +41,7 @@ describe("runner in headless Chromium", () => {
     const result = await scoreAgainstReference(http, SET, recon_id);
     expect(result.failures).toEqual([]);
     expect(logs.some((l) => l.includes("registered"))).toBe(true);
+    const said = new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw);
+    expect(said).toMatch(availableParallelism() > 1 ? /SIFT on WASM, [2-9]\d* engines at once/ : /SIFT on WASM, 1 engine at once/);
   }, 900_000);
 });

@@ -7,6 +7,7 @@ import type { TaskOutputs } from "../../protocol";
 import { POINTS_MEDIA_TYPE, encodePoints } from "../../protocol/wire/points";
 import { MemoryBlobCache } from "../../browser-runtime/runner/blob-cache";
 import { RunnerClient } from "../../browser-runtime/runner/client";
+import { createEnginePool } from "../../browser-runtime/runner/pool/engine-pool";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { BASE, call, expectStatus, uploadBlob } from "./helpers";
@@ -107,13 +108,15 @@ export async function sealedReconstruction(model = scene(30)) {
 export async function exportRunner() {
   const client = new RunnerClient({ base: BASE, fetch: (input, init) => SELF.fetch(input, init) });
   const unavailable = () => Promise.reject(new Error("exports need no engine"));
+  const abilities = { webgpu: null, wasm: { simd: false, threads: false }, memory_bytes: null, hardware_concurrency: null };
   return new Runner(
     client,
     {
       name: "workerd-exporter",
-      abilities: { webgpu: null, wasm: { simd: false, threads: false }, memory_bytes: null, hardware_concurrency: null },
+      abilities,
       runtimeVersions: await client.serviceRuntimeVersions(),
       engine: unavailable,
+      engines: createEnginePool({ abilities, engine: unavailable, spawn: () => { throw new Error("exports need no engine"); } }),
       sift: unavailable,
       decode: unavailable,
       cache: new MemoryBlobCache(),

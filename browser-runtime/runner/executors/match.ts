@@ -1,7 +1,8 @@
 /**
  * @module Executor of `match` tasks (spec 2.12 PairsSpec + MatcherSpec): the features input
  * -> image pairs -> brute-force descriptor matching (WGSL or WASM, whichever is faster here) ->
- * one `matches.indexed.v1` artifact.
+ * one `matches.indexed.v1` artifact. On WASM the pairs are matched on the runner's engine pool,
+ * one pair per engine at once (items.ts), in the pairs' order in the artifact.
  */
 import { MatcherSpec, PairsSpec, type TaskOutputs } from "../../../protocol";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
@@ -10,7 +11,10 @@ import { matchOptionsFromSpec } from "../../stages/match";
 import { selectPairs } from "../../stages/pairs";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
+import { eachItem } from "./items";
 
+/** Engine memory of matching one pair: its two descriptor sets beside the engine's own 16 MiB (the matcher works in blocks). */
+const MATCH_BYTES = 32 * 1024 ** 2;
 
 export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairsSpec = PairsSpec.parse(ctx.params.pairs ?? {});
@@ -28,14 +32,11 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairs = selectPairs(names, pairsSpec);
   const sift = await ctx.sift();
   const options = matchOptionsFromSpec(matcher);
-  const matched: PairMatches[] = [];
-  ctx.progress(0, pairs.length);
-  for (const [i, { imageName1, imageName2 }] of pairs.entries()) {
-    await ctx.cancelPoint();
+  const lanes = sift.matching === "wasm" ? ctx.engines.lanes(MATCH_BYTES) : 1;
+  const matched: PairMatches[] = await eachItem(ctx, pairs, { lanes }, async ({ imageName1, imageName2 }) => {
     const matches = await sift.match(features.get(imageName1)!.descriptors, features.get(imageName2)!.descriptors, options);
-    matched.push({ imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches });
-    ctx.progress(i + 1, pairs.length);
-  }
+    return { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
+  });
   const total = matched.reduce((s, p) => s + p.matches.length / 2, 0);
   ctx.metric("num_matches", total);
   const file = await ctx.write("matches.bin", encodeMatches(matched), MATCHES_MEDIA_TYPE);
