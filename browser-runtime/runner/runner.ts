@@ -2,8 +2,9 @@
  * @module The runner: registers with what it can compute, leases tasks, holds each lease with
  * heartbeats, runs the task's executor and completes, fails or releases it. One implementation
  * for every host (a browser tab's Web Worker, headless Chromium, Node); the host supplies the
- * engine, the decoder and the blob cache. A runner that vanishes costs at most its one lease:
- * the service reclaims it when the heartbeats stop (spec 3.2.3).
+ * engine, the engine pool (one worker per core, pool/engine-pool.ts), the decoder and the blob
+ * cache. A runner that vanishes costs at most its one lease: the service reclaims it when the
+ * heartbeats stop (spec 3.2.3).
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
 import type { SiftStages } from "../gpu/select";
