@@ -279,7 +279,10 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   summary.num_observations = static_cast<int>(problem->observations.size());
   const Layout layout = BuildLayout(options, *problem);
 
-  ReducedCameraSystem pattern(layout.block_dims, options.max_dense_dim);
+  ReducedCameraSolverOptions solver;
+  solver.max_dense_dim = options.max_dense_dim;
+  solver.max_direct_dim = options.max_direct_dim;
+  ReducedCameraSystem pattern(layout.block_dims, solver);
   for (const auto& obs : problem->observations) {
     pattern.AddCoupling(layout.CameraBlock(obs.camera), layout.PoseBlock(obs.pose));
   }

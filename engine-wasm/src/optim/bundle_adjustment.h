@@ -35,8 +35,11 @@ struct BundleAdjustmentOptions {
   double gradient_tolerance = 1e-10;
   // Stop when the step is below this fraction of the parameters' norm.
   double parameter_tolerance = 1e-8;
-  // Reduced camera systems up to this many unknowns use dense Cholesky.
+  // Reduced camera systems up to max_dense_dim unknowns use dense Cholesky, up to
+  // max_direct_dim sparse Cholesky, beyond preconditioned conjugate gradients
+  // (optim/reduced_camera_system.h).
   int max_dense_dim = 1500;
+  int max_direct_dim = 5400;
 };
 
 struct BundleAdjustmentProblem {

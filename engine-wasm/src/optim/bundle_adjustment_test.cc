@@ -139,15 +139,19 @@ TEST(BundleAdjustment, ConvergesToTruthFromPerturbedStart) {
   EXPECT_TRUE(scene.translations[0].isApprox(scene.true_translations[0]));
 }
 
-TEST(BundleAdjustment, SparseSolverAgreesWithDense) {
+TEST(BundleAdjustment, SparseAndIterativeSolversAgreeWithDense) {
   SyntheticScene dense(6, 80, 0.5, 0.0, 2);
-  SyntheticScene sparse(6, 80, 0.5, 0.0, 2);
   BundleAdjustmentOptions options;
   const BundleAdjustmentSummary a = SolveBundleAdjustment(options, &dense.problem);
-  options.max_dense_dim = 0;
-  const BundleAdjustmentSummary b = SolveBundleAdjustment(options, &sparse.problem);
-  EXPECT_NEAR(a.final_cost, b.final_cost, 1e-6 * a.final_cost);
-  EXPECT_LT((dense.translations[3] - sparse.translations[3]).norm(), 1e-6);
+  // Sparse Cholesky, then preconditioned conjugate gradients.
+  for (const int max_direct_dim : {1000, 0}) {
+    SyntheticScene other(6, 80, 0.5, 0.0, 2);
+    options.max_dense_dim = 0;
+    options.max_direct_dim = max_direct_dim;
+    const BundleAdjustmentSummary b = SolveBundleAdjustment(options, &other.problem);
+    EXPECT_NEAR(a.final_cost, b.final_cost, 1e-6 * a.final_cost) << max_direct_dim;
+    EXPECT_LT((dense.translations[3] - other.translations[3]).norm(), 1e-6) << max_direct_dim;
+  }
 }
 
 TEST(BundleAdjustment, EveryLossKernelConvergesOnCleanData) {

@@ -8,8 +8,8 @@
 
 namespace edgesfm {
 
-ReducedCameraSystem::ReducedCameraSystem(const std::vector<int>& block_dims, int max_dense_dim)
-    : dims_(block_dims), max_dense_dim_(max_dense_dim) {
+ReducedCameraSystem::ReducedCameraSystem(const std::vector<int>& block_dims, ReducedCameraSolverOptions options)
+    : dims_(block_dims), options_(options) {
   offsets_.resize(dims_.size());
   for (size_t i = 0; i < dims_.size(); ++i) {
     offsets_[i] = dim_;
@@ -78,18 +78,35 @@ bool ReducedCameraSystem::Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) 
     x->resize(0);
     return true;
   }
-  if (dim_ <= max_dense_dim_) {
-    Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(dim_, dim_);
-    for (size_t s = 0; s < slot_blocks_.size(); ++s) {
-      const auto [a, b] = slot_blocks_[s];
-      dense.block(offsets_[a], offsets_[b], dims_[a], dims_[b]) = blocks_[s];
-      if (a != b) dense.block(offsets_[b], offsets_[a], dims_[b], dims_[a]) = blocks_[s].transpose();
-    }
-    Eigen::LLT<Eigen::MatrixXd> llt(dense);
-    if (llt.info() != Eigen::Success) return false;
-    *x = llt.solve(rhs);
-    return x->allFinite();
+  if (dim_ <= options_.max_dense_dim) return SolveDense(rhs, x);
+  if (dim_ <= options_.max_direct_dim) return SolveSparse(rhs, x);
+  return SolveIterative(rhs, x);
+}
+
+Eigen::VectorXd ReducedCameraSystem::Multiply(const Eigen::VectorXd& x) const {
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(dim_);
+  for (size_t s = 0; s < slot_blocks_.size(); ++s) {
+    const auto [a, b] = slot_blocks_[s];
+    y.segment(offsets_[a], dims_[a]).noalias() += blocks_[s] * x.segment(offsets_[b], dims_[b]);
+    if (a != b) y.segment(offsets_[b], dims_[b]).noalias() += blocks_[s].transpose() * x.segment(offsets_[a], dims_[a]);
   }
+  return y;
+}
+
+bool ReducedCameraSystem::SolveDense(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const {
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(dim_, dim_);
+  for (size_t s = 0; s < slot_blocks_.size(); ++s) {
+    const auto [a, b] = slot_blocks_[s];
+    dense.block(offsets_[a], offsets_[b], dims_[a], dims_[b]) = blocks_[s];
+    if (a != b) dense.block(offsets_[b], offsets_[a], dims_[b], dims_[a]) = blocks_[s].transpose();
+  }
+  Eigen::LLT<Eigen::MatrixXd> llt(dense);
+  if (llt.info() != Eigen::Success) return false;
+  *x = llt.solve(rhs);
+  return x->allFinite();
+}
+
+bool ReducedCameraSystem::SolveSparse(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const {
   std::vector<Eigen::Triplet<double>> triplets;
   for (size_t s = 0; s < slot_blocks_.size(); ++s) {
     const auto [a, b] = slot_blocks_[s];
@@ -108,9 +125,50 @@ bool ReducedCameraSystem::Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) 
   sparse.setFromTriplets(triplets.begin(), triplets.end(),
                          [](double, double b) { return b; });  // (r,c) of a diagonal block appear twice with equal values
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower> ldlt(sparse);
-  if (ldlt.info() != Eigen::Success) return false;
+  // LDL^T also factors indefinite matrices: positive definite means D > 0.
+  if (ldlt.info() != Eigen::Success || !(ldlt.vectorD().array() > 0).all()) return false;
   *x = ldlt.solve(rhs);
   return ldlt.info() == Eigen::Success && x->allFinite();
+}
+
+bool ReducedCameraSystem::SolveIterative(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const {
+  // Block-Jacobi preconditioner: each diagonal block's Cholesky factor.
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> preconditioner(dims_.size());
+  for (int i = 0; i < num_blocks(); ++i) {
+    if (dims_[i] == 0) continue;
+    preconditioner[i].compute(blocks_[Slot(i, i)]);
+    if (preconditioner[i].info() != Eigen::Success) return false;
+  }
+  auto precondition = [&](const Eigen::VectorXd& r) {
+    Eigen::VectorXd z(dim_);
+    for (int i = 0; i < num_blocks(); ++i) {
+      if (dims_[i] == 0) continue;
+      z.segment(offsets_[i], dims_[i]) = preconditioner[i].solve(r.segment(offsets_[i], dims_[i]));
+    }
+    return z;
+  };
+  // Conjugate gradients from x = 0 (Hestenes & Stiefel 1952; Saad, "Iterative Methods for
+  // Sparse Linear Systems", alg. 9.1).
+  x->setZero(dim_);
+  Eigen::VectorXd r = rhs;
+  Eigen::VectorXd z = precondition(r);
+  Eigen::VectorXd p = z;
+  double rz = r.dot(z);
+  const double stop = options_.cg_tolerance * rhs.norm();
+  for (int k = 0; k < options_.max_cg_iterations && r.norm() > stop; ++k) {
+    const Eigen::VectorXd q = Multiply(p);
+    const double pq = p.dot(q);
+    // S is not positive definite along p.
+    if (!(pq > 0)) return false;
+    const double alpha = rz / pq;
+    *x += alpha * p;
+    r -= alpha * q;
+    z = precondition(r);
+    const double rz_next = r.dot(z);
+    p = z + (rz_next / rz) * p;
+    rz = rz_next;
+  }
+  return x->allFinite();
 }
 
 }  // namespace edgesfm

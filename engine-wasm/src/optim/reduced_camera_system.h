@@ -4,7 +4,11 @@
 // unknowns (poses and intrinsics). This class stores that symmetric matrix as
 // dense blocks on a fixed sparsity pattern (two camera blocks are coupled when
 // they see a common point) and solves it: dense Cholesky for small systems, Eigen's
-// sparse Cholesky (SimplicialLDLT) beyond `max_dense_dim` unknowns.
+// sparse Cholesky (SimplicialLDLT) beyond `max_dense_dim` unknowns, and beyond
+// `max_direct_dim` conjugate gradients preconditioned by the inverse diagonal blocks
+// (Ceres' ITERATIVE_SCHUR with SCHUR_JACOBI, which COLMAP picks above 900 images: the
+// factorisation's fill-in outgrows memory and time there, a matrix-vector product
+// stays proportional to the couplings).
 #pragma once
 
 #include <Eigen/Core>
@@ -15,10 +19,20 @@
 
 namespace edgesfm {
 
+struct ReducedCameraSolverOptions {
+  int max_dense_dim = 1500;
+  // COLMAP's 900 images of 6 pose unknowns.
+  int max_direct_dim = 5400;
+  // Conjugate gradients stop at this relative residual or after this many iterations
+  // (COLMAP: 100); an unconverged step is still a descent direction for the caller.
+  double cg_tolerance = 1e-8;
+  int max_cg_iterations = 100;
+};
+
 class ReducedCameraSystem {
  public:
   // `block_dims[i]` is the number of unknowns of camera block i.
-  explicit ReducedCameraSystem(const std::vector<int>& block_dims, int max_dense_dim = 1500);
+  explicit ReducedCameraSystem(const std::vector<int>& block_dims, ReducedCameraSolverOptions options = ReducedCameraSolverOptions());
 
   // Declares that blocks a and b are coupled (call before Finalize).
   void AddCoupling(int a, int b);
@@ -44,14 +58,20 @@ class ReducedCameraSystem {
 
   // Solves S x = rhs; false if S is not positive definite.
   bool Solve(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const;
+  // y = S x.
+  Eigen::VectorXd Multiply(const Eigen::VectorXd& x) const;
 
  private:
+  bool SolveDense(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const;
+  bool SolveSparse(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const;
+  bool SolveIterative(const Eigen::VectorXd& rhs, Eigen::VectorXd* x) const;
+
   static uint64_t Key(int a, int b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
   std::vector<int> dims_;
   std::vector<int> offsets_;
   int dim_ = 0;
-  int max_dense_dim_;
+  ReducedCameraSolverOptions options_;
   std::vector<std::pair<int, int>> slot_blocks_;  // (lo, hi) per slot
   std::unordered_map<uint64_t, int> slots_;
   std::vector<Eigen::MatrixXd> blocks_;

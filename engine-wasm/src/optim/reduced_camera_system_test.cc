@@ -10,9 +10,9 @@ namespace {
 
 // Builds a block-sparse SPD matrix (a chain of coupled blocks) both in the system and
 // densely, and checks the dense and the sparse factorisations against Eigen's LDLT.
-void CheckSolveMatchesDense(int max_dense_dim) {
+void CheckSolveMatchesDense(const ReducedCameraSolverOptions& options) {
   const std::vector<int> dims = {6, 0, 6, 4, 6, 6};
-  ReducedCameraSystem system(dims, max_dense_dim);
+  ReducedCameraSystem system(dims, options);
   for (int i = 0; i + 1 < static_cast<int>(dims.size()); ++i) system.AddCoupling(i, i + 1);
   system.AddCoupling(0, 5);
   system.Finalize();
@@ -59,18 +59,30 @@ void CheckSolveMatchesDense(int max_dense_dim) {
   EXPECT_LT((x - expected).norm(), 1e-9 * (1 + expected.norm()));
 }
 
-TEST(ReducedCameraSystem, DenseCholeskyMatchesReference) { CheckSolveMatchesDense(1000); }
-TEST(ReducedCameraSystem, SparseCholeskyMatchesReference) { CheckSolveMatchesDense(0); }
+ReducedCameraSolverOptions Solver(int max_dense_dim, int max_direct_dim) {
+  ReducedCameraSolverOptions options;
+  options.max_dense_dim = max_dense_dim;
+  options.max_direct_dim = max_direct_dim;
+  options.cg_tolerance = 1e-14;
+  return options;
+}
+
+TEST(ReducedCameraSystem, DenseCholeskyMatchesReference) { CheckSolveMatchesDense(Solver(1000, 1000)); }
+TEST(ReducedCameraSystem, SparseCholeskyMatchesReference) { CheckSolveMatchesDense(Solver(0, 1000)); }
+// 28 unknowns: conjugate gradients are exact in at most 28 steps, up to rounding.
+TEST(ReducedCameraSystem, PreconditionedConjugateGradientsMatchReference) { CheckSolveMatchesDense(Solver(0, 0)); }
 
 TEST(ReducedCameraSystem, IndefiniteSystemIsReported) {
-  ReducedCameraSystem system({2}, 10);
-  system.Finalize();
-  system.SetZero();
-  Eigen::MatrixXd m(2, 2);
-  m << 1, 0, 0, -1;
-  system.AddBlock(0, 0, m);
-  Eigen::VectorXd x;
-  EXPECT_FALSE(system.Solve(Eigen::VectorXd::Ones(2), &x));
+  for (const auto& solver : {Solver(10, 10), Solver(0, 10), Solver(0, 0)}) {
+    ReducedCameraSystem system({2}, solver);
+    system.Finalize();
+    system.SetZero();
+    Eigen::MatrixXd m(2, 2);
+    m << 1, 0, 0, -1;
+    system.AddBlock(0, 0, m);
+    Eigen::VectorXd x;
+    EXPECT_FALSE(system.Solve(Eigen::VectorXd::Ones(2), &x));
+  }
 }
 
 }  // namespace

@@ -47,7 +47,15 @@ void Reconstruction::SetUp(const CorrespondenceGraph& correspondence_graph) {
 
 point3D_t Reconstruction::AddPoint3D(const Eigen::Vector3d& xyz, Track track,
                                      const Eigen::Matrix<uint8_t, 3, 1>& color) {
-  const point3D_t point3D_id = ++max_point3D_id_;
+  const point3D_t point3D_id = max_point3D_id_ + 1;
+  AddPoint3DWithId(point3D_id, xyz, std::move(track), color);
+  return point3D_id;
+}
+
+void Reconstruction::AddPoint3DWithId(point3D_t point3D_id, const Eigen::Vector3d& xyz, Track track,
+                                      const Eigen::Matrix<uint8_t, 3, 1>& color) {
+  if (points3D_.count(point3D_id)) throw std::logic_error("Reconstruction: 3D point id in use");
+  RaiseMaxPoint3DId(point3D_id);
   for (const TrackElement& element : track.Elements()) {
     Image& image = images_.at(element.image_id);
     if (image.Point2DAt(element.point2D_idx).HasPoint3D()) {
@@ -59,7 +67,6 @@ point3D_t Reconstruction::AddPoint3D(const Eigen::Vector3d& xyz, Track track,
   point3D.xyz = xyz;
   point3D.color = color;
   point3D.track = std::move(track);
-  return point3D_id;
 }
 
 void Reconstruction::AddObservation(point3D_t point3D_id, const TrackElement& element) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -61,6 +62,14 @@ class Reconstruction {
   point3D_t AddPoint3D(const Eigen::Vector3d& xyz, Track track,
                        const Eigen::Matrix<uint8_t, 3, 1>& color =
                            Eigen::Matrix<uint8_t, 3, 1>::Zero());
+  // The same under a given, unused id (a restored checkpoint keeps its ids); later ids
+  // continue above it.
+  void AddPoint3DWithId(point3D_t point3D_id, const Eigen::Vector3d& xyz, Track track,
+                        const Eigen::Matrix<uint8_t, 3, 1>& color = Eigen::Matrix<uint8_t, 3, 1>::Zero());
+  // The largest id ever given to a point (ids are never reused, even after deletion);
+  // raising it restores a checkpoint's numbering.
+  point3D_t MaxPoint3DId() const { return max_point3D_id_; }
+  void RaiseMaxPoint3DId(point3D_t point3D_id) { max_point3D_id_ = std::max(max_point3D_id_, point3D_id); }
   // Adds one observation to an existing point.
   void AddObservation(point3D_t point3D_id, const TrackElement& element);
   // Merges two points into a new one at the track-length-weighted mean position; returns

@@ -198,11 +198,15 @@ TEST(IncrementalPipeline, SameSeedSameResultAndCheckpointResumesIdentically) {
   IncrementalPipeline::State state;
   ASSERT_TRUE(DeserializeMappingCheckpoint(bytes, resumed.Input(), &state));
   EXPECT_EQ(state.current.NumRegImages(), 4u);
+  // The restored model keeps its point ids and their numbering.
+  EXPECT_EQ(state.current.Point3DIds(), first.SaveState().current.Point3DIds());
+  EXPECT_EQ(state.current.MaxPoint3DId(), first.SaveState().current.MaxPoint3DId());
   resumed.RestoreState(std::move(state));
   resumed.Run();
   ASSERT_EQ(resumed.FinishedModels().size(), 1u);
   EXPECT_EQ(resumed.FinishedModels()[0].RegImageIds(), straight.FinishedModels()[0].RegImageIds());
   EXPECT_LT(MaxPoseDifference(resumed.FinishedModels()[0], straight.FinishedModels()[0]), 1e-6);
+  EXPECT_EQ(resumed.FinishedModels()[0].Point3DIds(), straight.FinishedModels()[0].Point3DIds());
 
   // Corrupt or foreign bytes are refused.
   std::vector<uint8_t> broken = bytes;

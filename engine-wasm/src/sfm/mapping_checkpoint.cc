@@ -9,7 +9,7 @@ namespace edgesfm {
 namespace {
 
 constexpr char kMagic[] = "EDGESFM-MAPCKPT";
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 class Writer {
  public:
@@ -100,9 +100,11 @@ void PutReconstruction(Writer* w, const Reconstruction& reconstruction) {
   std::vector<point3D_t> point_ids;
   for (const auto& entry : reconstruction.Points3D()) point_ids.push_back(entry.first);
   std::sort(point_ids.begin(), point_ids.end());
+  w->Put<uint64_t>(reconstruction.MaxPoint3DId());
   w->Put<uint64_t>(point_ids.size());
   for (point3D_t id : point_ids) {
     const Point3D& point = reconstruction.Point3DAt(id);
+    w->Put<uint64_t>(id);
     w->PutRaw(point.xyz.data(), 3 * sizeof(double));
     w->Put<uint32_t>(point.track.Length());
     for (const TrackElement& e : point.track.Elements()) {
@@ -136,8 +138,14 @@ Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
     r->GetRaw(image.cam_from_world.translation.data(), 3 * sizeof(double));
     reconstruction.RegisterImage(image.image_id);
   }
+  const point3D_t max_point3D_id = r->ok() ? r->Get<uint64_t>() : 0;
   const uint64_t num_points = r->ok() ? r->Get<uint64_t>() : 0;
   for (uint64_t p = 0; p < num_points && r->ok(); ++p) {
+    const point3D_t point3D_id = r->Get<uint64_t>();
+    if (point3D_id == kInvalidPoint3DId || point3D_id > max_point3D_id || reconstruction.ExistsPoint3D(point3D_id)) {
+      r->Fail();
+      break;
+    }
     Eigen::Vector3d xyz;
     r->GetRaw(xyz.data(), 3 * sizeof(double));
     Track track;
@@ -153,8 +161,9 @@ Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
       }
       track.AddElement(image_id, idx);
     }
-    if (r->ok()) reconstruction.AddPoint3D(xyz, track);
+    if (r->ok()) reconstruction.AddPoint3DWithId(point3D_id, xyz, track);
   }
+  reconstruction.RaiseMaxPoint3DId(max_point3D_id);
   return reconstruction;
 }
 

@@ -5,8 +5,9 @@
 //
 // Format (little-endian): "EDGESFM-MAPCKPT" magic + version, then the pipeline
 // counters, the bookkeeping maps and pair sets, and each reconstruction as camera parameters,
-// registered images in registration order with their poses, and points (xyz, track).
-// 3D point ids are renumbered in their original order on restore.
+// registered images in registration order with their poses, and points (id, xyz, track)
+// with the largest id ever used, so a restored model keeps its point ids and numbers new
+// points as the uninterrupted run would.
 #pragma once
 
 #include <cstdint>
