@@ -4,7 +4,7 @@
  * /usr/bin/time to get wall and CPU seconds, and reads counts back from its database.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -49,4 +49,82 @@ export function writeImageList(dir: string, names: readonly string[]): string {
   const path = join(dir, "images.txt");
   writeFileSync(path, names.join("\n") + "\n");
   return path;
+}
+
+/** Input of a COLMAP database written from our data (image and camera ids are 1-based indices). */
+export interface ColmapDatabaseInput {
+  /** SIMPLE_RADIAL cameras: size and f, cx, cy, k. */
+  cameras: Array<{ width: number; height: number; params: number[] }>;
+  /** Per image: name, camera index, keypoints x0 y0 x1 y1 ... */
+  images: Array<{ name: string; camera: number; keypoints: ArrayLike<number> }>;
+  /** Per image pair (indices): raw matches, and verified ones with their spec 2.14 type when known. */
+  pairs: Array<{ image1: number; image2: number; matches?: ArrayLike<number>; verified?: { type: string; matches: ArrayLike<number> } }>;
+}
+
+/**
+ * Writes a COLMAP 3.8 database (`colmap database_creator`, then python3's sqlite3): cameras,
+ * images, keypoints (2 columns), raw matches and two-view geometries (config codes in spec 2.14
+ * order, which is COLMAP's).
+ */
+export function writeColmapDatabase(db: string, input: ColmapDatabaseInput): void {
+  const created = spawnSync("colmap", ["database_creator", "--database_path", db], { encoding: "utf8" });
+  if (created.status !== 0) throw new Error(`colmap database_creator failed: ${created.stderr}`);
+  const dir = mkdtempSync(join(tmpdir(), "bench-db-"));
+  const json = join(dir, "input.json");
+  writeFileSync(json, JSON.stringify({
+    cameras: input.cameras,
+    images: input.images.map((im) => ({ ...im, keypoints: Array.from(im.keypoints) })),
+    pairs: input.pairs.map((p) => ({ ...p, matches: p.matches ? Array.from(p.matches) : null, verified: p.verified ? { type: p.verified.type, matches: Array.from(p.verified.matches) } : null })),
+  }));
+  const script = `
+import json, sqlite3, struct, sys
+TYPES = ["undefined","degenerate","calibrated","uncalibrated","planar","panoramic","planar_or_panoramic","watermark","multiple"]
+d = json.load(open(sys.argv[2])); c = sqlite3.connect(sys.argv[1])
+for i, cam in enumerate(d["cameras"]):
+    c.execute("insert into cameras values (?,?,?,?,?,?)", (i + 1, 2, cam["width"], cam["height"], struct.pack("<4d", *cam["params"]), 0))
+for i, im in enumerate(d["images"]):
+    c.execute("insert into images (image_id, name, camera_id) values (?,?,?)", (i + 1, im["name"], im["camera"] + 1))
+    kp = im["keypoints"]
+    c.execute("insert into keypoints values (?,?,?,?)", (i + 1, len(kp) // 2, 2, struct.pack("<%df" % len(kp), *kp)))
+def blob(m): return struct.pack("<%dI" % len(m), *m) if m else None
+for p in d["pairs"]:
+    pair_id = (p["image1"] + 1) * 2147483647 + p["image2"] + 1
+    if p["matches"] is not None:
+        c.execute("insert into matches values (?,?,?,?)", (pair_id, len(p["matches"]) // 2, 2, blob(p["matches"])))
+    if p["verified"] is not None:
+        m = p["verified"]["matches"]
+        c.execute("insert into two_view_geometries (pair_id, rows, cols, data, config) values (?,?,?,?,?)", (pair_id, len(m) // 2, 2, blob(m), TYPES.index(p["verified"]["type"])))
+c.commit()
+`;
+  const r = spawnSync("python3", ["-c", script, db, json], { encoding: "utf8" });
+  rmSync(dir, { recursive: true, force: true });
+  if (r.status !== 0) throw new Error(`writing the COLMAP database failed: ${r.stderr}`);
+}
+
+/** Raw matches as `colmap matches_importer --match_type raw` reads them. */
+export function writeRawMatches(path: string, names: readonly string[], pairs: ColmapDatabaseInput["pairs"]): void {
+  const blocks = pairs.map((p) => {
+    const m = p.matches ?? [];
+    const lines = [`${names[p.image1]} ${names[p.image2]}`];
+    for (let k = 0; k < m.length; k += 2) lines.push(`${m[k]} ${m[k + 1]}`);
+    return lines.join("\n") + "\n";
+  });
+  writeFileSync(path, blocks.join("\n"));
+}
+
+/**
+ * The model of `colmap mapper`'s output folder with the most registered images, as a text
+ * model directory (model_converter), or null when the mapper wrote none.
+ */
+export function largestColmapModel(sparse: string): string | null {
+  let best: { dir: string; images: number } | null = null;
+  for (const name of readdirSync(sparse)) {
+    const text = join(sparse, name, "text");
+    mkdirSync(text, { recursive: true });
+    const r = spawnSync("colmap", ["model_converter", "--input_path", join(sparse, name), "--output_path", text, "--output_type", "TXT"], { stdio: "ignore" });
+    if (r.status !== 0) continue;
+    const images = readFileSync(join(text, "images.txt"), "utf8").split("\n").filter((l) => l && !l.startsWith("#")).length / 2;
+    if (!best || images > best.images) best = { dir: text, images };
+  }
+  return best?.dir ?? null;
 }

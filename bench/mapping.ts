@@ -1,0 +1,224 @@
+/**
+ * `npm run bench -- mapping [--sets a,b] [--seed N]`: wall and CPU time of two-view
+ * verification and incremental mapping on the shared sets, ours (the WASM engine, one thread)
+ * beside COLMAP 3.8 (CPU, one thread) in the same invocation, with the accuracy of every model
+ * against the set's COLMAP reference (engine-wasm/ts/accuracy.ts, issue 5's bars). Writes
+ * bench/results/mapping.json.
+ *
+ * Both sides start from our features and raw matches (the runner's stage code: SIFT, exhaustive
+ * pairs, brute-force matching; cached per engine build in bench/results/cache/):
+ * - verify: our `verify` per pair vs `colmap matches_importer --match_type raw` (which imports
+ *   and verifies);
+ * - map: our mapper vs `colmap mapper` fed our verified matches (the same input: isolates the
+ *   mapper), and `colmap mapper` on COLMAP's own verification of the same raw matches.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AccuracyReport, type ImagePose, barFailures, compareToReference, parseColmapResultsTsv, referencePoses } from "../engine-wasm/ts/accuracy";
+import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
+import type { Engine } from "../engine-wasm/ts/engine";
+import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
+import { verifyTwoView } from "../engine-wasm/ts/two-view";
+import { decodeImage } from "../browser-runtime/decode/node";
+import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
+import { initialCamera } from "../browser-runtime/stages/cameras";
+import { extractFeatures } from "../browser-runtime/stages/extract";
+import { matchFeatures } from "../browser-runtime/stages/match";
+import { exhaustivePairs } from "../browser-runtime/stages/pairs";
+import { INTRINSICS } from "../test/support/reconstruct";
+import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
+import { type ColmapDatabaseInput, largestColmapModel, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
+
+const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
+const seed = Number(arg("seed", "0"));
+
+interface SetData {
+  images: Array<{ name: string; width: number; height: number; xy: number[] }>;
+  pairs: Array<{ image1: number; image2: number; matches: number[] }>;
+}
+
+/** Keypoints and raw matches as the runner computes them, cached per engine build. */
+async function featuresAndMatches(engine: Engine, set: string, engineHash: string): Promise<SetData> {
+  const cache = join(root, "bench/results/cache", `${set}-${engineHash.slice(0, 16)}.json`);
+  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as SetData;
+  const dir = join(datasets, set, "images");
+  const names = readdirSync(dir).sort();
+  const features = new Map<string, Uint8Array>();
+  const images: SetData["images"] = [];
+  for (const name of names) {
+    const decoded = await decodeImage(join(dir, name));
+    const result = extractFeatures(engine, decoded);
+    features.set(name, result.bytes);
+    const kp = result.features.keypoints;
+    const xy: number[] = [];
+    for (let k = 0; k < kp.length; k += 4) xy.push(kp[k]!, kp[k + 1]!);
+    images.push({ name, width: decoded.width, height: decoded.height, xy });
+  }
+  const index = new Map(names.map((n, i) => [n, i]));
+  const matched = matchFeatures(engine, { features, pairs: exhaustivePairs(names) }).pairs;
+  const data: SetData = {
+    images,
+    pairs: matched.map((p) => ({ image1: index.get(p.imageName1)!, image2: index.get(p.imageName2)!, matches: Array.from(p.matches) })),
+  };
+  mkdirSync(join(root, "bench/results/cache"), { recursive: true });
+  writeFileSync(cache, JSON.stringify(data));
+  return data;
+}
+
+interface Timed {
+  wallSeconds: number;
+  cpuSeconds: number;
+}
+
+function timed<T>(f: () => T): { value: T } & Timed {
+  const wall = performance.now();
+  const cpu = cpuSeconds();
+  const value = f();
+  return { value, wallSeconds: (performance.now() - wall) / 1000, cpuSeconds: cpuSeconds() - cpu };
+}
+
+interface Accuracy {
+  registered: string;
+  medianRotationDeg: number;
+  maxCenterPercent: number;
+  meanReprojPx: number;
+  points: number;
+  failures: string[];
+}
+
+function accuracyOf(report: AccuracyReport, meanReprojPx: number, points: number, colmapReproj: number): Accuracy {
+  return {
+    registered: `${report.numRegistered}/${report.numReferenceImages}`,
+    medianRotationDeg: report.medianRotationErrorDeg,
+    maxCenterPercent: 100 * report.maxCenterErrorFraction,
+    meanReprojPx: meanReprojPx,
+    points,
+    failures: barFailures(report, meanReprojPx, colmapReproj),
+  };
+}
+
+/** `colmap mapper` on a database: its time and its largest model's accuracy (null: no model). */
+async function colmapMapper(db: string, set: string, work: string, referencePoses_: ImagePose[], colmapReproj: number) {
+  const sparse = join(work, `sparse-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(sparse);
+  let timing: Timed;
+  try {
+    timing = runTimed("colmap", ["mapper", "--database_path", db, "--image_path", join(datasets, set, "images"), "--output_path", sparse, "--Mapper.num_threads", "1"]);
+  } catch {
+    // COLMAP exits non-zero when it builds no model at all.
+    return { timing: null, accuracy: null };
+  }
+  const text = largestColmapModel(sparse);
+  if (!text) return { timing, accuracy: null };
+  const model = await readColmapTextModel(text);
+  const errors = [...model.points3D.values()].map((p) => p.error);
+  const reproj = errors.reduce((a, b) => a + b, 0) / Math.max(1, errors.length);
+  return { timing, accuracy: accuracyOf(compareToReference(referencePoses(model), referencePoses_), reproj, errors.length, colmapReproj) };
+}
+
+const { engine, haveColmap } = await openSiftBench(false);
+const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
+const results = [];
+for (const set of sets) {
+  const data = await featuresAndMatches(engine, set, engineHash);
+  const perImage = INTRINSICS[set] === "per_image";
+  const cameras = perImage ? data.images.map((im) => initialCamera("SIMPLE_RADIAL", im.width, im.height)) : [initialCamera("SIMPLE_RADIAL", data.images[0]!.width, data.images[0]!.height)];
+  const cameraOf = (i: number) => (perImage ? i : 0);
+  const reference = await readColmapTextModel(join(datasets, set, "reference"));
+  const refPoses = referencePoses(reference);
+  const colmapReproj = Number(parseColmapResultsTsv(readFileSync(join(datasets, set, "reference/colmap-3.8-results.tsv"), "utf8"))[0]!.mean_reproj_px);
+
+  // Ours: verify (the `verify` executor's call per pair: no prior focal length, so F/H), then map.
+  const verify = timed(() =>
+    data.pairs.map((p) => {
+      const a = data.images[p.image1]!, b = data.images[p.image2]!;
+      const g = verifyTwoView(engine, {
+        keypoints1: Float64Array.from(a.xy), keypoints2: Float64Array.from(b.xy),
+        camera1: { model: null, width: a.width, height: a.height }, camera2: { model: null, width: b.width, height: b.height },
+        matches: p.matches,
+      });
+      return { image1: p.image1, image2: p.image2, type: g.type, matches: g.inlier_matches.flat() };
+    }),
+  );
+  const verified = verify.value.filter((p) => p.matches.length > 0);
+  const input: MappingInput = {
+    cameras: cameras.map((c) => ({ ...c })),
+    images: data.images.map((im, i) => ({ camera: cameraOf(i), keypoints: Float64Array.from(im.xy) })),
+    pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type as never })),
+  };
+  const map = timed(() => {
+    const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
+    try {
+      return mapping.run();
+    } finally {
+      mapping.free();
+    }
+  });
+  const model = map.value.reduce((a, b) => (b.images.length > a.images.length ? b : a));
+  const ours = accuracyOf(
+    compareToReference(model.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec })), refPoses),
+    model.meanReprojectionError, model.points.length / 3, colmapReproj,
+  );
+
+  const row: Record<string, unknown> = {
+    set,
+    images: data.images.length,
+    pairs: data.pairs.length,
+    verifiedPairs: verified.length,
+    ours: { verify: { wallSeconds: verify.wallSeconds, cpuSeconds: verify.cpuSeconds }, map: { wallSeconds: map.wallSeconds, cpuSeconds: map.cpuSeconds }, accuracy: ours },
+  };
+  if (haveColmap) {
+    const work = mkdtempSync(join(tmpdir(), `bench-mapping-${set}-`));
+    const names = data.images.map((im) => im.name);
+    const dbInput: ColmapDatabaseInput = {
+      cameras: cameras.map((c) => ({ width: c.width, height: c.height, params: c.params })),
+      images: data.images.map((im, i) => ({ name: im.name, camera: cameraOf(i), keypoints: im.xy })),
+      pairs: [],
+    };
+    // COLMAP verifies our raw matches, then maps its own verification.
+    const ownDb = join(work, "colmap-verified.db");
+    writeColmapDatabase(ownDb, dbInput);
+    const rawFile = join(work, "matches.txt");
+    writeRawMatches(rawFile, names, data.pairs);
+    const colmapVerify = runTimed("colmap", ["matches_importer", "--database_path", ownDb, "--match_list_path", rawFile, "--match_type", "raw", "--SiftMatching.use_gpu", "0", "--SiftMatching.num_threads", "1"]);
+    const own = await colmapMapper(ownDb, set, work, refPoses, colmapReproj);
+    // COLMAP maps our verified matches: the same input as our mapper.
+    const sameDb = join(work, "our-verified.db");
+    writeColmapDatabase(sameDb, { ...dbInput, pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })) });
+    const same = await colmapMapper(sameDb, set, work, refPoses, colmapReproj);
+    rmSync(work, { recursive: true, force: true });
+    row.colmap = { verify: colmapVerify, mapOurVerified: same, mapColmapVerified: own };
+  }
+  results.push(row);
+  console.log(`${set}: done`);
+}
+
+const f = (v: number | undefined | null, digits = 1) => (v === undefined || v === null || !Number.isFinite(v) ? "-" : v.toFixed(digits));
+const acc = (a: Accuracy | null | undefined) =>
+  a ? `${a.registered} ${f(a.medianRotationDeg, 2)}deg ${f(a.maxCenterPercent, 2)}% ${f(a.meanReprojPx, 3)}px${a.failures.length ? " FAIL" : ""}` : "no model";
+console.log(`\nVerify and map from the same features and raw matches (WASM, 1 thread, vs COLMAP 3.8 CPU, 1 thread); load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${process.env.HOSTNAME ?? "this machine"}`);
+console.log("set            | pairs | verify ours s | verify COLMAP s | ratio | map ours s | COLMAP map (our matches) s | ratio | COLMAP map (its verify) s | accuracy ours | COLMAP (our matches) | COLMAP (its verify)");
+for (const r of results as any[]) {
+  const c = r.colmap;
+  console.log(
+    [
+      r.set.padEnd(14),
+      String(r.pairs).padStart(5),
+      f(r.ours.verify.wallSeconds).padStart(13),
+      f(c?.verify.wallSeconds).padStart(15),
+      f(c ? r.ours.verify.wallSeconds / c.verify.wallSeconds : undefined, 2).padStart(5),
+      f(r.ours.map.wallSeconds).padStart(10),
+      f(c?.mapOurVerified.timing?.wallSeconds).padStart(26),
+      f(c?.mapOurVerified.timing ? r.ours.map.wallSeconds / c.mapOurVerified.timing.wallSeconds : undefined, 2).padStart(5),
+      f(c?.mapColmapVerified.timing?.wallSeconds).padStart(25),
+      acc(r.ours.accuracy),
+      c ? acc(c.mapOurVerified.accuracy) : "-",
+      c ? acc(c.mapColmapVerified.accuracy) : "-",
+    ].join(" | "),
+  );
+}
+console.log("(accuracy: registered, median rotation error, worst centre error as % of the extent, mean reprojection error; FAIL: misses a bar of issue 5)");
+mkdirSync(join(root, "bench/results"), { recursive: true });
+writeFileSync(join(root, "bench/results/mapping.json"), JSON.stringify({ date: new Date().toISOString(), seed, loadAverage: loadavg(), results }, null, 2));
+console.log("wrote bench/results/mapping.json");
