@@ -2,6 +2,7 @@
  * @module Artifacts (spec 4.10, vocabulary 2.11): the reserved core kinds and formats, a stored
  * StageArtifact and its bytes, the listings of a job's (4.8) and a reconstruction's (4.9)
  * artifacts, and the actions `:import`, `:validate`, `:conversionPlan` and `:convert`.
+ * `artifacts.md` beside this file is the reference for clients.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
