@@ -4,7 +4,7 @@
  * dataset as it is now; every submission then plans its task chain with each task's cache key,
  * asks the tenant for cache hits and creates the job's JobStore.
  */
-import { ulid } from "ulid";
+import { ulid } from "../storage/ids";
 import type {
   DatasetSnapshot,
   InputArtifacts,

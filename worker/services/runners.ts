@@ -4,7 +4,7 @@
  * runner in `none` mode) works in that tenant's scope; a runner with a runner token works in the
  * volunteer pool and leases only tasks of projects with `x-pool_opt_in: true`.
  */
-import { ulid } from "ulid";
+import { ulid } from "../storage/ids";
 import type { Lease, Runner, RunnerRegister } from "../../protocol";
 import { ApiError, conflict, notFound, unauthorized } from "../errors";
 import type { LeaseScope } from "../storage/job-rows";

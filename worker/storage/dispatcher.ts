@@ -9,7 +9,7 @@
  * entry made stale by a cancel or by a lease through the other queue is simply dropped.
  */
 import { DurableObject } from "cloudflare:workers";
-import { ulid } from "ulid";
+import { ulid } from "./ids";
 import type { RunnerAbilities, TaskKind } from "../../protocol";
 import type { QueueEntry } from "./job-rows";
 import { type Outcome, clash, missing, ok } from "./outcome";
