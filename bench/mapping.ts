@@ -5,66 +5,27 @@
  * against the set's COLMAP reference (engine-wasm/ts/accuracy.ts, issue 5's bars). Writes
  * bench/results/mapping.json.
  *
- * Both sides start from our features and raw matches (the runner's stage code: SIFT, exhaustive
- * pairs, brute-force matching; cached per engine build in bench/results/cache/):
+ * Both sides start from our features and raw matches (bench/_mapping-data.ts):
  * - verify: our `verify` per pair vs `colmap matches_importer --match_type raw` (which imports
  *   and verifies);
  * - map: our mapper vs `colmap mapper` fed our verified matches (the same input: isolates the
  *   mapper), and `colmap mapper` on COLMAP's own verification of the same raw matches.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AccuracyReport, type ImagePose, barFailures, compareToReference, parseColmapResultsTsv, referencePoses } from "../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
-import type { Engine } from "../engine-wasm/ts/engine";
 import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
-import { verifyTwoView } from "../engine-wasm/ts/two-view";
-import { decodeImage } from "../browser-runtime/decode/node";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { initialCamera } from "../browser-runtime/stages/cameras";
-import { extractFeatures } from "../browser-runtime/stages/extract";
-import { matchFeatures } from "../browser-runtime/stages/match";
-import { exhaustivePairs } from "../browser-runtime/stages/pairs";
 import { INTRINSICS } from "../test/support/reconstruct";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
 import { type ColmapDatabaseInput, largestColmapModel, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
+import { featuresAndMatches, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const seed = Number(arg("seed", "0"));
-
-interface SetData {
-  images: Array<{ name: string; width: number; height: number; xy: number[] }>;
-  pairs: Array<{ image1: number; image2: number; matches: number[] }>;
-}
-
-/** Keypoints and raw matches as the runner computes them, cached per engine build. */
-async function featuresAndMatches(engine: Engine, set: string, engineHash: string): Promise<SetData> {
-  const cache = join(root, "bench/results/cache", `${set}-${engineHash.slice(0, 16)}.json`);
-  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as SetData;
-  const dir = join(datasets, set, "images");
-  const names = readdirSync(dir).sort();
-  const features = new Map<string, Uint8Array>();
-  const images: SetData["images"] = [];
-  for (const name of names) {
-    const decoded = await decodeImage(join(dir, name));
-    const result = extractFeatures(engine, decoded);
-    features.set(name, result.bytes);
-    const kp = result.features.keypoints;
-    const xy: number[] = [];
-    for (let k = 0; k < kp.length; k += 4) xy.push(kp[k]!, kp[k + 1]!);
-    images.push({ name, width: decoded.width, height: decoded.height, xy });
-  }
-  const index = new Map(names.map((n, i) => [n, i]));
-  const matched = matchFeatures(engine, { features, pairs: exhaustivePairs(names) }).pairs;
-  const data: SetData = {
-    images,
-    pairs: matched.map((p) => ({ image1: index.get(p.imageName1)!, image2: index.get(p.imageName2)!, matches: Array.from(p.matches) })),
-  };
-  mkdirSync(join(root, "bench/results/cache"), { recursive: true });
-  writeFileSync(cache, JSON.stringify(data));
-  return data;
-}
 
 interface Timed {
   wallSeconds: number;
@@ -131,15 +92,7 @@ for (const set of sets) {
 
   // Ours: verify (the `verify` executor's call per pair: no prior focal length, so F/H), then map.
   const verify = timed(() =>
-    data.pairs.map((p) => {
-      const a = data.images[p.image1]!, b = data.images[p.image2]!;
-      const g = verifyTwoView(engine, {
-        keypoints1: Float64Array.from(a.xy), keypoints2: Float64Array.from(b.xy),
-        camera1: { model: null, width: a.width, height: a.height }, camera2: { model: null, width: b.width, height: b.height },
-        matches: p.matches,
-      });
-      return { image1: p.image1, image2: p.image2, type: g.type, matches: g.inlier_matches.flat() };
-    }),
+    verifyPairs(engine, data, seed).map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() })),
   );
   const verified = verify.value.filter((p) => p.matches.length > 0);
   const input: MappingInput = {

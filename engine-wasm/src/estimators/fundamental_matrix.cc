@@ -1,6 +1,7 @@
 #include "estimators/fundamental_matrix.h"
 
 #include <Eigen/Dense>
+#include <array>
 #include <cmath>
 
 #include "estimators/polynomial.h"
@@ -29,20 +30,25 @@ Eigen::Matrix3d Denormalize(const Eigen::Matrix3d& F_normalized, const Eigen::Ma
 
 }  // namespace
 
-Eigen::Matrix3d CenterAndNormalizeImagePoints(const std::vector<Eigen::Vector2d>& points,
-                                              std::vector<Eigen::Vector2d>* normalized) {
+Eigen::Matrix3d CenterAndNormalizeImagePoints(const Eigen::Vector2d* points, size_t num_points,
+                                              Eigen::Vector2d* normalized) {
   Eigen::Vector2d centroid = Eigen::Vector2d::Zero();
-  for (const Eigen::Vector2d& p : points) centroid += p;
-  centroid /= static_cast<double>(points.size());
+  for (size_t i = 0; i < num_points; ++i) centroid += points[i];
+  centroid /= static_cast<double>(num_points);
   double mean_distance = 0;
-  for (const Eigen::Vector2d& p : points) mean_distance += (p - centroid).norm();
-  mean_distance /= static_cast<double>(points.size());
+  for (size_t i = 0; i < num_points; ++i) mean_distance += (points[i] - centroid).norm();
+  mean_distance /= static_cast<double>(num_points);
   const double scale = mean_distance > 0 ? std::sqrt(2.0) / mean_distance : 1.0;
   Eigen::Matrix3d T;
   T << scale, 0, -scale * centroid.x(), 0, scale, -scale * centroid.y(), 0, 0, 1;
-  normalized->resize(points.size());
-  for (size_t i = 0; i < points.size(); ++i) (*normalized)[i] = scale * (points[i] - centroid);
+  for (size_t i = 0; i < num_points; ++i) normalized[i] = scale * (points[i] - centroid);
   return T;
+}
+
+Eigen::Matrix3d CenterAndNormalizeImagePoints(const std::vector<Eigen::Vector2d>& points,
+                                              std::vector<Eigen::Vector2d>* normalized) {
+  normalized->resize(points.size());
+  return CenterAndNormalizeImagePoints(points.data(), points.size(), normalized->data());
 }
 
 void ComputeSquaredSampsonError(const std::vector<Eigen::Vector2d>& points1,
@@ -66,9 +72,9 @@ void FundamentalMatrixSevenPointEstimator::Estimate(const std::vector<X_t>& poin
                                                     std::vector<M_t>* models) {
   models->clear();
   if (points1.size() != 7 || points2.size() != 7) return;
-  std::vector<Eigen::Vector2d> n1, n2;
-  const Eigen::Matrix3d T1 = CenterAndNormalizeImagePoints(points1, &n1);
-  const Eigen::Matrix3d T2 = CenterAndNormalizeImagePoints(points2, &n2);
+  std::array<Eigen::Vector2d, 7> n1, n2;
+  const Eigen::Matrix3d T1 = CenterAndNormalizeImagePoints(points1.data(), 7, n1.data());
+  const Eigen::Matrix3d T2 = CenterAndNormalizeImagePoints(points2.data(), 7, n2.data());
   Eigen::Matrix<double, 9, 9> A = Eigen::Matrix<double, 9, 9>::Zero();
   for (size_t i = 0; i < 7; ++i) A.row(i) = EpipolarRow(n1[i], n2[i]);
   Eigen::JacobiSVD<Eigen::Matrix<double, 9, 9>> svd(A, Eigen::ComputeFullV);
@@ -83,7 +89,11 @@ void FundamentalMatrixSevenPointEstimator::Estimate(const std::vector<X_t>& poin
   const double b = (d1 + dm1) / 2 - d;
   const double a = (d2 - 2 * d1 + d - 2 * b) / 6;
   const double c = d1 - a - b - d;
-  for (const double lambda : RealPolynomialRoots({a, b, c, d})) {
+  const double coeffs[4] = {a, b, c, d};
+  double roots[3];
+  const size_t num_roots = RealPolynomialRoots(coeffs, 4, roots);
+  for (size_t i = 0; i < num_roots; ++i) {
+    const double lambda = roots[i];
     const Eigen::Matrix3d F = lambda * F1 + (1 - lambda) * F2;
     if (F.norm() < 1e-12) continue;
     models->push_back(Denormalize(F, T1, T2));

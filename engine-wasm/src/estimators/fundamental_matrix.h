@@ -39,6 +39,9 @@ struct FundamentalMatrixEightPointEstimator {
 // distance to sqrt(2). Returns the 3x3 transform and writes the normalised points.
 Eigen::Matrix3d CenterAndNormalizeImagePoints(const std::vector<Eigen::Vector2d>& points,
                                               std::vector<Eigen::Vector2d>* normalized);
+// The same into caller-provided room for `num_points` (no allocation in RANSAC loops).
+Eigen::Matrix3d CenterAndNormalizeImagePoints(const Eigen::Vector2d* points, size_t num_points,
+                                              Eigen::Vector2d* normalized);
 
 // Squared Sampson error of each correspondence for x2^T M x1 = 0 (M = F, or E on the
 // normalised image plane).

@@ -1,6 +1,7 @@
 #include "estimators/homography_matrix.h"
 
 #include <Eigen/Dense>
+#include <array>
 
 #include "estimators/fundamental_matrix.h"
 
@@ -11,12 +12,23 @@ void HomographyMatrixEstimator::Estimate(const std::vector<X_t>& points1,
                                          std::vector<M_t>* models) {
   models->clear();
   if (points1.size() < 4 || points1.size() != points2.size()) return;
-  std::vector<Eigen::Vector2d> n1, n2;
-  const Eigen::Matrix3d T1 = CenterAndNormalizeImagePoints(points1, &n1);
-  const Eigen::Matrix3d T2 = CenterAndNormalizeImagePoints(points2, &n2);
+  // Minimal samples (RANSAC's inner loop) are normalised on the stack.
+  const size_t num_points = points1.size();
+  std::array<Eigen::Vector2d, kMinNumSamples> minimal1, minimal2;
+  std::vector<Eigen::Vector2d> all1, all2;
+  Eigen::Vector2d* n1 = minimal1.data();
+  Eigen::Vector2d* n2 = minimal2.data();
+  if (num_points > kMinNumSamples) {
+    all1.resize(num_points);
+    all2.resize(num_points);
+    n1 = all1.data();
+    n2 = all2.data();
+  }
+  const Eigen::Matrix3d T1 = CenterAndNormalizeImagePoints(points1.data(), num_points, n1);
+  const Eigen::Matrix3d T2 = CenterAndNormalizeImagePoints(points2.data(), num_points, n2);
   // Two rows of x2 x (H x1) = 0 per correspondence, H row-major.
   Eigen::Matrix<double, 9, 9> AtA = Eigen::Matrix<double, 9, 9>::Zero();
-  for (size_t i = 0; i < n1.size(); ++i) {
+  for (size_t i = 0; i < num_points; ++i) {
     const double x1 = n1[i].x(), y1 = n1[i].y(), x2 = n2[i].x(), y2 = n2[i].y();
     Eigen::Matrix<double, 2, 9> rows;
     rows << -x1, -y1, -1, 0, 0, 0, x2 * x1, x2 * y1, x2,  //

@@ -1,0 +1,77 @@
+/**
+ * @module The inputs of the mapping and verify benchmarks: keypoints and raw matches of a shared
+ * set as the runner computes them (SIFT, exhaustive pairs, brute-force matching; cached per
+ * engine build in bench/results/cache/), and the `verify` executor's call on every pair.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Engine } from "../engine-wasm/ts/engine";
+import { type TwoViewResult, verifyTwoView } from "../engine-wasm/ts/two-view";
+import { decodeImage } from "../browser-runtime/decode/node";
+import { extractFeatures } from "../browser-runtime/stages/extract";
+import { matchFeatures } from "../browser-runtime/stages/match";
+import { exhaustivePairs } from "../browser-runtime/stages/pairs";
+import { datasets, root } from "./_args";
+
+export interface SetData {
+  images: Array<{ name: string; width: number; height: number; xy: number[] }>;
+  pairs: Array<{ image1: number; image2: number; matches: number[] }>;
+}
+
+const cacheDir = join(root, "bench/results/cache");
+const cacheFile = (set: string, engineHash: string) => join(cacheDir, `${set}-${engineHash.slice(0, 16)}.json`);
+
+/** Keypoints and raw matches as the runner computes them, cached per engine build. */
+export async function featuresAndMatches(engine: Engine, set: string, engineHash: string): Promise<SetData> {
+  const cache = cacheFile(set, engineHash);
+  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as SetData;
+  const dir = join(datasets, set, "images");
+  const names = readdirSync(dir).sort();
+  const features = new Map<string, Uint8Array>();
+  const images: SetData["images"] = [];
+  for (const name of names) {
+    const decoded = await decodeImage(join(dir, name));
+    const result = extractFeatures(engine, decoded);
+    features.set(name, result.bytes);
+    const kp = result.features.keypoints;
+    const xy: number[] = [];
+    for (let k = 0; k < kp.length; k += 4) xy.push(kp[k]!, kp[k + 1]!);
+    images.push({ name, width: decoded.width, height: decoded.height, xy });
+  }
+  const index = new Map(names.map((n, i) => [n, i]));
+  const matched = matchFeatures(engine, { features, pairs: exhaustivePairs(names) }).pairs;
+  const data: SetData = {
+    images,
+    pairs: matched.map((p) => ({ image1: index.get(p.imageName1)!, image2: index.get(p.imageName2)!, matches: Array.from(p.matches) })),
+  };
+  mkdirSync(cacheDir, { recursive: true });
+  writeFileSync(cache, JSON.stringify(data));
+  return data;
+}
+
+/**
+ * A cached set whatever engine build wrote it (`hashPrefix` picks one; otherwise the newest):
+ * verification alone can then be compared across engine builds on the very same input.
+ */
+export function cachedSetData(set: string, hashPrefix?: string): { file: string; data: SetData } | null {
+  if (!existsSync(cacheDir)) return null;
+  const files = readdirSync(cacheDir)
+    .filter((f) => f.startsWith(`${set}-`) && f.endsWith(".json") && (!hashPrefix || f.startsWith(`${set}-${hashPrefix}`)))
+    .map((f) => join(cacheDir, f));
+  const file = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  return file ? { file, data: JSON.parse(readFileSync(file, "utf8")) as SetData } : null;
+}
+
+/** The `verify` executor's call on every pair: no prior focal length, so F/H, default options. */
+export function verifyPairs(engine: Engine, data: SetData, seed: number): TwoViewResult[] {
+  const keypoints = data.images.map((im) => Float64Array.from(im.xy));
+  return data.pairs.map((p) => {
+    const a = data.images[p.image1]!, b = data.images[p.image2]!;
+    return verifyTwoView(engine, {
+      keypoints1: keypoints[p.image1]!, keypoints2: keypoints[p.image2]!,
+      camera1: { model: null, width: a.width, height: a.height }, camera2: { model: null, width: b.width, height: b.height },
+      matches: p.matches,
+      options: { seed },
+    });
+  });
+}
