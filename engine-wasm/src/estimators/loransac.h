@@ -66,7 +66,8 @@ struct InlierSupport {
 };
 
 // Trials needed to draw one all-inlier sample of size k with probability `confidence`
-// when num_inliers of num_samples are inliers (without replacement), times the multiplier.
+// when num_inliers of num_samples are inliers, times the multiplier (COLMAP 3.8's formula:
+// the inlier ratio to the power k).
 size_t ComputeRansacNumTrials(size_t num_inliers, size_t num_samples, size_t k,
                               double confidence, double multiplier);
 
@@ -168,11 +169,11 @@ LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
     }
   };
 
-  for (report.num_trials = 0; report.num_trials < max_num_trials; ++report.num_trials) {
-    if (report.num_trials >= dyn_max_num_trials &&
-        report.num_trials >= static_cast<size_t>(options_.min_num_trials)) {
-      break;
-    }
+  // COLMAP 3.8's budget: the adaptive bound is checked after each model, so the trial
+  // that reaches it still runs (up to that model); report.num_trials counts trials run.
+  bool abort = false;
+  for (report.num_trials = 0; report.num_trials < max_num_trials && !abort;
+       ++report.num_trials) {
     sampler.SampleXY(X, Y, &X_sample, &Y_sample);
     models.clear();
     estimator_.Estimate(X_sample, Y_sample, &models);
@@ -189,6 +190,11 @@ LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
         dyn_max_num_trials =
             ComputeRansacNumTrials(best_support.num_inliers, num_samples, k,
                                    options_.confidence, options_.dyn_num_trials_multiplier);
+      }
+      if (report.num_trials >= dyn_max_num_trials &&
+          report.num_trials >= static_cast<size_t>(options_.min_num_trials)) {
+        abort = true;
+        break;
       }
     }
   }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <cmath>
+#include <limits>
 #include <random>
 
 namespace edgesfm {
@@ -112,6 +114,19 @@ TEST(LoRansac, MinInlierRatioBoundsTheTrials) {
   EXPECT_EQ(LoRansac<LineEstimator>(options).Estimate(data.x, data.y).num_trials, 500u);
 }
 
+TEST(LoRansac, RunsTheTrialThatReachesTheAdaptiveBoundAsColmap) {
+  // Every point on the line: the first model explains all, the bound drops to one trial,
+  // and (COLMAP 3.8) the bound is checked after each model, so trial 1 still runs.
+  const LineData data = MakeLine(50, 0, 1e-9, 4);
+  RansacOptions options;
+  options.max_error = 1e-6;
+  options.min_num_trials = 0;
+  EXPECT_EQ(LoRansac<LineEstimator>(options).Estimate(data.x, data.y).num_trials, 2u);
+  // min_num_trials holds the loop open regardless.
+  options.min_num_trials = 7;
+  EXPECT_EQ(LoRansac<LineEstimator>(options).Estimate(data.x, data.y).num_trials, 8u);
+}
+
 TEST(LoRansac, FailsWithTooFewPoints) {
   RansacOptions options;
   EXPECT_FALSE(LoRansac<LineEstimator>(options).Estimate({1.0}, {2.0}).success);
@@ -121,6 +136,12 @@ TEST(ComputeRansacNumTrials, MatchesTheClosedForm) {
   // 50% inliers, k = 2, 99% confidence: log(0.01) / log(1 - 0.25) ~ 16.
   EXPECT_NEAR(static_cast<double>(ComputeRansacNumTrials(500000, 1000000, 2, 0.99, 1.0)), 17, 1);
   EXPECT_EQ(ComputeRansacNumTrials(10, 10, 2, 0.99, 1.0), 1u);
+  // COLMAP 3.8's ratio^k, not the product for drawing without replacement (which would
+  // ask 4977 trials here): 20 of 40 inliers, k = 7, 99.9%, times 3.
+  EXPECT_EQ(ComputeRansacNumTrials(20, 40, 7, 0.999, 3.0),
+            static_cast<size_t>(std::ceil(std::log(0.001) / std::log(1 - std::pow(0.5, 7)) * 3)));
+  // No inlier at all: no bound.
+  EXPECT_EQ(ComputeRansacNumTrials(0, 40, 7, 0.999, 3.0), std::numeric_limits<size_t>::max());
 }
 
 }  // namespace
