@@ -68,7 +68,9 @@ bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& came
     ransac.max_error = scaled.CamFromImgThreshold(options.max_error_px);
     ransac.min_inlier_ratio = options.min_inlier_ratio;
     ransac.random_seed = options.seed + s;
-    ransac.max_num_trials = 1000;
+    ransac.min_num_trials = options.min_num_trials;
+    ransac.max_num_trials = options.max_num_trials;
+    ransac.confidence = options.confidence;
     // P3P samples, EPnP on the inliers (COLMAP's pairing).
     const LoRansac<P3PEstimator, EPnPEstimator> estimator(ransac);
     const auto report = estimator.Estimate(rays, points3D);
@@ -78,6 +80,7 @@ bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& came
     result->focal_length = focal_lengths[s];
     result->inlier_mask = report.inlier_mask;
     result->num_inliers = report.support.num_inliers;
+    result->num_trials = report.num_trials;
   }
   return found;
 }

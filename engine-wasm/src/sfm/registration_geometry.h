@@ -35,6 +35,11 @@ bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const st
 struct AbsolutePoseOptions {
   double max_error_px = 12.0;
   double min_inlier_ratio = 0.25;
+  // COLMAP's: a high confidence and at least 100 trials, as stopping P3P RANSAC early
+  // can give a bad registration.
+  int min_num_trials = 100;
+  int max_num_trials = 10000;
+  double confidence = 0.99999;
   // Scan focal lengths in [min, max] x the current one (the camera is uncalibrated).
   bool estimate_focal_length = false;
   int num_focal_length_samples = 30;
@@ -49,6 +54,8 @@ struct AbsolutePoseResult {
   double focal_length = 0;
   std::vector<char> inlier_mask;
   size_t num_inliers = 0;
+  // RANSAC trials of the winning focal length.
+  size_t num_trials = 0;
 };
 
 bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& camera,

@@ -72,5 +72,26 @@ TEST(RegistrationGeometry, AbsolutePoseWithOutliersAndUnknownFocalLength) {
   }
 }
 
+TEST(RegistrationGeometry, AbsolutePoseDrawsAtLeastColmapsMinimumTrials) {
+  // Every correspondence fits: adaptive stopping alone would end after a few samples,
+  // and on a borderline image (barely abs_pose_min_num_inliers correspondences, noisy
+  // far points) an early stop can miss inliers. COLMAP draws at least 100 samples at
+  // confidence 0.99999.
+  SyntheticDatasetOptions options;
+  options.num_images = 3;
+  const SyntheticDataset data = SynthesizeDataset(options);
+  std::vector<Eigen::Vector2d> points2D;
+  std::vector<Eigen::Vector3d> points3D;
+  for (const Point2D& p : data.truth.ImageAt(3).Points2D()) {
+    if (!p.HasPoint3D()) continue;
+    points2D.push_back(p.xy);
+    points3D.push_back(data.truth.Point3DAt(p.point3D_id).xyz);
+  }
+  AbsolutePoseResult result;
+  ASSERT_TRUE(EstimateAbsolutePose(AbsolutePoseOptions(), data.truth.CameraAt(1), points2D, points3D, &result));
+  EXPECT_EQ(result.num_inliers, points2D.size());
+  EXPECT_GE(result.num_trials, 100u);
+}
+
 }  // namespace
 }  // namespace edgesfm
