@@ -13,8 +13,13 @@ import { httpClient } from "../support/http";
 import { scoreAgainstReference, submitSet, waitForJob } from "../support/reconstruct";
 
 const SET = "opensfm-lund";
-/** The bar it still fails: the last photo sees 30 triangulated points of which 29 fit a pose, one short of 30. */
-const KNOWN_FAILURES = ["not registered: 29.jpg"];
+/**
+ * The bar it still misses, narrowly: the last photo (29.jpg, the end of the street) registers
+ * from barely 30 inliers (on seed 0, the default; some seeds leave it one short) and its 40-odd
+ * points, seen at small triangulation angles, raise the mean reprojection error a few
+ * thousandths of a pixel above COLMAP's (engine-wasm/README.md).
+ */
+const KNOWN_FAILURE = /^mean reprojection error 0\.61\d+ px > COLMAP's/;
 let server: Server;
 
 beforeAll(async () => {
@@ -33,7 +38,9 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
     expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
     const result = await scoreAgainstReference(http, SET, recon_id);
     console.log(`${SET}: ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
-    expect(result.failures).toEqual(KNOWN_FAILURES);
+    expect(result.report.missing).toEqual([]);
+    expect(result.report.numRegistered).toBe(29);
+    expect(result.failures.filter((f) => !KNOWN_FAILURE.test(f))).toEqual([]);
     expect(result.numPoints).toBeGreaterThan(0.5 * result.colmap.points3D);
   }, 900_000);
 });
