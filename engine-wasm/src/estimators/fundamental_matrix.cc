@@ -75,11 +75,12 @@ void FundamentalMatrixSevenPointEstimator::Estimate(const std::vector<X_t>& poin
   std::array<Eigen::Vector2d, 7> n1, n2;
   const Eigen::Matrix3d T1 = CenterAndNormalizeImagePoints(points1.data(), 7, n1.data());
   const Eigen::Matrix3d T2 = CenterAndNormalizeImagePoints(points2.data(), 7, n2.data());
-  Eigen::Matrix<double, 9, 9> A = Eigen::Matrix<double, 9, 9>::Zero();
-  for (size_t i = 0; i < 7; ++i) A.row(i) = EpipolarRow(n1[i], n2[i]);
-  Eigen::JacobiSVD<Eigen::Matrix<double, 9, 9>> svd(A, Eigen::ComputeFullV);
-  const Eigen::Matrix3d F1 = RowMajor(svd.matrixV().col(7));
-  const Eigen::Matrix3d F2 = RowMajor(svd.matrixV().col(8));
+  Eigen::Matrix<double, 9, 7> At;
+  for (size_t i = 0; i < 7; ++i) At.col(i) = EpipolarRow(n1[i], n2[i]).transpose();
+  const Eigen::HouseholderQR<Eigen::Matrix<double, 9, 7>> qr(At);
+  const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
+  const Eigen::Matrix3d F1 = RowMajor(Q.col(7));
+  const Eigen::Matrix3d F2 = RowMajor(Q.col(8));
   // det(lambda F1 + (1 - lambda) F2) is a cubic in lambda; recover its coefficients from
   // four samples (exact for a cubic) rather than expanding the determinant by hand.
   auto det_at = [&](double lambda) { return (lambda * F1 + (1 - lambda) * F2).determinant(); };
