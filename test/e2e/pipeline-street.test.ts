@@ -15,7 +15,7 @@ import { scoreAgainstReference, submitSet, waitForJob } from "../support/reconst
 const SET = "opensfm-lund";
 /**
  * The bar it still misses, narrowly: the last photo (29.jpg, the end of the street) registers
- * from barely 30 inliers (on seed 0, the default; some seeds leave it one short) and its 40-odd
+ * from barely 30 inliers (on seed 0, the default; other seeds do worse, see the README) and its 40-odd
  * points, seen at small triangulation angles, raise the mean reprojection error a few
  * thousandths of a pixel above COLMAP's (engine-wasm/README.md). The test holds it to that.
  */
