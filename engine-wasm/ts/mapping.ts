@@ -7,11 +7,7 @@
 import { LOSS_KERNELS, type BundleAdjustmentOptions } from "./ba";
 import { cameraModelId } from "./camera";
 import type { Engine } from "./engine";
-import { TWO_VIEW_TYPES } from "../../protocol/schemas/snapshot";
-
-/** Spec 2.14 two-view geometry types; the binding takes their index (same order). */
-export const TWO_VIEW_GEOMETRY_TYPES = TWO_VIEW_TYPES;
-export type TwoViewGeometryType = (typeof TWO_VIEW_TYPES)[number];
+import { TWO_VIEW_TYPES, type TwoViewType } from "../../protocol/schemas/snapshot";
 
 export interface MappingCamera {
   model: string;
@@ -34,7 +30,7 @@ export interface MappingPair {
   image2: number;
   /** Verified matches: keypoint index pairs (i in image1, j in image2) interleaved. */
   matches: Int32Array;
-  type?: TwoViewGeometryType;
+  type?: TwoViewType;
 }
 
 export interface MappingInput {
@@ -145,7 +141,8 @@ export class IncrementalMapping {
         heap.i32(pairs.flatMap((p) => [p.image1, p.image2])),
         heap.i32(pairs.map((p) => p.matches.length / 2)),
         heap.i32(matches),
-        heap.i32(pairs.map((p) => TWO_VIEW_GEOMETRY_TYPES.indexOf(p.type ?? "calibrated"))),
+        // The binding takes each type's index in spec 2.14's order (the engine's numbering).
+        heap.i32(pairs.map((p) => TWO_VIEW_TYPES.indexOf(p.type ?? "calibrated"))),
         heap.f64(optionsVector(options)),
       ),
     );

@@ -4,10 +4,7 @@
  */
 import { validateCamera, type CameraModelName } from "./camera";
 import type { Engine } from "./engine";
-import { TWO_VIEW_TYPES } from "../../protocol/schemas/snapshot";
-
-/** Spec 2.14 types (protocol/), indexed by the engine's (COLMAP's) numbering. */
-type TwoViewType = (typeof TWO_VIEW_TYPES)[number];
+import { TWO_VIEW_TYPES, type TwoViewType } from "../../protocol/schemas/snapshot";
 
 /** A camera with known intrinsics (COLMAP layout), or only its size (`model: null`). */
 export type TwoViewCamera =

@@ -63,6 +63,7 @@ export const SummaryFile = z
   .meta({ id: "SummaryFile" });
 export type SummaryFile = z.infer<typeof SummaryFile>;
 
+/** Spec 2.14 two-view geometry types, in COLMAP's numbering (the engine's bindings pass indices). */
 export const TWO_VIEW_TYPES = [
   "undefined",
   "degenerate",
@@ -74,6 +75,7 @@ export const TWO_VIEW_TYPES = [
   "watermark",
   "multiple",
 ] as const;
+export type TwoViewType = (typeof TWO_VIEW_TYPES)[number];
 const Matrix3 = z.array(z.number()).length(9).nullable();
 export const TwoViewGeometriesFile = z
   .object({
