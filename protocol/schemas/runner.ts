@@ -86,6 +86,12 @@ export const DatasetSnapshot = z
         width: z.number().int().nullable(),
         height: z.number().int().nullable(),
         media_type: z.string().nullable(),
+        focal_length_35mm: z
+          .number()
+          .positive()
+          .nullable()
+          .default(null)
+          .describe("EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)"),
       }),
     ),
   })

@@ -29,6 +29,8 @@ describe("images (4.5)", () => {
       media_type: "image/jpeg",
     });
     expect(Object.keys(r.json._links)).toEqual(expect.arrayContaining(["self", "bytes", "thumbnail", "exif"]));
+    // The EXIF focal length goes to jobs' datasets and GET .../exif, not into the image resource (2.5).
+    expect(r.json).not.toHaveProperty("focal_length_35mm");
     expect(r.headers.get("Location")).toBe(`/v1/images/${r.json.image_id}`);
     expect((await expectStatus(call("GET", `/v1/images/${r.json.image_id}`), 200)).json).toEqual(r.json);
   });

@@ -5,6 +5,7 @@ import { DigestRunner } from "../../test/runner/digest-runner";
 import { openSse as openSseAt } from "../../test/runner/sse-client";
 import worker from "../index";
 import { BASE, call, deployment, expectProblem, uploadBlob } from "../test/helpers";
+import { LUND_01 } from "../test/photos";
 
 // Each test drives a whole job through many Durable Object calls; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 30_000 });
@@ -122,6 +123,18 @@ describe("stage jobs (4.6) and the runner protocol", () => {
 
     const other = await features(did, { max_num_features: 2000 });
     expect((await job(other.json.job_id)).tasks[0].cache_key).not.toBe(done.tasks[0].cache_key);
+  });
+
+  it("the leased dataset gives each image its EXIF 35 mm-equivalent focal length, read at finalize; null without one", async () => {
+    const { did } = await dataset(1);
+    const photo = await uploadBlob(LUND_01);
+    expect((await call("POST", `/v1/datasets/${did}/images`, { name: "lund/01.jpg", blob_sha: photo })).status).toBe(201);
+    await features(did);
+    const runner = newRunner();
+    await runner.register();
+    const images = (await runner.lease())!.inputs.dataset!.images;
+    expect(images.find((i) => i.name === "lund/01.jpg")).toMatchObject({ width: 1024, height: 768, focal_length_35mm: 35 });
+    expect(images.find((i) => i.name === "img0.jpg")).toMatchObject({ width: null, focal_length_35mm: null });
   });
 });
 

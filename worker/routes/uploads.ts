@@ -148,7 +148,7 @@ uploads.openapi(
       ]);
     }
     const key = blobKey(c.var.tenantId, sha);
-    const facts = blobFacts(await uploadHead(c.env.BLOBS, chunks), key, sha, upload.expected_size, upload.content_type);
+    const facts = await blobFacts(await uploadHead(c.env.BLOBS, chunks), key, sha, upload.expected_size, upload.content_type);
     // Reference first, bytes second: once referenced, the blob's key is safe from the garbage collector.
     const finalized = unwrap(await store.completeFinalize(uid, facts));
     await storeBlob(c.env.BLOBS, key, chunks, upload.expected_size, upload.content_type);

@@ -6,6 +6,7 @@
 import { imageSize } from "image-size";
 import { conflict } from "../errors";
 import { concatenate } from "./bytes";
+import { readFocalLength35mm } from "./exif";
 import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
 
 export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;
@@ -74,8 +75,11 @@ export async function uploadHead(bucket: R2Bucket, chunks: ChunkRecord[]): Promi
   return head.subarray(0, filled);
 }
 
-/** What the header says, read once at finalize so images get width/height without decoding (2.5). */
-export function blobFacts(head: Uint8Array, key: string, sha: string, size: number, declaredType: string | null): BlobFacts {
+/**
+ * What the header says, read once at finalize so images get width/height without decoding (2.5)
+ * and jobs the EXIF 35 mm-equivalent focal length their runners start cameras from.
+ */
+export async function blobFacts(head: Uint8Array, key: string, sha: string, size: number, declaredType: string | null): Promise<BlobFacts> {
   let dims: { width?: number; height?: number; type?: string } = {};
   if (head.length > 0) {
     try {
@@ -92,5 +96,6 @@ export function blobFacts(head: Uint8Array, key: string, sha: string, size: numb
     media_type: (dims.type && MEDIA_TYPES[dims.type]) ?? declaredType,
     width: dims.width ?? null,
     height: dims.height ?? null,
+    focal_length_35mm: dims.width ? await readFocalLength35mm(head) : null,
   };
 }

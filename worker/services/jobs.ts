@@ -129,6 +129,7 @@ export function frozenDataset(row: DatasetRow, images: ImageRow[]): DatasetSnaps
       width: i.width,
       height: i.height,
       media_type: i.media_type,
+      focal_length_35mm: i.focal_length_35mm,
     })),
   };
 }

@@ -36,8 +36,10 @@ export function datasetResource(r: DatasetRow, tenantId: string): Dataset {
 
 export function imageResource(r: ImageRow): Image {
   const self = `/v1/images/${r.image_id}`;
+  // The EXIF focal length is no field of the image resource (2.5): GET .../exif reports it.
+  const { focal_length_35mm: _exif, ...fields } = r;
   return {
-    ...r,
+    ...fields,
     _links: {
       self: link(self),
       dataset: link(`/v1/datasets/${r.dataset_id}/images`),

@@ -89,4 +89,7 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE UNIQUE INDEX artifacts_by_snapshot ON artifacts(recon_id, snapshot_seq, component) WHERE snapshot_seq IS NOT NULL`,
     `CREATE TABLE artifact_blobs (artifact_id TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY (artifact_id, sha))`,
   ],
+  // The EXIF 35 mm-equivalent focal length read at finalize (null for blobs stored before it was
+  // read, or without one), copied to each image of the bytes: the prior a job's runner starts from.
+  [`ALTER TABLE blobs ADD COLUMN focal_length_35mm REAL`, `ALTER TABLE images ADD COLUMN focal_length_35mm REAL`],
 ];

@@ -37,6 +37,8 @@ export interface ImageRow {
   width: number | null;
   height: number | null;
   media_type: string | null;
+  /** EXIF FocalLengthIn35mmFormat of the bytes, when they have one (the runner's prior focal length). */
+  focal_length_35mm: number | null;
   created_at: string;
 }
 
@@ -48,6 +50,8 @@ export interface BlobFacts {
   media_type: string | null;
   width: number | null;
   height: number | null;
+  /** EXIF FocalLengthIn35mmFormat, when the bytes are an image that has one. */
+  focal_length_35mm: number | null;
 }
 
 /** A stored blob: its facts, and how many references hold it. */

@@ -4,15 +4,18 @@
  */
 import lund01 from "../../../shared/datasets/opensfm-lund/images/01.jpg?inline";
 import lund02 from "../../../shared/datasets/opensfm-lund/images/02.jpg?inline";
+import sacreCoeur from "../../../shared/datasets/sacre-coeur/images/03903474_1471484089.jpg?inline";
 import sceaux from "../../../shared/datasets/sceaux-castle/images/100_7100.JPG?inline";
 
 const bytes = (dataUrl: string) => Uint8Array.from(atob(dataUrl.slice(dataUrl.indexOf(",") + 1)), (c) => c.charCodeAt(0));
 
-/** Lund street, 1024x768, EXIF with GPS and focal length 4.3 mm, orientation 1. */
+/** Lund street, 1024x768, EXIF with GPS and focal length 4.3 mm (35 mm equivalent 35), orientation 1. */
 export const LUND_01 = bytes(lund01);
 export const LUND_02 = bytes(lund02);
 /** Sceaux castle, 2832x2128, Kodak Z612 EXIF (make, model, date, focal length 5.85 mm). */
 export const SCEAUX = bytes(sceaux);
+/** Sacre-Coeur, a web photo without any EXIF. */
+export const SACRE_COEUR = bytes(sacreCoeur);
 
 /**
  * The same JPEG with its EXIF Orientation tag (0x0112) rewritten to `orientation`: a real photo

@@ -11,7 +11,7 @@ import * as blobs from "./blobs";
 const inTenant = <T>(body: (db: DurableObjectStorage) => T) =>
   runInDurableObject(tenantStore(env, `blobs-test-${crypto.randomUUID()}`), (_o, state) => body(state.storage));
 
-const facts = (sha: string) => ({ sha, r2_key: `t/blobs-test/blobs/${sha}`, size: 3, media_type: null, width: null, height: null });
+const facts = (sha: string) => ({ sha, r2_key: `t/blobs-test/blobs/${sha}`, size: 3, media_type: null, width: null, height: null, focal_length_35mm: null });
 const garbage = (db: DurableObjectStorage) => db.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY r2_key").toArray().map((r) => r.r2_key);
 
 describe("blob references", () => {
@@ -58,5 +58,15 @@ describe("blob references", () => {
     expect(result.queued).toEqual(["t/blobs-test/blobs/c1", "t/blobs-test/blobs/c1/"]);
     expect(result.after).toEqual([]);
     expect(result.refcount).toBe(1);
+  });
+
+  it("bytes stored before their focal length was read gain it when finalized again; bytes stored again without one keep it", async () => {
+    const focal = await inTenant((db) => {
+      blobs.retain(db, facts("d1"));
+      blobs.retain(db, { ...facts("d1"), focal_length_35mm: 35 });
+      blobs.holdNew(db, "job", "J", facts("d1"));
+      return blobs.get(db, "d1")?.focal_length_35mm;
+    });
+    expect(focal).toBe(35);
   });
 });

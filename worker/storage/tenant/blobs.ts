@@ -14,17 +14,21 @@ export function get(db: DurableObjectStorage, sha: string): BlobRow | null {
   return first<BlobRow>(db.sql, "SELECT * FROM blobs WHERE sha = ? AND refcount > 0", sha);
 }
 
-/** Stores the blob with one reference, or gives the stored one another; its bytes are no longer garbage. */
+/**
+ * Stores the blob with one reference, or gives the stored one another; its bytes are no longer
+ * garbage. A blob stored before the focal length was read gains it when its bytes are finalized again.
+ */
 export function retain(db: DurableObjectStorage, b: BlobFacts): void {
   db.sql.exec(
-    `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)
-     ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1`,
+    `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, focal_length_35mm, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)
+     ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1, focal_length_35mm = coalesce(focal_length_35mm, excluded.focal_length_35mm)`,
     b.sha,
     b.r2_key,
     b.size,
     b.media_type,
     b.width,
     b.height,
+    b.focal_length_35mm,
     nowIso(),
   );
   garbage.unqueue(db, b.r2_key);

@@ -81,11 +81,12 @@ export function insert(db: DurableObjectStorage, datasetId: string, name: string
     width: blob.width,
     height: blob.height,
     media_type: blob.media_type,
+    focal_length_35mm: blob.focal_length_35mm,
     created_at: nowIso(),
   };
   db.sql.exec(
     `INSERT INTO images (image_id, dataset_id, name, content_sha, source_kind, rel_path, byte_size, width, height,
-       media_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       media_type, focal_length_35mm, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ...Object.values(row),
   );
   blobs.reference(db, sha);
