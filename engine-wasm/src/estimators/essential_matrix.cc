@@ -25,6 +25,21 @@ constexpr int MonomialIndex(int i, int j, int k) {
   return -1;
 }
 
+// kProduct[a][b]: the monomial of kExponents[a] * kExponents[b], or -1 above degree 3
+// (looked up once: products are the inner loop of every minimal solve).
+struct ProductTable {
+  std::array<std::array<int, kNumMonomials>, kNumMonomials> index;
+  ProductTable() {
+    for (int a = 0; a < kNumMonomials; ++a) {
+      for (int b = 0; b < kNumMonomials; ++b) {
+        index[a][b] = MonomialIndex(kExponents[a][0] + kExponents[b][0], kExponents[a][1] + kExponents[b][1],
+                                    kExponents[a][2] + kExponents[b][2]);
+      }
+    }
+  }
+};
+const ProductTable kProduct;
+
 struct Poly {
   std::array<double, kNumMonomials> c{};
 
@@ -50,10 +65,7 @@ struct Poly {
       if (c[a] == 0) continue;
       for (int b = 0; b < kNumMonomials; ++b) {
         if (o.c[b] == 0) continue;
-        const int idx = MonomialIndex(kExponents[a][0] + kExponents[b][0],
-                                      kExponents[a][1] + kExponents[b][1],
-                                      kExponents[a][2] + kExponents[b][2]);
-        r.c[idx] += c[a] * o.c[b];
+        r.c[kProduct.index[a][b]] += c[a] * o.c[b];
       }
     }
     return r;
@@ -162,18 +174,21 @@ void EssentialMatrixFivePointEstimator::Estimate(const std::vector<X_t>& rays1,
   models->clear();
   if (rays1.size() < 5 || rays1.size() != rays2.size()) return;
   // Unit rays keep the rows equally weighted whatever the camera model.
-  Eigen::Matrix<double, 9, 9> AtA = Eigen::Matrix<double, 9, 9>::Zero();
-  Eigen::Matrix<double, Eigen::Dynamic, 9> A(std::max<size_t>(rays1.size(), 9), 9);
-  A.setZero();
-  for (size_t i = 0; i < rays1.size(); ++i) {
-    A.row(i) = EpipolarRow(rays1[i].normalized(), rays2[i].normalized());
-  }
   Eigen::Matrix<double, 9, 4> basis;
   if (rays1.size() == 5) {
-    Eigen::JacobiSVD<Eigen::Matrix<double, Eigen::Dynamic, 9>> svd(A, Eigen::ComputeFullV);
-    basis = svd.matrixV().rightCols<4>();
+    // The minimal system's null space exactly: the last four columns of Q in A^T = QR.
+    Eigen::Matrix<double, 9, 5> At;
+    for (int i = 0; i < 5; ++i) At.col(i) = EpipolarRow(rays1[i].normalized(), rays2[i].normalized()).transpose();
+    const Eigen::HouseholderQR<Eigen::Matrix<double, 9, 5>> qr(At);
+    const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
+    basis = Q.rightCols<4>();
   } else {
-    AtA = A.transpose() * A;
+    // Least squares over all rays: the four smallest eigenvectors of A^T A.
+    Eigen::Matrix<double, 9, 9> AtA = Eigen::Matrix<double, 9, 9>::Zero();
+    for (size_t i = 0; i < rays1.size(); ++i) {
+      const Eigen::Matrix<double, 1, 9> row = EpipolarRow(rays1[i].normalized(), rays2[i].normalized());
+      AtA.noalias() += row.transpose() * row;
+    }
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> eigen(AtA);
     basis = eigen.eigenvectors().leftCols<4>();
   }
