@@ -51,10 +51,12 @@ size_t VisibilityPyramidScore(const std::vector<Eigen::Vector2d>& points, int wi
 
 }  // namespace
 
-IncrementalMapper::IncrementalMapper(const CorrespondenceGraph* correspondence_graph, Reconstruction* reconstruction,
+IncrementalMapper::IncrementalMapper(const CorrespondenceGraph* correspondence_graph, const Reconstruction* database,
+                                     Reconstruction* reconstruction,
                                      const std::unordered_map<image_t, int>* num_registrations,
                                      InitialPairCache* init_pair_cache)
     : graph_(correspondence_graph),
+      database_(database),
       reconstruction_(reconstruction),
       num_registrations_(num_registrations),
       init_pair_cache_(init_pair_cache != nullptr ? init_pair_cache : &own_init_pair_cache_),
@@ -233,15 +235,21 @@ std::vector<image_t> IncrementalMapper::FindNextImages(const IncrementalMapperOp
 
 bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& options, image_t image_id) {
   Image& image = reconstruction_->ImageAt(image_id);
-  // 2D-3D correspondences through the matches of each keypoint, each pair once.
+  const auto is_bogus = [&](const Camera& c) {
+    return c.HasBogusParams(options.min_focal_length_ratio, options.max_focal_length_ratio, options.max_extra_param);
+  };
+  // 2D-3D correspondences through the matches of each keypoint, each pair once, none through
+  // an image whose camera went bogus.
   std::vector<Eigen::Vector2d> points2D;
   std::vector<Eigen::Vector3d> points3D;
   std::unordered_set<uint64_t> seen;
   for (point2D_t idx = 0; idx < image.NumPoints2D(); ++idx) {
     for (const auto& corr : graph_->FindCorrespondences(image_id, idx)) {
       if (!reconstruction_->IsImageRegistered(corr.image_id)) continue;
-      const Point2D& partner = reconstruction_->ImageAt(corr.image_id).Point2DAt(corr.point2D_idx);
+      const Image& partner_image = reconstruction_->ImageAt(corr.image_id);
+      const Point2D& partner = partner_image.Point2DAt(corr.point2D_idx);
       if (!partner.HasPoint3D()) continue;
+      if (is_bogus(reconstruction_->CameraAt(partner_image.camera_id))) continue;
       if (!seen.insert((static_cast<uint64_t>(idx) << 40) ^ partner.point3D_id).second) continue;
       points2D.push_back(image.Point2DAt(idx).xy);
       points3D.push_back(reconstruction_->Point3DAt(partner.point3D_id).xyz);
@@ -252,19 +260,20 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
   // far end of a sequence) must not use up its trials before its neighbours register.
   const int trial = num_reg_trials_[image_id]++;
 
+  // As COLMAP: a camera another registered image has refined is held, unless its refinement
+  // went bogus; a new or bogus camera starts again from its initial parameters and is
+  // estimated (focal only without a prior) and refined with this image.
   Camera camera = reconstruction_->CameraAt(image.camera_id);
-  const bool camera_is_new = NumRegImagesForCamera(image.camera_id) == 0;
+  const bool estimate_camera = NumRegImagesForCamera(image.camera_id) == 0 || is_bogus(camera);
+  if (estimate_camera) camera.params = database_->CameraAt(image.camera_id).params;
   AbsolutePoseOptions pose_options;
   pose_options.max_error_px = options.abs_pose_max_error;
   pose_options.min_inlier_ratio = options.abs_pose_min_inlier_ratio;
-  pose_options.estimate_focal_length = camera_is_new && !camera.has_prior_focal_length;
+  pose_options.estimate_focal_length = estimate_camera && !camera.has_prior_focal_length;
   pose_options.seed = MixSeed(options.seed, image_id, 1000 + trial);
   AbsolutePoseResult pose;
   if (!EstimateAbsolutePose(pose_options, camera, points2D, points3D, &pose)) return false;
-  if (pose.num_inliers < static_cast<size_t>(options.abs_pose_min_num_inliers) ||
-      pose.num_inliers < options.abs_pose_min_inlier_ratio * points2D.size()) {
-    return false;
-  }
+  if (pose.num_inliers < static_cast<size_t>(options.abs_pose_min_num_inliers)) return false;
   if (pose_options.estimate_focal_length) camera.SetFocalLength(pose.focal_length);
   std::vector<Eigen::Vector2d> inlier2D;
   std::vector<Eigen::Vector3d> inlier3D;
@@ -274,12 +283,8 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
     inlier3D.push_back(points3D[i]);
   }
   Rigid3d cam_from_world = pose.cam_from_world;
-  if (!RefineAbsolutePose(inlier2D, inlier3D, camera_is_new && options.abs_pose_refine_focal_length,
-                          camera_is_new && options.abs_pose_refine_extra_params, &cam_from_world, &camera)) {
-    return false;
-  }
-  if (camera.HasBogusParams(options.min_focal_length_ratio, options.max_focal_length_ratio,
-                            options.max_extra_param)) {
+  if (!RefineAbsolutePose(inlier2D, inlier3D, estimate_camera && options.abs_pose_refine_focal_length,
+                          estimate_camera && options.abs_pose_refine_extra_params, &cam_from_world, &camera)) {
     return false;
   }
   reconstruction_->CameraAt(image.camera_id).params = camera.params;
@@ -368,6 +373,11 @@ size_t IncrementalMapper::FilterPoints(const IncrementalMapperOptions& options) 
 }
 
 size_t IncrementalMapper::FilterImages(const IncrementalMapperOptions& options) {
+  // As COLMAP: a small model's intrinsics are still moving a lot, so its images are kept
+  // whatever their camera looks like (a bogus camera is estimated again at the next
+  // registration instead).
+  constexpr size_t kMinNumImages = 20;
+  if (reconstruction_->NumRegImages() < kMinNumImages) return 0;
   return reconstruction_
       ->FilterImages(options.min_focal_length_ratio, options.max_focal_length_ratio, options.max_extra_param)
       .size();

@@ -75,9 +75,11 @@ using InitialPairCache = std::map<std::pair<image_t, image_t>, InitialPairGeomet
 
 class IncrementalMapper {
  public:
-  // `init_pair_cache` (optional) keeps initial-pair geometries across mappers.
-  IncrementalMapper(const CorrespondenceGraph* correspondence_graph, Reconstruction* reconstruction,
-                    const std::unordered_map<image_t, int>* num_registrations,
+  // `database` holds every camera's initial parameters (COLMAP's database cache): a camera
+  // registration starts again from them. `init_pair_cache` (optional) keeps initial-pair
+  // geometries across mappers.
+  IncrementalMapper(const CorrespondenceGraph* correspondence_graph, const Reconstruction* database,
+                    Reconstruction* reconstruction, const std::unordered_map<image_t, int>* num_registrations,
                     InitialPairCache* init_pair_cache = nullptr);
 
   // Best untried pair of images no model has registered; false if none is left.
@@ -125,6 +127,7 @@ class IncrementalMapper {
   size_t NumRegImagesForCamera(camera_t camera_id) const;
 
   const CorrespondenceGraph* graph_;
+  const Reconstruction* database_;
   Reconstruction* reconstruction_;
   const std::unordered_map<image_t, int>* num_registrations_;
   InitialPairCache own_init_pair_cache_;

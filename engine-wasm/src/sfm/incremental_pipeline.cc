@@ -118,7 +118,7 @@ void IncrementalPipeline::StartModel() {
   current_ = input_;
   has_current_ = true;
   refined_without_registration_ = false;
-  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_, &init_pair_cache_);
+  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_, &init_pair_cache_);
   const bool given_pair = num_models_started_ == 0 && options_.init_image_id1 != kInvalidImageId &&
                           options_.init_image_id2 != kInvalidImageId;
   num_models_started_ += 1;
@@ -283,7 +283,7 @@ void IncrementalPipeline::RestoreState(State s) {
   model_init_pairs_ = std::move(s.model_init_pairs);
   mapper_.reset();
   if (has_current_) {
-    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &current_, &num_registrations_, &init_pair_cache_);
+    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_, &init_pair_cache_);
     mapper_->SetState(std::move(s.num_reg_trials), init_num_reg_trials_, tried_init_pairs_);
     mapper_->SetReNumTrials(std::move(s.re_num_trials));
   }
