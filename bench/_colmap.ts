@@ -53,8 +53,8 @@ export function writeImageList(dir: string, names: readonly string[]): string {
 
 /** Input of a COLMAP database written from our data (image and camera ids are 1-based indices). */
 export interface ColmapDatabaseInput {
-  /** SIMPLE_RADIAL cameras: size and f, cx, cy, k. */
-  cameras: Array<{ width: number; height: number; params: number[] }>;
+  /** SIMPLE_RADIAL cameras: size, f, cx, cy, k, and whether f is a prior (EXIF). */
+  cameras: Array<{ width: number; height: number; params: number[]; hasPriorFocalLength: boolean }>;
   /** Per image: name, camera index, keypoints x0 y0 x1 y1 ... */
   images: Array<{ name: string; camera: number; keypoints: ArrayLike<number> }>;
   /** Per image pair (indices): raw matches, and verified ones with their spec 2.14 type when known. */
@@ -81,7 +81,7 @@ import json, sqlite3, struct, sys
 TYPES = ["undefined","degenerate","calibrated","uncalibrated","planar","panoramic","planar_or_panoramic","watermark","multiple"]
 d = json.load(open(sys.argv[2])); c = sqlite3.connect(sys.argv[1])
 for i, cam in enumerate(d["cameras"]):
-    c.execute("insert into cameras values (?,?,?,?,?,?)", (i + 1, 2, cam["width"], cam["height"], struct.pack("<4d", *cam["params"]), 0))
+    c.execute("insert into cameras values (?,?,?,?,?,?)", (i + 1, 2, cam["width"], cam["height"], struct.pack("<4d", *cam["params"]), int(cam["hasPriorFocalLength"])))
 for i, im in enumerate(d["images"]):
     c.execute("insert into images (image_id, name, camera_id) values (?,?,?)", (i + 1, im["name"], im["camera"] + 1))
     kp = im["keypoints"]

@@ -7,10 +7,13 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from "node:path";
 import type { Engine } from "../engine-wasm/ts/engine";
 import { type TwoViewResult, verifyTwoView } from "../engine-wasm/ts/two-view";
+import { type InitialCamera, datasetCameras, twoViewCamera } from "../browser-runtime/stages/cameras";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { matchFeatures } from "../browser-runtime/stages/match";
 import { exhaustivePairs } from "../browser-runtime/stages/pairs";
+import { readFocalLength35mm } from "../worker/services/exif";
+import { INTRINSICS } from "../test/support/reconstruct";
 import { datasets, root } from "./_args";
 
 export interface SetData {
@@ -62,16 +65,29 @@ export function cachedSetData(set: string, hashPrefix?: string): { file: string;
   return file ? { file, data: JSON.parse(readFileSync(file, "utf8")) as SetData } : null;
 }
 
-/** The `verify` executor's call on every pair: no prior focal length, so F/H, default options. */
-export function verifyPairs(engine: Engine, data: SetData, seed: number): TwoViewResult[] {
+export interface SetCameras {
+  cameras: InitialCamera[];
+  cameraOfImage: number[];
+}
+
+/** The set's cameras as a job makes them: the tests' intrinsics mode, each photo's EXIF focal length as the service reads it. */
+export async function setCameras(set: string, data: SetData): Promise<SetCameras> {
+  const images = await Promise.all(
+    data.images.map(async (im) => ({ name: im.name, focal_length_35mm: await readFocalLength35mm(readFileSync(join(datasets, set, "images", im.name))) })),
+  );
+  return datasetCameras({ camera_model: "SIMPLE_RADIAL", intrinsics_mode: INTRINSICS[set] ?? "single_camera", images }, data.images);
+}
+
+/** The `verify` executor's call on every pair (default options): E as well as F/H where the cameras have a prior focal length. */
+export function verifyPairs(engine: Engine, data: SetData, cameras: SetCameras, seed: number): TwoViewResult[] {
   const keypoints = data.images.map((im) => Float64Array.from(im.xy));
-  return data.pairs.map((p) => {
-    const a = data.images[p.image1]!, b = data.images[p.image2]!;
-    return verifyTwoView(engine, {
+  const camera = (i: number) => twoViewCamera(cameras.cameras[cameras.cameraOfImage[i]!]!);
+  return data.pairs.map((p) =>
+    verifyTwoView(engine, {
       keypoints1: keypoints[p.image1]!, keypoints2: keypoints[p.image2]!,
-      camera1: { model: null, width: a.width, height: a.height }, camera2: { model: null, width: b.width, height: b.height },
+      camera1: camera(p.image1), camera2: camera(p.image2),
       matches: p.matches,
       options: { seed },
-    });
-  });
+    }),
+  );
 }

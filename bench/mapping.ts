@@ -18,11 +18,9 @@ import { type AccuracyReport, type ImagePose, barFailures, compareToReference, p
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
-import { initialCamera } from "../browser-runtime/stages/cameras";
-import { INTRINSICS } from "../test/support/reconstruct";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
 import { type ColmapDatabaseInput, largestColmapModel, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
-import { featuresAndMatches, verifyPairs } from "./_mapping-data";
+import { featuresAndMatches, setCameras, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const seed = Number(arg("seed", "0"));
@@ -83,16 +81,16 @@ const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
 const results = [];
 for (const set of sets) {
   const data = await featuresAndMatches(engine, set, engineHash);
-  const perImage = INTRINSICS[set] === "per_image";
-  const cameras = perImage ? data.images.map((im) => initialCamera("SIMPLE_RADIAL", im.width, im.height)) : [initialCamera("SIMPLE_RADIAL", data.images[0]!.width, data.images[0]!.height)];
-  const cameraOf = (i: number) => (perImage ? i : 0);
+  const setCams = await setCameras(set, data);
+  const { cameras } = setCams;
+  const cameraOf = (i: number) => setCams.cameraOfImage[i]!;
   const reference = await readColmapTextModel(join(datasets, set, "reference"));
   const refPoses = referencePoses(reference);
   const colmapReproj = Number(parseColmapResultsTsv(readFileSync(join(datasets, set, "reference/colmap-3.8-results.tsv"), "utf8"))[0]!.mean_reproj_px);
 
-  // Ours: verify (the `verify` executor's call per pair: no prior focal length, so F/H), then map.
+  // Ours: verify (the `verify` executor's call per pair), then map.
   const verify = timed(() =>
-    verifyPairs(engine, data, seed).map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() })),
+    verifyPairs(engine, data, setCams, seed).map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() })),
   );
   const verified = verify.value.filter((p) => p.matches.length > 0);
   const input: MappingInput = {
@@ -125,7 +123,7 @@ for (const set of sets) {
     const work = mkdtempSync(join(tmpdir(), `bench-mapping-${set}-`));
     const names = data.images.map((im) => im.name);
     const dbInput: ColmapDatabaseInput = {
-      cameras: cameras.map((c) => ({ width: c.width, height: c.height, params: c.params })),
+      cameras: cameras.map((c) => ({ width: c.width, height: c.height, params: c.params, hasPriorFocalLength: c.hasPriorFocalLength })),
       images: data.images.map((im, i) => ({ name: im.name, camera: cameraOf(i), keypoints: im.xy })),
       pairs: [],
     };

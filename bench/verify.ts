@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { loadEngine } from "../engine-wasm/ts/engine";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { arg, cpuSeconds, root } from "./_args";
-import { cachedSetData, featuresAndMatches, verifyPairs } from "./_mapping-data";
+import { cachedSetData, featuresAndMatches, setCameras, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const seed = Number(arg("seed", "0"));
@@ -45,12 +45,13 @@ for (const set of sets) {
   const cached = cachedSetData(set, cacheHash || undefined);
   const input = cached?.file ?? `computed (engine ${engineHash.slice(0, 16)})`;
   const data = cached?.data ?? (await featuresAndMatches(engine, set, engineHash));
+  const cameras = await setCameras(set, data);
   let best = { wallSeconds: Infinity, cpuSeconds: Infinity };
   let verified: ReturnType<typeof verifyPairs> = [];
   for (let run = 0; run < repeat; run += 1) {
     const wall = performance.now();
     const cpu = cpuSeconds();
-    verified = verifyPairs(engine, data, seed);
+    verified = verifyPairs(engine, data, cameras, seed);
     const time = { wallSeconds: (performance.now() - wall) / 1000, cpuSeconds: cpuSeconds() - cpu };
     if (time.wallSeconds < best.wallSeconds) best = time;
   }

@@ -1,12 +1,20 @@
 /**
  * @module The cameras of a dataset before mapping (spec 2.4 `camera_model`, `intrinsics_mode`):
- * which images share a camera, and each camera's initial parameters. Without a prior focal
- * length (no usable EXIF), COLMAP starts from f = 1.2 max(width, height), the principal point at
- * the image centre and zero distortion; so do we (`has_prior_focal_length` false), and
- * verification then estimates uncalibrated (F/H) geometry, as COLMAP does.
+ * which images share a camera, and each camera's initial parameters, as COLMAP's ImageReader
+ * makes them. With an EXIF 35 mm-equivalent focal length, f = f35 / 35 max(width, height) and
+ * the camera has a prior focal length: verification then also estimates calibrated (E) geometry
+ * and registration keeps the focal. Without one, f = 1.2 max(width, height) and no prior (F/H
+ * only). The principal point starts at the image centre, distortion at zero.
  */
+import type { CameraModelName } from "../../engine-wasm/ts/camera";
+import type { TwoViewCamera } from "../../engine-wasm/ts/two-view";
 import { CAMERA_MODELS } from "../../protocol/camera-models";
 import type { DatasetSnapshot } from "../../protocol";
+
+/** What the cameras depend on: the dataset's settings and each image's name and EXIF focal. */
+export type CameraSettings = Pick<DatasetSnapshot, "camera_model" | "intrinsics_mode"> & {
+  images: ReadonlyArray<Pick<DatasetSnapshot["images"][number], "name" | "focal_length_35mm">>;
+};
 
 export interface InitialCamera {
   model: string;
@@ -19,19 +27,26 @@ export interface InitialCamera {
 /** COLMAP's default focal length factor (ImageReaderOptions::default_focal_length_factor). */
 export const DEFAULT_FOCAL_LENGTH_FACTOR = 1.2;
 
-export function initialCamera(model: string, width: number, height: number): InitialCamera {
+/** The focal length in pixels an EXIF 35 mm-equivalent focal length gives (COLMAP's Bitmap::ExifFocalLength). */
+export function focalFrom35mm(focalLength35mm: number, width: number, height: number): number {
+  return (focalLength35mm / 35) * Math.max(width, height);
+}
+
+export function initialCamera(model: string, width: number, height: number, focalLength35mm: number | null = null): InitialCamera {
   const info = CAMERA_MODELS.find((m) => m.name === model);
   if (!info) throw new Error(`unknown camera model ${model}`);
-  const f = DEFAULT_FOCAL_LENGTH_FACTOR * Math.max(width, height);
+  const hasPriorFocalLength = focalLength35mm !== null && focalLength35mm > 0;
+  const f = hasPriorFocalLength ? focalFrom35mm(focalLength35mm, width, height) : DEFAULT_FOCAL_LENGTH_FACTOR * Math.max(width, height);
   const params = info.params.map((name) => (name.startsWith("f") ? f : name === "cx" ? width / 2 : name === "cy" ? height / 2 : 0));
-  return { model, width, height, params, hasPriorFocalLength: false };
+  return { model, width, height, params, hasPriorFocalLength };
 }
 
 /**
  * Cameras and the camera index of each image: one for the whole dataset (`single_camera`, when
  * all images have one size), one per folder of the image name (`per_folder`), or one per image.
+ * A shared camera takes its prior from the first image that makes it, as COLMAP's ImageReader.
  */
-export function datasetCameras(dataset: DatasetSnapshot, sizes: ReadonlyArray<{ width: number; height: number }>): {
+export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ width: number; height: number }>): {
   cameras: InitialCamera[];
   cameraOfImage: number[];
 } {
@@ -48,10 +63,15 @@ export function datasetCameras(dataset: DatasetSnapshot, sizes: ReadonlyArray<{ 
     const key = keyOf(i);
     let c = index.get(key);
     if (c === undefined) {
-      c = cameras.push(initialCamera(dataset.camera_model, s.width, s.height)) - 1;
+      c = cameras.push(initialCamera(dataset.camera_model, s.width, s.height, dataset.images[i]!.focal_length_35mm)) - 1;
       index.set(key, c);
     }
     return c;
   });
   return { cameras, cameraOfImage };
+}
+
+/** A camera as two-view verification takes it: its intrinsics only when it has a prior focal length (else F/H only). */
+export function twoViewCamera(c: InitialCamera): TwoViewCamera {
+  return c.hasPriorFocalLength ? { model: c.model as CameraModelName, width: c.width, height: c.height, params: c.params } : { model: null, width: c.width, height: c.height };
 }

@@ -6,7 +6,7 @@
  * are verified on the runner's engine pool, one batch per engine at once (items.ts); each pair's
  * RANSAC is seeded on its own, so the file is the same whichever engine verified it.
  */
-import type { TwoViewCamera, TwoViewInput } from "../../../engine-wasm/ts/two-view";
+import type { TwoViewInput } from "../../../engine-wasm/ts/two-view";
 import { type TaskOutputs, VerifySpec } from "../../../protocol";
 import { decodeMatches } from "../../../protocol/wire/matches";
 import {
@@ -14,7 +14,7 @@ import {
   type VerifiedMatchesFile,
   imageIdAt,
 } from "../../../protocol/wire/verified-matches";
-import { datasetCameras } from "../../stages/cameras";
+import { datasetCameras, twoViewCamera } from "../../stages/cameras";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -31,10 +31,7 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
   const keypoints = await datasetKeypoints(ctx);
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
-  const camera = (i: number): TwoViewCamera => {
-    const c = cameras[cameraOfImage[i]!]!;
-    return c.hasPriorFocalLength ? { model: c.model as never, width: c.width, height: c.height, params: c.params } : { model: null, width: c.width, height: c.height };
-  };
+  const camera = (i: number) => twoViewCamera(cameras[cameraOfImage[i]!]!);
   const matchFile = [...inputFiles(ctx.lease, "matches").values()][0]!;
   const pairs = decodeMatches(await ctx.read(matchFile.blob_sha));
   const inputs = pairs.map((pair) => {
