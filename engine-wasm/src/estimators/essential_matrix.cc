@@ -59,14 +59,17 @@ struct Poly {
     return r;
   }
   // Products here never exceed degree 3 (linear entries of E, at most three factors).
+  // Operands are sparse (a linear entry has 4 terms): multiply their nonzero terms only.
   Poly operator*(const Poly& o) const {
+    std::array<int, kNumMonomials> nonzero;
+    int n = 0;
+    for (int b = 0; b < kNumMonomials; ++b) {
+      if (o.c[b] != 0) nonzero[n++] = b;
+    }
     Poly r;
     for (int a = 0; a < kNumMonomials; ++a) {
       if (c[a] == 0) continue;
-      for (int b = 0; b < kNumMonomials; ++b) {
-        if (o.c[b] == 0) continue;
-        r.c[kProduct.index[a][b]] += c[a] * o.c[b];
-      }
+      for (int k = 0; k < n; ++k) r.c[kProduct.index[a][nonzero[k]]] += c[a] * o.c[nonzero[k]];
     }
     return r;
   }
@@ -215,7 +218,21 @@ void EssentialMatrixFivePointEstimator::Residuals(const std::vector<X_t>& rays1,
                                                   std::vector<double>* residuals) {
   residuals->resize(rays1.size());
   for (size_t i = 0; i < rays1.size(); ++i) {
-    (*residuals)[i] = SphericalSampsonError(rays1[i], rays2[i], E);
+    const Eigen::Vector3d& x1 = rays1[i];
+    const Eigen::Vector3d& x2 = rays2[i];
+    if (x1.z() != 1 || x2.z() != 1) {
+      (*residuals)[i] = SphericalSampsonError(x1, x2, E);
+      continue;
+    }
+    // Pinhole rays on the z = 1 plane: COLMAP's Sampson error in normalized image coordinates.
+    const double Ex1_0 = E(0, 0) * x1.x() + E(0, 1) * x1.y() + E(0, 2);
+    const double Ex1_1 = E(1, 0) * x1.x() + E(1, 1) * x1.y() + E(1, 2);
+    const double Ex1_2 = E(2, 0) * x1.x() + E(2, 1) * x1.y() + E(2, 2);
+    const double Etx2_0 = E(0, 0) * x2.x() + E(1, 0) * x2.y() + E(2, 0);
+    const double Etx2_1 = E(0, 1) * x2.x() + E(1, 1) * x2.y() + E(2, 1);
+    const double algebraic = x2.x() * Ex1_0 + x2.y() * Ex1_1 + Ex1_2;
+    const double denominator = Ex1_0 * Ex1_0 + Ex1_1 * Ex1_1 + Etx2_0 * Etx2_0 + Etx2_1 * Etx2_1;
+    (*residuals)[i] = denominator > 0 ? algebraic * algebraic / denominator : std::numeric_limits<double>::max();
   }
 }
 

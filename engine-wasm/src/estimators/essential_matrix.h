@@ -6,10 +6,11 @@
 // elimination gives a 10x10 action matrix whose eigenvectors are the (up to 10)
 // solutions.
 //
-// Observations are viewing rays (Camera::CamFromImg), so every camera model works; the
-// residual is the Sampson error on the unit sphere (the squared angle, to first order,
-// between each ray and the epipolar plane of its partner), so thresholds are angles:
-// Camera::CamFromImgThreshold(pixels).
+// Observations are viewing rays (Camera::CamFromImg), so every camera model works. The
+// residual of a pair of pinhole rays (both on the z = 1 plane) is COLMAP's Sampson error in
+// normalized image coordinates; of any other pair (spherical cameras) the Sampson error on
+// the unit sphere (the squared angle, to first order, between each ray and the epipolar
+// plane of its partner). Thresholds are Camera::CamFromImgThreshold(pixels) either way.
 #pragma once
 
 #include <Eigen/Core>
