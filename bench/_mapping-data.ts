@@ -12,7 +12,7 @@ import { decodeImage } from "../browser-runtime/decode/node";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { matchFeatures } from "../browser-runtime/stages/match";
 import { exhaustivePairs } from "../browser-runtime/stages/pairs";
-import { readFocalLength35mm } from "../worker/services/exif";
+import { readFocalLength35mm } from "../worker/services/exif-tags";
 import { INTRINSICS } from "../test/support/reconstruct";
 import { datasets, root } from "./_args";
 

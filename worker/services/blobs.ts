@@ -6,7 +6,7 @@
 import { imageSize } from "image-size";
 import { conflict } from "../errors";
 import { concatenate } from "./bytes";
-import { readFocalLength35mm } from "./exif";
+import { readFocalLength35mm } from "./exif-tags";
 import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
 
 export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;

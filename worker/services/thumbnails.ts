@@ -18,7 +18,7 @@ import PNG_CODEC from "@jsquash/png/codec/pkg/squoosh_png_bg.wasm";
 // @ts-expect-error as above
 import RESIZER from "@jsquash/resize/lib/resize/pkg/squoosh_resize_bg.wasm";
 import { notFound, validation } from "../errors";
-import { readOrientation } from "./exif";
+import { readOrientation } from "./exif-tags";
 
 export const THUMBNAIL_SIZES = { min: 16, max: 1024, default: 256 } as const;
 /** Bumped whenever the pixels produced change (codec, quality, filter): new keys and ETags. */

@@ -1,7 +1,7 @@
 /** The EXIF 35 mm-equivalent focal length read from an image's head at finalize (the runner's prior, 2.4). */
 import { describe, expect, it } from "vitest";
 import { LUND_01, SACRE_COEUR } from "../test/photos";
-import { readFocalLength35mm } from "./exif";
+import { readFocalLength35mm } from "./exif-tags";
 
 describe("EXIF FocalLengthIn35mmFormat", () => {
   it("is read from a real photo's head (Lund: 35)", async () => {
