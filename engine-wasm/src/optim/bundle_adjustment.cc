@@ -22,6 +22,9 @@ constexpr double kMaxLambda = 1e16;
 constexpr int kMaxIntrinsics = 16;
 
 using JacobianRow2 = Eigen::Matrix<double, 2, Eigen::Dynamic, 0, 2, kMaxIntrinsics>;
+// A camera block's coupling with a point (dim(block) x 3), on the stack: the normal equations
+// are rebuilt every iteration and the heap would dominate them.
+using CouplingBlock = Eigen::Matrix<double, Eigen::Dynamic, 3, 0, kMaxIntrinsics, 3>;
 
 // Which unknowns are free: the "camera" blocks of the reduced system are the
 // variable intrinsics (one block per camera) followed by the variable poses.
@@ -145,7 +148,7 @@ struct NormalEquations {
     Eigen::Matrix3d hessian = Eigen::Matrix3d::Zero();   // V
     Eigen::Vector3d gradient = Eigen::Vector3d::Zero();
     std::vector<int> blocks;                              // camera blocks seeing the point
-    std::vector<Eigen::MatrixXd> coupling;                // W: dim(block) x 3 per block
+    std::vector<CouplingBlock> coupling;                  // W: dim(block) x 3 per block
   };
   std::vector<PointTerm> points;
 };
@@ -183,7 +186,7 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
     term.gradient -= w * lin.d_point.transpose() * lin.residual;
     for (int i = 0; i < 2; ++i) {
       if (jacobians[i].cols() == 0) continue;
-      const Eigen::MatrixXd coupling = w * jacobians[i].transpose() * lin.d_point;
+      const CouplingBlock coupling = w * jacobians[i].transpose() * lin.d_point;
       const auto it = std::find(term.blocks.begin(), term.blocks.end(), blocks[i]);
       if (it == term.blocks.end()) {
         term.blocks.push_back(blocks[i]);
@@ -321,6 +324,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   std::vector<Eigen::Vector3d> point_steps(problem->points.size(), Eigen::Vector3d::Zero());
   std::vector<Eigen::Vector3d> point_diagonals(problem->points.size());
   Eigen::VectorXd camera_diagonal;
+  ReducedCameraSystem schur = eq.camera_hessian;
   summary.termination = "max_num_iterations";
   for (int iteration = 0; iteration < options.max_num_iterations; ++iteration) {
     summary.num_iterations = iteration + 1;
@@ -342,7 +346,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     }
 
     // Damped reduced camera system S = U + lambda D - sum W V^-1 W^T.
-    ReducedCameraSystem schur = eq.camera_hessian;
+    schur.CopyValuesFrom(eq.camera_hessian);
     schur.AddToDiagonal(lambda * camera_diagonal);
     Eigen::VectorXd rhs = eq.camera_gradient;
     for (size_t p = 0; p < eq.points.size(); ++p) {
@@ -352,7 +356,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
       damped.diagonal() += lambda * point_diagonals[p];
       point_inverses[p] = damped.inverse();
       for (size_t i = 0; i < term.blocks.size(); ++i) {
-        const Eigen::MatrixXd wv = term.coupling[i] * point_inverses[p];
+        const CouplingBlock wv = term.coupling[i] * point_inverses[p];
         rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -= wv * term.gradient;
         for (size_t j = i; j < term.blocks.size(); ++j) {
           schur.AddBlock(term.blocks[i], term.blocks[j], -wv * term.coupling[j].transpose());

@@ -47,14 +47,8 @@ int ReducedCameraSystem::Slot(int a, int b) const {
   return it->second;
 }
 
-void ReducedCameraSystem::AddBlock(int a, int b, const Eigen::MatrixXd& m) {
-  if (dims_[a] == 0 || dims_[b] == 0) return;
-  const int slot = Slot(a, b);
-  if (a <= b) {
-    blocks_[slot] += m;
-  } else {
-    blocks_[slot] += m.transpose();
-  }
+void ReducedCameraSystem::CopyValuesFrom(const ReducedCameraSystem& other) {
+  for (size_t slot = 0; slot < blocks_.size(); ++slot) blocks_[slot] = other.blocks_[slot];
 }
 
 Eigen::VectorXd ReducedCameraSystem::Diagonal() const {

@@ -45,13 +45,25 @@ class ReducedCameraSystem {
   int num_blocks() const { return static_cast<int>(dims_.size()); }
 
   void SetZero();
-  // Adds M (dim_a x dim_b) to block (a, b) and, by symmetry, M^T to (b, a).
-  // For a == b, M must be symmetric. The coupling must have been declared.
-  void AddBlock(int a, int b, const Eigen::MatrixXd& m);
+  // Adds M (dim_a x dim_b, any Eigen expression: products are evaluated straight into the
+  // block, without a temporary) to block (a, b) and, by symmetry, M^T to (b, a). For a == b,
+  // M must be symmetric. The coupling must have been declared.
+  template <typename Derived>
+  void AddBlock(int a, int b, const Eigen::MatrixBase<Derived>& m) {
+    if (dims_[a] == 0 || dims_[b] == 0) return;
+    Eigen::MatrixXd& block = blocks_[Slot(a, b)];
+    if (a <= b) {
+      block.noalias() += m;
+    } else {
+      block.noalias() += m.transpose();
+    }
+  }
   // Slot of a declared coupling, to avoid repeated lookups in hot loops.
   int Slot(int a, int b) const;
   // Adds M (dim_lo x dim_hi, lo <= hi) at a slot from Slot(lo, hi).
   Eigen::MatrixXd& SlotBlock(int slot) { return blocks_[slot]; }
+  // Takes another system's values (same pattern), reusing this one's storage.
+  void CopyValuesFrom(const ReducedCameraSystem& other);
   // The diagonal of the whole matrix, and adding to it (LM damping).
   Eigen::VectorXd Diagonal() const;
   void AddToDiagonal(const Eigen::VectorXd& d);
