@@ -14,13 +14,15 @@ namespace edgesfm {
 bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const std::vector<Eigen::Vector2d>& points1,
                           const std::vector<Eigen::Vector2d>& points2, double max_error_px, uint64_t seed,
                           RelativePoseResult* result) {
+  // Pinhole rays stay on the z = 1 plane: the residual is then COLMAP's Sampson error in
+  // normalized image coordinates (spherical cameras give unit rays, an angle on the sphere).
   std::vector<Eigen::Vector3d> rays1, rays2;
   for (size_t i = 0; i < points1.size(); ++i) {
-    rays1.push_back(camera1.CamFromImg(points1[i]).normalized());
-    rays2.push_back(camera2.CamFromImg(points2[i]).normalized());
+    rays1.push_back(camera1.CamFromImg(points1[i]));
+    rays2.push_back(camera2.CamFromImg(points2[i]));
   }
   RansacOptions ransac;
-  // The residual is an angle on the unit sphere: average the two cameras' thresholds.
+  // Average the two cameras' thresholds.
   ransac.max_error = 0.5 * (camera1.CamFromImgThreshold(max_error_px) + camera2.CamFromImgThreshold(max_error_px));
   ransac.random_seed = seed;
   ransac.min_inlier_ratio = 0.25;
