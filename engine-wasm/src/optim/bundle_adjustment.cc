@@ -149,12 +149,19 @@ struct NormalEquations {
     Eigen::Vector3d gradient = Eigen::Vector3d::Zero();
     std::vector<int> blocks;                              // camera blocks seeing the point
     std::vector<CouplingBlock> coupling;                  // W: dim(block) x 3 per block
+    // Reduced-system slot of each block pair (i <= j, row-major), for `slot_blocks`.
+    std::vector<int> slot_blocks;
+    std::vector<int> pair_slots;
   };
   std::vector<PointTerm> points;
 };
 
+// Slots of each observation's (camera, camera), (camera, pose), (pose, pose) blocks.
+using ObservationSlots = std::array<int, 3>;
+
 void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& layout,
-                          const std::vector<Linearization>& lins, NormalEquations* eq) {
+                          const std::vector<Linearization>& lins, const std::vector<ObservationSlots>& obs_slots,
+                          NormalEquations* eq) {
   eq->camera_hessian.SetZero();
   eq->camera_gradient.setZero(eq->camera_hessian.dim());
   for (auto& term : eq->points) {
@@ -177,7 +184,8 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
       eq->camera_gradient.segment(offset, jacobians[i].cols()) -= w * jacobians[i].transpose() * lin.residual;
       for (int j = i; j < 2; ++j) {
         if (jacobians[j].cols() == 0) continue;
-        eq->camera_hessian.AddBlock(blocks[i], blocks[j], w * jacobians[i].transpose() * jacobians[j]);
+        // Camera blocks precede pose blocks: (i, j) is already (lo, hi).
+        eq->camera_hessian.SlotBlock(obs_slots[o][i + j]).noalias() += w * jacobians[i].transpose() * jacobians[j];
       }
     }
     if (!layout.point_variable[obs.point]) continue;
@@ -194,6 +202,15 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
       } else {
         term.coupling[it - term.blocks.begin()] += coupling;
       }
+    }
+  }
+  // The blocks seeing a point change only when an observation drops out (behind a camera).
+  for (auto& term : eq->points) {
+    if (term.blocks == term.slot_blocks) continue;
+    term.slot_blocks = term.blocks;
+    term.pair_slots.clear();
+    for (size_t i = 0; i < term.blocks.size(); ++i) {
+      for (size_t j = i; j < term.blocks.size(); ++j) term.pair_slots.push_back(eq->camera_hessian.Slot(term.blocks[i], term.blocks[j]));
     }
   }
 }
@@ -303,6 +320,14 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     }
   }
   pattern.Finalize();
+  std::vector<ObservationSlots> obs_slots(problem->observations.size());
+  for (size_t o = 0; o < problem->observations.size(); ++o) {
+    const int camera = layout.CameraBlock(problem->observations[o].camera);
+    const int pose = layout.PoseBlock(problem->observations[o].pose);
+    // Blocks without unknowns have no slot (and are skipped when the equations are built).
+    const auto slot = [&](int a, int b) { return pattern.block_dim(a) && pattern.block_dim(b) ? pattern.Slot(a, b) : -1; };
+    obs_slots[o] = {slot(camera, camera), slot(camera, pose), slot(pose, pose)};
+  }
   summary.num_variables = pattern.dim();
   for (size_t p = 0; p < problem->points.size(); ++p) summary.num_variables += layout.point_variable[p] ? 3 : 0;
 
@@ -329,7 +354,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   for (int iteration = 0; iteration < options.max_num_iterations; ++iteration) {
     summary.num_iterations = iteration + 1;
     if (relinearize) {
-      BuildNormalEquations(*problem, layout, lins, &eq);
+      BuildNormalEquations(*problem, layout, lins, obs_slots, &eq);
       double max_gradient = eq.camera_gradient.size() ? eq.camera_gradient.cwiseAbs().maxCoeff() : 0;
       for (size_t p = 0; p < eq.points.size(); ++p) {
         if (!layout.point_variable[p]) continue;
@@ -355,11 +380,16 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
       Eigen::Matrix3d damped = term.hessian;
       damped.diagonal() += lambda * point_diagonals[p];
       point_inverses[p] = damped.inverse();
+      const int* slot = term.pair_slots.data();
       for (size_t i = 0; i < term.blocks.size(); ++i) {
         const CouplingBlock wv = term.coupling[i] * point_inverses[p];
         rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -= wv * term.gradient;
-        for (size_t j = i; j < term.blocks.size(); ++j) {
-          schur.AddBlock(term.blocks[i], term.blocks[j], -wv * term.coupling[j].transpose());
+        for (size_t j = i; j < term.blocks.size(); ++j, ++slot) {
+          if (term.blocks[i] <= term.blocks[j]) {
+            schur.SlotBlock(*slot).noalias() -= wv * term.coupling[j].transpose();
+          } else {
+            schur.SlotBlock(*slot).noalias() -= term.coupling[j] * wv.transpose();
+          }
         }
       }
     }
