@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from "node:path";
 import type { Engine } from "../engine-wasm/ts/engine";
 import { type TwoViewResult, verifyTwoView } from "../engine-wasm/ts/two-view";
-import { type InitialCamera, datasetCameras, twoViewCamera } from "../browser-runtime/stages/cameras";
+import { type DatasetCameras, datasetCameras, twoViewCamera } from "../browser-runtime/stages/cameras";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { matchFeatures } from "../browser-runtime/stages/match";
@@ -65,13 +65,8 @@ export function cachedSetData(set: string, hashPrefix?: string): { file: string;
   return file ? { file, data: JSON.parse(readFileSync(file, "utf8")) as SetData } : null;
 }
 
-export interface SetCameras {
-  cameras: InitialCamera[];
-  cameraOfImage: number[];
-}
-
 /** The set's cameras as a job makes them: the tests' intrinsics mode, each photo's EXIF focal length as the service reads it. */
-export async function setCameras(set: string, data: SetData): Promise<SetCameras> {
+export async function setCameras(set: string, data: SetData): Promise<DatasetCameras> {
   const images = await Promise.all(
     data.images.map(async (im) => ({ name: im.name, focal_length_35mm: await readFocalLength35mm(readFileSync(join(datasets, set, "images", im.name))) })),
   );
@@ -79,7 +74,7 @@ export async function setCameras(set: string, data: SetData): Promise<SetCameras
 }
 
 /** The `verify` executor's call on every pair (default options): E as well as F/H where the cameras have a prior focal length. */
-export function verifyPairs(engine: Engine, data: SetData, cameras: SetCameras, seed: number): TwoViewResult[] {
+export function verifyPairs(engine: Engine, data: SetData, cameras: DatasetCameras, seed: number): TwoViewResult[] {
   const keypoints = data.images.map((im) => Float64Array.from(im.xy));
   const camera = (i: number) => twoViewCamera(cameras.cameras[cameras.cameraOfImage[i]!]!);
   return data.pairs.map((p) =>

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_FOCAL_LENGTH_FACTOR, datasetCameras, initialCamera, twoViewCamera } from "./cameras";
 
-const settings = (intrinsics_mode: string, focals: Array<number | null>, names = focals.map((_, i) => `${i}.jpg`)) => ({
+const settings = (intrinsics_mode: string, focals: Array<number | null>) => ({
   camera_model: "SIMPLE_RADIAL",
   intrinsics_mode,
-  images: focals.map((focal_length_35mm, i) => ({ name: names[i]!, focal_length_35mm })),
+  images: focals.map((focal_length_35mm, i) => ({ name: `${i}.jpg`, focal_length_35mm })),
 });
 
 describe("cameras before mapping (spec 2.4 camera_model, intrinsics_mode; COLMAP's ImageReader)", () => {

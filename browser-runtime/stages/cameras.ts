@@ -46,10 +46,13 @@ export function initialCamera(model: string, width: number, height: number, foca
  * all images have one size), one per folder of the image name (`per_folder`), or one per image.
  * A shared camera takes its prior from the first image that makes it, as COLMAP's ImageReader.
  */
-export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ width: number; height: number }>): {
+/** A dataset's cameras and the camera index of each image. */
+export interface DatasetCameras {
   cameras: InitialCamera[];
   cameraOfImage: number[];
-} {
+}
+
+export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ width: number; height: number }>): DatasetCameras {
   const keyOf = (i: number): string => {
     const { width, height } = sizes[i]!;
     const size = `${width}x${height}`;
