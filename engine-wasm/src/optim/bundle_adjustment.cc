@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "optim/reduced_camera_system.h"
 #include "optim/reprojection_error.h"
@@ -25,6 +26,72 @@ using JacobianRow2 = Eigen::Matrix<double, 2, Eigen::Dynamic, 0, 2, kMaxIntrinsi
 // A camera block's coupling with a point (dim(block) x 3), on the stack: the normal equations
 // are rebuilt every iteration and the heap would dominate them.
 using CouplingBlock = Eigen::Matrix<double, Eigen::Dynamic, 3, 0, kMaxIntrinsics, 3>;
+
+// The products of the normal equations are between small blocks: poses (6 unknowns) and
+// intrinsics (1-3 for the usual models). Eigen's kernels for dynamic sizes are several times
+// slower than its fixed-size ones there, so the usual sizes take a fixed-size path (same
+// arithmetic, same order of summation); other sizes stay dynamic.
+template <typename F>
+bool WithFixedDim(int dim, F&& f) {
+  switch (dim) {
+    case 1: f(std::integral_constant<int, 1>()); return true;
+    case 2: f(std::integral_constant<int, 2>()); return true;
+    case 3: f(std::integral_constant<int, 3>()); return true;
+    case 6: f(std::integral_constant<int, 6>()); return true;
+    default: return false;
+  }
+}
+
+template <int R, int C>
+using Fixed = Eigen::Matrix<double, R, C>;
+
+// block += w a^T b for Jacobians a (2 x rows) and b (2 x cols).
+void AddJacobianProduct(double w, const JacobianRow2& a, const JacobianRow2& b, Eigen::MatrixXd* block) {
+  bool fixed = false;
+  WithFixedDim(static_cast<int>(a.cols()), [&](auto r) {
+    fixed = WithFixedDim(static_cast<int>(b.cols()), [&](auto c) {
+      constexpr int R = decltype(r)::value, C = decltype(c)::value;
+      Eigen::Map<Fixed<R, C>>(block->data()).noalias() +=
+          w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * Eigen::Map<const Fixed<2, C>>(b.data());
+    });
+  });
+  if (!fixed) block->noalias() += w * a.transpose() * b;
+}
+
+// w a^T d_point for a Jacobian a (2 x rows).
+CouplingBlock JacobianCoupling(double w, const JacobianRow2& a, const Eigen::Matrix<double, 2, 3>& d_point) {
+  CouplingBlock out(a.cols(), 3);
+  const bool fixed = WithFixedDim(static_cast<int>(a.cols()), [&](auto r) {
+    constexpr int R = decltype(r)::value;
+    Eigen::Map<Fixed<R, 3>>(out.data()).noalias() = w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * d_point;
+  });
+  if (!fixed) out.noalias() = w * a.transpose() * d_point;
+  return out;
+}
+
+// a m for a coupling a (rows x 3) and a 3 x 3 matrix m.
+CouplingBlock CouplingTimes(const CouplingBlock& a, const Eigen::Matrix3d& m) {
+  CouplingBlock out(a.rows(), 3);
+  const bool fixed = WithFixedDim(static_cast<int>(a.rows()), [&](auto r) {
+    constexpr int R = decltype(r)::value;
+    Eigen::Map<Fixed<R, 3>>(out.data()).noalias() = Eigen::Map<const Fixed<R, 3>>(a.data()) * m;
+  });
+  if (!fixed) out.noalias() = a * m;
+  return out;
+}
+
+// block -= a b^T for couplings a (rows x 3) and b (cols x 3).
+void SubtractCouplingProduct(const CouplingBlock& a, const CouplingBlock& b, Eigen::MatrixXd* block) {
+  bool fixed = false;
+  WithFixedDim(static_cast<int>(a.rows()), [&](auto r) {
+    fixed = WithFixedDim(static_cast<int>(b.rows()), [&](auto c) {
+      constexpr int R = decltype(r)::value, C = decltype(c)::value;
+      Eigen::Map<Fixed<R, C>>(block->data()).noalias() -=
+          Eigen::Map<const Fixed<R, 3>>(a.data()) * Eigen::Map<const Fixed<C, 3>>(b.data()).transpose();
+    });
+  });
+  if (!fixed) block->noalias() -= a * b.transpose();
+}
 
 // Which unknowns are free: the "camera" blocks of the reduced system are the
 // variable intrinsics (one block per camera) followed by the variable poses.
@@ -185,7 +252,7 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
       for (int j = i; j < 2; ++j) {
         if (jacobians[j].cols() == 0) continue;
         // Camera blocks precede pose blocks: (i, j) is already (lo, hi).
-        eq->camera_hessian.SlotBlock(obs_slots[o][i + j]).noalias() += w * jacobians[i].transpose() * jacobians[j];
+        AddJacobianProduct(w, jacobians[i], jacobians[j], &eq->camera_hessian.SlotBlock(obs_slots[o][i + j]));
       }
     }
     if (!layout.point_variable[obs.point]) continue;
@@ -194,7 +261,7 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
     term.gradient -= w * lin.d_point.transpose() * lin.residual;
     for (int i = 0; i < 2; ++i) {
       if (jacobians[i].cols() == 0) continue;
-      const CouplingBlock coupling = w * jacobians[i].transpose() * lin.d_point;
+      const CouplingBlock coupling = JacobianCoupling(w, jacobians[i], lin.d_point);
       const auto it = std::find(term.blocks.begin(), term.blocks.end(), blocks[i]);
       if (it == term.blocks.end()) {
         term.blocks.push_back(blocks[i]);
@@ -382,13 +449,13 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
       point_inverses[p] = damped.inverse();
       const int* slot = term.pair_slots.data();
       for (size_t i = 0; i < term.blocks.size(); ++i) {
-        const CouplingBlock wv = term.coupling[i] * point_inverses[p];
+        const CouplingBlock wv = CouplingTimes(term.coupling[i], point_inverses[p]);
         rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -= wv * term.gradient;
         for (size_t j = i; j < term.blocks.size(); ++j, ++slot) {
           if (term.blocks[i] <= term.blocks[j]) {
-            schur.SlotBlock(*slot).noalias() -= wv * term.coupling[j].transpose();
+            SubtractCouplingProduct(wv, term.coupling[j], &schur.SlotBlock(*slot));
           } else {
-            schur.SlotBlock(*slot).noalias() -= term.coupling[j] * wv.transpose();
+            SubtractCouplingProduct(term.coupling[j], wv, &schur.SlotBlock(*slot));
           }
         }
       }
