@@ -32,14 +32,14 @@ bool EstimateRigidTransform(const std::vector<Eigen::Vector3d>& a,
 void P3PEstimator::Residuals(const std::vector<X_t>& rays, const std::vector<Y_t>& points3D,
                              const M_t& cam_from_world, std::vector<double>* residuals) {
   residuals->resize(rays.size());
+  // RANSAC scores every sample's poses on every correspondence: one rotation matrix per
+  // pose (a quaternion costs twice as much per point), and for the unit ray r and the
+  // direction u to the point, |u / |u| - r|^2 = 2 - 2 u.r / |u|.
+  const Eigen::Matrix3d rotation = cam_from_world.rotation.toRotationMatrix();
   for (size_t i = 0; i < rays.size(); ++i) {
-    const Eigen::Vector3d in_cam = cam_from_world * points3D[i];
-    const Eigen::Vector3d ray = rays[i].normalized();
-    if (in_cam.dot(ray) <= 0) {
-      (*residuals)[i] = std::numeric_limits<double>::max();
-      continue;
-    }
-    (*residuals)[i] = (in_cam.normalized() - ray).squaredNorm();
+    const Eigen::Vector3d in_cam = rotation * points3D[i] + cam_from_world.translation;
+    const double along = in_cam.dot(rays[i]);
+    (*residuals)[i] = along > 0 ? 2 - 2 * along / in_cam.norm() : std::numeric_limits<double>::max();
   }
 }
 

@@ -8,9 +8,9 @@
 //   linearisations of the paper, refined by Gauss-Newton; the lowest-error one wins.
 //   Needs rays with positive z (perspective observations).
 //
-// Observations are viewing rays (Camera::CamFromImg); the residual is the squared chord
-// between the unit ray and the unit direction to the transformed point (~ squared angle),
-// or the maximum for points behind the camera, so thresholds are angles as elsewhere.
+// Observations are unit viewing rays (Camera::CamFromImg, normalized); the residual is the
+// squared chord between the ray and the unit direction to the transformed point (~ squared
+// angle), or the maximum for points behind the camera, so thresholds are angles as elsewhere.
 #pragma once
 
 #include <Eigen/Core>

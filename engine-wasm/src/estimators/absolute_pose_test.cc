@@ -15,8 +15,8 @@ struct PnPScene {
   std::vector<bool> is_inlier;
 };
 
-// Points in front of a camera at a random pose; rays are normalised-plane (u, v, 1)
-// with optional angular noise; outliers get a random ray.
+// Points in front of a camera at a random pose; unit rays through normalised-plane points
+// (u, v, 1) with optional noise; outliers get a random ray.
 PnPScene MakePnPScene(int num_points, double outlier_ratio, double noise, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> unit(-1, 1);
@@ -36,7 +36,7 @@ PnPScene MakePnPScene(int num_points, double outlier_ratio, double noise, uint32
     } else if (noise > 0) {
       ray += Eigen::Vector3d(gaussian(rng), gaussian(rng), 0);
     }
-    scene.rays.push_back(ray);
+    scene.rays.push_back(ray.normalized());
     scene.is_inlier.push_back(!outlier);
   }
   return scene;
