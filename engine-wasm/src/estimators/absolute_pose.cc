@@ -100,6 +100,13 @@ void P3PEstimator::Estimate(const std::vector<X_t>& rays, const std::vector<Y_t>
   // pair of planes through the origin containing every solution.
   const Eigen::Matrix3d D1 = M12 * a23 - M23 * a12;
   const Eigen::Matrix3d D2 = M13 * a23 - M23 * a13;
+  // The pose from the three camera-frame points lambda_i y_i in closed form (Lambda Twist,
+  // sec. 3.5): R maps the world triangle's two edges and their normal onto the camera's.
+  Eigen::Matrix3d world_edges;
+  world_edges.col(0) = x1 - x2;
+  world_edges.col(1) = x1 - x3;
+  world_edges.col(2) = world_edges.col(0).cross(world_edges.col(1));
+  const Eigen::Matrix3d world_edges_inverse = world_edges.inverse();
   const std::vector<double> roots = RealPolynomialRoots(PencilDeterminant(D1, D2));
   for (const double gamma : roots) {
     const Eigen::Matrix3d D0 = D1 + gamma * D2;
@@ -134,13 +141,14 @@ void P3PEstimator::Estimate(const std::vector<X_t>& rays, const std::vector<Y_t>
         if (lambda(0) <= 0) continue;
         RefineLambdas(a12, a13, a23, b12, b13, b23, &lambda);
         if ((lambda.array() <= 0).any()) continue;
-        // Pose from the three camera-frame points lambda_i y_i.
-        Rigid3d cam_from_world;
-        if (!EstimateRigidTransform({x1, x2, x3}, {lambda(0) * y1, lambda(1) * y2, lambda(2) * y3},
-                                    &cam_from_world)) {
-          continue;
-        }
-        models->push_back(cam_from_world);
+        Eigen::Matrix3d camera_edges;
+        camera_edges.col(0) = lambda(0) * y1 - lambda(1) * y2;
+        camera_edges.col(1) = lambda(0) * y1 - lambda(2) * y3;
+        camera_edges.col(2) = camera_edges.col(0).cross(camera_edges.col(1));
+        const Eigen::Matrix3d rotation = camera_edges * world_edges_inverse;
+        if (!rotation.allFinite()) continue;
+        const Eigen::Quaterniond q = Eigen::Quaterniond(rotation).normalized();
+        models->emplace_back(q, lambda(0) * y1 - q * x1);
       }
     }
     break;  // one degenerate conic yields all solutions
