@@ -71,7 +71,7 @@ export interface MappedModel {
   points: Float64Array;
   /** Per point: track length, then (image index, keypoint index) pairs. */
   tracks: Int32Array;
-  /** Mean reprojection error over all observations (pixels). */
+  /** Mean reprojection error in pixels, COLMAP's definition: the mean over points of each point's mean over its track. */
   meanReprojectionError: number;
 }
 

@@ -401,6 +401,9 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   NormalEquations eq{pattern, Eigen::VectorXd(), {}};
   eq.points.resize(problem->points.size());
   std::vector<Linearization> lins(problem->observations.size());
+  // A step is evaluated with its linearization: most steps are accepted, and an accepted
+  // step's linearization is the next iteration's.
+  std::vector<Linearization> trial_lins(problem->observations.size());
   double cost = EvaluateCost(options, *problem, &lins);
   summary.initial_cost = summary.final_cost = cost;
   if (summary.num_variables == 0) {
@@ -494,7 +497,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     }
     const ParameterState saved = SaveState(*problem);
     ApplyStep(layout, schur, camera_step, point_steps, problem);
-    const double new_cost = EvaluateCost(options, *problem, nullptr);
+    const double new_cost = EvaluateCost(options, *problem, &trial_lins);
     const double gain = (cost - new_cost) / std::max(predicted, std::numeric_limits<double>::min());
     if (std::isfinite(new_cost) && new_cost < cost && gain > 0) {
       // Nielsen's update of the damping.
@@ -502,7 +505,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
       lambda_growth = 2;
       const double decrease = cost - new_cost;
       cost = new_cost;
-      EvaluateCost(options, *problem, &lins);
+      lins.swap(trial_lins);
       relinearize = true;
       if (decrease <= options.function_tolerance * (cost + decrease)) {
         summary.converged = true;
