@@ -1,7 +1,8 @@
 /**
  * The incremental recipe end to end over real HTTP on opensfm-lund, 29 photos walked down a
  * street: every baseline lies along the viewing direction, so the mapper starts from the
- * initial-pair passes that lift COLMAP's forward-motion limit (engine-wasm/README.md). Computed
+ * initial-pair passes that lift COLMAP's forward-motion limit, and photos that see too few of the
+ * model's points register through their epipolar geometry (engine-wasm/README.md). Computed
  * by the Node runner and scored against the COLMAP 3.8 reference with issue 5's bars.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,14 +14,6 @@ import { httpClient } from "../support/http";
 import { scoreAgainstReference, submitSet, waitForJob } from "../support/reconstruct";
 
 const SET = "opensfm-lund";
-/**
- * The bar it still misses, narrowly: the last photo (29.jpg, the end of the street) registers
- * from barely 30 inliers (on seed 0, the default; other seeds do worse, see the README) and its 40-odd
- * points, seen at small triangulation angles, raise the mean reprojection error a few
- * thousandths of a pixel above COLMAP's (engine-wasm/README.md). The test holds it to that.
- */
-const REPROJECTION_BAR = /^mean reprojection error /;
-const REPROJECTION_MISS_PX = 0.005;
 let server: Server;
 
 beforeAll(async () => {
@@ -41,8 +34,7 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
     console.log(`${SET}: ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
     expect(result.report.missing).toEqual([]);
     expect(result.report.numRegistered).toBe(29);
-    expect(result.failures.filter((f) => !REPROJECTION_BAR.test(f))).toEqual([]);
-    expect(result.meanReprojectionError).toBeLessThanOrEqual(result.colmap.mean_reproj_px + REPROJECTION_MISS_PX);
+    expect(result.failures).toEqual([]);
     expect(result.numPoints).toBeGreaterThan(0.5 * result.colmap.points3D);
   }, 900_000);
 });

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimators/essential_matrix.h"
+#include "geometry/essential_matrix.h"
 #include "geometry/triangulation.h"
 #include "sfm/registration_geometry.h"
 
@@ -50,6 +52,35 @@ size_t VisibilityPyramidScore(const std::vector<Eigen::Vector2d>& points, int wi
 }
 
 }  // namespace
+
+std::pair<image_t, size_t> IncrementalMapper::BestMatchedRegisteredImage(image_t image_id) const {
+  std::pair<image_t, size_t> best = {kInvalidImageId, 0};
+  for (image_t id : reconstruction_->RegImageIds()) {
+    const size_t n = graph_->NumCorrespondencesBetweenImages(image_id, id);
+    if (n > best.second) best = {id, n};
+  }
+  return best;
+}
+
+double IncrementalMapper::EpipolarSupport(image_t image_id, const Rigid3d& cam_from_world, const Camera& camera,
+                                          image_t partner_id, double max_error_px) const {
+  const Image& image = reconstruction_->ImageAt(image_id);
+  const Image& partner = reconstruction_->ImageAt(partner_id);
+  const Camera& partner_camera = reconstruction_->CameraAt(partner.camera_id);
+  std::vector<Eigen::Vector3d> partner_rays, rays;
+  for (const auto& [idx, partner_idx] : graph_->FindCorrespondencesBetweenImages(image_id, partner_id)) {
+    partner_rays.push_back(partner_camera.CamFromImg(partner.Point2DAt(partner_idx).xy));
+    rays.push_back(camera.CamFromImg(image.Point2DAt(idx).xy));
+  }
+  const Eigen::Matrix3d E = EssentialMatrixFromPose(cam_from_world * Inverse(partner.cam_from_world));
+  std::vector<double> residuals;
+  EssentialMatrixFivePointEstimator::Residuals(partner_rays, rays, E, &residuals);
+  // Averaged over the two cameras, as two-view verification does.
+  const double threshold =
+      0.5 * (camera.CamFromImgThreshold(max_error_px) + partner_camera.CamFromImgThreshold(max_error_px));
+  const auto support = std::count_if(residuals.begin(), residuals.end(), [&](double r) { return r <= threshold * threshold; });
+  return static_cast<double>(support) / residuals.size();
+}
 
 IncrementalMapper::IncrementalMapper(const CorrespondenceGraph* correspondence_graph, const Reconstruction* database,
                                      Reconstruction* reconstruction,
@@ -255,16 +286,21 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
       points3D.push_back(reconstruction_->Point3DAt(partner.point3D_id).xyz);
     }
   }
-  if (points2D.size() < static_cast<size_t>(options.abs_pose_min_num_inliers)) return false;
-  // Only a real attempt counts as a trial: an image that still sees too few points (the
-  // far end of a sequence) must not use up its trials before its neighbours register.
-  const int trial = num_reg_trials_[image_id]++;
-
   // As COLMAP: a camera another registered image has refined is held, unless its refinement
   // went bogus; a new or bogus camera starts again from its initial parameters and is
   // estimated (focal only without a prior) and refined with this image.
   Camera camera = reconstruction_->CameraAt(image.camera_id);
   const bool estimate_camera = NumRegImagesForCamera(image.camera_id) == 0 || is_bogus(camera);
+  // Half the inliers suffice where the epipolar check can be made (options), for a held camera.
+  const auto [partner_id, partner_matches] = BestMatchedRegisteredImage(image_id);
+  const bool epipolar_check =
+      !estimate_camera && partner_matches >= static_cast<size_t>(options.abs_pose_epipolar_min_num_matches);
+  const size_t min_num_inliers =
+      epipolar_check ? (options.abs_pose_min_num_inliers + 1) / 2 : options.abs_pose_min_num_inliers;
+  if (points2D.size() < min_num_inliers) return false;
+  // Only a real attempt counts as a trial: an image that still sees too few points (the
+  // far end of a sequence) must not use up its trials before its neighbours register.
+  const int trial = num_reg_trials_[image_id]++;
   if (estimate_camera) camera.params = database_->CameraAt(image.camera_id).params;
   AbsolutePoseOptions pose_options;
   pose_options.max_error_px = options.abs_pose_max_error;
@@ -273,7 +309,8 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
   pose_options.seed = MixSeed(options.seed, image_id, 1000 + trial);
   AbsolutePoseResult pose;
   if (!EstimateAbsolutePose(pose_options, camera, points2D, points3D, &pose)) return false;
-  if (pose.num_inliers < static_cast<size_t>(options.abs_pose_min_num_inliers)) return false;
+  if (pose.num_inliers < min_num_inliers) return false;
+  const bool few_inliers = pose.num_inliers < static_cast<size_t>(options.abs_pose_min_num_inliers);
   if (pose_options.estimate_focal_length) camera.SetFocalLength(pose.focal_length);
   std::vector<Eigen::Vector2d> inlier2D;
   std::vector<Eigen::Vector3d> inlier3D;
@@ -285,6 +322,10 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
   Rigid3d cam_from_world = pose.cam_from_world;
   if (!RefineAbsolutePose(inlier2D, inlier3D, estimate_camera && options.abs_pose_refine_focal_length,
                           estimate_camera && options.abs_pose_refine_extra_params, &cam_from_world, &camera)) {
+    return false;
+  }
+  if (few_inliers && EpipolarSupport(image_id, cam_from_world, camera, partner_id, options.abs_pose_epipolar_max_error) <
+                         options.abs_pose_min_epipolar_support) {
     return false;
   }
   reconstruction_->CameraAt(image.camera_id).params = camera.params;

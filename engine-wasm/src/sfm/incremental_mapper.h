@@ -38,6 +38,17 @@ struct IncrementalMapperOptions {
   // Registration.
   double abs_pose_max_error = 12.0;
   int abs_pose_min_num_inliers = 30;
+  // Moving forward along a street, an image may see fewer than abs_pose_min_num_inliers of
+  // the model's points (far points ahead are too flat to triangulate) while matching its
+  // registered predecessor hundreds of times. A pose with at least half the inliers is then
+  // accepted if the epipolar geometry it makes with its best-matched registered image (at
+  // least this many matches) explains this fraction of their matches within this error
+  // (pixels, Sampson, as two-view verification): hundreds of matches vouch for the pose
+  // across their epipolar lines, the PnP inliers along them. (COLMAP has no such rule and
+  // splits or stops opensfm-lund at photo 16 on most seeds.)
+  int abs_pose_epipolar_min_num_matches = 100;
+  double abs_pose_min_epipolar_support = 0.8;
+  double abs_pose_epipolar_max_error = 4.0;
   double abs_pose_min_inlier_ratio = 0.25;
   bool abs_pose_refine_focal_length = true;
   bool abs_pose_refine_extra_params = true;
@@ -114,6 +125,14 @@ class IncrementalMapper {
   const std::unordered_map<image_pair_t, int>& ReNumTrials() const { return triangulator_.ReNumTrials(); }
   void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) { triangulator_.SetReNumTrials(std::move(trials)); }
   const std::set<std::pair<image_t, image_t>>& TriedInitPairs() const { return tried_init_pairs_; }
+
+  // The registered image with the most matches to `image_id`, and their number.
+  std::pair<image_t, size_t> BestMatchedRegisteredImage(image_t image_id) const;
+  // The fraction of the matches between `image_id`, at `cam_from_world` with `camera`, and
+  // the registered `partner_id` that the two poses' essential matrix explains within
+  // `max_error_px` (Sampson).
+  double EpipolarSupport(image_t image_id, const Rigid3d& cam_from_world, const Camera& camera, image_t partner_id,
+                         double max_error_px) const;
 
  private:
   bool IsUsedElsewhere(image_t image_id) const;

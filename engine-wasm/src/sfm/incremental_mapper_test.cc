@@ -56,5 +56,36 @@ TEST(IncrementalMapper, ImagesOfASmallModelAreNotFilteredForTheirCamera) {
   EXPECT_EQ(m.model.NumRegImages(), 2u);
 }
 
+// With more inliers demanded than the two-view model has points, image 3 can register only
+// through the epipolar check: its PnP pose is accepted on half the inliers because the
+// essential matrix it makes with its best-matched registered image explains their matches.
+TEST(IncrementalMapper, AnImageWithFewInliersRegistersWhenItsEpipolarGeometryAgrees) {
+  for (const bool epipolar_check : {false, true}) {
+    TwoViewModel m;
+    ASSERT_TRUE(m.mapper->RegisterInitialImagePair(m.options, 1, 2));
+    m.options.abs_pose_min_num_inliers = static_cast<int>(m.model.NumPoints3D()) + 1;
+    if (!epipolar_check) m.options.abs_pose_epipolar_min_num_matches = 1 << 30;
+    EXPECT_EQ(m.mapper->RegisterNextImage(m.options, 3), epipolar_check);
+  }
+}
+
+TEST(IncrementalMapper, EpipolarSupportAcceptsTheTruePoseAndRejectsAWrongOne) {
+  TwoViewModel m;
+  ASSERT_TRUE(m.mapper->RegisterInitialImagePair(m.options, 1, 2));
+  ASSERT_TRUE(m.mapper->RegisterNextImage(m.options, 3));
+  const Image& image = m.model.ImageAt(3);
+  const Camera& camera = m.model.CameraAt(image.camera_id);
+  const auto [partner, num_matches] = m.mapper->BestMatchedRegisteredImage(3);
+  EXPECT_TRUE(partner == 1 || partner == 2);
+  EXPECT_GT(num_matches, 100u);
+  EXPECT_GT(m.mapper->EpipolarSupport(3, image.cam_from_world, camera, partner, 4.0), 0.95);
+  // Tilted by 3 degrees about the camera's x axis, across the arc's (horizontal) epipolar
+  // lines: the matches no longer fit. (A turn along the epipolar lines would: that part of
+  // the pose is the PnP inliers' to check.)
+  Rigid3d turned = image.cam_from_world;
+  turned.rotation = Eigen::Quaterniond(Eigen::AngleAxisd(3 * M_PI / 180, Eigen::Vector3d::UnitX())) * turned.rotation;
+  EXPECT_LT(m.mapper->EpipolarSupport(3, turned, camera, partner, 4.0), 0.2);
+}
+
 }  // namespace
 }  // namespace edgesfm
