@@ -42,18 +42,23 @@ bool WithFixedDim(int dim, F&& f) {
   }
 }
 
+// Both sizes of a product at once: f(rows, cols) when both are fixed-size ones.
+template <typename F>
+bool WithFixedDims(int rows, int cols, F&& f) {
+  bool fixed = false;
+  WithFixedDim(rows, [&](auto r) { fixed = WithFixedDim(cols, [&](auto c) { f(r, c); }); });
+  return fixed;
+}
+
 template <int R, int C>
 using Fixed = Eigen::Matrix<double, R, C>;
 
 // block += w a^T b for Jacobians a (2 x rows) and b (2 x cols).
 void AddJacobianProduct(double w, const JacobianRow2& a, const JacobianRow2& b, Eigen::MatrixXd* block) {
-  bool fixed = false;
-  WithFixedDim(static_cast<int>(a.cols()), [&](auto r) {
-    fixed = WithFixedDim(static_cast<int>(b.cols()), [&](auto c) {
-      constexpr int R = decltype(r)::value, C = decltype(c)::value;
-      Eigen::Map<Fixed<R, C>>(block->data()).noalias() +=
-          w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * Eigen::Map<const Fixed<2, C>>(b.data());
-    });
+  const bool fixed = WithFixedDims(static_cast<int>(a.cols()), static_cast<int>(b.cols()), [&](auto r, auto c) {
+    constexpr int R = decltype(r)::value, C = decltype(c)::value;
+    Eigen::Map<Fixed<R, C>>(block->data()).noalias() +=
+        w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * Eigen::Map<const Fixed<2, C>>(b.data());
   });
   if (!fixed) block->noalias() += w * a.transpose() * b;
 }
@@ -82,13 +87,10 @@ CouplingBlock CouplingTimes(const CouplingBlock& a, const Eigen::Matrix3d& m) {
 
 // block -= a b^T for couplings a (rows x 3) and b (cols x 3).
 void SubtractCouplingProduct(const CouplingBlock& a, const CouplingBlock& b, Eigen::MatrixXd* block) {
-  bool fixed = false;
-  WithFixedDim(static_cast<int>(a.rows()), [&](auto r) {
-    fixed = WithFixedDim(static_cast<int>(b.rows()), [&](auto c) {
-      constexpr int R = decltype(r)::value, C = decltype(c)::value;
-      Eigen::Map<Fixed<R, C>>(block->data()).noalias() -=
-          Eigen::Map<const Fixed<R, 3>>(a.data()) * Eigen::Map<const Fixed<C, 3>>(b.data()).transpose();
-    });
+  const bool fixed = WithFixedDims(static_cast<int>(a.rows()), static_cast<int>(b.rows()), [&](auto r, auto c) {
+    constexpr int R = decltype(r)::value, C = decltype(c)::value;
+    Eigen::Map<Fixed<R, C>>(block->data()).noalias() -=
+        Eigen::Map<const Fixed<R, 3>>(a.data()) * Eigen::Map<const Fixed<C, 3>>(b.data()).transpose();
   });
   if (!fixed) block->noalias() -= a * b.transpose();
 }
