@@ -49,6 +49,9 @@ export const OPTIONAL_CAPABILITIES = [
   "import.kapture",
   "video.frame_extract",
   "segment.sam",
+  // Backend-added key (1.2 rule 2): one-shot features (4.15) is named by no spec capability, and
+  // `features.extract.sift` being true for jobs says nothing about answering within one request.
+  "oneshot.features",
 ] as const;
 
 export type CoreCapability = (typeof CORE_CAPABILITIES)[number];

@@ -24,6 +24,7 @@ import { projects } from "./routes/projects";
 import { reconstructions } from "./routes/reconstructions";
 import { runners } from "./routes/runners";
 import { snapshotSeal } from "./routes/snapshot-seal";
+import { unbuilt } from "./routes/unbuilt";
 import { uploads } from "./routes/uploads";
 import { newRouter } from "./router";
 import { recordRequest } from "./services/metrics";
@@ -94,6 +95,7 @@ export function createApp() {
   app.route("/", artifacts);
   app.route("/", exportRoutes);
   app.route("/", admin);
+  app.route("/", unbuilt);
 
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",

@@ -1,6 +1,13 @@
-/** @module OpenAPI response entries shared by every route: problem+json for each error status. */
+/** @module OpenAPI entries shared by every route: JSON bodies and answers, problem+json for each error status. */
+import { z } from "@hono/zod-openapi";
 import { Problem } from "../protocol";
 import { TITLES } from "./errors";
+
+/** A required JSON request body of `schema`. */
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
+
+/** A JSON answer of `schema`. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 const DESCRIPTIONS: Record<number, string> = {
   400: TITLES.bad_request,

@@ -3,7 +3,7 @@
  * files with immutable caching, octree tiles and the observations sidecar of the root model and
  * of every component (`submodels/{idx}/...`). Reads only; snapshots are sealed through the
  * runner protocol (snapshot-seal.ts); the artifact listing is in artifacts.ts. Merge
- * (`recon.merge`) is not offered.
+ * (`recon.merge`) and the dense files answer 501 until built (unbuilt.ts).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import {

@@ -1,0 +1,236 @@
+/**
+ * @module The spec's capability-flagged routes that this deployment does not build yet (1.1, 7):
+ * each answers 501 problem+json carrying its `capability`, never 404, and is documented in
+ * /openapi.json with the request shape the spec gives and that 501. One row per route; whoever
+ * builds a route removes its row in the same commit (and defines its schemas in protocol/).
+ * Reference-only routes (`/v1/backend*`, `/v1/admin/plugins*`, `/v1/admin/routing*`) carry no
+ * capability, so they are absent until built rather than listed here.
+ */
+import { type RouteConfig, createRoute, z } from "@hono/zod-openapi";
+import { type OptionalCapability, Id, Sha256, Sim3 } from "../../protocol";
+import type { AppEnv } from "../context";
+import { capabilityUnavailable } from "../errors";
+import { jsonBody, problemResponses } from "../openapi";
+import { createActionRoute, newRouter } from "../router";
+import { requireCapability } from "../services/capabilities";
+import type { Context } from "hono";
+
+/** Where a route names the capability of what is asked (4.11 `strategy`, 4.13 mesh `method`). */
+interface Variant {
+  in: "query" | "body";
+  field: string;
+  capabilities: Record<string, OptionalCapability>;
+}
+
+export interface UnbuiltRoute {
+  method: "get" | "post" | "put" | "delete";
+  /** The spec's path (section 4 notation). */
+  path: string;
+  /** The capability a request needs when `variant` does not name another. */
+  capability: OptionalCapability;
+  variant?: Variant;
+  summary: string;
+  request?: RouteConfig["request"];
+}
+
+// Request shapes as far as the spec gives them; fields it leaves open stay open.
+const ProjectParams = z.object({ pid: Id });
+const DatasetParams = z.object({ did: Id });
+const ImageParams = z.object({ image_id: Id });
+const ReconParams = z.object({ rid: Id });
+const SnapshotParams = ReconParams.extend({ seq: z.string() });
+const Vec3 = z.array(z.number()).length(3);
+const Rigid3 = z.object({ rotation: z.object({ w: z.number(), x: z.number(), y: z.number(), z: z.number() }), translation: Vec3 });
+const PosePrior = z.object({
+  cam_from_world: Rigid3,
+  covariance: z.array(z.number()).length(36).optional().describe("row-major 6x6"),
+  gps: z.record(z.string(), z.unknown()).optional().describe("GpsCoord (fields not fixed by the spec)"),
+  timestamp_ns: z.number().int().optional(),
+  imu: z.object({ timestamp_ns: z.number().int(), gyro: Vec3, accel: Vec3 }).optional(),
+});
+const Strategy = z.enum(["dhash", "vlad"]);
+const Projection = z.looseObject({ output: z.looseObject({ create_dataset: z.boolean().default(true) }).optional() });
+const imageBytes = { body: { content: { "image/*": { schema: z.string().meta({ format: "binary" }) } }, required: true } };
+
+export const UNBUILT: readonly UnbuiltRoute[] = [
+  {
+    method: "post",
+    path: "/v1/projects/{pid}/datasets:from_video",
+    capability: "video.frame_extract",
+    summary: "frames extracted from a video as a new dataset (4.2)",
+    request: { params: ProjectParams, ...jsonBody(z.object({ video_path: z.string(), fps: z.number().positive().optional(), max_frames: z.number().int().positive().optional() })) },
+  },
+  {
+    method: "post",
+    path: "/v1/projects/{pid}/datasets:import_kapture",
+    capability: "import.kapture",
+    summary: "a Kapture archive imported as a dataset (4.2)",
+    request: { params: ProjectParams, ...jsonBody(z.object({ archive_path: z.string() })) },
+  },
+  {
+    method: "post",
+    path: "/v1/reconstructions:merge",
+    capability: "recon.merge",
+    summary: "source reconstructions merged into the target (4.9)",
+    request: jsonBody(z.object({ target_recon_id: Id, source_recon_ids: z.array(Id).min(1), sim3_aligners: z.array(Sim3).optional() })),
+  },
+  {
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json",
+    capability: "dense.patch_match_stereo",
+    summary: "the dense outputs of a snapshot (4.9 rule 1)",
+    request: { params: SnapshotParams },
+  },
+  {
+    method: "get",
+    path: "/v1/reconstructions/{rid}/snapshots/{seq}/dense/fused.bin",
+    capability: "dense.stereo_fusion",
+    summary: "the fused dense point cloud of a snapshot (4.9 rule 1)",
+    request: { params: SnapshotParams },
+  },
+  {
+    method: "get",
+    path: "/v1/datasets/{did}/similarity",
+    capability: "similarity.dhash",
+    variant: { in: "query", field: "strategy", capabilities: { dhash: "similarity.dhash", vlad: "similarity.vlad" } },
+    summary: "the k nearest images of one image (4.11)",
+    request: {
+      params: DatasetParams,
+      query: z.object({
+        image_id: Id,
+        k: z.coerce.number().int().min(1).max(1000).default(5),
+        strategy: Strategy.default("dhash"),
+        include_self: z.enum(["true", "false"]).default("false"),
+      }),
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/datasets/{did}/similarity:build",
+    capability: "similarity.dhash",
+    variant: { in: "query", field: "strategy", capabilities: { dhash: "similarity.dhash", vlad: "similarity.vlad" } },
+    summary: "builds the dataset's similarity index (4.11)",
+    request: { params: DatasetParams, query: z.object({ strategy: Strategy.default("dhash"), force: z.enum(["true", "false"]).default("false") }) },
+  },
+  { method: "get", path: "/v1/images/{image_id}/pose_prior", capability: "pose_priors.read_write", summary: "the image's pose prior, or null (4.12)", request: { params: ImageParams } },
+  {
+    method: "put",
+    path: "/v1/images/{image_id}/pose_prior",
+    capability: "pose_priors.read_write",
+    summary: "sets the image's pose prior (4.12)",
+    request: { params: ImageParams, ...jsonBody(PosePrior) },
+  },
+  { method: "delete", path: "/v1/images/{image_id}/pose_prior", capability: "pose_priors.read_write", summary: "removes the image's pose prior (4.12)", request: { params: ImageParams } },
+  { method: "get", path: "/v1/datasets/{did}/pose_priors", capability: "pose_priors.read_write", summary: "every pose prior of the dataset (4.12)", request: { params: DatasetParams } },
+  {
+    method: "put",
+    path: "/v1/datasets/{did}/pose_priors",
+    capability: "pose_priors.read_write",
+    summary: "writes pose priors by image id (4.12)",
+    request: { params: DatasetParams, ...jsonBody(z.record(z.string(), PosePrior)) },
+  },
+  {
+    method: "post",
+    path: "/v1/reconstructions/{rid}/localize",
+    capability: "localize.from_memory",
+    summary: "localizes an image against the reconstruction (4.13)",
+    request: { params: ReconParams, ...jsonBody(z.object({ blob_sha: Sha256, sift: z.record(z.string(), z.unknown()).optional() })) },
+  },
+  {
+    method: "post",
+    path: "/v1/reconstructions/{rid}/georegister",
+    capability: "georegister.sim3",
+    summary: "applies a Sim3 to the latest sealed snapshot (4.13)",
+    request: { params: ReconParams, ...jsonBody(Sim3) },
+  },
+  {
+    method: "post",
+    path: "/v1/reconstructions/{rid}/mesh",
+    capability: "mesh.poisson",
+    variant: { in: "body", field: "method", capabilities: { poisson: "mesh.poisson", delaunay: "mesh.delaunay" } },
+    summary: "meshes the reconstruction (4.13)",
+    request: { params: ReconParams, ...jsonBody(z.object({ method: z.enum(["poisson", "delaunay"]), options: z.record(z.string(), z.unknown()).optional() })) },
+  },
+  { method: "post", path: "/v1/reconstructions/{rid}/dense", capability: "dense.patch_match_stereo", summary: "dense reconstruction (4.13)", request: { params: ReconParams } },
+  {
+    method: "post",
+    path: "/v1/reconstructions/{rid}:to_cubemap",
+    capability: "projection.cubemap_rig",
+    summary: "a spherical reconstruction as cubemap rigs (4.13)",
+    request: { params: ReconParams },
+  },
+  {
+    method: "post",
+    path: "/v1/datasets/{did}:render_cubemap",
+    capability: "projection.equirectangular_to_cubemap",
+    summary: "renders the dataset's panoramas as cubemaps (4.14)",
+    request: {
+      params: DatasetParams,
+      query: z.object({ face_size: z.coerce.number().int().min(64).max(8192).optional() }),
+      ...jsonBody(Projection.extend({ face_size: z.number().int().min(64).max(8192).optional() })),
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/datasets/{did}:render_equirectangular",
+    capability: "projection.cubemap_to_equirectangular",
+    summary: "renders cubemaps as panoramas (4.14)",
+    request: { params: DatasetParams, ...jsonBody(Projection) },
+  },
+  {
+    method: "post",
+    path: "/v1/datasets/{did}:render_perspective",
+    capability: "projection.equirectangular_to_perspective",
+    summary: "renders perspective views of the dataset's panoramas (4.14)",
+    request: { params: DatasetParams, ...jsonBody(Projection) },
+  },
+  {
+    method: "post",
+    path: "/v1/datasets/{did}:project_images",
+    capability: "projection.equirectangular_to_perspective",
+    summary: "projects the dataset's images (4.14)",
+    request: { params: DatasetParams, ...jsonBody(Projection) },
+  },
+  { method: "post", path: "/v1/oneshot/features", capability: "oneshot.features", summary: "features of one image, in the response (4.15)", request: imageBytes },
+  {
+    method: "post",
+    path: "/v1/oneshot/localize",
+    capability: "localize.from_memory",
+    summary: "localizes one image, in the response (4.15)",
+    request: { query: z.object({ recon_id: Id }), ...imageBytes },
+  },
+];
+
+/** The capability a request to `row` needs: the row's, or the one its query or body names. */
+async function capabilityOf(c: Context<AppEnv>, row: UnbuiltRoute): Promise<OptionalCapability> {
+  const v = row.variant;
+  if (!v) return row.capability;
+  const named = v.in === "query" ? c.req.query(v.field) : await c.req.json<Record<string, unknown>>().then((b) => b?.[v.field], () => undefined);
+  return (typeof named === "string" && Object.hasOwn(v.capabilities, named) ? v.capabilities[named] : undefined) ?? row.capability;
+}
+
+export const unbuilt = newRouter();
+
+for (const row of UNBUILT) {
+  const config = {
+    method: row.method,
+    path: row.path,
+    tags: ["unbuilt"],
+    summary: row.summary,
+    description: `Not built on this deployment: answers 501 with \`capability\` (1.1) while \`${row.capability}\` is false in /v1/capabilities.`,
+    request: row.request,
+    // The gate runs before any validation: a client probing with any body learns the capability.
+    middleware: [
+      async (c: Context<AppEnv>) => {
+        const capability = await capabilityOf(c, row);
+        requireCapability(c.env, capability);
+        // Only a test deployment can switch the flag on (SVC_TEST_CAPABILITIES); the route is still not built.
+        throw capabilityUnavailable(capability, `${row.method.toUpperCase()} ${row.path} is not built on this deployment`);
+      },
+    ],
+    responses: problemResponses(501),
+  } satisfies RouteConfig;
+  unbuilt.openapi(/:[\w-]+$/.test(row.path) ? createActionRoute(config) : createRoute(config), () => {
+    throw new Error("unreachable: the gate answers");
+  });
+}
