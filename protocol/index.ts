@@ -15,6 +15,7 @@ export * from "./schemas/specs";
 export * from "./schemas/job";
 export * from "./schemas/runner";
 export * from "./schemas/reconstruction";
+export * from "./schemas/geo";
 export * from "./events";
 export * from "./artifacts";
 export * from "./exports";

@@ -20,6 +20,7 @@ import { exportRoutes } from "./routes/exports";
 import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { meta } from "./routes/meta";
+import { posePriors } from "./routes/pose-priors";
 import { projects } from "./routes/projects";
 import { reconstructions } from "./routes/reconstructions";
 import { runners } from "./routes/runners";
@@ -88,6 +89,7 @@ export function createApp() {
   app.route("/", uploads);
   app.route("/", datasets);
   app.route("/", images);
+  app.route("/", posePriors);
   app.route("/", jobs);
   app.route("/", runners);
   app.route("/", snapshotSeal);

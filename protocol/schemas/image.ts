@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { ImageName } from "./dataset";
 import { Id, Links, Sha256, Timestamp } from "./common";
+import { GpsCoord } from "./geo";
 
 export const Image = z
   .object({
@@ -16,6 +17,7 @@ export const Image = z
     height: z.number().int().nullable(),
     media_type: z.string().nullable(),
     created_at: Timestamp,
+    "x-gps": GpsCoord.nullable().describe("the photo's EXIF GPS position, read once when its bytes were finalized (our extension); null without one"),
     _links: Links,
   })
   .meta({ id: "Image" });
@@ -39,7 +41,7 @@ export const ImageExif = z
     focal_length_mm: z.number().nullable(),
     focal_length_35mm: z.number().nullable(),
     datetime_original: z.string().nullable(),
-    gps: z.object({ latitude: z.number(), longitude: z.number(), altitude: z.number().nullable() }).nullable(),
+    gps: GpsCoord.nullable(),
     tags: z.record(z.string(), z.unknown()).describe("every parsed tag, JSON-safe"),
   })
   .meta({ id: "ImageExif" });

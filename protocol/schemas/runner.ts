@@ -7,6 +7,7 @@ import { z } from "zod";
 import { Phase, RunnerEvent } from "../events";
 import { Id, Links, Sha256, Timestamp } from "./common";
 import { StageArtifact } from "../artifacts";
+import { GpsCoord, PosePrior } from "./geo";
 import { TaskKind, TaskOutputs } from "./job";
 
 /** What the runner's device offers; recorded with the runner and visible to operators. */
@@ -92,6 +93,8 @@ export const DatasetSnapshot = z
           .nullable()
           .default(null)
           .describe("EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)"),
+        gps: GpsCoord.nullable().default(null).describe("the image's EXIF GPS position, when it has one"),
+        pose_prior: PosePrior.nullable().default(null).describe("the image's pose prior (4.12), when it has one"),
       }),
     ),
   })

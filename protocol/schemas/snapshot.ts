@@ -10,7 +10,6 @@ export const Rotation = z.object({ w: z.number(), x: z.number(), y: z.number(), 
 const Vec3 = z.tuple([z.number(), z.number(), z.number()]);
 export const Rigid3 = z.object({ rotation: Rotation, translation: Vec3 }).meta({ id: "Rigid3" });
 export type Rigid3 = z.infer<typeof Rigid3>;
-export const Sim3 = z.object({ rotation: Rotation, translation: Vec3, scale: z.number().positive() }).meta({ id: "Sim3" });
 
 export const SnapshotCamera = z.object({
   camera_id: z.number().int().nonnegative(),

@@ -161,7 +161,7 @@ runners.openapi(
     const mediaType = c.req.header("Content-Type") ?? "application/octet-stream";
     if (!(await c.env.BLOBS.head(key))) await c.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: mediaType } });
     // Stage outputs are data, not photos: no dimensions to sniff.
-    await tenantStore(c.env, tenant).retainJobBlob(job, { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null });
+    await tenantStore(c.env, tenant).retainJobBlob(job, { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null, gps_json: null });
     unwrap(await store.recordBlob(lease_id, ls, sha, bytes.byteLength));
     return c.json({ blob_sha: sha, byte_size: bytes.byteLength }, 201);
   },

@@ -179,7 +179,7 @@ describe("chunked uploads (4.3)", () => {
     const stub = tenantStore(env, DEFAULT_TENANT);
     const key = `t/${DEFAULT_TENANT}/blobs/${sha}`;
     // The reference is taken, then the Worker dies before writing the blob.
-    await stub.completeFinalize(id, { sha, r2_key: key, size: 16, media_type: null, width: null, height: null, focal_length_35mm: null });
+    await stub.completeFinalize(id, { sha, r2_key: key, size: 16, media_type: null, width: null, height: null, focal_length_35mm: null, gps_json: null });
     expect(await env.BLOBS.head(key)).toBeNull();
     await expectStatus(call("POST", `/v1/uploads/${id}:finalize`), 200);
     expect(await env.BLOBS.head(key)).not.toBeNull();

@@ -6,7 +6,7 @@
 import { imageSize } from "image-size";
 import { conflict } from "../errors";
 import { concatenate } from "./bytes";
-import { readFocalLength35mm } from "./exif-tags";
+import { readFocalLength35mm, readGps } from "./exif-tags";
 import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
 
 export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;
@@ -77,8 +77,11 @@ export async function uploadHead(bucket: R2Bucket, chunks: ChunkRecord[]): Promi
 
 /**
  * What the header says, read once at finalize so images get width/height without decoding (2.5)
- * and jobs the EXIF 35 mm-equivalent focal length their runners start cameras from.
+ * and jobs the EXIF 35 mm-equivalent focal length their runners start cameras from and the EXIF
+ * GPS position their mappers use.
  */
+const jsonOrNull = (v: unknown) => (v === null ? null : JSON.stringify(v));
+
 export async function blobFacts(head: Uint8Array, key: string, sha: string, size: number, declaredType: string | null): Promise<BlobFacts> {
   let dims: { width?: number; height?: number; type?: string } = {};
   if (head.length > 0) {
@@ -97,5 +100,6 @@ export async function blobFacts(head: Uint8Array, key: string, sha: string, size
     width: dims.width ?? null,
     height: dims.height ?? null,
     focal_length_35mm: dims.width ? await readFocalLength35mm(head) : null,
+    gps_json: dims.width ? jsonOrNull(await readGps(head)) : null,
   };
 }

@@ -12,7 +12,8 @@ import { capabilityUnavailable } from "../errors";
  * brute-force matching, two-view verification, and the incremental mapper with standard and
  * two-stage bundle adjustment (tested end to end in test/e2e/browser-runner.test.ts); and every
  * export format, from a sealed snapshot or component (test/e2e/pipeline.test.ts exports a real
- * reconstruction in each, read back by COLMAP's own tools where they exist).
+ * reconstruction in each, read back by COLMAP's own tools where they exist). Pose priors are
+ * stored and served by the service itself (routes/pose-priors.ts).
  */
 export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapability>([
   "features.extract.sift",
@@ -26,6 +27,7 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "ba.standard",
   "ba.two_stage",
   ...EXPORT_FORMATS.map(exportCapability),
+  "pose_priors.read_write",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -2,6 +2,7 @@
 import exifr from "exifr";
 import type { ImageExif } from "../../protocol";
 import { notFound } from "../errors";
+import { readGps } from "./exif-tags";
 
 /** EXIF lives in the first APP1 segment, at most 64 KiB, near the start of the file. */
 const EXIF_HEAD_BYTES = 256 * 1024;
@@ -19,15 +20,14 @@ export async function readExif(bucket: R2Bucket, key: string, imageId: string): 
   const obj = await bucket.get(key, { range: { offset: 0, length: EXIF_HEAD_BYTES } });
   if (!obj) throw notFound("image bytes");
   let tags: Record<string, unknown> = {};
+  const head = new Uint8Array(await obj.arrayBuffer());
   try {
-    tags = ((await exifr.parse(new Uint8Array(await obj.arrayBuffer()), { tiff: true, exif: true, gps: true, translateValues: false, reviveValues: true })) ?? {}) as Record<string, unknown>;
+    tags = ((await exifr.parse(head, { tiff: true, exif: true, gps: true, translateValues: false, reviveValues: true })) ?? {}) as Record<string, unknown>;
   } catch {
     // Not an EXIF-bearing format, or a truncated header: report no tags.
   }
   const num = (k: string) => (typeof tags[k] === "number" ? (tags[k] as number) : null);
   const str = (k: string) => (typeof tags[k] === "string" ? (tags[k] as string).trim() || null : null);
-  const lat = num("latitude");
-  const lon = num("longitude");
   const date = tags.DateTimeOriginal instanceof Date ? (jsonSafe(tags.DateTimeOriginal) as string | null) : str("DateTimeOriginal");
   return {
     image_id: imageId,
@@ -37,7 +37,7 @@ export async function readExif(bucket: R2Bucket, key: string, imageId: string): 
     focal_length_mm: num("FocalLength"),
     focal_length_35mm: num("FocalLengthIn35mmFormat"),
     datetime_original: date,
-    gps: lat !== null && lon !== null ? { latitude: lat, longitude: lon, altitude: num("GPSAltitude") } : null,
+    gps: await readGps(head),
     tags: jsonSafe(tags) as Record<string, unknown>,
   };
 }

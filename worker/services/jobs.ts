@@ -91,7 +91,8 @@ export interface DatasetSubmission {
  * dataset and submits.
  */
 export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<JobAccepted> {
-  const images = await tenantStore(env, s.tenantId).allImages(s.dataset.dataset_id);
+  const tenant = tenantStore(env, s.tenantId);
+  const images = await tenant.allImages(s.dataset.dataset_id);
   if (images.length === 0) {
     throw validation("the dataset has no registered images: register images before submitting a stage (7)", [
       { path: "dataset_id", message: "no registered images", code: "empty_dataset" },
@@ -99,7 +100,7 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
   }
   for (const name of s.capabilities) requireCapability(env, name);
   const input_artifacts = await resolveInputArtifacts(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
-  const dataset = frozenDataset(s.dataset, images);
+  const dataset = frozenDataset(s.dataset, images, unwrap(await tenant.datasetPosePriors(s.dataset.dataset_id)));
   return submitJob(env, {
     tenantId: s.tenantId,
     projectId: s.dataset.project_id,
@@ -111,8 +112,11 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
   });
 }
 
-/** The dataset as a job reads it: its settings and manifest now, every image with its content (2.4). */
-export function frozenDataset(row: DatasetRow, images: ImageRow[]): DatasetSnapshot {
+/**
+ * The dataset as a job reads it: its settings and manifest now, every image with its content (2.4),
+ * its EXIF GPS and its pose prior (4.12; JSON text by image id).
+ */
+export function frozenDataset(row: DatasetRow, images: ImageRow[], priors: Record<string, string> = {}): DatasetSnapshot {
   return {
     dataset_id: row.dataset_id,
     manifest_hash: row.manifest_hash,
@@ -130,8 +134,27 @@ export function frozenDataset(row: DatasetRow, images: ImageRow[]): DatasetSnaps
       height: i.height,
       media_type: i.media_type,
       focal_length_35mm: i.focal_length_35mm,
+      gps: i.gps_json ? JSON.parse(i.gps_json) : null,
+      pose_prior: priors[i.image_id] ? JSON.parse(priors[i.image_id]!) : null,
     })),
   };
+}
+
+/**
+ * The pose priors and GPS positions of the dataset's images (4.12, EXIF GPS), as a digest; null when
+ * no image has either. They enter the cache key of the tasks they influence (3.2 rule 1) and the
+ * identity of a pipeline's reconstruction (2.7), so changing them never reuses a stale result.
+ */
+function priorsDigest(dataset: DatasetSnapshot | null): string | null {
+  const known = (dataset?.images ?? []).filter((i) => i.gps || i.pose_prior).map((i) => [i.name, i.gps, i.pose_prior]);
+  return known.length > 0 ? hashJson(known) : null;
+}
+
+/** Mapping uses priors (soft constraints, 4.12); pairs by position use them, sequential pairs follow their timestamps. */
+function readsPriors(stage: Stage): boolean {
+  if (stage.kind === "map") return true;
+  const strategy = (stage.params.pairs as { strategy?: string } | undefined)?.strategy;
+  return stage.kind === "match" && ["spatial", "from_poses", "sequential"].includes(strategy ?? "");
 }
 
 /** What identifies an artifact as a task input: its kind, format and files' contents. */
@@ -142,6 +165,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   // The dataset as a stage input: its manifest and camera settings, not its ids (2.4).
   const settings = s.dataset && (({ dataset_id: _id, images: _images, ...rest }) => rest)(s.dataset);
   const datasetHash = hashJson(settings);
+  const priors = priorsDigest(s.dataset);
   const inputs = Object.entries(s.input_artifacts);
   const artifactsHash = inputs.length > 0 ? hashJson(Object.fromEntries(inputs.map(([role, a]) => [role, artifactDigest(a)]))) : null;
   const rvId = rvIdOf(runtimeVersions(env));
@@ -150,7 +174,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   for (const stage of s.stages) {
     const upstream = tasks.at(-1);
     // The input artifacts feed the first task; later ones inherit them through its cache key.
-    const inputs_hash = hashJson({ dataset: datasetHash, upstream: upstream?.cache_key ?? null, ...(artifactsHash && !upstream ? { artifacts: artifactsHash } : {}) });
+    const inputs_hash = hashJson({
+      dataset: datasetHash,
+      upstream: upstream?.cache_key ?? null,
+      ...(artifactsHash && !upstream ? { artifacts: artifactsHash } : {}),
+      ...(priors && readsPriors(stage) ? { priors } : {}),
+    });
     const params_hash = hashJson(stage.params);
     const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
     tasks.push({
@@ -199,7 +228,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
       recon:
         s.recon && "pipeline" in s.recon
-          ? { dataset_id: s.dataset!.dataset_id, dataset_snapshot_hash: datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.recon.pipeline) }
+          ? { dataset_id: s.dataset!.dataset_id, dataset_snapshot_hash: priors ? hashJson({ dataset: datasetHash, priors }) : datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.recon.pipeline) }
           : s.recon,
     })) as Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>,
   );

@@ -36,10 +36,11 @@ export function datasetResource(r: DatasetRow, tenantId: string): Dataset {
 
 export function imageResource(r: ImageRow): Image {
   const self = `/v1/images/${r.image_id}`;
-  // The EXIF focal length is no field of the image resource (2.5): GET .../exif reports it.
-  const { focal_length_35mm: _exif, ...fields } = r;
+  // The EXIF focal length is no field of the image resource (2.5): GET .../exif reports it; its GPS is our `x-gps`.
+  const { focal_length_35mm: _exif, gps_json, ...fields } = r;
   return {
     ...fields,
+    "x-gps": gps_json ? JSON.parse(gps_json) : null,
     _links: {
       self: link(self),
       dataset: link(`/v1/datasets/${r.dataset_id}/images`),

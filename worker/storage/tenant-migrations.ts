@@ -92,4 +92,12 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
   // The EXIF 35 mm-equivalent focal length read at finalize (null for blobs stored before it was
   // read, or without one), copied to each image of the bytes: the prior a job's runner starts from.
   [`ALTER TABLE blobs ADD COLUMN focal_length_35mm REAL`, `ALTER TABLE images ADD COLUMN focal_length_35mm REAL`],
+  // Pose priors (4.12), one per image, deleted with it; and the EXIF GPS position read at finalize (a
+  // GpsCoord as JSON text), copied to each image of the bytes like the focal length.
+  [
+    `CREATE TABLE pose_priors (image_id TEXT PRIMARY KEY, dataset_id TEXT NOT NULL, prior_json TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+    `CREATE INDEX pose_priors_by_dataset ON pose_priors(dataset_id, image_id)`,
+    `ALTER TABLE blobs ADD COLUMN gps_json TEXT`,
+    `ALTER TABLE images ADD COLUMN gps_json TEXT`,
+  ],
 ];

@@ -39,6 +39,8 @@ export interface ImageRow {
   media_type: string | null;
   /** EXIF FocalLengthIn35mmFormat of the bytes, when they have one (the runner's prior focal length). */
   focal_length_35mm: number | null;
+  /** The bytes' EXIF GPS position, a GpsCoord as JSON text, when they have one. */
+  gps_json: string | null;
   created_at: string;
 }
 
@@ -52,6 +54,8 @@ export interface BlobFacts {
   height: number | null;
   /** EXIF FocalLengthIn35mmFormat, when the bytes are an image that has one. */
   focal_length_35mm: number | null;
+  /** EXIF GPS, a GpsCoord as JSON text, when the bytes are an image that has one. */
+  gps_json: string | null;
 }
 
 /** A stored blob: its facts, and how many references hold it. */

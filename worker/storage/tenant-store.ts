@@ -1,7 +1,7 @@
 /**
  * @module TenantStore: one SQLite-backed Durable Object per tenant, named by the tenant id, so
  * a request can only ever reach its own tenant's rows (spec 5.3 isolation is structural).
- * Holds projects, datasets, images, uploads, the job index, reconstructions and their sealed
+ * Holds projects, datasets, images and their pose priors, uploads, the job index, reconstructions and their sealed
  * snapshots, stage artifacts (2.11), and the reference counts of the tenant's blobs.
  * Bytes live in R2; this object decides when they may be deleted and deletes them in its alarm.
  *
@@ -19,6 +19,7 @@ import * as datasets from "./tenant/datasets";
 import * as garbage from "./tenant/garbage";
 import * as images from "./tenant/images";
 import * as jobs from "./tenant/jobs";
+import * as posePriors from "./tenant/pose-priors";
 import * as projects from "./tenant/projects";
 import * as reconstructions from "./tenant/reconstructions";
 import * as snapshots from "./tenant/snapshots";
@@ -96,6 +97,24 @@ export class TenantStore extends DurableObject<Env> {
   }
   deleteImageByName(datasetId: string, name: string) {
     return images.removeByName(this.db, datasetId, name);
+  }
+
+  // ---- pose priors (4.12) ----
+
+  getPosePrior(imageId: string) {
+    return posePriors.get(this.db, imageId);
+  }
+  putPosePrior(imageId: string, priorJson: string) {
+    return posePriors.put(this.db, imageId, priorJson);
+  }
+  deletePosePrior(imageId: string) {
+    return posePriors.remove(this.db, imageId);
+  }
+  datasetPosePriors(datasetId: string) {
+    return posePriors.ofDataset(this.db, datasetId);
+  }
+  putPosePriors(datasetId: string, priors: Record<string, string>) {
+    return posePriors.putMany(this.db, datasetId, priors);
   }
 
   // ---- blobs ----

@@ -48,6 +48,17 @@ export function deployment(vars: Record<string, unknown>) {
 
 export type Call = typeof call;
 
+/** Callers of the Worker in `api_key` mode, each with a fresh key of one of `tenants` (5.3 isolation tests). */
+export async function tenantCallers(...tenants: string[]): Promise<Call[]> {
+  const apiKey = deployment({ SVC_AUTH_MODE: "api_key" });
+  return Promise.all(
+    tenants.map(async (tenant) => {
+      const key = (await expectStatus(call("POST", "/v1/admin/api-keys", { tenant_id: tenant }), 201)).json.raw_key as string;
+      return ((method, path, body, headers = {}) => apiKey(method, path, body, { Authorization: `Bearer ${key}`, ...headers })) as Call;
+    }),
+  );
+}
+
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
   return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");

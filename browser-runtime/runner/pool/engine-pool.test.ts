@@ -74,7 +74,7 @@ describe("a runner's engine pool", () => {
       const bytes = new Uint8Array(readFileSync(new URL(name, SET)));
       const sha = await sha256Hex(bytes);
       images.set(sha, bytes);
-      entries.push({ image_id: `img-${i}`, name, content_sha: sha, byte_size: bytes.length, width: null, height: null, media_type: "image/jpeg", focal_length_35mm: null });
+      entries.push({ image_id: `img-${i}`, name, content_sha: sha, byte_size: bytes.length, width: null, height: null, media_type: "image/jpeg", focal_length_35mm: null, gps: null, pose_prior: null });
     }
     const dataset: DatasetSnapshot = {
       dataset_id: "ds",

@@ -11,7 +11,7 @@ import * as blobs from "./blobs";
 const inTenant = <T>(body: (db: DurableObjectStorage) => T) =>
   runInDurableObject(tenantStore(env, `blobs-test-${crypto.randomUUID()}`), (_o, state) => body(state.storage));
 
-const facts = (sha: string) => ({ sha, r2_key: `t/blobs-test/blobs/${sha}`, size: 3, media_type: null, width: null, height: null, focal_length_35mm: null });
+const facts = (sha: string) => ({ sha, r2_key: `t/blobs-test/blobs/${sha}`, size: 3, media_type: null, width: null, height: null, focal_length_35mm: null, gps_json: null });
 const garbage = (db: DurableObjectStorage) => db.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY r2_key").toArray().map((r) => r.r2_key);
 
 describe("blob references", () => {

@@ -16,12 +16,13 @@ export function get(db: DurableObjectStorage, sha: string): BlobRow | null {
 
 /**
  * Stores the blob with one reference, or gives the stored one another; its bytes are no longer
- * garbage. A blob stored before the focal length was read gains it when its bytes are finalized again.
+ * garbage. A blob stored before the focal length and GPS were read gains them when its bytes are finalized again.
  */
 export function retain(db: DurableObjectStorage, b: BlobFacts): void {
   db.sql.exec(
-    `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, focal_length_35mm, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)
-     ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1, focal_length_35mm = coalesce(focal_length_35mm, excluded.focal_length_35mm)`,
+    `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, focal_length_35mm, gps_json, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
+     ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1, focal_length_35mm = coalesce(focal_length_35mm, excluded.focal_length_35mm),
+       gps_json = coalesce(gps_json, excluded.gps_json)`,
     b.sha,
     b.r2_key,
     b.size,
@@ -29,6 +30,7 @@ export function retain(db: DurableObjectStorage, b: BlobFacts): void {
     b.width,
     b.height,
     b.focal_length_35mm,
+    b.gps_json,
     nowIso(),
   );
   garbage.unqueue(db, b.r2_key);

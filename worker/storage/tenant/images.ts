@@ -11,6 +11,7 @@ import { type PageRequest, type PageResult, exists, first, nowIso, paginate } fr
 import type { ImageRow } from "../tenant-rows";
 import * as blobs from "./blobs";
 import * as garbage from "./garbage";
+import * as posePriors from "./pose-priors";
 
 const imageOf = (r: Record<string, SqlStorageValue>) => r as unknown as ImageRow;
 const datasetExists = (db: DurableObjectStorage, datasetId: string) => exists(db.sql, "SELECT 1 FROM datasets WHERE dataset_id = ?", datasetId);
@@ -55,6 +56,7 @@ export function remove(db: DurableObjectStorage, imageId: string): boolean {
   if (!img) return false;
   db.transactionSync(() => {
     db.sql.exec("DELETE FROM images WHERE image_id = ?", imageId);
+    posePriors.forgetImage(db, imageId);
     blobs.release(db, img.content_sha);
     refreshManifest(db, img.dataset_id);
   });
@@ -82,19 +84,21 @@ export function insert(db: DurableObjectStorage, datasetId: string, name: string
     height: blob.height,
     media_type: blob.media_type,
     focal_length_35mm: blob.focal_length_35mm,
+    gps_json: blob.gps_json,
     created_at: nowIso(),
   };
   db.sql.exec(
     `INSERT INTO images (image_id, dataset_id, name, content_sha, source_kind, rel_path, byte_size, width, height,
-       media_type, focal_length_35mm, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       media_type, focal_length_35mm, gps_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ...Object.values(row),
   );
   blobs.reference(db, sha);
   return row;
 }
 
-/** Every image of the dataset goes, releasing its blob (the dataset is being deleted). */
+/** Every image of the dataset goes with its prior, releasing its blob (the dataset is being deleted). */
 export function removeAll(db: DurableObjectStorage, datasetId: string): void {
+  posePriors.forgetDataset(db, datasetId);
   for (const img of db.sql.exec<{ content_sha: string }>("SELECT content_sha FROM images WHERE dataset_id = ?", datasetId)) {
     blobs.release(db, img.content_sha);
   }

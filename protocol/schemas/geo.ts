@@ -1,0 +1,216 @@
+/**
+ * @module Reconstruction-level geometry (spec 2.13, 4.12, 4.13, 4.15): pose priors with their GPS,
+ * timestamps and IMU samples, Sim3 transforms, localization and merge requests, and the answers of
+ * the one-shot routes. Checked here once, for the worker (which validates requests) and the runner
+ * (which uses them).
+ */
+import { z } from "zod";
+import { Id, Sha256 } from "./common";
+import { Rigid3, Rotation } from "./snapshot";
+
+const Finite = z.number().refine(Number.isFinite, "must be a finite number");
+const Vec3 = z.tuple([Finite, Finite, Finite]);
+
+/** How far from 1 a quaternion's norm may be (a quaternion printed with 6 decimals is within 1e-5). */
+export const UNIT_QUATERNION_TOLERANCE = 1e-3;
+
+/** A rotation that is a unit Hamilton quaternion within UNIT_QUATERNION_TOLERANCE, every member finite. */
+export const UnitRotation = Rotation.extend({ w: Finite, x: Finite, y: Finite, z: Finite }).refine(
+  (q) => Math.abs(Math.hypot(q.w, q.x, q.y, q.z) - 1) <= UNIT_QUATERNION_TOLERANCE,
+  { message: `must be a unit quaternion (|q| within ${UNIT_QUATERNION_TOLERANCE} of 1)` },
+);
+
+export const CheckedRigid3 = Rigid3.extend({ rotation: UnitRotation, translation: Vec3 });
+
+/**
+ * A position on the WGS84 ellipsoid, as EXIF GPS gives it (the spec leaves GpsCoord's fields open):
+ * signed degrees (north and east positive: the hemisphere references are applied), the altitude in
+ * metres above sea level (EXIF GPSAltitude with GPSAltitudeRef applied), and the horizontal accuracy
+ * in metres when known (EXIF GPSHPositioningError); the mapper weighs the position by it.
+ */
+export const GpsCoord = z
+  .object({
+    latitude: Finite.pipe(z.number().min(-90).max(90)),
+    longitude: Finite.pipe(z.number().min(-180).max(180)),
+    altitude: Finite.nullable().default(null),
+    horizontal_accuracy_m: Finite.pipe(z.number().positive()).nullable().default(null),
+  })
+  .meta({ id: "GpsCoord", description: "WGS84 degrees (north/east positive), altitude in metres above sea level, horizontal accuracy in metres" });
+export type GpsCoord = z.infer<typeof GpsCoord>;
+
+/**
+ * Nanoseconds as a JSON integer. Values beyond 2^53 keep every digit: the worker reads them from the
+ * request's source text and writes them back as given (see `int64Json`), so they arrive here as digit strings.
+ */
+export const TimestampNs = z
+  .union([z.number().int(), z.string().regex(/^-?\d{1,19}$/, "must be an integer")])
+  .refine((v) => typeof v !== "string" || !/^-?\d+$/.test(v) || (BigInt(v) >= -(2n ** 63n) && BigInt(v) < 2n ** 63n), "must fit in a signed 64-bit integer")
+  .meta({ type: "integer", format: "int64", description: "nanoseconds (any epoch; only their order is used); every digit is kept" });
+
+export const ImuSample = z
+  .object({ timestamp_ns: TimestampNs, gyro: Vec3.describe("rad/s in the camera frame"), accel: Vec3.describe("m/s^2 in the camera frame") })
+  .meta({ id: "ImuSample" });
+
+/** Row-major 6x6; rotation first (axis-angle, radians), then the camera centre (world units). */
+export const COVARIANCE_ORDER = "rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame";
+
+/** Relative tolerance of the covariance checks (symmetry, and negative eigenvalues as roundoff). */
+const COVARIANCE_TOLERANCE = 1e-9;
+
+export const PosePrior = z
+  .object({
+    cam_from_world: CheckedRigid3,
+    covariance: z
+      .array(Finite)
+      .length(36)
+      .superRefine((c, ctx) => {
+        const problem = covarianceProblem(c);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .nullable()
+      .optional()
+      .describe(`36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: ${COVARIANCE_ORDER}`),
+    gps: GpsCoord.nullable().optional(),
+    timestamp_ns: TimestampNs.nullable().optional(),
+    imu: ImuSample.nullable().optional(),
+  })
+  .meta({
+    id: "PosePrior",
+    description:
+      "A pose the caller already knows (2.13). Mapping forwards it to bundle adjustment as a soft constraint weighted by `covariance` " +
+      "(without one: 0.1 rad and 1 world unit standard deviations), so the model comes out in the priors' frame; `timestamp_ns` orders " +
+      "a sequence (sequential pairs); `gps` and `imu` are kept as given.",
+  });
+export type PosePrior = z.infer<typeof PosePrior>;
+
+/** At most this many priors per bulk write (8: the batch cap). */
+export const MAX_BULK_PRIORS = 1000;
+
+export const PosePriorsBulk = z
+  .record(Id, PosePrior)
+  .refine((m) => Object.keys(m).length <= MAX_BULK_PRIORS, `at most ${MAX_BULK_PRIORS} priors per call`)
+  .meta({ id: "PosePriorsBulkRequest", description: "`{<image_id>: PosePrior}`, at most 1000 per call; all written or none" });
+
+export const PosePriorsMap = z.object({ pose_priors: z.record(Id, PosePrior) }).meta({ id: "PosePriors" });
+export const PosePriorsWritten = z.object({ written: z.number().int().min(0) }).meta({ id: "PosePriorsWritten" });
+
+/**
+ * Why 36 numbers are not a covariance: not symmetric, or an eigenvalue below zero beyond roundoff
+ * (both relative to the largest entry). Null when they are one.
+ */
+export function covarianceProblem(c: readonly number[]): string | null {
+  const scale = Math.max(1e-300, ...c.map(Math.abs));
+  for (let i = 0; i < 6; i++) {
+    for (let j = i + 1; j < 6; j++) {
+      if (Math.abs(c[6 * i + j]! - c[6 * j + i]!) > COVARIANCE_TOLERANCE * scale) return `is not symmetric (entries ${i},${j} and ${j},${i} differ)`;
+    }
+  }
+  const lowest = Math.min(...symmetricEigenvalues(c, 6));
+  return lowest < -1e-9 * scale ? `is not positive semi-definite (an eigenvalue is ${lowest.toPrecision(3)})` : null;
+}
+
+/** Eigenvalues of a symmetric n x n matrix (row-major) by cyclic Jacobi rotations. */
+export function symmetricEigenvalues(m: readonly number[], n: number): number[] {
+  const a = Array.from(m);
+  for (let sweep = 0; sweep < 64; sweep++) {
+    let off = 0;
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) off += a[i * n + j]! ** 2;
+    if (off < 1e-30 * Math.max(1e-300, ...a.map((v) => v * v))) break;
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const apq = a[p * n + q]!;
+        if (apq === 0) continue;
+        const theta = (a[q * n + q]! - a[p * n + p]!) / (2 * apq);
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1);
+        const s = t * c;
+        for (let k = 0; k < n; k++) {
+          const akp = a[k * n + p]!;
+          const akq = a[k * n + q]!;
+          a[k * n + p] = c * akp - s * akq;
+          a[k * n + q] = s * akp + c * akq;
+        }
+        for (let k = 0; k < n; k++) {
+          const apk = a[p * n + k]!;
+          const aqk = a[q * n + k]!;
+          a[p * n + k] = c * apk - s * aqk;
+          a[q * n + k] = s * apk + c * aqk;
+        }
+      }
+    }
+  }
+  return Array.from({ length: n }, (_, i) => a[i * n + i]!);
+}
+
+// ---- Sim3 (2.13), georegister (4.13) ----
+
+/** A Sim3 as requests carry it: a unit rotation, a finite translation and a positive finite scale (7: 422 otherwise). */
+export const Sim3 = z
+  .object({ rotation: UnitRotation, translation: Vec3, scale: Finite.pipe(z.number().positive("must be positive")) })
+  .meta({ id: "Sim3", description: "`new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0" });
+export type Sim3 = z.infer<typeof Sim3>;
+
+/**
+ * The georegister body: a Sim3 (4.13), or, our extension, `{"x-from_gps": true}`: the Sim3 is then
+ * estimated robustly from the registered cameras' centres and their images' EXIF GPS (through a
+ * local ENU frame) or pose priors, and its residuals reported in the task's result.
+ */
+export const GeoregisterRequest = z.union([
+  Sim3,
+  z
+    .object({
+      "x-from_gps": z.literal(true),
+      "x-max_error_m": Finite.pipe(z.number().positive())
+        .default(10)
+        .describe("RANSAC inlier threshold on a camera centre's distance to its GPS/prior position, in metres"),
+    })
+    .meta({ id: "GeoregisterFromGps" }),
+]);
+export type GeoregisterRequest = z.infer<typeof GeoregisterRequest>;
+
+// ---- localization (2.13, 4.13, 4.15) ----
+
+/** SIFT overrides of a localization request (2.13 `sift`): the FeaturesSpec knobs that apply to one query image. */
+export const SiftOverrides = z
+  .object({
+    max_num_features: z.number().int().min(16).max(65536).optional(),
+    first_octave: z.number().int().min(-1).max(4).optional(),
+    peak_threshold: Finite.pipe(z.number().positive()).optional(),
+    edge_threshold: Finite.pipe(z.number().positive()).optional(),
+  })
+  .meta({ id: "SiftOverrides" });
+
+export const LocalizationRequest = z.object({ blob_sha: Sha256, sift: SiftOverrides.optional() }).meta({ id: "LocalizationRequest" });
+export type LocalizationRequest = z.infer<typeof LocalizationRequest>;
+
+export const LocalizationResult = z
+  .object({
+    success: z.boolean(),
+    cam_from_world: Rigid3.describe("the query's pose in the snapshot's frame (identity when success is false)"),
+    num_inliers: z.number().int().min(0),
+    inlier_matches: z.array(z.tuple([z.number().int(), z.number().int()])).describe("[query keypoint index, point3d_id] per inlier"),
+    diagnostics: z
+      .looseObject({ query_path: z.string(), sparse_dir: z.string() })
+      .describe("query_path: the query's blob; sparse_dir: the snapshot localized against; also counts, the camera used and why it failed"),
+  })
+  .meta({ id: "LocalizationResult" });
+export type LocalizationResult = z.infer<typeof LocalizationResult>;
+
+// ---- merge (4.9) ----
+
+export const MergeRequest = z
+  .object({
+    target_recon_id: Id,
+    source_recon_ids: z.array(Id).min(1).max(16),
+    sim3_aligners: z.array(Sim3).nullable().optional().describe("parallel to source_recon_ids: target_from_source; estimated when absent"),
+  })
+  .superRefine((m, ctx) => {
+    if (m.sim3_aligners && m.sim3_aligners.length !== m.source_recon_ids.length) {
+      ctx.addIssue({ code: "custom", path: ["sim3_aligners"], message: `must have one Sim3 per source (${m.source_recon_ids.length})` });
+    }
+    if (new Set([m.target_recon_id, ...m.source_recon_ids]).size !== m.source_recon_ids.length + 1) {
+      ctx.addIssue({ code: "custom", path: ["source_recon_ids"], message: "the target and the sources must be distinct reconstructions" });
+    }
+  })
+  .meta({ id: "MergeRequest" });
+export type MergeRequest = z.infer<typeof MergeRequest>;
