@@ -36,18 +36,8 @@ export interface UnbuiltRoute {
 // Request shapes as far as the spec gives them; fields it leaves open stay open.
 const ProjectParams = z.object({ pid: Id });
 const DatasetParams = z.object({ did: Id });
-const ImageParams = z.object({ image_id: Id });
 const ReconParams = z.object({ rid: Id });
 const SnapshotParams = ReconParams.extend({ seq: z.string() });
-const Vec3 = z.array(z.number()).length(3);
-const Rigid3 = z.object({ rotation: z.object({ w: z.number(), x: z.number(), y: z.number(), z: z.number() }), translation: Vec3 });
-const PosePrior = z.object({
-  cam_from_world: Rigid3,
-  covariance: z.array(z.number()).length(36).optional().describe("row-major 6x6"),
-  gps: z.record(z.string(), z.unknown()).optional().describe("GpsCoord (fields not fixed by the spec)"),
-  timestamp_ns: z.number().int().optional(),
-  imu: z.object({ timestamp_ns: z.number().int(), gyro: Vec3, accel: Vec3 }).optional(),
-});
 const Strategy = z.enum(["dhash", "vlad"]);
 const Projection = z.looseObject({ output: z.looseObject({ create_dataset: z.boolean().default(true) }).optional() });
 const imageBytes = { body: { content: { "image/*": { schema: z.string().meta({ format: "binary" }) } }, required: true } };
@@ -111,23 +101,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     variant: { in: "query", field: "strategy", capabilities: { dhash: "similarity.dhash", vlad: "similarity.vlad" } },
     summary: "builds the dataset's similarity index (4.11)",
     request: { params: DatasetParams, query: z.object({ strategy: Strategy.default("dhash"), force: z.enum(["true", "false"]).default("false") }) },
-  },
-  { method: "get", path: "/v1/images/{image_id}/pose_prior", capability: "pose_priors.read_write", summary: "the image's pose prior, or null (4.12)", request: { params: ImageParams } },
-  {
-    method: "put",
-    path: "/v1/images/{image_id}/pose_prior",
-    capability: "pose_priors.read_write",
-    summary: "sets the image's pose prior (4.12)",
-    request: { params: ImageParams, ...jsonBody(PosePrior) },
-  },
-  { method: "delete", path: "/v1/images/{image_id}/pose_prior", capability: "pose_priors.read_write", summary: "removes the image's pose prior (4.12)", request: { params: ImageParams } },
-  { method: "get", path: "/v1/datasets/{did}/pose_priors", capability: "pose_priors.read_write", summary: "every pose prior of the dataset (4.12)", request: { params: DatasetParams } },
-  {
-    method: "put",
-    path: "/v1/datasets/{did}/pose_priors",
-    capability: "pose_priors.read_write",
-    summary: "writes pose priors by image id (4.12)",
-    request: { params: DatasetParams, ...jsonBody(z.record(z.string(), PosePrior)) },
   },
   {
     method: "post",
