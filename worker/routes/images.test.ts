@@ -35,10 +35,49 @@ describe("images (4.5)", () => {
     expect((await expectStatus(call("GET", `/v1/images/${r.json.image_id}`), 200)).json).toEqual(r.json);
   });
 
-  it("a name already in the dataset answers 409; an unknown blob 422; bad names 422", async () => {
+  it("registering a name the dataset holds with the same blob answers 201 with the image that exists, and changes nothing", async () => {
+    const sha = await uploadBlob(crypto.getRandomValues(new Uint8Array(64)));
+    const { pid, did } = await newDataset({ source: { kind: "upload", entries: [{ name: "listed.jpg", blob_sha: sha }] } });
+    const before = (await call("GET", `/v1/projects/${pid}/datasets/${did}`)).json;
+    const listed = (await call("GET", `/v1/datasets/${did}/images`)).json.items[0];
+    const again = await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "listed.jpg", blob_sha: sha }), 201);
+    expect(again.json).toEqual(listed);
+    expect(again.headers.get("Location")).toBe(`/v1/images/${listed.image_id}`);
+    expect((await call("GET", `/v1/datasets/${did}/images`)).json.total).toBe(1);
+    expect((await call("GET", `/v1/projects/${pid}/datasets/${did}`)).json.manifest_hash).toBe(before.manifest_hash);
+    // References count images, not requests: the upload's and the one image's.
+    expect((await tenantStore(env, DEFAULT_TENANT).getBlob(sha))?.refcount).toBe(2);
+    const first = await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "new.jpg", blob_sha: sha }), 201);
+    expect((await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "new.jpg", blob_sha: sha }), 201)).json).toEqual(first.json);
+    expect((await tenantStore(env, DEFAULT_TENANT).getBlob(sha))?.refcount).toBe(3);
+  });
+
+  it("batchCreate is idempotent the same way: held names come back as they are, new ones are registered", async () => {
+    const { did, dataset } = await newDataset({ source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: lund }] } });
+    const held = (await call("GET", `/v1/datasets/${did}/images`)).json.items[0];
+    const r = await expectStatus(call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: [{ name: "a.jpg", blob_sha: lund }, { name: "b.jpg", blob_sha: lund }] }), 201);
+    expect(r.json.images[0]).toEqual(held);
+    expect(r.json.images[1]).toMatchObject({ name: "b.jpg", content_sha: lund });
+    const again = await expectStatus(call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: [{ name: "a.jpg", blob_sha: lund }, { name: "b.jpg", blob_sha: lund }] }), 201);
+    expect(again.json.images).toEqual(r.json.images);
+    const after = (await call("GET", `/v1/projects/${dataset.project_id}/datasets/${did}`)).json;
+    expect((await call("GET", `/v1/datasets/${did}/images`)).json.total).toBe(2);
+    expect(after.manifest_hash).not.toBe(dataset.manifest_hash);
+  });
+
+  it("the same name with other bytes answers 409 and registers nothing, single or in a batch", async () => {
+    const other = await uploadBlob(LUND_02);
     const { did } = await newDataset();
     await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "a.jpg", blob_sha: lund }), 201);
-    expectProblem(await call("POST", `/v1/datasets/${did}/images`, { name: "a.jpg", blob_sha: lund }), 409, "conflict");
+    expectProblem(await call("POST", `/v1/datasets/${did}/images`, { name: "a.jpg", blob_sha: other }), 409, "conflict");
+    const batch = [{ name: "b.jpg", blob_sha: lund }, { name: "a.jpg", blob_sha: other }];
+    expectProblem(await call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: batch }), 409, "conflict");
+    const names = (await call("GET", `/v1/datasets/${did}/images`)).json.items.map((i: any) => [i.name, i.content_sha]);
+    expect(names).toEqual([["a.jpg", lund]]);
+  });
+
+  it("an unknown blob answers 422; bad names 422", async () => {
+    const { did } = await newDataset();
     expectFieldError(await call("POST", `/v1/datasets/${did}/images`, { name: "b.jpg", blob_sha: "f".repeat(64) }), "blob_sha", "unknown_blob");
     for (const name of ["../etc/passwd", "a/../../b", "/abs.jpg", "a//b", "./a", "a\\b", "tab\there", "nul\0", ""]) {
       expectFieldError(await call("POST", `/v1/datasets/${did}/images`, { name, blob_sha: lund }), "name");

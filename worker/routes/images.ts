@@ -1,6 +1,6 @@
 /**
  * @module Images (spec 2.5, 4.5): registration from finalized blobs (single and batch, at most
- * 1000, all-or-nothing), listing, deletion (by id, and the legacy delete by name), bytes with
+ * 1000, all-or-nothing; idempotent for a name the dataset holds with the same blob), listing, deletion (by id, and the legacy delete by name), bytes with
  * ETag/304/Range, JPEG thumbnails, and EXIF parsed with exifr.
  */
 import { createRoute, z } from "@hono/zod-openapi";
@@ -41,7 +41,11 @@ images.openapi(
     path: "/v1/datasets/{did}/images",
     tags: ["images"],
     request: { params: DatasetParams, ...jsonBody(ImageCreate) },
-    responses: { 201: json(Image, "registered"), ...problemResponses(400, 401, 404, 409, 413, 422) },
+    responses: {
+      201: json(Image, "registered, or the image the dataset already holds under this name with this blob"),
+      ...problemResponses(400, 401, 404, 409, 413, 422),
+    },
+    description: "Idempotent: a name the dataset holds with the same blob (an upload source's entry, a retry) answers with that image; 409 when it holds the name with other bytes.",
   }),
   async (c) => {
     const { did } = c.req.valid("param");
@@ -57,7 +61,10 @@ images.openapi(
     path: "/v1/datasets/{did}/images:batchCreate",
     tags: ["images"],
     request: { params: DatasetParams, ...jsonBody(ImageBatchCreate) },
-    responses: { 201: json(z.object({ images: z.array(Image) }), "all registered"), ...problemResponses(400, 401, 404, 409, 413, 422) },
+    responses: {
+      201: json(z.object({ images: z.array(Image) }), "all registered, in request order; names held with the same blob come back as they are"),
+      ...problemResponses(400, 401, 404, 409, 413, 422),
+    },
   }),
   async (c) => {
     const { did } = c.req.valid("param");

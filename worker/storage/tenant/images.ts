@@ -19,6 +19,9 @@ const datasetExists = (db: DurableObjectStorage, datasetId: string) => exists(db
 /**
  * Registers every item or none (batchCreate is all-or-nothing). `listField` names the request's
  * list of items (`requests`), or is null for a single item whose fields are the body's own.
+ * Registering a name the dataset already holds with the same blob (an upload source's entry,
+ * a retried request) answers with the image that exists; the same name with other bytes is a
+ * conflict.
  */
 export function create(db: DurableObjectStorage, datasetId: string, items: { name: string; blob_sha: string }[], listField: string | null): Outcome<ImageRow[]> {
   if (!datasetExists(db, datasetId)) return missing("dataset");
@@ -27,15 +30,19 @@ export function create(db: DurableObjectStorage, datasetId: string, items: { nam
   if (bad) return bad;
   const dupes = duplicateNames(items.map((i) => i.name), (i) => at(i, "name"));
   if (dupes) return dupes;
-  const taken = items.filter((i) => exists(db.sql, "SELECT 1 FROM images WHERE dataset_id = ? AND name = ?", datasetId, i.name));
-  if (taken.length > 0) return clash(`an image named '${taken[0]!.name}' already exists in this dataset`);
+  const held = items.map((i) => byName(db, datasetId, i.name));
+  const differing = items.find((item, k) => (held[k]?.content_sha ?? item.blob_sha) !== item.blob_sha);
+  if (differing) return clash(`an image named '${differing.name}' with other bytes already exists in this dataset`);
   const rows = db.transactionSync(() => {
-    const out = items.map((i) => insert(db, datasetId, i.name, i.blob_sha));
-    refreshManifest(db, datasetId);
+    const out = items.map((item, k) => held[k] ?? insert(db, datasetId, item.name, item.blob_sha));
+    if (held.some((h) => !h)) refreshManifest(db, datasetId);
     return out;
   });
   return ok(rows);
 }
+
+const byName = (db: DurableObjectStorage, datasetId: string, name: string) =>
+  first<ImageRow>(db.sql, "SELECT * FROM images WHERE dataset_id = ? AND name = ?", datasetId, name);
 
 export function list(db: DurableObjectStorage, datasetId: string, page: PageRequest): Outcome<PageResult<ImageRow>> {
   if (!datasetExists(db, datasetId)) return missing("dataset");
@@ -65,7 +72,7 @@ export function remove(db: DurableObjectStorage, imageId: string): boolean {
 }
 
 export function removeByName(db: DurableObjectStorage, datasetId: string, name: string): boolean {
-  const r = first<{ image_id: string }>(db.sql, "SELECT image_id FROM images WHERE dataset_id = ? AND name = ?", datasetId, name);
+  const r = byName(db, datasetId, name);
   return r ? remove(db, r.image_id) : false;
 }
 
