@@ -39,7 +39,7 @@ const quantile = (xs: number[], q: number) => {
 
 // One dataset with one image; each job differs by its seed, so none is a cache hit.
 const project = await api("POST", "/v1/projects", { name: "bench" });
-const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`, { name: "bench" });
+const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`, { name: "bench", source: { kind: "upload", entries: [] } });
 const image = new TextEncoder().encode(`bench image ${Date.now()}`);
 const up = await api("POST", "/v1/uploads", { expected_size: image.byteLength });
 await api("PATCH", `/v1/uploads/${up.upload_id}`, image, { "Content-Range": `bytes 0-${image.byteLength - 1}/${image.byteLength}` });

@@ -23,7 +23,7 @@ export const ImageSource = z
     }),
     z.object({ kind: z.literal("local"), root: z.string().min(1).max(4096), recursive: z.boolean().default(false) }),
     z.object({ kind: z.literal("s3"), bucket: z.string().min(3).max(63), prefix: z.string().max(1024).default("") }),
-  ])
+  ], { error: (issue) => (issue.input === undefined ? "required: where the images come from ({kind: 'upload', entries: []} for uploaded photos)" : undefined) })
   .meta({ id: "ImageSource" });
 export type ImageSource = z.infer<typeof ImageSource>;
 
@@ -56,7 +56,8 @@ export type Dataset = z.infer<typeof Dataset>;
 export const DatasetCreate = z
   .object({
     name: DatasetName,
-    source: ImageSource.default({ kind: "upload", entries: [] }),
+    /** Required: there is no sensible default for where a dataset's images come from. */
+    source: ImageSource,
     camera_model: CameraModelName.default("SIMPLE_RADIAL"),
     intrinsics_mode: IntrinsicsMode.default("single_camera"),
     is_spherical: z.boolean().default(false),

@@ -35,7 +35,7 @@ async function api(method: string, path: string, body?: unknown) {
 
 async function datasetWith(images: number) {
   const p = await api("POST", "/v1/projects", { name: "e2e" });
-  const d = await api("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "photos" });
+  const d = await api("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "photos", source: { kind: "upload", entries: [] } });
   for (let i = 0; i < images; i++) {
     const bytes = new TextEncoder().encode(`e2e image ${i} ${Date.now()} ${Math.random()}`);
     const up = await api("POST", "/v1/uploads", { expected_size: bytes.byteLength });

@@ -58,7 +58,7 @@ describe("api_key mode (5)", () => {
       intruder = as(await issue("tenant-b"));
       const sha = await uploadBlob(LUND_01, {}, owner);
       const pid = (await owner("POST", "/v1/projects", { name: "a" })).json.project_id;
-      const did = (await owner("POST", `/v1/projects/${pid}/datasets`, { name: "d" })).json.dataset_id;
+      const did = (await owner("POST", `/v1/projects/${pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } })).json.dataset_id;
       const iid = (await owner("POST", `/v1/datasets/${did}/images`, { name: "01.jpg", blob_sha: sha })).json.image_id;
       const uid = (await owner("POST", "/v1/uploads", { expected_size: 4 })).json.upload_id;
       ids = { pid, did, iid, uid, sha };
@@ -70,7 +70,7 @@ describe("api_key mode (5)", () => {
       ["PATCH", `/v1/projects/${x.pid}`, { name: "stolen" }],
       ["DELETE", `/v1/projects/${x.pid}`],
       ["GET", `/v1/projects/${x.pid}/datasets`],
-      ["POST", `/v1/projects/${x.pid}/datasets`, { name: "d" }],
+      ["POST", `/v1/projects/${x.pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }],
       ["GET", `/v1/projects/${x.pid}/datasets/${x.did}`],
       ["PATCH", `/v1/projects/${x.pid}/datasets/${x.did}`, { name: "stolen" }],
       ["DELETE", `/v1/projects/${x.pid}/datasets/${x.did}`],
@@ -110,7 +110,7 @@ describe("api_key mode (5)", () => {
       const mine = await intruder("GET", "/v1/projects?page_size=500");
       expect(mine.json.items.map((p: any) => p.project_id)).not.toContain(ids.pid);
       const pid = (await intruder("POST", "/v1/projects", { name: "b" })).json.project_id;
-      const did = (await intruder("POST", `/v1/projects/${pid}/datasets`, { name: "d" })).json.dataset_id;
+      const did = (await intruder("POST", `/v1/projects/${pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } })).json.dataset_id;
       expectFieldError(await intruder("POST", `/v1/datasets/${did}/images`, { name: "x.jpg", blob_sha: ids.sha }), "blob_sha", "unknown_blob");
       expectFieldError(
         await intruder("POST", `/v1/projects/${pid}/datasets`, { name: "d2", source: { kind: "upload", entries: [{ name: "x", blob_sha: ids.sha }] } }),

@@ -107,10 +107,10 @@ describe("POST /v1/artifacts:import (4.10)", () => {
     expectProblem(await call("POST", "/v1/artifacts:import", { ...base, project_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }), 404, "not_found");
     expectProblem(await call("POST", "/v1/artifacts:import", { ...base, dataset_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }), 404, "not_found");
     const other = await expectStatus(call("POST", "/v1/projects", { name: "other" }), 201);
-    const otherDs = await expectStatus(call("POST", `/v1/projects/${other.json.project_id}/datasets`, { name: "d" }), 201);
+    const otherDs = await expectStatus(call("POST", `/v1/projects/${other.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }), 201);
     expectProblem(await call("POST", "/v1/artifacts:import", { ...base, dataset_id: otherDs.json.dataset_id }), 404, "not_found");
     expectProblem(await call("POST", "/v1/artifacts:import", { ...base, recon_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }), 404, "not_found");
-    const ownDs = await expectStatus(call("POST", `/v1/projects/${sealed.pid}/datasets`, { name: "another" }), 201);
+    const ownDs = await expectStatus(call("POST", `/v1/projects/${sealed.pid}/datasets`, { name: "another", source: { kind: "upload", entries: [] } }), 201);
     expectFieldError(await call("POST", "/v1/artifacts:import", { ...base, dataset_id: ownDs.json.dataset_id, recon_id: sealed.rid }), "recon_id", "scope_mismatch");
     expect(await jobCount()).toBe(before);
   });

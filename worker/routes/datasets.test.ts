@@ -69,22 +69,31 @@ describe("datasets (4.4)", () => {
     const sha = await blob(6);
     const twice = { kind: "upload", entries: [{ name: "x", blob_sha: sha }, { name: "x", blob_sha: sha }] };
     expectFieldError(await post({ name: "d", source: twice }), "source.entries.1.name", "duplicate");
-    expectFieldError(await post({ name: "d", camera_model: "FISHEYE_9000" }), "camera_model", "invalid_value");
-    expectFieldError(await post({ name: "d", intrinsics_mode: "per_camera" }), "intrinsics_mode", "invalid_value");
-    expectFieldError(await post({ name: "d", is_spherical: 1 }), "is_spherical", "invalid_type");
-    expectFieldError(await post({ name: "d", rig_config: [1, 2] }), "rig_config", "invalid_type");
+    const upload = { kind: "upload", entries: [] };
+    expectFieldError(await post({ name: "d", source: upload, camera_model: "FISHEYE_9000" }), "camera_model", "invalid_value");
+    expectFieldError(await post({ name: "d", source: upload, intrinsics_mode: "per_camera" }), "intrinsics_mode", "invalid_value");
+    expectFieldError(await post({ name: "d", source: upload, is_spherical: 1 }), "is_spherical", "invalid_type");
+    expectFieldError(await post({ name: "d", source: upload, rig_config: [1, 2] }), "rig_config", "invalid_type");
     expectProblem(await call("POST", `/v1/projects/${pid}/datasets`, "{", { "Content-Type": "application/json" }), 400, "bad_request");
   });
 
+  it("create without a source answers 422 naming the field, and creates no dataset", async () => {
+    const { pid } = await newDataset();
+    const before = (await call("GET", `/v1/projects/${pid}/datasets`)).json.total;
+    const r = await call("POST", `/v1/projects/${pid}/datasets`, { name: "d" });
+    expectFieldError(r, "source");
+    expect((await call("GET", `/v1/projects/${pid}/datasets`)).json.total).toBe(before);
+  });
+
   it("create in an absent project answers 404", async () => {
-    expectProblem(await call("POST", "/v1/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV/datasets", { name: "d" }), 404, "not_found");
+    expectProblem(await call("POST", "/v1/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV/datasets", { name: "d", source: { kind: "upload", entries: [] } }), 404, "not_found");
     expectProblem(await call("GET", "/v1/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV/datasets"), 404, "not_found");
   });
 
   it("SPHERICAL is a valid camera model, rig_config round-trips as rig_config_json", async () => {
     const { pid } = await newDataset();
     const r = await expectStatus(
-      call("POST", `/v1/projects/${pid}/datasets`, { name: "pano", camera_model: "SPHERICAL", is_spherical: true, rig_config: { rigs: [] }, respect_exif_orientation: false }),
+      call("POST", `/v1/projects/${pid}/datasets`, { name: "pano", source: { kind: "upload", entries: [] }, camera_model: "SPHERICAL", is_spherical: true, rig_config: { rigs: [] }, respect_exif_orientation: false }),
       201,
     );
     expect(r.json).toMatchObject({ camera_model: "SPHERICAL", is_spherical: true, rig_config_json: { rigs: [] }, respect_exif_orientation: false });
@@ -92,7 +101,7 @@ describe("datasets (4.4)", () => {
 
   it("list paginates, get/patch/delete check that the dataset is in the project", async () => {
     const { pid, did } = await newDataset();
-    for (let i = 0; i < 2; i++) await call("POST", `/v1/projects/${pid}/datasets`, { name: `d${i}` });
+    for (let i = 0; i < 2; i++) await call("POST", `/v1/projects/${pid}/datasets`, { name: `d${i}`, source: { kind: "upload", entries: [] } });
     const page = await expectStatus(call("GET", `/v1/projects/${pid}/datasets?page_size=2`), 200);
     expect(page.json.total).toBe(3);
     expect(page.json.items).toHaveLength(2);

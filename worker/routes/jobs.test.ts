@@ -18,7 +18,7 @@ let salt = 0;
 /** A project with a dataset of `n` distinct small images (fresh bytes per call, so nothing is cached by accident). */
 async function dataset(n = 3, project: Record<string, unknown> = {}) {
   const p = await call("POST", "/v1/projects", { name: "p", ...project });
-  const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d" });
+  const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } });
   salt++;
   for (let i = 0; i < n; i++) {
     const sha = await uploadBlob(new TextEncoder().encode(`image ${i} of set ${salt} ${Math.random()}`));
@@ -688,7 +688,7 @@ describe("tenant isolation (api_key mode, 5.3)", () => {
     const issue = async (tenant: string) => `Bearer ${(await keyed("POST", "/v1/admin/api-keys", { tenant_id: tenant })).json.raw_key}`;
     const [a, b] = [await issue("tenant-a"), await issue("tenant-b")];
     const p = await keyed("POST", "/v1/projects", { name: "a" }, { Authorization: a });
-    const d = await keyed("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "a" }, { Authorization: a });
+    const d = await keyed("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "a", source: { kind: "upload", entries: [] } }, { Authorization: a });
     const sha = await uploadBlob(new TextEncoder().encode(`tenant a image ${Math.random()}`), { Authorization: a }, keyed);
     await keyed("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: "a.jpg", blob_sha: sha }, { Authorization: a });
     const jid = (await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, { Authorization: a })).json.job_id;

@@ -42,7 +42,7 @@ let first: { seq: number; body: unknown };
 
 beforeAll(async () => {
   const p = await expectStatus(call("POST", "/v1/projects", { name: "recon" }), 201);
-  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d" }), 201);
+  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }), 201);
   for (let i = 0; i < 2; i++) {
     const sha = await uploadBlob(enc({ image: i, nonce: Math.random() }));
     await expectStatus(call("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: `img${i}.jpg`, blob_sha: sha }), 201);
@@ -431,7 +431,7 @@ describe("after the map task", () => {
     const recon = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json;
     const images = (await call("GET", `/v1/datasets/${recon.dataset_id}/images`)).json.items as { name: string; content_sha: string }[];
     const p = await expectStatus(call("POST", "/v1/projects", { name: "recon-again" }), 201);
-    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d" }), 201);
+    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }), 201);
     for (const im of images) await expectStatus(call("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: im.name, blob_sha: im.content_sha }), 201);
     const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
     const rid = job.json.recon_id as string;

@@ -85,11 +85,11 @@ export async function expectStatus(p: Promise<Reply>, status: number): Promise<R
   return r;
 }
 
-/** A project, and a dataset in it (an `upload` dataset unless `source` says otherwise). */
+/** A project, and a dataset in it (an empty `upload` dataset unless `source` says otherwise). */
 export async function newDataset(opts: { source?: unknown; via?: Call; headers?: Record<string, string> } = {}) {
   const via = opts.via ?? call;
   const p = await expectStatus(via("POST", "/v1/projects", { name: "p" }, opts.headers), 201);
-  const body = { name: "d", ...(opts.source ? { source: opts.source } : {}) };
+  const body = { name: "d", source: opts.source ?? { kind: "upload", entries: [] } };
   const d = await expectStatus(via("POST", `/v1/projects/${p.json.project_id}/datasets`, body, opts.headers), 201);
   return { pid: p.json.project_id as string, did: d.json.dataset_id as string, dataset: d.json };
 }

@@ -207,7 +207,7 @@ export class PhotoPanel {
     say(this.status, `Registering ${toRegister.length} photo(s)…`);
     if (!this.set) {
       const project = await createProject(`Photos ${new Date().toISOString().slice(0, 16).replace("T", " ")}`);
-      const dataset = await createDataset(project.project_id, { name: "photos", ...this.datasetDefaults() });
+      const dataset = await createDataset(project.project_id, { name: "photos", source: { kind: "upload", entries: [] }, ...this.datasetDefaults() });
       this.set = { project, dataset, images: [], localUrls: new Map() };
     }
     const set = this.set;
