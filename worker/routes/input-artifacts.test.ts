@@ -97,7 +97,64 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     expect(a.json.recon_id).toEqual(expect.any(String));
     const lease = (await (await runner(["match"])).lease())!;
     expect(lease.inputs.artifacts.features).toEqual(features);
-    expectFieldError(await pipeline({ matches: ref(features) }), "input_artifacts.features", "required");
+    expectFieldError(await pipeline({ matches: ref(features) }), "input_artifacts.matches.kind", "role_mismatch");
+  });
+
+  it("without input_artifacts, matches reads the dataset's latest features (4.6: derived from the dataset)", async () => {
+    const { did } = await dataset();
+    const before = await jobCount();
+    const none = await call("POST", `/v1/datasets/${did}/matches`, {});
+    expectFieldError(none, "input_artifacts.features", "stage_not_run");
+    expect(none.json.errors[0].message).toContain(`/v1/datasets/${did}/features`);
+    expect(await jobCount()).toBe(before);
+    await produced(did, "features", "features.local.v1");
+    const latest = await produced(did, "features", "features.local.v1", { spec: { max_num_features: 100 } });
+    const m = await expectStatus(call("POST", `/v1/datasets/${did}/matches`, {}), 202);
+    const lease = (await (await runner(["match"])).lease())!;
+    expect(lease.task.job_id).toBe(m.json.job_id);
+    expect(lease.inputs.artifacts).toEqual({ features: latest });
+  });
+
+  it("without input_artifacts, verify reads the dataset's latest matches and the features they were computed from", async () => {
+    const { did } = await dataset();
+    await produced(did, "features", "features.local.v1");
+    const none = await call("POST", `/v1/datasets/${did}/verify`, {});
+    expectFieldError(none, "input_artifacts.matches", "stage_not_run");
+    expect(none.json.errors[0].message).toContain(`/v1/datasets/${did}/matches`);
+    const features = await produced(did, "features", "features.local.v1", { spec: { max_num_features: 100 } });
+    const matches = await produced(did, "matches", "matches.indexed.v1", { input_artifacts: { features: ref(features) } });
+    // Newer features than the matches' must not be paired with them.
+    await produced(did, "features", "features.local.v1", { spec: { max_num_features: 200 } });
+    const leased = async (body: Record<string, unknown>) => {
+      const v = await expectStatus(call("POST", `/v1/datasets/${did}/verify`, body), 202);
+      const lease = (await (await runner(["verify"])).lease())!;
+      expect(lease.task.job_id).toBe(v.json.job_id);
+      return lease.inputs.artifacts;
+    };
+    expect(await leased({})).toEqual({ features, matches });
+    expect(await leased({ input_artifacts: { matches: ref(matches) } })).toEqual({ features, matches });
+    // Features alone do not say which matches go with them.
+    expectFieldError(await call("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features) } }), "input_artifacts.matches", "required");
+  });
+
+  it("matches a pipeline computed are verified with the features that pipeline computed", async () => {
+    const { pid, did } = await dataset();
+    const p = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } }), 202);
+    const extractRunner = await runner(["extract"]);
+    const extract = (await extractRunner.lease())!;
+    expect(extract.task.job_id).toBe(p.json.job_id);
+    await completeWith(extractRunner, extract, "features.local.v1", { "f.json": { nonce: Math.random() } });
+    const matchRunner = await runner(["match"]);
+    const match = (await matchRunner.lease())!;
+    await completeWith(matchRunner, match, "matches.indexed.v1", { "m.json": { nonce: Math.random() } });
+    const own = (await call("GET", `/v1/jobs/${p.json.job_id}/artifacts`)).json.items;
+    await expectStatus(call("POST", `/v1/jobs/${p.json.job_id}:cancel?force=true`), 200);
+    await produced(did, "features", "features.local.v1", { spec: { max_num_features: 300 } });
+    const v = await expectStatus(call("POST", `/v1/datasets/${did}/verify`, {}), 202);
+    const lease = (await (await runner(["verify"])).lease())!;
+    expect(lease.task.job_id).toBe(v.json.job_id);
+    expect(lease.inputs.artifacts.features.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "features.local.v1").artifact_id);
+    expect(lease.inputs.artifacts.matches.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "matches.indexed.v1").artifact_id);
   });
 
   it("each invalid reference is rejected with 422 errors[] before any job is created", async () => {
@@ -105,7 +162,6 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const features = await produced(did, "features", "features.local.v1");
     const before = await jobCount();
     const matches = (input_artifacts: unknown) => call("POST", `/v1/datasets/${did}/matches`, { input_artifacts });
-    expectFieldError(await matches({}), "input_artifacts.features", "required");
     expectFieldError(await matches({ features: ref(features), "colmap.database": { artifact_id: features.artifact_id, kind: "matches.database.colmap" } }), "input_artifacts.colmap.database", "unknown_role");
     expectFieldError(await matches({ features: ref(features), matches: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } }), "input_artifacts.matches", "role_not_accepted");
     expectFieldError(await matches({ features: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } }), "input_artifacts.features.kind", "role_mismatch");

@@ -270,13 +270,12 @@ describe("stage submission rules (4.6, 7)", () => {
       backend_options: { peak_threshold: 0.01, first_octave: -1 },
     });
     await runner.work(lease);
-    // A single-stage matches or verify job reads earlier outputs: without them it is refused, and no job is made.
-    const m = await call("POST", `/v1/datasets/${did}/matches`, { matcher: { matcher_options: { a: 1 } } });
-    expectProblem(m, 422, "validation");
-    expect(m.json.errors).toEqual([expect.objectContaining({ path: "input_artifacts.features", code: "required" })]);
+    // A single-stage verify job reads earlier matches: with none computed yet it is refused, and no job is made.
+    const before = (await call("GET", "/v1/jobs")).json.total;
     const v = await call("POST", `/v1/datasets/${did}/verify`, { spec: { min_inlier_ratio: 0.5 } });
     expectProblem(v, 422, "validation");
-    expect(v.json.errors.map((e: any) => e.path)).toEqual(["input_artifacts.features", "input_artifacts.matches"]);
+    expect(v.json.errors.map((e: any) => e.path)).toEqual(["input_artifacts.matches"]);
+    expect((await call("GET", "/v1/jobs")).json.total).toBe(before);
   });
 
   it("bad input on every body answers 422 with errors[]", async () => {

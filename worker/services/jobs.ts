@@ -22,7 +22,7 @@ import { validation } from "../errors";
 import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
 import type { AdoptedSnapshot, DatasetRow, ImageRow } from "../storage/tenant-rows";
-import { type RoleNeeds, resolveInputArtifacts } from "./input-artifacts";
+import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
@@ -99,7 +99,8 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
     ]);
   }
   for (const name of s.capabilities) requireCapability(env, name);
-  const input_artifacts = await resolveInputArtifacts(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
+  const refs = await withDatasetOutputs(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
+  const input_artifacts = await resolveInputArtifacts(env, s.tenantId, refs, s.roles, s.dataset);
   const dataset = frozenDataset(s.dataset, images, unwrap(await tenant.datasetPosePriors(s.dataset.dataset_id)));
   return submitJob(env, {
     tenantId: s.tenantId,

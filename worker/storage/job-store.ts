@@ -22,7 +22,7 @@ import { expireLeases, grantLease, heartbeat, leaseActive, leaseTask } from "./j
 import { createJob } from "./job/plan";
 import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
-import { detail, frozenDataset, jobRow } from "./job/records";
+import { detail, frozenDataset, inputArtifacts, jobRow } from "./job/records";
 import { announceSnapshot, postEvents, putCheckpoint } from "./job/reports";
 import { cancel, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
@@ -52,6 +52,10 @@ export class JobStore extends DurableObject<Env> {
   }
   frozenDataset() {
     return frozenDataset(this.cx);
+  }
+  /** The id of the artifact the job was given for `role` (2.11), or null. */
+  inputArtifactId(role: string): string | null {
+    return (jobRow(this.cx) && inputArtifacts(this.cx)[role]?.artifact_id) || null;
   }
 
   // ---- cancel and resume (3.1) ----

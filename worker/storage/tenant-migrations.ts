@@ -100,4 +100,6 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE blobs ADD COLUMN gps_json TEXT`,
     `ALTER TABLE images ADD COLUMN gps_json TEXT`,
   ],
+  // A dataset's latest output of a kind: what a stage without `input_artifacts` reads (4.6).
+  [`CREATE INDEX artifacts_by_dataset ON artifacts(dataset_id, kind, artifact_id)`],
 ];

@@ -200,6 +200,9 @@ export class TenantStore extends DurableObject<Env> {
   listArtifacts(owner: { job_id: string } | { recon_id: string }, filter: ArtifactFilter, page: PageRequest) {
     return artifacts.list(this.db, owner, filter, page);
   }
+  latestArtifact(kind: string, owner: { dataset_id: string } | { job_id: string }) {
+    return artifacts.latest(this.db, kind, owner);
+  }
   snapshotArtifact(reconId: string, seq: number, idx: number | null) {
     return snapshots.artifact(this.db, reconId, seq, idx);
   }

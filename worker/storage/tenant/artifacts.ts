@@ -58,6 +58,13 @@ export function list(
   return ok(paginate(db.sql, { table: "artifacts", key: "artifact_id", where: where.join(" AND "), params }, page, artifactOf));
 }
 
+/** The latest artifact of `kind` computed from the dataset, or, with `job_id`, by that job. */
+export function latest(db: DurableObjectStorage, kind: string, owner: { dataset_id: string } | { job_id: string }): ArtifactRow | null {
+  const [column, id] = "job_id" in owner ? ["job_id", owner.job_id] : ["dataset_id", owner.dataset_id];
+  const r = first(db.sql, `SELECT * FROM artifacts WHERE ${column} = ? AND kind = ? ORDER BY created_at DESC, artifact_id DESC LIMIT 1`, id, kind);
+  return r ? artifactOf(r) : null;
+}
+
 /**
  * Records an artifact and holds its blobs (inside the caller's transaction). Recording one the
  * owner already recorded (the same task output, the same snapshot root or component) changes nothing.
