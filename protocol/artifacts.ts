@@ -101,7 +101,7 @@ export const StageArtifact = z
     recon_id: Id.nullable(),
     kind: DotId,
     name: z.string(),
-    uri: z.string().nullable(),
+    uri: z.string().describe("metadata, not a portability contract (2.11): the URI an import recorded, else the route serving the bytes stored here (`/v1/artifacts/{artifact_id}/content`)"),
     artifact_format: DotId,
     schema_version: z.number().int(),
     media_type: z.string(),

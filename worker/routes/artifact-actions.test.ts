@@ -80,7 +80,7 @@ describe("POST /v1/artifacts:import (4.10)", () => {
       call("POST", "/v1/artifacts:import", { project_id: sealed.pid, dataset_id: sealed.did, recon_id: sealed.rid, kind: "reconstruction.colmap_model", name: "their model", artifact_format: "colmap.model.text.v1", files }),
       201,
     );
-    expect(r.json).toMatchObject({ recon_id: sealed.rid, uri: null, files });
+    expect(r.json).toMatchObject({ recon_id: sealed.rid, uri: `/v1/artifacts/${r.json.artifact_id}/content`, files });
     const got = new Uint8Array(await (await SELF.fetch(`${BASE}/v1/artifacts/${r.json.artifact_id}/content?path=sparse/0/cameras.txt`)).arrayBuffer());
     expect(decoder.decode(got)).toMatch(/^# Camera list/);
     expect((await call("GET", `/v1/reconstructions/${sealed.rid}/artifacts?name=their%20model`)).json.items).toEqual([r.json]);

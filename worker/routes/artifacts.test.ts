@@ -95,9 +95,25 @@ describe("the artifact registry (2.11, 4.8, 4.10)", () => {
     expect(a.files).toEqual([expect.objectContaining({ path: "digests.json", media_type: "application/json" })]);
     expect(a._links.content!.href).toBe(`/v1/artifacts/${a.artifact_id}/content`);
     expect((await call("GET", `/v1/artifacts/${a.artifact_id}`)).json).toEqual(page.items[0]);
+    expect(a.uri).toBe(`/v1/artifacts/${a.artifact_id}/content`);
     // The task's own outputs_ref is the descriptor the artifact holds.
     const task = (await call("GET", `/v1/jobs/${jid}`)).json.tasks[0];
     expect(task.outputs_ref.artifacts[0].files).toEqual(a.files);
+  });
+
+  it("uri is always a string (2.11): the content route for artifacts stored here, an import's recorded uri as given", async () => {
+    const { jid } = await featuresJob(1);
+    const stored = (await jobArtifacts(jid)).items[0];
+    expect(stored.uri).toBe(`/v1/artifacts/${stored.artifact_id}/content`);
+    expect((await bytesOf(stored.uri)).res.status).toBe(200);
+    const project = (await call("GET", `/v1/jobs/${jid}`)).json.project_id;
+    const files = stored.files;
+    const base = { project_id: project, kind: "digests.image_sha256", name: "imported", artifact_format: "testrunner.image_digests.v1" };
+    const withFiles = await expectStatus(call("POST", "/v1/artifacts:import", { ...base, files }), 201);
+    expect(withFiles.json.uri).toBe(`/v1/artifacts/${withFiles.json.artifact_id}/content`);
+    const remote = await expectStatus(call("POST", "/v1/artifacts:import", { ...base, uri: "s3://bucket/digests.json" }), 201);
+    expect(remote.json.uri).toBe("s3://bucket/digests.json");
+    for (const a of [stored, withFiles.json, remote.json]) expect(typeof (await call("GET", `/v1/artifacts/${a.artifact_id}`)).json.uri).toBe("string");
   });
 
   it("/content serves a one-file artifact with its SHA-256 ETag, 304, Range 206 and download=true", async () => {

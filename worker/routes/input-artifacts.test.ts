@@ -153,8 +153,8 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const v = await expectStatus(call("POST", `/v1/datasets/${did}/verify`, {}), 202);
     const lease = (await (await runner(["verify"])).lease())!;
     expect(lease.task.job_id).toBe(v.json.job_id);
-    expect(lease.inputs.artifacts.features.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "features.local.v1").artifact_id);
-    expect(lease.inputs.artifacts.matches.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "matches.indexed.v1").artifact_id);
+    expect(lease.inputs.artifacts.features!.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "features.local.v1").artifact_id);
+    expect(lease.inputs.artifacts.matches!.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "matches.indexed.v1").artifact_id);
   });
 
   it("each invalid reference is rejected with 422 errors[] before any job is created", async () => {

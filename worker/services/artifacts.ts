@@ -26,7 +26,8 @@ export function artifactResource(r: ArtifactRow): StageArtifact {
     recon_id: r.recon_id,
     kind: d.kind,
     name: d.name,
-    uri: d.uri,
+    // Metadata, never dereferenced (2.11): the recorded one, else the route serving the bytes stored here.
+    uri: d.uri ?? `${self}/content`,
     artifact_format: d.artifact_format,
     schema_version: d.schema_version,
     media_type: d.media_type,
