@@ -49,3 +49,32 @@ describe("bad bodies on every JSON route (7, 8): problem+json, never a 500", () 
     }
   });
 });
+
+describe("a path that does not parse names no resource (7): 404, never 422", () => {
+  const PLACEHOLDERS = ["__nope__", "not%20an%20id", "-1", "x.bin"];
+  it("on every documented route without a request body", { timeout: 60_000 }, async () => {
+    const { paths } = (await call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, { tags?: string[]; requestBody?: unknown }>> };
+    let checked = 0;
+    for (const [path, ops] of Object.entries(paths)) {
+      if (!path.includes("{")) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        if (op.requestBody || op.tags?.includes("unbuilt")) continue;
+        for (const placeholder of PLACEHOLDERS) {
+          const upgrade: Record<string, string> = path.startsWith("/ws/") ? { Upgrade: "websocket" } : {};
+          const r = await call(method.toUpperCase(), path.replace(/\{\w+\}/g, placeholder), undefined, upgrade);
+          if (r.status !== 404) throw new Error(`${method.toUpperCase()} ${path} with '${placeholder}': ${r.status} ${JSON.stringify(r.json)}`);
+          expectProblem(r, 404, "not_found");
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+  });
+
+  it("observations and visibility, whose ids are integers", async () => {
+    const base = "/v1/reconstructions/01HZZZZZZZZZZZZZZZZZZZZZZZ/snapshots";
+    for (const path of [`${base}/1/images/__nope__/observations`, `${base}/x/points/__nope__/visibility`, `${base}/1/submodels/y/images/1/observations`]) {
+      expectProblem(await call("GET", path), 404, "not_found");
+    }
+  });
+});

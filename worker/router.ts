@@ -1,8 +1,12 @@
-/** @module A router with the project's validation hook: every schema failure becomes a 422 problem. */
+/**
+ * @module A router with the project's validation hook: a path that does not parse names no
+ * resource (404, as 7 says of absent ones: clients probe with placeholder ids); every other schema
+ * failure is a 422 problem.
+ */
 import { OpenAPIHono, type RouteConfig, createRoute, z } from "@hono/zod-openapi";
 import type { ZodError, ZodObject, ZodType } from "zod";
 import type { AppEnv } from "./context";
-import { type FieldError, validation } from "./errors";
+import { ApiError, type FieldError, validation } from "./errors";
 
 /** Zod issues as the 422 `errors[]` items: field path, message, code (7). */
 export function fieldErrors(error: ZodError, prefix = ""): FieldError[] {
@@ -19,6 +23,10 @@ const actionDocs = new WeakMap<object, RouteConfig>();
 export function newRouter() {
   const router = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
+      if (!result.success && result.target === "param") {
+        const what = fieldErrors(result.error).map((e) => `${e.path}: ${e.message}`);
+        throw new ApiError(404, "not_found", `no resource at this path (${what.join("; ")})`);
+      }
       if (!result.success) {
         const where = result.target === "json" ? "body" : result.target;
         throw validation(`invalid request ${where}`, fieldErrors(result.error, where === "body" ? "" : where));
