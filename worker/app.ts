@@ -2,15 +2,16 @@
  * @module The API application: cross-cutting middleware written once (request id, config,
  * CORS, auth, body limits, problem+json errors) and one router per spec section.
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { readConfig } from "./config";
-import { type AppEnv, SERVICE_NAME, SERVICE_VERSION } from "./context";
+import type { AppEnv } from "./context";
 import { ApiError, type ErrorSlug, problemResponse } from "./errors";
 import { auth } from "./middleware/auth";
 import { jsonBodyLimit } from "./middleware/limits";
+import { json, openApiDocument } from "./openapi";
 import { isSitePath, serveSiteAsset } from "./services/site";
 import { admin } from "./routes/admin";
 import { artifacts } from "./routes/artifacts";
@@ -57,25 +58,27 @@ export function createApp() {
     c.set("config", readConfig(c.env));
     await next();
   });
-  app.use(
-    "*",
-    cors({
-      origin: "*",
-      allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      allowHeaders: [
-        "Authorization",
-        "Content-Type",
-        "Content-Range",
-        "Range",
-        "If-None-Match",
-        "Idempotency-Key",
-        "Last-Event-ID",
-        "X-Content-SHA256",
-      ],
-      exposeHeaders: ["ETag", "Last-Modified", "Content-Range", "Location", "Link", "X-EdgeSfM-Auth", "X-Request-Id"],
-      maxAge: 600,
-    }),
-  );
+  const corsHeaders = cors({
+    origin: "*",
+    allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+    allowHeaders: [
+      "Authorization",
+      "Content-Type",
+      "Content-Range",
+      "Range",
+      "If-None-Match",
+      "Idempotency-Key",
+      "Last-Event-ID",
+      "X-Content-SHA256",
+    ],
+    exposeHeaders: ["ETag", "Last-Modified", "Content-Range", "Location", "Link", "X-EdgeSfM-Auth", "X-Request-Id"],
+    maxAge: 600,
+  });
+  app.use("*", async (c, next) => {
+    const preflight = await corsHeaders(c, next);
+    // Hono answers a preflight 204; browsers take any ok status, and some clients insist on 200 (4: CORS).
+    return preflight ? new Response(null, { status: 200, headers: preflight.headers }) : undefined;
+  });
   app.use("*", async (c, next) => {
     await next();
     recordRequest(c.req.method, c.res.status);
@@ -99,15 +102,15 @@ export function createApp() {
   app.route("/", admin);
   app.route("/", unbuilt);
 
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "EdgeSfM API",
-      version: SERVICE_VERSION,
-      description: `${SERVICE_NAME}: Structure-from-Motion as a service (SfM Service Interface Specification v1.0-draft).`,
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/openapi.json",
+      tags: ["meta"],
+      responses: { 200: json(z.record(z.string(), z.unknown()), "this document: every route with its request, response and error schemas (OpenAPI 3.1)") },
+    }),
+    (c) => c.json(openApiDocument(app, new URL(c.req.url).origin), 200),
+  );
 
   app.notFound(async (c) => {
     if ((c.req.method === "GET" || c.req.method === "HEAD") && isSitePath(c.req.path)) {

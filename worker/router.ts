@@ -45,35 +45,54 @@ export function newRouter() {
 /**
  * A route for a custom method, `.../{id}:verb` or `.../collection:verb` (spec 4 notation: colon
  * suffixes are literal parts of the last segment). Hono reads a colon as the start of a path
- * parameter, so the last segment is matched whole by a regex parameter; for `{id}:verb` the
- * parameter's schema strips the `:verb` before validating the id. `openapi()` routes by the
- * config's `path`, so the returned config carries the Hono path, hidden from the document, and
- * `newRouter` documents the spec path instead.
+ * parameter, so the last segment is matched whole (see `suffixedRoute`).
  */
 export function createActionRoute<R extends RouteConfig>(config: R): R {
-  const m = /^(.*)\/([^/]+):([\w-]+)$/.exec(config.path);
+  const m = /^(.*)\/(\{\w+\}|[\w-]+)(:[\w-]+)$/.exec(config.path);
   if (!m) throw new Error(`not a custom-method path: ${config.path}`);
-  const [, base, segment, verb] = m as unknown as [string, string, string, string];
-  const suffix = `:${verb}`;
+  return suffixedRoute(config, m[1]!, m[2]!, m[3]!);
+}
+
+/**
+ * A route to a file named by a parameter, `.../{z}.bin` (4.9 tiles). Hono takes a parameter to be
+ * the whole segment, so the segment is matched whole (see `suffixedRoute`).
+ */
+export function createFileRoute<R extends RouteConfig>(config: R): R {
+  const m = /^(.*)\/(\{\w+\})(\.\w+)$/.exec(config.path);
+  if (!m) throw new Error(`not a {param}.ext path: ${config.path}`);
+  return suffixedRoute(config, m[1]!, m[2]!, m[3]!);
+}
+
+/**
+ * The last segment, `segment` + a literal `suffix`, matched whole by a regex parameter; for a
+ * `{param}` segment the parameter's schema strips the suffix before validating the value.
+ * `openapi()` routes by the config's `path`, so the returned config carries the Hono path, hidden
+ * from the document, and `newRouter` documents the spec path instead.
+ */
+function suffixedRoute<R extends RouteConfig>(config: R, base: string, segment: string, suffix: string): R {
   const honoBase = base.replace(/\/\{(\w+)\}/g, "/:$1");
+  const literal = suffix.replace(/[.]/g, "\\.");
   const param = /^\{(\w+)\}$/.exec(segment)?.[1];
   const doc = createRoute(config);
-  if (!param) return routedAt(doc, `${honoBase}/:_action{${segment}${suffix}}`) as R;
+  if (!param) return routedAt(doc, `${honoBase}/:_action{${segment}${literal}}`);
   const params = config.request?.params as ZodObject | undefined;
-  const inner = params?.shape[param] as ZodType | undefined;
+  // Path parameters are strings, whatever their schema makes of them.
+  const inner = params?.shape[param] as ZodType<unknown, string> | undefined;
   if (!params || !inner) throw new Error(`${config.path}: request.params must define '${param}'`);
   const stripped = params.extend({
     [param]: z
       .string()
       .refine((s) => s.endsWith(suffix))
       .transform((s) => s.slice(0, -suffix.length))
-      .pipe(inner as never),
+      .pipe(inner),
   });
-  return routedAt({ ...doc, request: { ...config.request, params: stripped } }, `${honoBase}/:${param}{[^/]+${suffix}}`, doc) as unknown as R;
+  return routedAt({ ...doc, request: { ...config.request, params: stripped } }, `${honoBase}/:${param}{[^/]+${literal}}`, doc);
 }
 
 function routedAt<R extends RouteConfig>(route: R, honoPath: string, doc: RouteConfig = route): R {
   const routed = { ...route, path: honoPath, hide: true };
-  actionDocs.set(routed, doc);
+  // The document describes the route, not the middleware that serves it.
+  const { middleware: _serving, ...documented } = doc;
+  actionDocs.set(routed, documented);
   return routed;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CORE_CAPABILITIES, OPTIONAL_CAPABILITIES } from "../../protocol";
+import { createApp } from "../app";
 import { call, deployment, expectProblem } from "../test/helpers";
 
 describe("health and meta (4.1)", () => {
@@ -75,6 +76,32 @@ describe("health and meta (4.1)", () => {
     expect(r.json.paths["/v1/uploads/{uid}:finalize"].post.parameters).toContainEqual(expect.objectContaining({ name: "uid", in: "path" }));
   });
 
+  it("openapi.json lists every route the server answers, itself included, with its answers and the problem+json of its errors", async () => {
+    const { paths } = (await call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, any>> };
+    const documented = Object.entries(paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => ({ method: method.toUpperCase(), re: new RegExp(`^${path.replace(/[.]/g, "\\.").replace(/\{\w+\}/g, "[^/]+")}$`) })),
+    );
+    // A path each route matches: parameters become an id, regex parameters (custom methods, {z}.bin) their literal suffix.
+    const sample = (honoPath: string) =>
+      honoPath.replace(/:\w+(?:\{([^}]*)\})?/g, (_, re?: string) => (re ? re.replace("[^/]+", "ID").replaceAll("\\.", ".") : "ID"));
+    const served = createApp().routes.filter((r) => r.method !== "ALL");
+    expect(served.length).toBeGreaterThan(80);
+    for (const r of served) {
+      const path = sample(r.path);
+      expect(documented.some((d) => d.method === r.method && d.re.test(path)), `${r.method} ${r.path} is not in /openapi.json`).toBe(true);
+    }
+    expect(paths["/openapi.json"]?.get).toBeDefined();
+    for (const [path, ops] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const statuses = Object.keys(op.responses);
+        // Routes not built here (unbuilt.ts) answer only their 501.
+        if (!op.tags?.includes("unbuilt")) expect(statuses.some((s) => /^[123]/.test(s)), `${method} ${path} documents no answer`).toBe(true);
+        expect(op.responses.default.content["application/problem+json"], `${method} ${path}`).toBeDefined();
+        if (op.requestBody) expect(Object.values(op.requestBody.content).every((m: any) => m.schema), `${method} ${path} body`).toBe(true);
+      }
+    }
+  });
+
   it("unknown routes and wrong methods are problem+json", async () => {
     expectProblem(await call("GET", "/v1/nope"), 404, "not_found");
     const r = await call("PUT", "/v1/projects");
@@ -82,9 +109,23 @@ describe("health and meta (4.1)", () => {
     expect(r.headers.get("Allow")).toContain("POST");
   });
 
-  it("CORS preflight exposes the spec's headers", async () => {
-    const r = await call("OPTIONS", "/v1/projects", undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "POST" });
-    expect(r.status).toBe(204);
+  it("CORS preflight answers 200 with the allowed methods and headers", async () => {
+    for (const path of ["/v1/projects", "/v1/uploads/01HZZZZZZZZZZZZZZZZZZZZZZZ", "/healthz"]) {
+      const r = await call("OPTIONS", path, undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "PATCH", "Access-Control-Request-Headers": "content-range, authorization" });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("Access-Control-Allow-Origin")).toBe("*");
+      for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) expect(r.headers.get("Access-Control-Allow-Methods")).toContain(m);
+      for (const h of ["Authorization", "Content-Type", "Content-Range", "Range", "If-None-Match", "Idempotency-Key", "Last-Event-ID"]) {
+        expect(r.headers.get("Access-Control-Allow-Headers")).toContain(h);
+      }
+      expect(r.headers.get("Access-Control-Max-Age")).toBe("600");
+    }
+    // In api_key mode too: a preflight carries no credentials.
+    const keyed = deployment({ SVC_AUTH_MODE: "api_key" });
+    expect((await keyed("OPTIONS", "/v1/projects", undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "POST" })).status).toBe(200);
+  });
+
+  it("CORS exposes the spec's response headers", async () => {
     const get = await call("GET", "/healthz", undefined, { Origin: "https://app.example" });
     const exposed = get.headers.get("Access-Control-Expose-Headers") ?? "";
     for (const h of ["ETag", "Last-Modified", "Content-Range", "Location", "Link"]) expect(exposed).toContain(h);

@@ -22,7 +22,7 @@ import {
 import type { AppEnv } from "../context";
 import { notFound } from "../errors";
 import { problemResponses } from "../openapi";
-import { newRouter } from "../router";
+import { createFileRoute, newRouter } from "../router";
 import { serveBytes } from "../services/bytes";
 import { imageObservations, pointVisibility } from "../services/observations";
 import {
@@ -224,25 +224,17 @@ for (const { prefix, params, whose } of MODELS) {
   );
 
   reconstructions.openapi(
-    createRoute({
+    createFileRoute({
       method: "get",
-      path: `${prefix}/tiles/{level}/{x}/{y}/{file}`,
+      path: `${prefix}/tiles/{level}/{x}/{y}/{z}.bin`,
       tags: ["reconstructions"],
-      description: `Tile (level, x, y, z) of ${whose}: \`{file}\` is \`{z}.bin\`. The points whose position falls in the half-open cell, in points.bin format with the cell's box as bbox; 404 for an empty cell.`,
-      request: {
-        params: params.extend({
-          level: Num("level"),
-          x: Num("x"),
-          y: Num("y"),
-          file: z.string().regex(/^\d{1,9}\.bin$/, "must be {z}.bin").describe("{z}.bin"),
-        }),
-        query: Download,
-      },
+      description: `Tile (level, x, y, z) of ${whose}: the points whose position falls in the half-open cell, in points.bin format with the cell's box as bbox; 404 for an empty cell.`,
+      request: { params: params.extend({ level: Num("level"), x: Num("x"), y: Num("y"), z: Num("z") }), query: Download },
       responses: fileResponses,
     }),
     async (c) => {
-      const { level, x, y, file, ...p } = c.req.valid("param") as ModelParams & { level: number; x: number; y: number; file: string };
-      return serveTile(c, p, { level, x, y, z: Number(file.slice(0, -4)) }, c.req.valid("query").download === "true") as never;
+      const { level, x, y, z, ...p } = c.req.valid("param") as ModelParams & { level: number; x: number; y: number; z: number };
+      return serveTile(c, p, { level, x, y, z }, c.req.valid("query").download === "true") as never;
     },
   );
 
