@@ -54,14 +54,25 @@ export const OPTIONAL_CAPABILITIES = [
   "oneshot.features",
 ] as const;
 
+/**
+ * Legacy names still accepted (9.6), each advertised exactly when the capability it became is:
+ * `:render_cubemap` was `spherical.render_cubemap`, `:to_cubemap` was `spherical.to_cubemap`.
+ */
+export const LEGACY_CAPABILITIES = {
+  "spherical.render_cubemap": "projection.equirectangular_to_cubemap",
+  "spherical.to_cubemap": "projection.cubemap_rig",
+} as const satisfies Record<string, (typeof OPTIONAL_CAPABILITIES)[number]>;
+
 export type CoreCapability = (typeof CORE_CAPABILITIES)[number];
 export type OptionalCapability = (typeof OPTIONAL_CAPABILITIES)[number];
-export type Capability = CoreCapability | OptionalCapability;
+export type LegacyCapability = keyof typeof LEGACY_CAPABILITIES;
+export type Capability = CoreCapability | OptionalCapability | LegacyCapability;
 
 /** The flag map of `GET /v1/capabilities`: core true, optional true only when `implemented` says so. */
 export function capabilityFlags(implemented: ReadonlySet<OptionalCapability>): Record<Capability, boolean> {
   const flags = {} as Record<Capability, boolean>;
   for (const c of CORE_CAPABILITIES) flags[c] = true;
   for (const c of OPTIONAL_CAPABILITIES) flags[c] = implemented.has(c);
+  for (const [legacy, current] of Object.entries(LEGACY_CAPABILITIES)) flags[legacy as LegacyCapability] = implemented.has(current);
   return flags;
 }

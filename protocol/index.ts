@@ -19,3 +19,4 @@ export * from "./schemas/geo";
 export * from "./events";
 export * from "./artifacts";
 export * from "./exports";
+export * from "./projection";

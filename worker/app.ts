@@ -16,12 +16,14 @@ import { isSitePath, serveSiteAsset } from "./services/site";
 import { admin } from "./routes/admin";
 import { artifacts } from "./routes/artifacts";
 import { datasets } from "./routes/datasets";
+import { derivedDatasets } from "./routes/derived-datasets";
 import { errorPages } from "./routes/errors";
 import { exportRoutes } from "./routes/exports";
 import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { meta } from "./routes/meta";
 import { posePriors } from "./routes/pose-priors";
+import { projections } from "./routes/projections";
 import { projects } from "./routes/projects";
 import { reconstructions } from "./routes/reconstructions";
 import { runners } from "./routes/runners";
@@ -100,6 +102,8 @@ export function createApp() {
   app.route("/", artifacts);
   app.route("/", exportRoutes);
   app.route("/", admin);
+  app.route("/", projections);
+  app.route("/", derivedDatasets);
   app.route("/", unbuilt);
 
   app.openapi(

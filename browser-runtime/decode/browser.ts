@@ -10,6 +10,17 @@ export interface BrowserDecodeOptions {
   respectExifOrientation?: boolean;
 }
 
+/** Encodes 8-bit RGBA pixels as JPEG (at `quality`, 1-100) or PNG with the platform's encoder. */
+export async function encodeImageInBrowser(image: DecodedImage, format: "jpeg" | "png", quality = 95): Promise<Uint8Array> {
+  if (image.channels !== 4) throw new RangeError("encodeImageInBrowser: RGBA pixels");
+  const canvas = new OffscreenCanvas(image.width, image.height);
+  const ctx = canvas.getContext("2d");
+  if (!ctx) throw new Error("encode: no 2D context for OffscreenCanvas");
+  ctx.putImageData(new ImageData(Uint8ClampedArray.from(image.data), image.width, image.height), 0, 0);
+  const blob = await canvas.convertToBlob({ type: format === "png" ? "image/png" : "image/jpeg", quality: quality / 100 });
+  return new Uint8Array(await blob.arrayBuffer());
+}
+
 export async function decodeImageInBrowser(bytes: Uint8Array | Blob, options: BrowserDecodeOptions = {}): Promise<DecodedImage> {
   const blob = bytes instanceof Blob ? bytes : new Blob([bytes as BlobPart]);
   const bitmap = await createImageBitmap(blob, {

@@ -12,6 +12,13 @@ export interface DecodeOptions {
   respectExifOrientation?: boolean;
 }
 
+/** Encodes 8-bit interleaved pixels as JPEG (at `quality`) or PNG. */
+export async function encodeImage(image: DecodedImage, format: "jpeg" | "png", quality = 95): Promise<Uint8Array> {
+  const pipeline = sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } });
+  const out = format === "png" ? await pipeline.png().toBuffer() : await pipeline.jpeg({ quality }).toBuffer();
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
 /** Decodes JPEG/PNG/WebP/TIFF bytes (or a file path) to 8-bit interleaved pixels (1 to 4 channels). */
 export async function decodeImage(input: string | Uint8Array, options: DecodeOptions = {}): Promise<DecodedImage> {
   let pipeline = sharp(input, { failOn: "none", limitInputPixels: false });

@@ -12,6 +12,7 @@ export const SHADER_FILES = [
   "sift_orientation",
   "sift_descriptor",
   "descriptor_match",
+  "projection",
 ] as const;
 
 export type ShaderName = (typeof SHADER_FILES)[number];

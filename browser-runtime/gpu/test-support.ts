@@ -10,6 +10,8 @@ import { acquireGpu, SWIFTSHADER_ICD, type GpuContext } from "./device";
 let shared: Promise<GpuContext | { error: string }> | undefined;
 
 export const CHROMIUM = "/usr/bin/chromium";
+/** Debian's libvulkan1 (the loader Dawn opens). */
+const VULKAN_LOADER = "/usr/lib/x86_64-linux-gnu/libvulkan.so.1";
 
 /**
  * Installs Debian's chromium (its SwiftShader Vulkan ICD, and the browser for the Chromium test)
@@ -17,7 +19,8 @@ export const CHROMIUM = "/usr/bin/chromium";
  * prints the command to run.
  */
 export function ensureWebGpuSystemDeps(): void {
-  if (existsSync(CHROMIUM) && (process.env.VK_ICD_FILENAMES || existsSync(SWIFTSHADER_ICD))) return;
+  // The Vulkan loader (libvulkan1) is checked too: without it Dawn finds no adapter and every WebGPU test skips.
+  if (existsSync(CHROMIUM) && (process.env.VK_ICD_FILENAMES || existsSync(SWIFTSHADER_ICD)) && existsSync(VULKAN_LOADER)) return;
   const root = new URL("../../", import.meta.url).pathname;
   spawnSync("bash", ["scripts/system-deps.sh", "webgpu"], { cwd: root, stdio: "inherit" });
 }

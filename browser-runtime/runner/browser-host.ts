@@ -6,7 +6,8 @@
  */
 import { loadEngine } from "../../engine-wasm/ts/engine";
 import type { RunnerAbilities } from "../../protocol";
-import { decodeImageInBrowser } from "../decode/browser";
+import { decodeImageInBrowser, encodeImageInBrowser } from "../decode/browser";
+import { type Projector, selectProjector } from "../gpu/projection-gpu";
 import { acquireGpu, type GpuContext } from "../gpu/device";
 import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
@@ -53,6 +54,7 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
   const [shaders, gpu] = await Promise.all([loadShaderSources(), acquireGpu()]);
   const nav = navigator as Navigator & { deviceMemory?: number };
   let sift: Promise<SiftStages> | undefined;
+  let projector: Promise<Projector> | undefined;
   const abilities: RunnerAbilities = {
     webgpu: await webgpuAbilities(gpu),
     wasm: { simd: WebAssembly.validate(SIMD_PROBE), threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true },
@@ -70,6 +72,8 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
     // Measured once, on first use: WGSL on a real GPU, WASM where the adapter is software.
     sift: () => (sift ??= engine().then((e) => selectSiftStages(e, "error" in gpu ? undefined : gpu, shaders, undefined, engines))),
     decode: (bytes, options) => decodeImageInBrowser(bytes, options),
+    encode: (image, format, quality) => encodeImageInBrowser(image, format, quality),
+    projector: () => (projector ??= engine().then((e) => selectProjector(e, "error" in gpu ? undefined : gpu, shaders))),
     cache: new IdbBlobCache(),
     teardown() {
       engines.release();

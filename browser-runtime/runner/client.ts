@@ -3,7 +3,7 @@
  * post events, read inputs and write outputs as content-addressed blobs, checkpoint, complete,
  * fail, release. Plain `fetch`, so it runs in browser tabs, Web Workers, Node and workerd tests.
  */
-import type { Checkpoint, Lease, LeaseState, ReconstructionFileName, Runner, RunnerEvent, RunnerRegister, SnapshotSeal, TaskOutputs } from "../../protocol";
+import type { Checkpoint, Dataset, DerivedDatasetRegister, Lease, LeaseState, ReconstructionFileName, Runner, RunnerEvent, RunnerRegister, SnapshotSeal, TaskOutputs } from "../../protocol";
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -73,13 +73,13 @@ export class RunnerClient {
    * `idempotent`: the protocol makes a repeat harmless (reads, PUTs of content-addressed blobs and
    * checkpoints, heartbeats, a seal re-sent under the same lease), so a transient answer is retried.
    */
-  private async call(method: string, path: string, body?: unknown, ok: number[] = [200], idempotent = method === "GET" || method === "PUT"): Promise<Response> {
+  private async call(method: string, path: string, body?: unknown, ok: number[] = [200], idempotent = method === "GET" || method === "PUT", contentType = "application/octet-stream"): Promise<Response> {
     const headers: Record<string, string> = {};
     if (this.o.authorization) headers.Authorization = this.o.authorization;
     let payload: BodyInit | undefined;
     if (body instanceof Uint8Array) {
       payload = body as BodyInit;
-      headers["Content-Type"] = "application/octet-stream";
+      headers["Content-Type"] = contentType;
     } else if (body !== undefined) {
       payload = JSON.stringify(body);
       headers["Content-Type"] = "application/json";
@@ -121,10 +121,10 @@ export class RunnerClient {
     return new Uint8Array(await (await this.call("GET", `/v1/leases/${leaseId}/blobs/${sha}`)).arrayBuffer());
   }
 
-  /** Stores an output; answers its content address. */
-  async writeBlob(leaseId: string, bytes: Uint8Array): Promise<{ blob_sha: string; byte_size: number }> {
+  /** Stores an output (an image media type has the service read its size); answers its content address. */
+  async writeBlob(leaseId: string, bytes: Uint8Array, mediaType?: string): Promise<{ blob_sha: string; byte_size: number }> {
     const sha = await sha256Hex(bytes);
-    await this.call("PUT", `/v1/leases/${leaseId}/blobs/${sha}`, bytes, [201]);
+    await this.call("PUT", `/v1/leases/${leaseId}/blobs/${sha}`, bytes, [201], true, mediaType);
     return { blob_sha: sha, byte_size: bytes.byteLength };
   }
 
@@ -140,6 +140,11 @@ export class RunnerClient {
   /** Sets a reconstruction-level file (two_view_geometries.json, correspondence_graph.json). */
   async putReconstructionFile(leaseId: string, name: ReconstructionFileName, file: { blob_sha: string; byte_size: number }): Promise<void> {
     await this.call("PUT", `/v1/leases/${leaseId}/reconstruction-files/${name}`, file, [204]);
+  }
+
+  /** Registers the dataset the task derives (4.14 rule 4); a repeat answers the dataset registered first. */
+  async registerDataset(leaseId: string, body: DerivedDatasetRegister): Promise<{ dataset: Dataset; reused: boolean }> {
+    return (await (await this.call("POST", `/v1/leases/${leaseId}/datasets`, body, [200, 201], true)).json()) as { dataset: Dataset; reused: boolean };
   }
 
   async complete(leaseId: string, outputs: TaskOutputs): Promise<void> {

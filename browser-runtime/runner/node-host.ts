@@ -8,7 +8,8 @@ import { availableParallelism, totalmem } from "node:os";
 import { Worker } from "node:worker_threads";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { loadEngine } from "../../engine-wasm/ts/engine";
-import { decodeImage } from "../decode/node";
+import { decodeImage, encodeImage } from "../decode/node";
+import { type Projector, selectProjector } from "../gpu/projection-gpu";
 import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
 import { runtimeVersionsOf } from "../runtime-versions";
@@ -48,6 +49,7 @@ export async function localRuntimeVersions(): Promise<Record<string, string>> {
  */
 export async function nodeRunnerHost(name = "node-runner", o: { engineWorkers?: number } = {}): Promise<RunnerHost> {
   let sift: Promise<SiftStages> | undefined;
+  let projector: Promise<Projector> | undefined;
   const abilities: RunnerHost["abilities"] = {
     webgpu: null,
     wasm: { simd: true, threads: false },
@@ -63,6 +65,8 @@ export async function nodeRunnerHost(name = "node-runner", o: { engineWorkers?: 
     engines,
     sift: () => (sift ??= loadEngine().then((engine) => selectSiftStages(engine, undefined, undefined, undefined, engines))),
     decode: (bytes, options) => decodeImage(bytes, { respectExifOrientation: options.respectExifOrientation }),
+    encode: (image, format, quality) => encodeImage(image, format, quality),
+    projector: () => (projector ??= loadEngine().then((engine) => selectProjector(engine, undefined))),
     cache: new MemoryBlobCache(),
     teardown: () => engines.release(),
   };

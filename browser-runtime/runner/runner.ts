@@ -7,6 +7,7 @@
  * heartbeats stop (spec 3.2.3).
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
+import type { Projector } from "../gpu/projection-gpu";
 import type { SiftStages } from "../gpu/select";
 import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, TaskKind } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
@@ -26,6 +27,9 @@ export interface RunnerHost {
   /** SIFT and matching on the faster path of this device (gpu/select.ts), chosen once; the WASM path computes on `engines`. */
   sift(): Promise<SiftStages>;
   decode(bytes: Uint8Array, options: { respectExifOrientation: boolean }): Promise<DecodedImage>;
+  encode(image: DecodedImage, format: "jpeg" | "png", quality: number): Promise<Uint8Array>;
+  /** Panorama projections on the faster path of this device (gpu/projection-gpu.ts), chosen once. */
+  projector(): Promise<Projector>;
   cache: BlobCache;
   /** Force cancel: drop GPU devices and workers (the host may restart itself). */
   teardown?(): Promise<void> | void;
@@ -202,6 +206,9 @@ export class Runner {
       engines: host.engines,
       sift: () => host.sift(),
       decode: (bytes, options) => host.decode(bytes, options),
+      encode: (image, format, quality) => host.encode(image, format, quality),
+      projector: () => host.projector(),
+      registerDataset: (body) => client.registerDataset(lease.lease_id, body),
       async read(sha) {
         const hit = await host.cache.get(sha);
         if (hit) return hit;
@@ -210,7 +217,7 @@ export class Runner {
         return bytes;
       },
       async write(path, bytes, mediaType) {
-        const stored = await client.writeBlob(lease.lease_id, bytes);
+        const stored = await client.writeBlob(lease.lease_id, bytes, mediaType);
         await host.cache.put(stored.blob_sha, bytes);
         return { path, ...stored, media_type: mediaType };
       },

@@ -5,7 +5,8 @@
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
 import type { SiftStages } from "../gpu/select";
-import type { Checkpoint, Lease, LeaseDirective, Phase, ReconstructionFileName, RunnerEvent, SnapshotSeal } from "../../protocol";
+import type { Projector } from "../gpu/projection-gpu";
+import type { Checkpoint, Dataset, DerivedDatasetRegister, Lease, LeaseDirective, Phase, ReconstructionFileName, RunnerEvent, SnapshotSeal } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 import type { EnginePool } from "./pool/engine-pool";
 
@@ -46,6 +47,12 @@ export interface TaskContext {
   read(sha: string): Promise<Uint8Array>;
   /** Decodes image bytes with the host's decoder. */
   decode(bytes: Uint8Array, options: { respectExifOrientation: boolean }): Promise<DecodedImage>;
+  /** Encodes 8-bit pixels with the host's encoder. */
+  encode(image: DecodedImage, format: "jpeg" | "png", quality: number): Promise<Uint8Array>;
+  /** Panorama projections bound to the faster implementation on this device (measured once). */
+  projector(): Promise<Projector>;
+  /** Registers the dataset the task derives from images it uploaded (4.14 rule 4); a retry gets the same one. */
+  registerDataset(body: DerivedDatasetRegister): Promise<{ dataset: Dataset; reused: boolean }>;
   /** Stores an output and answers its file entry for an artifact descriptor. */
   write(path: string, bytes: Uint8Array, mediaType: string): Promise<OutputFile>;
   /** `phase_progress` with `current`/`total` and an items-per-second `rate`; sent in batches. */

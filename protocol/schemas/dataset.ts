@@ -80,3 +80,17 @@ export const DatasetPatch = z
   })
   .meta({ id: "DatasetPatch" });
 export type DatasetPatch = z.infer<typeof DatasetPatch>;
+
+/**
+ * What a task that registers a dataset sends through its lease (our runner-protocol extension:
+ * projections 4.14 rule 4, frames from video and Kapture imports 4.2): the dataset's settings and
+ * its images, each a blob uploaded under the job. The service names it from the task's params.
+ */
+export const DerivedDatasetRegister = DatasetCreate.omit({ name: true, source: true })
+  .extend({ images: z.array(z.object({ name: ImageName, blob_sha: Sha256 })).min(1).max(100_000) })
+  .meta({ id: "DerivedDatasetRegister" });
+export type DerivedDatasetRegister = z.infer<typeof DerivedDatasetRegister>;
+
+export const DerivedDatasetRegistered = z
+  .object({ dataset: Dataset, reused: z.boolean().describe("true when this task had registered it already (a retry reuses it, 4.14 rule 4)") })
+  .meta({ id: "DerivedDatasetRegistered" });

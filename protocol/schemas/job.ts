@@ -19,6 +19,8 @@ export const TASK_KINDS = [
   "convert_artifact",
   "backend_action",
   "artifact_import",
+  // Extension kinds (additive enum values, 9.2) for work no spec kind names:
+  "projection", // 4.14 projection jobs on datasets
 ] as const;
 export const TaskKind = z.enum(TASK_KINDS);
 export type TaskKind = z.infer<typeof TaskKind>;

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
 import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient } from "../support/http";
+import { httpClient, uploadBytes } from "../support/http";
+import { encodePng, stripedPanorama } from "../support/panoramas";
 import { scoreAgainstReference, submitSet, waitForJob } from "../support/reconstruct";
 
 const SET = "sacre-coeur";
@@ -44,4 +45,20 @@ describe("runner in headless Chromium", () => {
     const said = new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw);
     expect(said).toMatch(availableParallelism() > 1 ? /SIFT on WASM, [2-9]\d* engines at once/ : /SIFT on WASM, 1 engine at once/);
   }, 900_000);
+
+  it("renders a cubemap (4.14): the browser's decoder and encoder, on the projection path it measured faster", async () => {
+    const http = httpClient(server.base);
+    const pid = (await http("POST", "/v1/projects", { name: "pano" })).json.project_id;
+    const entries = [{ name: "pano.png", blob_sha: await uploadBytes(http, await encodePng(stripedPanorama(1))) }];
+    const did = (await http("POST", `/v1/projects/${pid}/datasets`, { name: "p", camera_model: "SPHERICAL", is_spherical: true, source: { kind: "upload", entries } })).json.dataset_id;
+    const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, {});
+    const job = await waitForJob(http, submitted.json.job_id);
+    expect(job.status, `${job.error_message}\n${logs.join("\n")}`).toBe("succeeded");
+    const derived = job.tasks[0].outputs_ref.result.derived_dataset;
+    const images = (await http("GET", `/v1/datasets/${derived.dataset_id}/images`)).json.items;
+    expect(images.map((i: { name: string }) => i.name).sort()).toEqual(["back/pano.jpg", "down/pano.jpg", "front/pano.jpg", "left/pano.jpg", "right/pano.jpg", "up/pano.jpg"]);
+    for (const image of images) expect(image).toMatchObject({ width: 64, height: 64, media_type: "image/jpeg" });
+    const said = new TextDecoder().decode((await http("GET", `/v1/jobs/${submitted.json.job_id}/events`)).raw);
+    expect(said).toMatch(/6 images by equirectangular_to_cubemap \(linear\) on (WASM|WebGPU)/);
+  }, 300_000);
 });

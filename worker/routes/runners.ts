@@ -25,7 +25,7 @@ import type { AppEnv } from "../context";
 import { conflict, notFound, payloadTooLarge, validation } from "../errors";
 import { problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
-import { blobKey, sha256Hex } from "../services/blobs";
+import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
 import { issueRunnerToken, leaseNext, leaseScopeOf, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
 import { dispatcher, tenantStore, unwrap } from "../services/stores";
@@ -160,8 +160,11 @@ runners.openapi(
     const key = blobKey(tenant, sha);
     const mediaType = c.req.header("Content-Type") ?? "application/octet-stream";
     if (!(await c.env.BLOBS.head(key))) await c.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: mediaType } });
-    // Stage outputs are data, not photos: no dimensions to sniff.
-    await tenantStore(c.env, tenant).retainJobBlob(job, { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null, gps_json: null });
+    // Stage outputs are data, except the images a task derives (projections): those get an image's facts, as uploads do (2.5).
+    const facts = mediaType.startsWith("image/")
+      ? await blobFacts(bytes.subarray(0, SNIFF_BYTES), key, sha, bytes.byteLength, mediaType)
+      : { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null, gps_json: null };
+    await tenantStore(c.env, tenant).retainJobBlob(job, facts);
     unwrap(await store.recordBlob(lease_id, ls, sha, bytes.byteLength));
     return c.json({ blob_sha: sha, byte_size: bytes.byteLength }, 201);
   },

@@ -39,7 +39,6 @@ const DatasetParams = z.object({ did: Id });
 const ReconParams = z.object({ rid: Id });
 const SnapshotParams = ReconParams.extend({ seq: z.string() });
 const Strategy = z.enum(["dhash", "vlad"]);
-const Projection = z.looseObject({ output: z.looseObject({ create_dataset: z.boolean().default(true) }).optional() });
 const imageBytes = { body: { content: { "image/*": { schema: z.string().meta({ format: "binary" }) } }, required: true } };
 
 export const UNBUILT: readonly UnbuiltRoute[] = [
@@ -131,38 +130,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     capability: "projection.cubemap_rig",
     summary: "a spherical reconstruction as cubemap rigs (4.13)",
     request: { params: ReconParams },
-  },
-  {
-    method: "post",
-    path: "/v1/datasets/{did}:render_cubemap",
-    capability: "projection.equirectangular_to_cubemap",
-    summary: "renders the dataset's panoramas as cubemaps (4.14)",
-    request: {
-      params: DatasetParams,
-      query: z.object({ face_size: z.coerce.number().int().min(64).max(8192).optional() }),
-      ...jsonBody(Projection.extend({ face_size: z.number().int().min(64).max(8192).optional() })),
-    },
-  },
-  {
-    method: "post",
-    path: "/v1/datasets/{did}:render_equirectangular",
-    capability: "projection.cubemap_to_equirectangular",
-    summary: "renders cubemaps as panoramas (4.14)",
-    request: { params: DatasetParams, ...jsonBody(Projection) },
-  },
-  {
-    method: "post",
-    path: "/v1/datasets/{did}:render_perspective",
-    capability: "projection.equirectangular_to_perspective",
-    summary: "renders perspective views of the dataset's panoramas (4.14)",
-    request: { params: DatasetParams, ...jsonBody(Projection) },
-  },
-  {
-    method: "post",
-    path: "/v1/datasets/{did}:project_images",
-    capability: "projection.equirectangular_to_perspective",
-    summary: "projects the dataset's images (4.14)",
-    request: { params: DatasetParams, ...jsonBody(Projection) },
   },
   { method: "post", path: "/v1/oneshot/features", capability: "oneshot.features", summary: "features of one image, in the response (4.15)", request: imageBytes },
   {

@@ -47,7 +47,7 @@ export async function storeBlob(bucket: R2Bucket, key: string, chunks: ChunkReco
   await bucket.put(key, body, { httpMetadata: contentType ? { contentType } : undefined });
 }
 
-const SNIFF_BYTES = 256 * 1024;
+export const SNIFF_BYTES = 256 * 1024;
 const MEDIA_TYPES: Record<string, string> = {
   jpg: "image/jpeg",
   png: "image/png",

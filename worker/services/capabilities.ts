@@ -28,6 +28,10 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "ba.two_stage",
   ...EXPORT_FORMATS.map(exportCapability),
   "pose_priors.read_write",
+  // Projection jobs (4.14): the runners' `projection` executor, WGSL or its wasm twin (test/e2e/projection.test.ts).
+  "projection.equirectangular_to_cubemap",
+  "projection.cubemap_to_equirectangular",
+  "projection.equirectangular_to_perspective",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -36,6 +36,7 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   export: "export",
   convert_artifact: "artifact_conversion",
   artifact_import: "artifact_import",
+  projection: "panorama",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {
@@ -51,6 +52,11 @@ export interface Stage {
   params: Record<string, unknown>;
   /** For a map stage: the pipeline kind, which names its phase. */
   map_kind?: PipelineKind;
+  /**
+   * Outputs that belong to this job (a dataset it registers): the job's id enters the task's
+   * inputs, so its cache key is its own and no other job's result is reused for it (3.2.1).
+   */
+  own_outputs?: boolean;
 }
 
 /** A job to create, its inputs already checked and frozen. */
@@ -170,6 +176,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const inputs = Object.entries(s.input_artifacts);
   const artifactsHash = inputs.length > 0 ? hashJson(Object.fromEntries(inputs.map(([role, a]) => [role, artifactDigest(a)]))) : null;
   const rvId = rvIdOf(runtimeVersions(env));
+  const jobId = ulid();
 
   const tasks: TaskPlan[] = [];
   for (const stage of s.stages) {
@@ -180,6 +187,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       upstream: upstream?.cache_key ?? null,
       ...(artifactsHash && !upstream ? { artifacts: artifactsHash } : {}),
       ...(priors && readsPriors(stage) ? { priors } : {}),
+      ...(stage.own_outputs ? { job: jobId } : {}),
     });
     const params_hash = hashJson(stage.params);
     const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
@@ -198,7 +206,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   }
 
   const job: JobRow = {
-    job_id: ulid(),
+    job_id: jobId,
     tenant_id: s.tenantId,
     project_id: s.projectId,
     recipe: s.recipe,

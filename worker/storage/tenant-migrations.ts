@@ -102,4 +102,6 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
   ],
   // A dataset's latest output of a kind: what a stage without `input_artifacts` reads (4.6).
   [`CREATE INDEX artifacts_by_dataset ON artifacts(dataset_id, kind, artifact_id)`],
+  // The task that registered a derived dataset (4.14 rule 4; imports of 4.2): a retry of the task finds it.
+  [`ALTER TABLE datasets ADD COLUMN created_by_task TEXT`, `CREATE UNIQUE INDEX datasets_by_task ON datasets(created_by_task) WHERE created_by_task IS NOT NULL`],
 ];

@@ -65,6 +65,9 @@ export class TenantStore extends DurableObject<Env> {
   createDataset(projectId: string, input: DatasetInput) {
     return datasets.create(this.db, projectId, input);
   }
+  createDerivedDataset(projectId: string, taskId: string, input: DatasetInput) {
+    return datasets.createDerived(this.db, projectId, taskId, input);
+  }
   listDatasets(projectId: string, page: PageRequest) {
     return datasets.list(this.db, projectId, page);
   }

@@ -119,6 +119,8 @@ export async function exportRunner() {
       engines: createEnginePool({ abilities, engine: unavailable, spawn: () => { throw new Error("exports need no engine"); } }),
       sift: unavailable,
       decode: unavailable,
+      encode: unavailable,
+      projector: unavailable,
       cache: new MemoryBlobCache(),
     },
     { stages: ["export", "convert_artifact"] },

@@ -8,8 +8,9 @@ import { convertArtifact, exportTask } from "./convert";
 import { extract } from "./extract";
 import { map } from "./map";
 import { match } from "./match";
+import { projection } from "./projection";
 import { verify } from "./verify";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection };

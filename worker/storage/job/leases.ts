@@ -110,12 +110,20 @@ export function leaseTask(
   cx: JobContext,
   leaseId: string,
   scope: LeaseScope,
-): Outcome<{ job_id: string; task_id: string; kind: TaskKind; recon_id: string | null; manifest_hash: string | null }> {
+): Outcome<{ job_id: string; project_id: string; task_id: string; kind: TaskKind; params_json: string; recon_id: string | null; manifest_hash: string | null }> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   const job = jobRow(cx)!;
-  const kind = taskRow(cx, lease.value.task_id)!.kind as TaskKind;
-  return ok({ job_id: job.job_id, task_id: lease.value.task_id, kind, recon_id: job.recon_id, manifest_hash: jobDataset(cx)?.manifest_hash ?? null });
+  const task = taskRow(cx, lease.value.task_id)!;
+  return ok({
+    job_id: job.job_id,
+    project_id: job.project_id,
+    task_id: lease.value.task_id,
+    kind: task.kind as TaskKind,
+    params_json: task.params_json as string,
+    recon_id: job.recon_id,
+    manifest_hash: jobDataset(cx)?.manifest_hash ?? null,
+  });
 }
 
 export function extendLease(cx: JobContext, leaseId: string): void {

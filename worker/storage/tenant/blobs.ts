@@ -22,7 +22,7 @@ export function retain(db: DurableObjectStorage, b: BlobFacts): void {
   db.sql.exec(
     `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, focal_length_35mm, gps_json, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
      ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1, focal_length_35mm = coalesce(focal_length_35mm, excluded.focal_length_35mm),
-       gps_json = coalesce(gps_json, excluded.gps_json)`,
+       gps_json = coalesce(gps_json, excluded.gps_json), width = coalesce(width, excluded.width), height = coalesce(height, excluded.height)`,
     b.sha,
     b.r2_key,
     b.size,

@@ -25,8 +25,21 @@ const datasetOf = (r: Record<string, SqlStorageValue>): DatasetRow => ({
   created_at: r.created_at as string,
 });
 
+/**
+ * The dataset a task registers (4.14 rule 4, 4.2 imports), created with its images atomically: a
+ * retry of the task gets the one it registered (`reused`); a name the project already has gets
+ * the task id appended, so the name stays deterministic.
+ */
+export function createDerived(db: DurableObjectStorage, projectId: string, taskId: string, input: DatasetInput): Outcome<{ dataset: DatasetRow; reused: boolean }> {
+  const registered = first(db.sql, "SELECT dataset_id FROM datasets WHERE created_by_task = ?", taskId);
+  if (registered) return ok({ dataset: get(db, registered.dataset_id as string)!, reused: true });
+  const taken = first(db.sql, "SELECT 1 AS x FROM datasets WHERE project_id = ? AND name = ?", projectId, input.name);
+  const created = create(db, projectId, { ...input, name: taken ? `${input.name}-${taskId}` : input.name }, taskId);
+  return created.ok ? ok({ dataset: created.value, reused: false }) : created;
+}
+
 /** Creates the dataset and, for an `upload` source, registers its entries as images, atomically. */
-export function create(db: DurableObjectStorage, projectId: string, input: DatasetInput): Outcome<DatasetRow> {
+export function create(db: DurableObjectStorage, projectId: string, input: DatasetInput, createdByTask: string | null = null): Outcome<DatasetRow> {
   if (!projects.get(db, projectId)) return missing("project");
   const entries = input.source.kind === "upload" ? input.source.entries : [];
   const bad = blobs.unknown(db, entries.map((e) => e.blob_sha), (i) => `source.entries.${i}.blob_sha`);
@@ -37,8 +50,8 @@ export function create(db: DurableObjectStorage, projectId: string, input: Datas
   db.transactionSync(() => {
     db.sql.exec(
       `INSERT INTO datasets (dataset_id, project_id, source_id, source_json, name, camera_model, intrinsics_mode,
-         is_spherical, respect_exif_orientation, rig_config_json, active_maskset_id, manifest_hash, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+         is_spherical, respect_exif_orientation, rig_config_json, active_maskset_id, manifest_hash, created_at, created_by_task)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
       datasetId,
       projectId,
       ulid(),
@@ -51,6 +64,7 @@ export function create(db: DurableObjectStorage, projectId: string, input: Datas
       input.rig_config ? JSON.stringify(input.rig_config) : null,
       images.manifestHash([]),
       nowIso(),
+      createdByTask,
     );
     for (const e of entries) images.insert(db, datasetId, e.name, e.blob_sha);
     images.refreshManifest(db, datasetId);
