@@ -113,7 +113,7 @@ describe("projection jobs on datasets (4.14)", () => {
   it("unknown datasets answer 404; an empty one 422", async () => {
     expectProblem(await call("POST", "/v1/datasets/01J00000000000000000000000:render_cubemap", {}), 404, "not_found");
     const p = await expectStatus(call("POST", "/v1/projects", { name: "empty" }), 201);
-    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "e", is_spherical: true }), 201);
+    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "e", is_spherical: true, source: { kind: "upload", entries: [] } }), 201);
     expectFieldError(await call("POST", `/v1/datasets/${d.json.dataset_id}:render_cubemap`, {}), "dataset_id", "empty_dataset");
   });
 });
@@ -122,7 +122,7 @@ describe("derived datasets through the lease (4.14 rule 4)", () => {
   it("registers the uploaded images once; a retry reuses it; a taken name gets the task id", async () => {
     const { pid, did } = await photoDataset(true);
     // A dataset already named like the derived one: the derived one gets the task's suffix.
-    await expectStatus(call("POST", `/v1/projects/${pid}/datasets`, { name: "faces" }), 201);
+    await expectStatus(call("POST", `/v1/projects/${pid}/datasets`, { name: "faces", source: { kind: "upload", entries: [] } }), 201);
     const submitted = await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64, output: { dataset_name: "faces" } }), 202);
     const { client, lease } = await leaseProjection();
     // Real JPEG bytes uploaded with an image media type: the service reads their size.
