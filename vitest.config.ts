@@ -30,6 +30,7 @@ export default defineConfig({
             "engine-wasm/**/*.test.ts",
             "shaders/**/*.test.ts",
             "browser-runtime/**/*.test.ts",
+            "client/**/*.test.ts",
             "test/**/*.test.ts",
           ],
           testTimeout: 120_000,

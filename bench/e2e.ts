@@ -19,9 +19,9 @@ import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { launchChromium } from "../browser-runtime/headless/chromium";
-import { RunnerClient } from "../browser-runtime/runner/client";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
+import { RunnerClient } from "../client/index";
 import type { TaskKind } from "../protocol";
 import { startServer } from "../test/conformance/server";
 import { httpClient } from "../test/support/http";
@@ -91,11 +91,11 @@ class Stopwatch {
    * `fetch`, with the wait for the whole response body counted as transfer; heartbeats and event
    * posts are not counted: they run beside the executor, which does not wait for them.
    */
-  readonly fetch = async (input: string, init?: RequestInit): Promise<Response> => {
-    if (/(:heartbeat|\/events)$/.test(input)) return fetch(input, init);
+  readonly fetch = async (request: Request): Promise<Response> => {
+    if (/(:heartbeat|\/events)$/.test(request.url)) return fetch(request);
     const t0 = performance.now();
     try {
-      const res = await fetch(input, init);
+      const res = await fetch(request);
       const body = res.status === 204 || res.status === 304 ? null : await res.arrayBuffer();
       return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
     } finally {
@@ -122,7 +122,7 @@ try {
     if (!browser) {
       watch.enter("queue");
       const onStatus = (s: { state: string; kind?: TaskKind }) => watch.enter(s.state === "working" ? s.kind! : "queue");
-      await new Runner(new RunnerClient({ base: server.base, fetch: watch.fetch }), await nodeRunnerHost("bench-node", { engineWorkers }), { onStatus }).drain();
+      await new Runner(new RunnerClient({ baseUrl: server.base, fetch: watch.fetch }), await nodeRunnerHost("bench-node", { engineWorkers }), { onStatus }).drain();
     }
     const job = await waitForJob(http, job_id);
     watch.enter(null);

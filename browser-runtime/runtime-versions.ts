@@ -6,7 +6,7 @@
  * (scripts/runtime-versions.ts), from the same bytes.
  */
 import type { ShaderSources } from "./gpu/shader-sources";
-import { sha256Hex } from "./runner/client";
+import { sha256Hex } from "../client/index";
 
 export async function runtimeVersionsOf(engineWasm: Uint8Array, shaders: ShaderSources): Promise<Record<string, string>> {
   const names = Object.keys(shaders).sort() as (keyof ShaderSources)[];

@@ -7,10 +7,10 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, extname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { RunnerClient } from "../browser-runtime/runner/client";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
 import { exportSnapshot } from "../browser-runtime/stages/export";
+import { RunnerClient } from "../client/index";
 import { CamerasFile, ImagesFile } from "../protocol";
 import { startServer } from "../test/conformance/server";
 import { openSse } from "../test/runner/sse-client";
@@ -87,7 +87,7 @@ const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`,
 const job = await api("POST", `/v1/projects/${project.project_id}/pipelines/incremental`, { dataset_id: dataset.dataset_id, spec: { kind: "incremental" } });
 console.log(`job ${job.job_id}, reconstruction ${job.recon_id}`);
 
-const runner = local ? new Runner(new RunnerClient({ base }), await nodeRunnerHost("reconstruct")) : null;
+const runner = local ? new Runner(new RunnerClient({ baseUrl: base }), await nodeRunnerHost("reconstruct")) : null;
 const computing = runner?.run();
 
 // Progress from the event stream: each task is a quarter of the recipe; phase_progress fills it.

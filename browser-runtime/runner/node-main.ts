@@ -2,7 +2,7 @@
 // (RUNNER_AUTHORIZATION for api_key mode or a pool token; RUNNER_STAGES to limit its stages).
 // Computes on the CPU (wasm); prints one line per protocol step so a parent can follow it.
 import type { TaskKind } from "../../protocol";
-import { RunnerClient } from "./client";
+import { RunnerClient } from "../../client/index";
 import { nodeRunnerHost } from "./node-host";
 import { Runner } from "./runner";
 
@@ -13,7 +13,7 @@ if (!server) {
 }
 const stages = process.env.RUNNER_STAGES?.split(",").filter(Boolean) as TaskKind[] | undefined;
 const runner = new Runner(
-  new RunnerClient({ base: server.replace(/\/$/, ""), authorization: process.env.RUNNER_AUTHORIZATION }),
+  new RunnerClient({ baseUrl: server, authorization: process.env.RUNNER_AUTHORIZATION }),
   await nodeRunnerHost(name ?? "node-runner"),
   { ...(stages ? { stages } : {}), onLog: (line) => console.log(line) },
 );

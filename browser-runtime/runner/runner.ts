@@ -13,7 +13,7 @@ import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, 
 import type { DecodedImage } from "../stages/extract";
 import type { BlobCache } from "./blob-cache";
 import type { EnginePool } from "./pool/engine-pool";
-import { ProtocolError, type RunnerClient } from "./client";
+import { ProblemError, type RunnerClient } from "../../client/index";
 import { EXECUTORS } from "./executors";
 import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
 
@@ -93,7 +93,7 @@ export class Runner {
         lease = await this.client.lease(this.resource!.runner_id);
       } catch (e) {
         // The service forgot this runner (e.g. its state was reset): register again.
-        if (e instanceof ProtocolError && e.status === 404) await this.register();
+        if (e instanceof ProblemError && e.status === 404) await this.register();
         else this.log(`lease failed: ${(e as Error).message}`);
       }
       if (lease) {
@@ -151,7 +151,7 @@ export class Runner {
         note(batch.length > 0 ? (await this.client.postEvents(lease.lease_id, batch)).directive : (await this.client.heartbeat(lease.lease_id)).directive);
       } catch (e) {
         // 404/409: the lease is gone (expired and reclaimed, or the job was deleted): stop working on it.
-        if (e instanceof ProtocolError && (e.status === 404 || e.status === 409)) {
+        if (e instanceof ProblemError && (e.status === 404 || e.status === 409)) {
           held.lost = true;
           held.directive = "teardown";
         } else this.log(`heartbeat failed: ${(e as Error).message}`);
@@ -239,7 +239,7 @@ export class Runner {
           await client.putReconstructionFile(lease.lease_id, name, { blob_sha: file.blob_sha, byte_size: file.byte_size });
           return true;
         } catch (e) {
-          if (e instanceof ProtocolError && e.status === 409) return false;
+          if (e instanceof ProblemError && e.status === 409) return false;
           throw e;
         }
       },

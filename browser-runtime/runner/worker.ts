@@ -4,7 +4,7 @@
  * fresh one with a fresh GPU device and wasm memory.
  */
 import * as Comlink from "comlink";
-import { RunnerClient } from "./client";
+import { RunnerClient } from "../../client/index";
 import { browserRunnerHost } from "./browser-host";
 import { Runner, type RunnerStatus } from "./runner";
 
@@ -28,7 +28,7 @@ const api = {
   /** `outdated`: the service submits new tasks under another engine build than this runner's. */
   async start(config: WorkerRunnerConfig, callbacks: WorkerRunnerCallbacks): Promise<{ runner_id: string; abilities: unknown; outdated: boolean }> {
     const host = await browserRunnerHost(config.name, () => callbacks.teardown());
-    runner = new Runner(new RunnerClient({ base: config.base, authorization: config.authorization }), host, {
+    runner = new Runner(new RunnerClient({ baseUrl: config.base, authorization: config.authorization }), host, {
       onStatus: (s) => callbacks.status(s),
       onLog: (line) => callbacks.log(line),
     });

@@ -48,7 +48,8 @@ export const Task = z
     inputs_hash: Sha256,
     params_hash: Sha256,
     rv_id: Sha256,
-    outputs_ref: TaskOutputs.nullable(),
+    // A union, not `.nullable()`: the OpenAPI generator would make the TaskOutputs component itself nullable.
+    outputs_ref: z.union([TaskOutputs, z.null()]),
     cache_hit: z.boolean().describe("true when the outputs were reused from an earlier task with the same cache_key (3.2.1)"),
     attempts: z.number().int().describe("how many times the task was leased"),
     started_at: Timestamp.nullable(),

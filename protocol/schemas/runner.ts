@@ -133,7 +133,8 @@ export const Lease = z
         .default({})
         .describe("resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion"),
     }),
-    checkpoint: Checkpoint.nullable(),
+    // A union, not `.nullable()`: the OpenAPI generator would make the Checkpoint component itself nullable.
+    checkpoint: z.union([Checkpoint, z.null()]),
     _links: Links,
   })
   .meta({ id: "Lease" });

@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunnerClient } from "../../browser-runtime/runner/client";
+import { RunnerClient } from "../../client/index";
 import type { Checkpoint, Lease, LeaseDirective, LeaseState, ProgressEvent, RunnerEvent } from "../../protocol";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
@@ -45,7 +45,7 @@ describe("faults during mapping", () => {
     const http = httpClient(server.base);
     const { job_id, recon_id } = await submitSet(http, SET, { snapshot_frames_freq: 2 });
     // The first three stages, computed here.
-    const prep = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("prep"), { stages: ["extract", "match", "verify"] });
+    const prep = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("prep"), { stages: ["extract", "match", "verify"] });
     expect(await prep.drain()).toBe(3);
 
     // A separate process takes the map task; it is frozen, then killed (no goodbye), once it has sealed
@@ -67,7 +67,7 @@ describe("faults during mapping", () => {
 
     // Another runner gets the task once the lease has expired, with the checkpoint.
     const logs: string[] = [];
-    const rescuer = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("rescuer"), { stages: ["map"], onLog: (l) => logs.push(l) });
+    const rescuer = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("rescuer"), { stages: ["map"], onLog: (l) => logs.push(l) });
     await rescuer.register();
     let ran = 0;
     for (let i = 0; i < 100 && ran === 0; i++) {
@@ -151,7 +151,7 @@ class CancelAfterFirstCheckpoint extends RunnerClient {
   private directive: LeaseDirective = "continue";
 
   constructor(base: string, private readonly cancel: () => Promise<void>) {
-    super({ base });
+    super({ baseUrl: base });
   }
 
   override async lease(runnerId: string): Promise<Lease | null> {

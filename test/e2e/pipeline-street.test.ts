@@ -6,7 +6,7 @@
  * by the Node runner and scored against the COLMAP 3.8 reference with issue 5's bars.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunnerClient } from "../../browser-runtime/runner/client";
+import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { type Server, startServer } from "../conformance/server";
@@ -27,7 +27,7 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
   it("registers the street within issue 5's rotation, centre and reprojection bars against COLMAP", async () => {
     const http = httpClient(server.base);
     const { job_id, recon_id } = await submitSet(http, SET);
-    expect(await new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("street-node")).drain()).toBe(4);
+    expect(await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("street-node")).drain()).toBe(4);
     const job = await waitForJob(http, job_id);
     expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
     const result = await scoreAgainstReference(http, SET, recon_id);

@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunnerClient } from "../../browser-runtime/runner/client";
+import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { analyzeModel, colmapAvailable, convertModel, readText, sortedDataLines, writeFiles } from "../../browser-runtime/stages/export/testing/colmap-cli";
@@ -30,7 +30,7 @@ let reconId: string | undefined;
 
 beforeAll(async () => {
   server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
-  runner = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("pipeline-node"));
+  runner = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("pipeline-node"));
 });
 afterAll(async () => {
   await server?.stop();
@@ -54,7 +54,7 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
     const http = httpClient(server.base);
     // No pair has a million matches, so no initial pair exists; the other stages are the first test's (cache hits).
     const { job_id, recon_id } = await submitSet(http, SET, { min_num_matches: 1_000_000 });
-    await new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("pipeline-node")).drain();
+    await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("pipeline-node")).drain();
     const job = await waitForJob(http, job_id);
     expect(job.status).toBe("failed");
     expect(job.tasks.at(-1)).toMatchObject({ kind: "map", status: "failed", error_class: "NoModelError", error_message: expect.stringMatching(/reconstructed no model/) });

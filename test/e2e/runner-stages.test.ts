@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunnerClient } from "../../browser-runtime/runner/client";
+import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { type Server, startServer } from "../conformance/server";
@@ -27,7 +27,7 @@ beforeAll(async () => {
   });
   http = httpClient(server.base);
   // Only the stages this test checks: the later ones stay pending for other runners.
-  runner = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("e2e-node"), { stages: ["extract", "match"] });
+  runner = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("e2e-node"), { stages: ["extract", "match"] });
   await runner.register();
 });
 afterAll(async () => {
@@ -115,7 +115,7 @@ describe("runner stages over HTTP", () => {
 
     const v = await http("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features), matches: ref(matches) } });
     expect(v.status, JSON.stringify(v.json)).toBe(202);
-    const verifier = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("e2e-verify"), { stages: ["verify"] });
+    const verifier = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("e2e-verify"), { stages: ["verify"] });
     expect(await verifier.drain()).toBe(1);
     const verifyJob = await waitForJob(v.json.job_id);
     expect(verifyJob.status, verifyJob.error_message).toBe("succeeded");

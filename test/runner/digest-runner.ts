@@ -6,8 +6,8 @@
  * The service treats it like any other runner. Runs on plain `fetch`, so it works inside
  * workerd tests (with SELF.fetch) and as a Node process (`npx tsx test/runner/digest-runner.ts`).
  */
-import { type FetchLike, RunnerClient } from "../../browser-runtime/runner/client";
-import type { Lease, LeaseState, Runner, RunnerEvent, TaskKind, TaskOutputs } from "../../protocol";
+import { type FetchLike, type Lease, type LeaseState, type Runner, RunnerClient, type RunnerEvent, type TaskOutputs, sha256Hex } from "../../client/index";
+import type { TaskKind } from "../../protocol";
 
 export interface RunnerOptions {
   base: string;
@@ -18,16 +18,13 @@ export interface RunnerOptions {
   stages?: TaskKind[];
 }
 
-const sha256 = async (bytes: Uint8Array) =>
-  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource))].map((b) => b.toString(16).padStart(2, "0")).join("");
-
 export class DigestRunner {
-  /** The real runner's protocol client (browser-runtime/runner/client.ts). */
+  /** The real runner's protocol client (client/runner.ts). */
   readonly client: RunnerClient;
   runner: Runner | null = null;
 
   constructor(private readonly o: RunnerOptions) {
-    this.client = new RunnerClient({ base: o.base, authorization: o.authorization, fetch: o.fetch });
+    this.client = new RunnerClient({ baseUrl: o.base, authorization: o.authorization, fetch: o.fetch });
   }
 
   /** Registers with the runtime versions the service reports, as a runner built from the same bundle would. */
@@ -66,7 +63,7 @@ export class DigestRunner {
     const digests: { name: string; sha256: string; byte_size: number }[] = [];
     for (const [i, image] of images.entries()) {
       const bytes = await this.client.readBlob(lease.lease_id, image.content_sha);
-      const digest = await sha256(bytes);
+      const digest = await sha256Hex(bytes);
       if (digest !== image.content_sha) {
         await this.client.fail(lease.lease_id, { error_class: "IntegrityError", message: `${image.name} hashes to ${digest}`, detail: null });
         return "stopped";

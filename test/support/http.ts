@@ -1,5 +1,5 @@
 /** @module A small JSON-over-HTTP helper for suites, benchmarks and scripts that drive a real server. */
-import { sendRetrying } from "../../browser-runtime/runner/client";
+import { Transport } from "../../client/index";
 
 export interface HttpResult {
   status: number;
@@ -9,6 +9,7 @@ export interface HttpResult {
 }
 
 export function httpClient(base: string, defaults: Record<string, string> = {}) {
+  const transport = new Transport({ baseUrl: base });
   return async function http(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
     const init: RequestInit = { method, headers: { ...defaults, ...headers } };
     if (body instanceof Uint8Array || typeof body === "string") init.body = body as BodyInit;
@@ -16,7 +17,7 @@ export function httpClient(base: string, defaults: Record<string, string> = {}) 
       init.body = JSON.stringify(body);
       (init.headers as Record<string, string>)["Content-Type"] = "application/json";
     }
-    const res = await sendRetrying(fetch, `${base}${path}`, init);
+    const res = await transport.send(new Request(transport.url(path), init));
     const raw = new Uint8Array(await res.arrayBuffer());
     const json = /json/.test(res.headers.get("Content-Type") ?? "") && raw.length > 0 ? JSON.parse(new TextDecoder().decode(raw)) : undefined;
     return { status: res.status, headers: res.headers, json, raw };

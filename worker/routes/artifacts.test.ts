@@ -6,13 +6,12 @@ import { readTar } from "../../protocol/wire/tar";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { BASE, call, collectGarbage, deployment, expectProblem, expectStatus, uploadBlob } from "../test/helpers";
+import { BASE, call, collectGarbage, deployment, expectProblem, expectStatus, uploadBlob, selfFetch } from "../test/helpers";
 import { enc, scene, sealedReconstruction } from "../test/scene";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
-const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
 const bytesOf = async (path: string, headers: Record<string, string> = {}) => {
   const res = await SELF.fetch(`${BASE}${path}`, { headers });
   return { res, bytes: new Uint8Array(await res.arrayBuffer()) };

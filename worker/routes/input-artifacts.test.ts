@@ -2,13 +2,12 @@ import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, type CoreArtifactKind, type Lease, type TaskKind } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";
-import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus, uploadBlob } from "../test/helpers";
+import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus, uploadBlob, selfFetch } from "../test/helpers";
 import { enc } from "../test/scene";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
 
-const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
 
 /** A project with a dataset of `names` (fresh bytes unless `shas` are given). */
 async function dataset(names = ["a.jpg", "b.jpg", "c.jpg"], shas?: string[]) {

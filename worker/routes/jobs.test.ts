@@ -2,15 +2,14 @@ import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableO
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProgressEvent, type TaskKind } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";
-import { openSse as openSseAt } from "../../test/runner/sse-client";
+import { EdgeSfmClient, type JobEvent } from "../../client/index";
 import worker from "../index";
-import { BASE, call, deployment, expectProblem, uploadBlob } from "../test/helpers";
+import { BASE, call, deployment, expectProblem, uploadBlob, selfFetch } from "../test/helpers";
 import { LUND_01 } from "../test/photos";
 
 // Each test drives a whole job through many Durable Object calls; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 30_000 });
 
-const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
 const newRunner = (name = "r", extra: { authorization?: string; stages?: TaskKind[] } = {}) =>
   new DigestRunner({ base: BASE, fetch: selfFetch, name, ...extra });
 
@@ -36,21 +35,32 @@ const progress = async (jid: string) => (await call("GET", `/v1/jobs/${jid}/prog
 const jobStub = (jid: string) => env.JOB.get(env.JOB.idFromName(`default/${jid}`));
 
 /** Every event of the job, read through the SSE route from the cursor (the job must be terminal, so the stream ends). */
-async function sse(jid: string, lastEventId?: number) {
-  const res = await SELF.fetch(`${BASE}/v1/jobs/${jid}/events`, { headers: lastEventId !== undefined ? { "Last-Event-ID": String(lastEventId) } : {} });
-  expect(res.headers.get("Content-Type")).toMatch(/^text\/event-stream/);
-  return parseSse(await res.text());
+/**
+ * One SSE connection to a job's events, read with the client (no reconnect: what the server sends
+ * on that connection): `next()` answers the next event, null once the server closed the stream;
+ * `comments` collects the comments (keep-alives) seen so far.
+ */
+function openSse(jid: string, after = 0) {
+  const comments: string[] = [];
+  const events = new EdgeSfmClient({ baseUrl: BASE, fetch: selfFetch }).events(jid, { after, reconnect: false, onComment: (c) => comments.push(c) });
+  return {
+    comments,
+    next: async (): Promise<JobEvent | null> => (await events.next()).value ?? null,
+    close: () => void events.return(undefined),
+  };
 }
 
-function parseSse(text: string) {
-  return text
-    .split("\n\n")
-    .filter((f) => f.includes("data: "))
-    .map((f) => {
-      const id = Number(/^id: (\d+)$/m.exec(f)![1]);
-      const data = JSON.parse(/^data: (.*)$/m.exec(f)![1]!);
-      return { id, data };
-    });
+/** Every event of an ended job's stream (after `lastEventId`), until the server closes it. */
+async function sse(jid: string, lastEventId?: number) {
+  const stream = openSse(jid, lastEventId);
+  const events: { id: number; data: any }[] = [];
+  for (let e = await stream.next(); e; e = await stream.next()) events.push({ id: e.event_id, data: e });
+  return events;
+}
+
+/** Waits until `condition()` holds (polling), or fails after `ms`. */
+async function until(condition: () => boolean, ms = 10_000) {
+  for (const end = Date.now() + ms; !condition(); await new Promise((r) => setTimeout(r, 20))) if (Date.now() > end) throw new Error("timed out");
 }
 
 /** Lets the job's leases lapse as if their TTL had passed, then runs the alarm the lease set. */
@@ -137,8 +147,6 @@ describe("stage jobs (4.6) and the runner protocol", () => {
     expect(images.find((i) => i.name === "img0.jpg")).toMatchObject({ width: null, focal_length_35mm: null });
   });
 });
-
-const openSse = (jid: string, headers: Record<string, string> = {}) => openSseAt(selfFetch, `${BASE}/v1/jobs/${jid}/events`, headers);
 
 async function runningFeatures(images = 3) {
   const { pid, did } = await dataset(images);
@@ -350,7 +358,7 @@ describe("cancel and resume (3.1)", () => {
 
   it("a cooperative cancel of a running job takes effect when the runner stops at its next boundary", async () => {
     const { jid, runner, lease } = await runningFeatures(3);
-    const stream = await openSse(jid);
+    const stream = openSse(jid);
     const c = await call("POST", `/v1/jobs/${jid}:cancel`);
     expect(c.json).toMatchObject({ status: "running", cancel_requested: true });
     expect((await runner.heartbeat(lease)).directive).toBe("stop");
@@ -359,7 +367,7 @@ describe("cancel and resume (3.1)", () => {
     expect(done).toMatchObject({ status: "cancelled", cancel_requested: true });
     expect(done.tasks[0].status).toBe("cancelled");
     const kinds: string[] = [];
-    for (let e = await stream.event(); e; e = await stream.event()) kinds.push(e.data.kind);
+    for (let e = await stream.next(); e; e = await stream.next()) kinds.push(e.kind);
     expect(kinds.at(-1)).toBe("job_status"); // the stream closed after the terminal event
   });
 
@@ -546,11 +554,15 @@ describe("progress (4.8) and the job index", () => {
     // A running task without a measurable total counts 0.
     await runner.events(match, [{ kind: "phase_progress", phase: "matching", current: 3, total: null, rate: null }]);
     expect((await progress(jid)).progress).toBe(0.25);
-    const stream = await openSse(jid);
-    let last = 0;
-    for (let f = await stream.next(); f && !("comment" in f && f.comment === "keep-alive"); f = await stream.next()) if ("id" in f) last = f.id;
-    expect((await progress(jid)).latest_event_id).toBe(last);
-    await stream.cancel();
+    // The backlog ends where the first keep-alive comes.
+    const stream = openSse(jid);
+    const ids: number[] = [];
+    void (async () => {
+      for (let e = await stream.next(); e; e = await stream.next()) ids.push(e.event_id);
+    })();
+    await until(() => stream.comments.includes("keep-alive"));
+    expect((await progress(jid)).latest_event_id).toBe(ids.at(-1));
+    stream.close();
   });
 
   it("GET /v1/jobs filters by status and paginates", async () => {
@@ -596,24 +608,28 @@ describe("live events (6)", () => {
   it("SSE replays after Last-Event-ID, then forwards live with keep-alives, without gap or duplicate, and closes after the terminal event", async () => {
     const { jid, runner, lease } = await runningFeatures(2);
     await runner.events(lease, [{ kind: "log_line", level: "INFO", message: "hello" }]);
-    const first = await openSse(jid);
+    const raw = await SELF.fetch(`${BASE}/v1/jobs/${jid}/events`);
+    expect(raw.headers.get("Content-Type")).toMatch(/^text\/event-stream/);
+    await raw.body?.cancel();
+    const first = openSse(jid);
     const seen: number[] = [];
-    for (let i = 0; i < 4; i++) seen.push((await first.event())!.id);
+    for (let i = 0; i < 4; i++) seen.push((await first.next())!.event_id);
     expect(seen).toEqual([1, 2, 3, 4]);
-    await first.cancel();
+    first.close();
 
-    const resumed = await openSse(jid, { "Last-Event-ID": "2" });
-    expect((await resumed.event())!.id).toBe(3);
-    expect((await resumed.event())!.id).toBe(4);
+    const resumed = openSse(jid, 2); // Last-Event-ID: 2
+    expect((await resumed.next())!.event_id).toBe(3);
+    expect((await resumed.next())!.event_id).toBe(4);
     const live = runner.events(lease, [{ kind: "warning", message: "live one" }]);
-    const next = (await resumed.event())!;
+    const next = (await resumed.next())!;
     await live;
-    expect(next).toMatchObject({ id: 5, data: { kind: "warning", message: "live one", job_id: jid, task_id: lease.task.task_id, seq: 5, schema_version: 1 } });
-    // Idle streams carry keep-alive comments (one second in the tests).
-    expect(await resumed.next()).toEqual({ comment: "keep-alive" });
+    expect(next).toMatchObject({ event_id: 5, kind: "warning", message: "live one", job_id: jid, task_id: lease.task.task_id, seq: 5, schema_version: 1 });
+    // Idle streams carry keep-alive comments (one second in the tests), and nothing else while idle.
+    const pending = resumed.next();
+    await until(() => resumed.comments.includes("keep-alive"));
     const work = runner.work(lease);
     const rest: number[] = [];
-    for (let e = await resumed.event(); e; e = await resumed.event()) rest.push(e.id);
+    for (let e = await pending; e; e = await resumed.next()) rest.push(e.event_id);
     await work;
     const all = (await sse(jid)).map((e) => e.id);
     expect([3, 4, 5, ...rest]).toEqual(all.slice(2));
@@ -676,9 +692,9 @@ describe("tenant isolation (api_key mode, 5.3)", () => {
   const vars = { SVC_AUTH_MODE: "api_key" };
   const keyed = deployment(vars);
   /** `fetch` of the same Worker deployed in api_key mode, for runners. */
-  const keyedFetch = async (input: string, init?: RequestInit) => {
+  const keyedFetch = async (req: Request) => {
     const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request(input, init), { ...env, ...vars } as Env, ctx);
+    const res = await worker.fetch(req, { ...env, ...vars } as Env, ctx);
     await waitOnExecutionContext(ctx);
     return res;
   };

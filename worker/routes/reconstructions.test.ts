@@ -5,7 +5,7 @@ import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
+import { BASE, type Call, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
 import { scene } from "../test/scene";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
@@ -13,7 +13,6 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
-const selfFetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
 
 interface Ctx {
   rid: string;

@@ -1,5 +1,6 @@
 /** @module Test helpers for requests against the Worker inside workerd. */
 import { SELF, createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import type { FetchLike } from "../../client/index";
 import { DEFAULT_TENANT } from "../context";
 import worker from "../index";
 import { tenantStore } from "../services/stores";
@@ -28,6 +29,9 @@ async function reply(res: Response) {
 
 const caller = (fetch: Fetch) => async (method: string, path: string, body?: Body, headers: Record<string, string> = {}) =>
   reply(await fetch(request(method, path, body, headers)));
+
+/** `fetch` of the Worker as deployed by wrangler.toml, for the client (runners, event streams). */
+export const selfFetch: FetchLike = (req) => SELF.fetch(req);
 
 /** A request to the Worker as deployed by wrangler.toml. */
 export const call = caller((req) => SELF.fetch(req));

@@ -2,15 +2,13 @@
  * @module A synthetic sealed model for workerd tests: the scene's files, a reconstruction whose
  * snapshot 1 is that scene, and a runner of this build's export and conversion executors.
  */
-import { SELF } from "cloudflare:test";
-import type { TaskOutputs } from "../../protocol";
+import { RunnerClient, type TaskOutputs } from "../../client/index";
 import { POINTS_MEDIA_TYPE, encodePoints } from "../../protocol/wire/points";
 import { MemoryBlobCache } from "../../browser-runtime/runner/blob-cache";
-import { RunnerClient } from "../../browser-runtime/runner/client";
 import { createEnginePool } from "../../browser-runtime/runner/pool/engine-pool";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { DigestRunner } from "../../test/runner/digest-runner";
-import { BASE, call, expectStatus, uploadBlob } from "./helpers";
+import { BASE, call, expectStatus, selfFetch, uploadBlob } from "./helpers";
 
 export const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -61,7 +59,7 @@ export async function sealedReconstruction(model = scene(30)) {
   for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBlob(enc({ photo: im.name, nonce: Math.random() })) });
   const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
   const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
-  const runner = new DigestRunner({ base: BASE, fetch: (input, init) => SELF.fetch(input, init), name: "sealer" });
+  const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "sealer" });
   await runner.register();
   for (;;) {
     const lease = await runner.lease();
@@ -106,7 +104,7 @@ export async function sealedReconstruction(model = scene(30)) {
  * and conversions, run inside workerd against this Worker.
  */
 export async function exportRunner() {
-  const client = new RunnerClient({ base: BASE, fetch: (input, init) => SELF.fetch(input, init) });
+  const client = new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
   const unavailable = () => Promise.reject(new Error("exports need no engine"));
   const abilities = { webgpu: null, wasm: { simd: false, threads: false }, memory_bytes: null, hardware_concurrency: null };
   return new Runner(

@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DatasetSnapshot, Lease, RunnerEvent, TaskKind, TaskOutputs } from "../../../protocol";
-import { type RunnerClient, sha256Hex } from "../client";
+import { type RunnerClient, sha256Hex } from "../../../client/index";
 import { nodeRunnerHost } from "../node-host";
 import { Runner, type RunnerHost } from "../runner";
 

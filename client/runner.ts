@@ -1,0 +1,116 @@
+/**
+ * @module The runner protocol (worker/routes/runners.md): register, lease, heartbeat, post
+ * events, read inputs and write outputs as content-addressed blobs, checkpoint, seal snapshots,
+ * complete, fail, release. What a compute runner (browser-runtime/runner) speaks.
+ */
+import { type Api, createApi, unwrap } from "./api.js";
+import { Transport, type TransportOptions } from "./http.js";
+import type { components } from "./schema.js";
+import { sha256Hex } from "./sha256.js";
+
+type Schemas = components["schemas"];
+export type Runner = Schemas["Runner"];
+export type RunnerRegister = Schemas["RunnerRegister"];
+export type Lease = Schemas["Lease"];
+export type LeaseState = Schemas["LeaseState"];
+export type RunnerEvent = Schemas["RunnerEvent"];
+export type Checkpoint = Schemas["Checkpoint"];
+export type SnapshotSeal = Schemas["SnapshotSeal"];
+export type SnapshotSealed = Schemas["SnapshotSealed"];
+export type TaskOutputs = Schemas["TaskOutputs"];
+export type DerivedDatasetRegister = Schemas["DerivedDatasetRegister"];
+export type Dataset = Schemas["Dataset"];
+export type ReconstructionFileName = "two_view_geometries.json" | "correspondence_graph.json";
+
+const lease = (lease_id: string) => ({ path: { lease_id } });
+
+/**
+ * Every call goes through the client's transport: a network failure is retried, and so is a
+ * transient 502/503/504 where the protocol makes a repeat harmless (reads, PUTs of content-addressed
+ * blobs and checkpoints, heartbeats, a seal re-sent under the same lease).
+ */
+export class RunnerClient {
+  private readonly transport: Transport;
+  private readonly api: Api;
+
+  /** A runner's own transport (`{baseUrl, authorization}`), or a client's. */
+  constructor(transport: Transport | TransportOptions) {
+    this.transport = transport instanceof Transport ? transport : new Transport(transport);
+    this.api = createApi(this.transport);
+  }
+
+  /** The runtime-version map the service expects runners of this build to report. */
+  async serviceRuntimeVersions(): Promise<Record<string, string>> {
+    const v = await unwrap(this.api.GET("/version"));
+    return v.backend?.runtime_versions ?? {};
+  }
+
+  register(body: RunnerRegister): Promise<Runner> {
+    return unwrap(this.api.POST("/v1/runners", { body }));
+  }
+
+  /** The next task this runner can compute, or null when none is ready (204). */
+  async lease(runnerId: string): Promise<Lease | null> {
+    const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId } } }));
+    return leased ?? null;
+  }
+
+  heartbeat(leaseId: string): Promise<LeaseState> {
+    return unwrap(this.api.POST("/v1/leases/{lease_id}:heartbeat", { params: lease(leaseId), fetch: this.transport.sendIdempotent }));
+  }
+
+  postEvents(leaseId: string, events: RunnerEvent[]): Promise<LeaseState> {
+    return unwrap(this.api.POST("/v1/leases/{lease_id}/events", { params: lease(leaseId), body: { events } }));
+  }
+
+  /** An input of the leased task (an image, an upstream output, the checkpoint). */
+  async readBlob(leaseId: string, sha: string): Promise<Uint8Array> {
+    const bytes = await unwrap(this.api.GET("/v1/leases/{lease_id}/blobs/{sha}", { params: { path: { lease_id: leaseId, sha } }, parseAs: "arrayBuffer" }));
+    return new Uint8Array(bytes);
+  }
+
+  /** Stores an output (an image media type has the service read its size); answers its content address. */
+  async writeBlob(leaseId: string, bytes: Uint8Array, mediaType = "application/octet-stream"): Promise<{ blob_sha: string; byte_size: number }> {
+    const sha = await sha256Hex(bytes);
+    await unwrap(
+      this.api.PUT("/v1/leases/{lease_id}/blobs/{sha}", {
+        params: { path: { lease_id: leaseId, sha } },
+        headers: { "Content-Type": mediaType },
+        body: bytes as never,
+        bodySerializer: (b) => b,
+      }),
+    );
+    return { blob_sha: sha, byte_size: bytes.byteLength };
+  }
+
+  putCheckpoint(leaseId: string, checkpoint: Checkpoint): Promise<LeaseState> {
+    return unwrap(this.api.PUT("/v1/leases/{lease_id}/checkpoint", { params: lease(leaseId), body: checkpoint }));
+  }
+
+  /** Seals the next snapshot of the job's reconstruction from files uploaded under the lease. */
+  sealSnapshot(leaseId: string, seal: SnapshotSeal): Promise<SnapshotSealed> {
+    return unwrap(this.api.POST("/v1/leases/{lease_id}/snapshots", { params: lease(leaseId), body: seal, fetch: this.transport.sendIdempotent }));
+  }
+
+  /** Sets a reconstruction-level file (two_view_geometries.json, correspondence_graph.json). */
+  async putReconstructionFile(leaseId: string, name: ReconstructionFileName, file: { blob_sha: string; byte_size: number }): Promise<void> {
+    await unwrap(this.api.PUT("/v1/leases/{lease_id}/reconstruction-files/{name}", { params: { path: { lease_id: leaseId, name } }, body: file }));
+  }
+
+  /** Registers the dataset the task derives (4.14 rule 4); a repeat answers the dataset registered first. */
+  registerDataset(leaseId: string, body: DerivedDatasetRegister): Promise<{ dataset: Dataset; reused: boolean }> {
+    return unwrap(this.api.POST("/v1/leases/{lease_id}/datasets", { params: lease(leaseId), body, fetch: this.transport.sendIdempotent }));
+  }
+
+  async complete(leaseId: string, outputs: TaskOutputs): Promise<void> {
+    await unwrap(this.api.POST("/v1/leases/{lease_id}:complete", { params: lease(leaseId), body: { outputs_ref: outputs } }));
+  }
+
+  async fail(leaseId: string, error: { error_class: string; message: string; detail: Record<string, unknown> | null }): Promise<void> {
+    await unwrap(this.api.POST("/v1/leases/{lease_id}:fail", { params: lease(leaseId), body: error }));
+  }
+
+  async release(leaseId: string, reason: string): Promise<void> {
+    await unwrap(this.api.POST("/v1/leases/{lease_id}:release", { params: lease(leaseId), body: { reason } }));
+  }
+}
