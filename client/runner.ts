@@ -52,7 +52,8 @@ export class RunnerClient {
   /** The next task this runner can compute, or null when none is ready (204). */
   async lease(runnerId: string): Promise<Lease | null> {
     const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId } } }));
-    return leased ?? null;
+    // openapi-fetch widens tuples (a pose's translation) to arrays in what it answers: the schema's type is the exact one.
+    return (leased as Lease | undefined) ?? null;
   }
 
   heartbeat(leaseId: string): Promise<LeaseState> {

@@ -8,8 +8,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunnerClient } from "../../client/index";
-import type { Checkpoint, Lease, LeaseDirective, LeaseState, ProgressEvent, RunnerEvent } from "../../protocol";
+import { type Checkpoint, type Lease, type LeaseState, RunnerClient, type RunnerEvent } from "../../client/index";
+import type { LeaseDirective, ProgressEvent } from "../../protocol";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { type Server, startServer } from "../conformance/server";

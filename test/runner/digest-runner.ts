@@ -18,6 +18,16 @@ export interface RunnerOptions {
   stages?: TaskKind[];
 }
 
+/**
+ * What the digest runner reads of a lease: the client's Lease, or the protocol's (the tests' own
+ * type of the same JSON), whichever the caller holds.
+ */
+export interface LeaseLike {
+  lease_id: string;
+  task: Pick<Lease["task"], "task_id" | "phase">;
+  inputs: { dataset: { images: ReadonlyArray<{ name: string; content_sha: string }> } | null };
+}
+
 export class DigestRunner {
   /** The real runner's protocol client (client/runner.ts). */
   readonly client: RunnerClient;
@@ -42,15 +52,15 @@ export class DigestRunner {
     return this.client.lease(this.runner!.runner_id);
   }
 
-  heartbeat(lease: Lease): Promise<LeaseState> {
+  heartbeat(lease: LeaseLike): Promise<LeaseState> {
     return this.client.heartbeat(lease.lease_id);
   }
 
-  events(lease: Lease, events: RunnerEvent[]): Promise<LeaseState> {
+  events(lease: LeaseLike, events: RunnerEvent[]): Promise<LeaseState> {
     return this.client.postEvents(lease.lease_id, events);
   }
 
-  async upload(lease: Lease, bytes: Uint8Array): Promise<string> {
+  async upload(lease: LeaseLike, bytes: Uint8Array): Promise<string> {
     return (await this.client.writeBlob(lease.lease_id, bytes)).blob_sha;
   }
 
@@ -58,7 +68,7 @@ export class DigestRunner {
    * Does the task's work. `onImage` runs after each image's progress event (a test's hook to
    * stop mid-task); the work stops early when the service says `stop` or `teardown`.
    */
-  async work(lease: Lease, onImage?: (done: number) => Promise<void> | void): Promise<"completed" | "stopped"> {
+  async work(lease: LeaseLike, onImage?: (done: number) => Promise<void> | void): Promise<"completed" | "stopped"> {
     const images = lease.inputs.dataset?.images ?? [];
     const digests: { name: string; sha256: string; byte_size: number }[] = [];
     for (const [i, image] of images.entries()) {

@@ -2,7 +2,7 @@ import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, call, expectFieldError, expectProblem, expectStatus, newDataset, tenantCallers, uploadBlob } from "../test/helpers";
+import { BASE, type Call, call, expectFieldError, expectProblem, expectStatus, newDataset, tenantCallers, selfFetch, uploadBlob } from "../test/helpers";
 import { LUND_01, SACRE_COEUR } from "../test/photos";
 
 const ABSENT = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
@@ -173,7 +173,7 @@ describe("priors in the leased dataset", () => {
     const sacre = (await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "sacre.jpg", blob_sha: await uploadBlob(SACRE_COEUR) }), 201)).json;
     await expectStatus(call("PUT", `/v1/images/${sacre.image_id}/pose_prior`, prior({ timestamp_ns: 7 })), 200);
     await expectStatus(call("POST", `/v1/datasets/${did}/features`, { spec: {} }), 202);
-    const runner = new DigestRunner({ base: BASE, fetch: (input: string, init?: RequestInit) => SELF.fetch(input, init), name: "priors" });
+    const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "priors" });
     await runner.register();
     const images = (await runner.lease())!.inputs.dataset!.images;
     expect(images.find((i) => i.name === "lund.jpg")).toMatchObject({ gps: lund["x-gps"], pose_prior: null });
