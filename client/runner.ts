@@ -5,7 +5,7 @@
  */
 import { type Api, createApi, unwrap } from "./api.js";
 import { Transport, type TransportOptions } from "./http.js";
-import type { components } from "./schema.js";
+import type { components, input } from "./schema.js";
 import { sha256Hex } from "./sha256.js";
 
 type Schemas = components["schemas"];
@@ -18,7 +18,8 @@ export type Checkpoint = Schemas["Checkpoint"];
 export type SnapshotSeal = Schemas["SnapshotSeal"];
 export type SnapshotSealed = Schemas["SnapshotSealed"];
 export type TaskOutputs = Schemas["TaskOutputs"];
-export type DerivedDatasetRegister = Schemas["DerivedDatasetRegister"];
+/** As a request takes it: fields with a default may be left out. */
+export type DerivedDatasetRegister = input.components["schemas"]["DerivedDatasetRegister"];
 export type Dataset = Schemas["Dataset"];
 export type ReconstructionFileName = "two_view_geometries.json" | "correspondence_graph.json";
 

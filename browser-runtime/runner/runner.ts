@@ -13,7 +13,7 @@ import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, 
 import type { DecodedImage } from "../stages/extract";
 import type { BlobCache } from "./blob-cache";
 import type { EnginePool } from "./pool/engine-pool";
-import { ProblemError, type RunnerClient } from "../../client/index";
+import { type DerivedDatasetRegister, ProblemError, type RunnerClient } from "../../client/index";
 import { EXECUTORS } from "./executors";
 import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
 
@@ -208,7 +208,8 @@ export class Runner {
       decode: (bytes, options) => host.decode(bytes, options),
       encode: (image, format, quality) => host.encode(image, format, quality),
       projector: () => host.projector(),
-      registerDataset: (body) => client.registerDataset(lease.lease_id, body),
+      // The protocol's type names the camera model a string; the service checks it is one it knows.
+      registerDataset: (body) => client.registerDataset(lease.lease_id, body as DerivedDatasetRegister) as ReturnType<TaskContext["registerDataset"]>,
       async read(sha) {
         const hit = await host.cache.get(sha);
         if (hit) return hit;

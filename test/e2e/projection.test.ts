@@ -6,7 +6,7 @@
  */
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunnerClient } from "../../browser-runtime/runner/client";
+import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { loadEngine } from "../../engine-wasm/ts/engine";
@@ -31,7 +31,7 @@ const panoramas = [stripedPanorama(0), stripedPanorama(3)];
 beforeAll(async () => {
   server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
   http = httpClient(server.base);
-  runner = new Runner(new RunnerClient({ base: server.base }), await nodeRunnerHost("e2e-projection"), { stages: ["projection"] });
+  runner = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("e2e-projection"), { stages: ["projection"] });
   await runner.register();
   pid = (await http("POST", "/v1/projects", { name: "panoramas" })).json.project_id;
   const entries = [];
@@ -126,7 +126,7 @@ describe("projection jobs (4.14) with the Node runner", () => {
   it("a retried task reuses the dataset its first attempt registered (4.14 rule 4)", async () => {
     const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64, faces: ["front"], output: { dataset_name: "retry" } });
     // A first attempt registers the dataset, then gives the task back unfinished (as a runner that dies would).
-    const client = new RunnerClient({ base: server.base });
+    const client = new RunnerClient({ baseUrl: server.base });
     const first = await client.register({ name: "first-attempt", stages: ["projection"], runtime_versions: await localRuntimeVersions(), abilities: RunnerAbilities.parse({}) });
     const lease = (await client.lease(first.runner_id))!;
     const face = await client.writeBlob(lease.lease_id, await encodePng(panoramas[0]!), "image/png");

@@ -1,8 +1,8 @@
 import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RunnerClient } from "../../browser-runtime/runner/client";
+import { RunnerClient } from "../../client/index";
 import { RunnerAbilities } from "../../protocol";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
+import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, sha256Hex, uploadBlob } from "../test/helpers";
 import { LUND_01, LUND_02 } from "../test/photos";
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -27,7 +27,7 @@ async function photoDataset(spherical: boolean, names = ["a.jpg", "b.jpg"]) {
   return { pid: p.json.project_id as string, did: d.json.dataset_id as string };
 }
 
-const runnerClient = () => new RunnerClient({ base: BASE, fetch: (input, init) => SELF.fetch(input, init) });
+const runnerClient = () => new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
 
 /** A runner that leases the pending projection task (without computing it). */
 async function leaseProjection() {
