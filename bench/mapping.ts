@@ -96,7 +96,7 @@ for (const set of sets) {
   const input: MappingInput = {
     cameras: cameras.map((c) => ({ ...c })),
     images: data.images.map((im, i) => ({ camera: cameraOf(i), keypoints: Float64Array.from(im.xy) })),
-    pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type as never })),
+    pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type })),
   };
   const map = timed(() => {
     const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });

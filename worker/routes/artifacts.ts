@@ -93,7 +93,7 @@ artifacts.openapi(
   }),
   async (c) => {
     const { path, download } = c.req.valid("query");
-    return serveArtifactContent(c.env, c.req.raw, c.var.tenantId, c.req.valid("param").artifact_id, { path, download: download === "true" }) as never;
+    return serveArtifactContent(c.env, c.req.raw, c.var.tenantId, c.req.valid("param").artifact_id, { path, download: download === "true" });
   },
 );
 

@@ -158,7 +158,7 @@ images.openapi(
       contentType: img.media_type ?? "application/octet-stream",
       cache: { immutable: true, shared: c.var.config.authMode === "none" },
       downloadName: c.req.valid("query").download === "true" ? img.name.split("/").at(-1) : undefined,
-    }) as never;
+    });
   },
 );
 
@@ -190,7 +190,7 @@ images.openapi(
       etag: thumbnailEtag(img.content_sha, size),
       contentType: "image/jpeg",
       cache: { immutable: true, shared: c.var.config.authMode === "none" },
-    }) as never;
+    });
   },
 );
 

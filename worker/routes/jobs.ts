@@ -74,7 +74,7 @@ function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: 
         dataset: await dataset(c.env, c.var.tenantId, req.valid("param").did),
         recipe: stage,
         pipeline: null,
-      }) as never;
+      });
     },
   );
 }
@@ -141,7 +141,7 @@ jobs.openapi(
       input_artifacts: body.input_artifacts,
       roles: { accepted: ["features", "matches", "verified_matches"], required: skip > 0 ? ["features"] : [] },
       pipeline: body.spec,
-    }) as never;
+    });
   },
 );
 
@@ -248,7 +248,7 @@ jobs.openapi(
       ...problemResponses(401, 404, 422),
     },
   }),
-  async (c) => streamFrom(c, c.req.valid("param").jid) as never,
+  async (c) => streamFrom(c, c.req.valid("param").jid),
 );
 
 jobs.openapi(
@@ -270,6 +270,6 @@ jobs.openapi(
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
       throw new ApiError(426, "bad_request", "this route needs a WebSocket upgrade", {}, { Upgrade: "websocket" });
     }
-    return streamFrom(c, c.req.valid("param").jid) as never;
+    return streamFrom(c, c.req.valid("param").jid);
   },
 );

@@ -6,6 +6,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
+import type { TypedResponse } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { Id, PosePrior, PosePriorsBulk, PosePriorsMap, PosePriorsWritten } from "../../protocol";
 import { PRIOR_INT64_KEYS, parseInt64Json, stringifyInt64Json } from "../../protocol/int64-json";
@@ -42,8 +43,9 @@ const gate = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** A JSON answer whose `timestamp_ns` integers are written whole. */
-const int64Json = (body: unknown, status = 200) =>
-  new Response(stringifyInt64Json(body, PRIOR_INT64_KEYS), { status, headers: { "Content-Type": "application/json" } });
+/** `c.json(body, 200)`, with the int64 fields written digit for digit. */
+const int64Json = <T>(body: T) =>
+  new Response(stringifyInt64Json(body, PRIOR_INT64_KEYS), { status: 200, headers: { "Content-Type": "application/json" } }) as Response & TypedResponse<T, 200, "json">;
 
 posePriors.openapi(
   createRoute({
@@ -56,7 +58,7 @@ posePriors.openapi(
   }),
   async (c) => {
     const prior = unwrap(await tenantStore(c.env, c.var.tenantId).getPosePrior(c.req.valid("param").image_id));
-    return int64Json(prior === null ? null : JSON.parse(prior)) as never;
+    return int64Json(prior === null ? null : JSON.parse(prior));
   },
 );
 
@@ -74,7 +76,7 @@ posePriors.openapi(
     const prior = c.req.valid("json");
     const text = JSON.stringify(prior);
     unwrap(await tenantStore(c.env, c.var.tenantId).putPosePrior(c.req.valid("param").image_id, text));
-    return int64Json(prior) as never;
+    return int64Json(prior);
   },
 );
 
@@ -89,7 +91,7 @@ posePriors.openapi(
   }),
   async (c) => {
     unwrap(await tenantStore(c.env, c.var.tenantId).deletePosePrior(c.req.valid("param").image_id));
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   },
 );
 
@@ -104,7 +106,7 @@ posePriors.openapi(
   }),
   async (c) => {
     const stored = unwrap(await tenantStore(c.env, c.var.tenantId).datasetPosePriors(c.req.valid("param").did));
-    return int64Json({ pose_priors: Object.fromEntries(Object.entries(stored).map(([id, text]) => [id, JSON.parse(text)])) }) as never;
+    return int64Json({ pose_priors: Object.fromEntries(Object.entries(stored).map(([id, text]) => [id, JSON.parse(text)])) });
   },
 );
 

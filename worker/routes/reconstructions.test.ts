@@ -5,7 +5,7 @@ import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../test/runner/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
+import { BASE, type Call, type Reply, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
 import { scene } from "../test/scene";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
@@ -19,7 +19,7 @@ interface Ctx {
   jid: string;
   runner: DigestRunner;
   map: Lease;
-  verify: { status: number; json: any }[];
+  verify: Reply[];
 }
 let ctx: Ctx;
 
@@ -146,8 +146,8 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
 
   it("a verify task's lease may not seal (409) but writes the reconstruction files, validated", async () => {
     const [sealed, badTvg, tvg, cg1, cg2] = ctx.verify;
-    expectProblem(sealed as never, 409, "conflict");
-    expectFieldError(badTvg as never, "blob_sha", "invalid_file");
+    expectProblem(sealed!, 409, "conflict");
+    expectFieldError(badTvg!, "blob_sha", "invalid_file");
     for (const r of [tvg, cg1, cg2]) expect(r!.status).toBe(204);
     const got = await call("GET", `/v1/reconstructions/${ctx.rid}/two_view_geometries.json`);
     expect(got.status).toBe(200);

@@ -145,7 +145,7 @@ for (const name of RECONSTRUCTION_FILES) {
       await reconstructionOf(c.env, c.var.tenantId, rid);
       const file = await tenantStore(c.env, c.var.tenantId).reconFile(rid, name);
       if (!file) throw notFound(`${name} of this reconstruction`);
-      return serveSealed(c.env, c.req.raw, file, c.req.valid("query").download === "true", false) as never;
+      return serveSealed(c.env, c.req.raw, file, c.req.valid("query").download === "true", false);
     },
   );
 }
@@ -163,7 +163,7 @@ reconstructions.openapi(
   }),
   async (c) => {
     const p = c.req.valid("param");
-    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true") as never;
+    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true");
   },
 );
 
@@ -178,7 +178,7 @@ reconstructions.openapi(
   }),
   async (c) => {
     const p = c.req.valid("param");
-    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true") as never;
+    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true");
   },
 );
 
@@ -220,7 +220,7 @@ for (const { prefix, params, whose } of MODELS) {
       request: { params, query: Download },
       responses: { 200: json(TileIndexFile, "the tile index"), 304: { description: "not modified" }, ...problemResponses(404, 422) },
     }),
-    async (c) => serveTile(c, c.req.valid("param") as ModelParams, "index", c.req.valid("query").download === "true") as never,
+    async (c) => serveTile(c, c.req.valid("param") as ModelParams, "index", c.req.valid("query").download === "true"),
   );
 
   reconstructions.openapi(
@@ -234,7 +234,7 @@ for (const { prefix, params, whose } of MODELS) {
     }),
     async (c) => {
       const { level, x, y, z, ...p } = c.req.valid("param") as ModelParams & { level: number; x: number; y: number; z: number };
-      return serveTile(c, p, { level, x, y, z }, c.req.valid("query").download === "true") as never;
+      return serveTile(c, p, { level, x, y, z }, c.req.valid("query").download === "true");
     },
   );
 

@@ -100,7 +100,7 @@ runners.openapi(
   }),
   async (c) => {
     const granted = await leaseNext(c.env, await scope(c), c.req.valid("param").rid);
-    return granted ? c.json(granted, 200) : (c.body(null, 204) as never);
+    return granted ? c.json(granted, 200) : c.body(null, 204);
   },
 );
 
@@ -192,7 +192,7 @@ runners.openapi(
       etag: `"${sha}"`,
       contentType: blob.media_type ?? "application/octet-stream",
       cache: { immutable: true, shared: false },
-    }) as never;
+    });
   },
 );
 
@@ -231,7 +231,7 @@ runners.openapi(
     }
     // The JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
     await ended(unwrap(await store.complete(lease_id, ls, parsed.data)).runner_id);
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   },
 );
 
@@ -247,7 +247,7 @@ runners.openapi(
     const { lease_id } = c.req.valid("param");
     const { store, scope: ls, ended } = await lease(c, lease_id);
     await ended(unwrap(await store.fail(lease_id, ls, c.req.valid("json"))).runner_id);
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   },
 );
 
@@ -263,7 +263,7 @@ runners.openapi(
     const { lease_id } = c.req.valid("param");
     const { store, scope: ls, ended } = await lease(c, lease_id);
     await ended(unwrap(await store.release(lease_id, ls, c.req.valid("json").reason)).runner_id);
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   },
 );
 

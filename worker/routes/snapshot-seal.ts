@@ -78,6 +78,6 @@ snapshotSeal.openapi(
   async (c) => {
     const { lease_id, name } = c.req.valid("param");
     await putReconstructionFile(c.env, await leaseRef(c, lease_id), name, c.req.valid("json"));
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   },
 );
