@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { Id, Links, Page, Sha256, Timestamp } from "./schemas/common";
-import type { TaskKind } from "./schemas/job";
+import type { TaskKind } from "./schemas/task-kind";
 
 /** Core kind -> default canonical format id (2.11 rule 1; namespace word `svc`). */
 export const CORE_ARTIFACT_FORMATS = {

@@ -3,27 +3,9 @@ import { z } from "zod";
 import { ArtifactDescriptor } from "../artifacts";
 import { JobStatus, Phase } from "../events";
 import { Id, Links, Sha256, Timestamp } from "./common";
+import { TaskKind } from "./task-kind";
 
-export const TASK_KINDS = [
-  "extract",
-  "match",
-  "verify",
-  "map",
-  "ba",
-  "triangulate",
-  "relocalize",
-  "pgo",
-  "export",
-  "segment",
-  "vlad",
-  "convert_artifact",
-  "backend_action",
-  "artifact_import",
-  // Extension kinds (additive enum values, 9.2) for work no spec kind names:
-  "projection", // 4.14 projection jobs on datasets
-] as const;
-export const TaskKind = z.enum(TASK_KINDS);
-export type TaskKind = z.infer<typeof TaskKind>;
+export { TASK_KINDS, TaskKind } from "./task-kind";
 
 /**
  * A task's result (`outputs_ref`, 2.9): the artifacts it produced, each file a blob the runner

@@ -1,11 +1,14 @@
 /**
  * @module The job's append-only event log (spec 6): each event stamped with its common fields,
- * mirrored into its task's progress view (4.8) and fanned out live (fanout.ts).
+ * mirrored into its task's progress view (4.8) and fanned out live (fanout.ts); and the streams
+ * that read it, resumed after `Last-Event-ID` (or `?last_event_id`).
  */
 import type { EventBody, Phase, RunnerEvent } from "../../../protocol";
 import { TERMINAL_STATUSES } from "../../../protocol";
+import { readConfig } from "../../config";
 import { exists, first, nowIso } from "../sql";
 import type { JobContext } from "./context";
+import type { Backlog } from "./fanout";
 import { jobRow } from "./records";
 
 export function latestEventId(cx: JobContext): number {
@@ -30,7 +33,7 @@ export function appendEvent(cx: JobContext, taskId: string | null, body: EventBo
 }
 
 /** The events after `cursor` (a Last-Event-ID), oldest first. */
-export function eventsAfter(cx: JobContext, cursor: number): { event_id: number; body: string }[] {
+export function eventsAfter(cx: JobContext, cursor: number): Backlog {
   return cx.sql.exec<{ event_id: number; body: string }>("SELECT event_id, body FROM events WHERE event_id > ? ORDER BY event_id", cursor).toArray();
 }
 
@@ -46,4 +49,17 @@ export function latestPhase(cx: JobContext): Phase | null {
     "SELECT body FROM events WHERE kind IN ('phase_started', 'phase_progress', 'phase_completed') ORDER BY event_id DESC LIMIT 1",
   );
   return phase ? ((JSON.parse(phase.body) as { phase: Phase }).phase ?? null) : null;
+}
+
+/** Answers a request for the job's event stream: a WebSocket upgrade, else SSE; 404 when there is no job. */
+export function openStream(cx: JobContext, request: Request): Response {
+  const job = jobRow(cx);
+  if (!job) return new Response(null, { status: 404 });
+  const url = new URL(request.url);
+  const raw = request.headers.get("Last-Event-ID") ?? url.searchParams.get("last_event_id") ?? "0";
+  const cursor = /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : 0;
+  const ended = TERMINAL_STATUSES.has(job.status);
+  const backlog = eventsAfter(cx, cursor);
+  if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") return cx.fanout.websocket(backlog, ended ? job.status : null);
+  return cx.fanout.sse(job.job_id, backlog, ended, readConfig(cx.env).sseKeepAliveMs);
 }

@@ -1,19 +1,14 @@
 /**
  * @module Live fan-out of the job's events (spec 6): SSE streams, held by this object instance,
- * and hibernatable WebSockets. A client resumes after `Last-Event-ID` (or `?last_event_id`);
- * the backlog is replayed, then new events follow until the job ends.
+ * and hibernatable WebSockets. Each starts with the backlog a client resumes after
+ * (events.ts `openStream`), then new events follow until the job ends.
  */
 import type { JobStatus } from "../../../protocol";
-import { TERMINAL_STATUSES } from "../../../protocol";
-import { readConfig } from "../../config";
-import type { JobContext } from "./context";
-import { eventsAfter } from "./events";
-import { jobRow } from "./records";
 
 const encoder = new TextEncoder();
 const sseFrame = (eventId: number, body: string) => encoder.encode(`id: ${eventId}\ndata: ${body}\n\n`);
 
-type Backlog = { event_id: number; body: string }[];
+export type Backlog = { event_id: number; body: string }[];
 
 interface SseSubscriber {
   controller: ReadableStreamDefaultController<Uint8Array>;
@@ -97,17 +92,4 @@ export class Fanout {
       // Already closed or cancelled by the client.
     }
   }
-}
-
-/** Answers a request for the job's event stream: a WebSocket upgrade, else SSE; 404 when there is no job. */
-export function openStream(cx: JobContext, request: Request): Response {
-  const job = jobRow(cx);
-  if (!job) return new Response(null, { status: 404 });
-  const url = new URL(request.url);
-  const raw = request.headers.get("Last-Event-ID") ?? url.searchParams.get("last_event_id") ?? "0";
-  const cursor = /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : 0;
-  const ended = TERMINAL_STATUSES.has(job.status);
-  const backlog = eventsAfter(cx, cursor);
-  if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") return cx.fanout.websocket(backlog, ended ? job.status : null);
-  return cx.fanout.sse(job.job_id, backlog, ended, readConfig(cx.env).sseKeepAliveMs);
 }

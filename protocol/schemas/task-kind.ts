@@ -1,0 +1,26 @@
+/**
+ * @module Task kinds (spec 2.9): what a task computes. Apart from the Job and Task schemas, so the
+ * artifact vocabulary (which stage produces which role) can name them without importing those.
+ */
+import { z } from "zod";
+
+export const TASK_KINDS = [
+  "extract",
+  "match",
+  "verify",
+  "map",
+  "ba",
+  "triangulate",
+  "relocalize",
+  "pgo",
+  "export",
+  "segment",
+  "vlad",
+  "convert_artifact",
+  "backend_action",
+  "artifact_import",
+  // Extension kinds (additive enum values, 9.2) for work no spec kind names:
+  "projection", // 4.14 projection jobs on datasets
+] as const;
+export const TaskKind = z.enum(TASK_KINDS);
+export type TaskKind = z.infer<typeof TaskKind>;
