@@ -3,13 +3,14 @@
  * CORS, auth, body limits, problem+json errors) and one router per spec section.
  */
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { except } from "hono/combine";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { readConfig } from "./config";
 import type { AppEnv } from "./context";
 import { ApiError, type ErrorSlug, problemResponse } from "./errors";
-import { auth } from "./middleware/auth";
+import { authModeHeader, operatorAuth, runnerAuth, tenantAuth } from "./middleware/auth";
 import { jsonBodyLimit } from "./middleware/limits";
 import { json, openApiDocument } from "./openapi";
 import { isSitePath, serveSiteAsset } from "./services/site";
@@ -85,7 +86,12 @@ export function createApp() {
     await next();
     recordRequest(c.req.method, c.res.status);
   });
-  app.use("*", auth);
+  app.use("*", authModeHeader);
+  app.use("/v1/admin/*", operatorAuth);
+  app.use("/v1/runners/*", runnerAuth);
+  app.use("/v1/leases/*", runnerAuth);
+  app.use("/v1/*", except(["/v1/admin/*", "/v1/runners/*", "/v1/leases/*"], tenantAuth));
+  app.use("/ws/*", tenantAuth);
   app.use("*", jsonBodyLimit);
 
   app.route("/", meta);
@@ -121,7 +127,7 @@ export function createApp() {
       const asset = await serveSiteAsset(c.env, c.req.raw);
       if (asset) return asset;
     }
-    const allowed = allowedMethods(app, c.req.path, c.req.method);
+    const allowed = allowedMethods(app, c.req.path);
     if (allowed.length > 0) {
       return problemResponse(
         new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}`, {}, { Allow: allowed.join(", ") }),
@@ -158,21 +164,7 @@ function toApiError(err: unknown): ApiError {
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
-/** Methods with a real (non-wildcard) route at `path`, for 405 + Allow. */
-function allowedMethods(app: OpenAPIHono<AppEnv>, path: string, method: string): string[] {
-  return METHODS.filter(
-    (m) => m !== method && app.routes.some((r) => r.method === m && r.path !== "*" && matchesPath(r.path, path)),
-  );
-}
-
-/** Hono's path syntax: literal text, `:name` (one segment) and `:name{regex}` (see router.ts action routes). */
-function matchesPath(pattern: string, path: string): boolean {
-  const escape = (lit: string) => lit.replace(/[.+?^${}()|[\]\\*]/g, "\\$&");
-  let re = "";
-  let at = 0;
-  for (const m of pattern.matchAll(/:\w+(?:\{([^}]*)\})?/g)) {
-    re += `${escape(pattern.slice(at, m.index))}(?:${m[1] ?? "[^/]+"})`;
-    at = m.index + m[0].length;
-  }
-  return new RegExp(`^${re}${escape(pattern.slice(at))}$`).test(path);
+/** Methods with a route at `path`, as Hono's own router matches them (middleware aside), for 405 + Allow. */
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+  return METHODS.filter((m) => app.router.match(m, path)[0].some(([[, route]]) => route.method !== "ALL"));
 }

@@ -5,13 +5,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiKey, ApiKeyIssue, Id } from "../../protocol";
 import { notFound } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, problemResponses } from "../openapi";
 import { newRouter } from "../router";
 import { keyRegistry } from "../services/stores";
 
 export const admin = newRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 admin.openapi(
   createRoute({

@@ -21,7 +21,7 @@ import {
   StageArtifact,
   StageArtifactPage,
 } from "../../protocol";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { convertArtifact, importArtifact, planArtifactConversion, validateArtifact } from "../services/artifact-actions";
 import { artifactResource, artifactRow, coreFormats, coreKinds, listArtifacts, serveArtifactContent } from "../services/artifacts";
@@ -29,7 +29,6 @@ import { paginateArray } from "../services/pages";
 
 export const artifacts = newRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 export const ArtifactParams = z.object({ artifact_id: Id });
 
 artifacts.openapi(
@@ -136,7 +135,6 @@ for (const l of LISTINGS) {
 
 // ---- actions (4.10) ----
 
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
 
 artifacts.openapi(
   createActionRoute({

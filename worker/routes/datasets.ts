@@ -6,7 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { Dataset, DatasetCreate, DatasetPatch, Id, Page, PageQuery, UpdateMaskQuery } from "../../protocol";
 import { notFound } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { newRouter } from "../router";
 import { datasetResource } from "../services/resources";
 import { tenantStore, unwrap } from "../services/stores";
@@ -17,8 +17,6 @@ export const datasets = newRouter();
 const DatasetPage = Page(Dataset, "DatasetPage");
 const ProjectParams = z.object({ pid: Id });
 const DatasetParams = z.object({ pid: Id, did: Id });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 const PATCHABLE = ["name", "camera_model", "intrinsics_mode", "is_spherical", "rig_config", "respect_exif_orientation", "active_maskset_id"] as const;
 
 /** The dataset when it belongs to the project in the path, else 404. */

@@ -6,7 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { Id, Image, ImageBatchCreate, ImageCreate, ImageExif, ImageName, Page, PageQuery } from "../../protocol";
 import { notFound, validation } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { blobKey } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
@@ -20,8 +20,6 @@ export const images = newRouter();
 const ImagePage = Page(Image, "ImagePage");
 const DatasetParams = z.object({ did: Id });
 const ImageParams = z.object({ image_id: Id });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 const binary = (description: string) => ({ content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, description });
 
 /** Images come only from uploaded blobs: other sources' bytes are out of this deployment's reach. */

@@ -23,7 +23,7 @@ import {
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { ApiError, notFound, validation } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, submitOnDataset } from "../services/jobs";
 import { jobStore, tenantStore, unwrap } from "../services/stores";
@@ -34,8 +34,6 @@ export const jobs = newRouter();
 const JobPage = Page(Job, "JobPage");
 const DatasetParams = z.object({ did: Id });
 const JobParams = z.object({ jid: Id });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 const accepted = {
   202: {
     ...json(JobAccepted, "accepted; poll or stream the job"),

@@ -5,7 +5,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { CAMERA_MODELS, CameraModel, Capabilities, Health, Page, PageQuery, Readyz, Spec, Version } from "../../protocol";
 import { newRouter } from "../router";
 import { SERVICE_VERSION, SPEC_VERSION } from "../context";
-import { problemResponses } from "../openapi";
+import { json, problemResponses } from "../openapi";
 import { BACKEND, flags } from "../services/capabilities";
 import { keyRegistry, tenantStore } from "../services/stores";
 import { paginateArray } from "../services/pages";
@@ -14,10 +14,6 @@ import { runtimeVersions } from "../services/runtime";
 
 export const meta = newRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
 
 meta.openapi(
   createRoute({ method: "get", path: "/healthz", tags: ["meta"], responses: { 200: json(Health, "the process responds") } }),

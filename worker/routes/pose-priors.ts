@@ -11,7 +11,7 @@ import { HTTPException } from "hono/http-exception";
 import { Id, PosePrior, PosePriorsBulk, PosePriorsMap, PosePriorsWritten } from "../../protocol";
 import { PRIOR_INT64_KEYS, parseInt64Json, stringifyInt64Json } from "../../protocol/int64-json";
 import type { AppEnv } from "../context";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { newRouter } from "../router";
 import { requireCapability } from "../services/capabilities";
 import { tenantStore, unwrap } from "../services/stores";
@@ -21,8 +21,6 @@ export const posePriors = newRouter();
 const CAPABILITY = "pose_priors.read_write";
 const ImageParams = z.object({ image_id: Id });
 const DatasetParams = z.object({ did: Id });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
 
 /**
  * Gates the routes on the capability (501 before anything is read), and parses a JSON body keeping
@@ -43,7 +41,6 @@ const gate = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** A JSON answer whose `timestamp_ns` integers are written whole. */
-/** `c.json(body, 200)`, with the int64 fields written digit for digit. */
 const int64Json = <T>(body: T) =>
   new Response(stringifyInt64Json(body, PRIOR_INT64_KEYS), { status: 200, headers: { "Content-Type": "application/json" } }) as Response & TypedResponse<T, 200, "json">;
 

@@ -5,7 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { Id, Page, PageQuery, Project, ProjectCreate, ProjectPatch, UpdateMaskQuery } from "../../protocol";
 import { notFound } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { newRouter } from "../router";
 import { applyUpdateMask } from "../services/update-mask";
 import { projectResource } from "../services/resources";
@@ -15,8 +15,6 @@ export const projects = newRouter();
 
 const ProjectPage = Page(Project, "ProjectPage");
 const PathParams = z.object({ pid: Id });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 projects.openapi(
   createRoute({

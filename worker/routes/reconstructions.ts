@@ -21,7 +21,7 @@ import {
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { notFound } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, problemResponses } from "../openapi";
 import { createFileRoute, newRouter } from "../router";
 import { serveBytes } from "../services/bytes";
 import { imageObservations, pointVisibility } from "../services/observations";
@@ -40,7 +40,6 @@ import type { Context } from "hono";
 
 export const reconstructions = newRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 const bytes = (description: string) => ({
   content: { "application/json": { schema: z.unknown() }, "application/x-sfm-points-v1": { schema: z.string().meta({ format: "binary" }) } },
   description,

@@ -23,7 +23,7 @@ import {
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { conflict, notFound, payloadTooLarge, validation } from "../errors";
-import { problemResponses } from "../openapi";
+import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
 import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
@@ -39,8 +39,6 @@ export const LeaseId = z
   .describe("opaque; the lease's secret: whoever holds it speaks for the lease");
 const LeaseParams = z.object({ lease_id: LeaseId });
 const RunnerParams = z.object({ rid: Id });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 const done = { 204: { description: "done; the lease has ended" } };
 
 const scope = (c: Context<AppEnv>) => scopeOf(c.env, c.req.header("Authorization"), c.var.tenantId);

@@ -7,7 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { Id, Sha256, Upload, UploadInit } from "../../protocol";
 import { notFound, payloadTooLarge, validation } from "../errors";
 import { chunkBodyLimit } from "../middleware/limits";
-import { problemResponses } from "../openapi";
+import { json, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { blobFacts, blobKey, chunkKey, digestChunks, sha256Hex, storeBlob, uploadHead } from "../services/blobs";
 import { etagMatches } from "../services/bytes";
@@ -17,7 +17,6 @@ import { tenantStore, unwrap } from "../services/stores";
 export const uploads = newRouter();
 
 const PathParams = z.object({ uid: Id });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 uploads.openapi(
   createRoute({
