@@ -72,7 +72,7 @@ projections.openapi(
     }
     const parsed = CubemapProjectionRequest.safeParse({ ...raw, ...(queried !== undefined ? { face_size: queried } : {}) });
     if (!parsed.success) throw validation("invalid request body", fieldErrors(parsed.error));
-    return submit(c, did, "render_cubemap", { projection: "equirectangular_to_cubemap", ...parsed.data }) as never;
+    return submit(c, did, "render_cubemap", { projection: "equirectangular_to_cubemap", ...parsed.data });
   },
 );
 
@@ -89,7 +89,7 @@ function projectionRoute<S extends z.ZodType>(verb: string, projection: Projecti
     }),
     async (c) => {
       const req = c.req as unknown as { valid(t: "json"): z.output<S>; valid(t: "param"): { did: string } };
-      return submit(c, req.valid("param").did, verb, { projection, ...(req.valid("json") as object) } as z.infer<typeof ProjectionJobRequest>) as never;
+      return submit(c, req.valid("param").did, verb, { projection, ...(req.valid("json") as object) } as z.infer<typeof ProjectionJobRequest>);
     },
   );
 }
@@ -132,5 +132,5 @@ projections.openapi(
     request: { params: DatasetParams, body: { content: { "application/json": { schema: ProjectionJobRequest } }, required: true } },
     responses: accepted,
   }),
-  async (c) => submit(c, c.req.valid("param").did, "project_images", c.req.valid("json")) as never,
+  async (c) => submit(c, c.req.valid("param").did, "project_images", c.req.valid("json")),
 );
