@@ -16,7 +16,8 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             // The job machinery is driven by a test runner before any real stage runs (see
             // worker/services/capabilities.ts); one-second keep-alives keep the SSE test short.
-            miniflare: { bindings: { SVC_TEST_CAPABILITIES: TEST_CAPABILITIES, SVC_SSE_KEEPALIVE_SECONDS: "1" } },
+            // An operator runner token, as `npm start` sets one (its runners serve every tenant).
+            miniflare: { bindings: { SVC_TEST_CAPABILITIES: TEST_CAPABILITIES, SVC_SSE_KEEPALIVE_SECONDS: "1", SVC_OPERATOR_RUNNER_TOKEN: "sfo_the-deployments-own-runners-0123" } },
           }),
         ],
         test: { name: "worker", include: ["worker/**/*.test.ts"] },

@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { startServer } from "../test/conformance/server";
+import type { Lease } from "../protocol";
 import { DigestRunner } from "../test/runner/digest-runner";
 import { openSse } from "../test/runner/sse-client";
 
@@ -57,7 +58,8 @@ async function leasedJob() {
   if (lease.task.job_id !== jobId) throw new Error("unexpected lease");
   return { jobId, lease };
 }
-const finish = (lease: { lease_id: string }) => api("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [], result: null } });
+/** Completes the lease (a features task is sharded: the digest runner answers each item). */
+const finish = (lease: Lease) => runner.work(lease);
 
 // 1. Appends per second into one job's log.
 const results: Record<string, unknown> = { machine: { cpus: availableParallelism(), loadavg_1m: loadavg()[0] } };

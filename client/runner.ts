@@ -50,9 +50,12 @@ export class RunnerClient {
     return unwrap(this.api.POST("/v1/runners", { body }));
   }
 
-  /** The next task this runner can compute, or null when none is ready (204). */
-  async lease(runnerId: string): Promise<Lease | null> {
-    const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId } } }));
+  /**
+   * The next task (or shard of one) this runner can compute, or null when none is ready (204) within
+   * `waitSeconds`: the service holds the request open that long (long poll, at most 25 s).
+   */
+  async lease(runnerId: string, waitSeconds = 0): Promise<Lease | null> {
+    const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId }, query: { wait: waitSeconds } } }));
     // openapi-fetch widens tuples (a pose's translation) to arrays in what it answers: the schema's type is the exact one.
     return (leased as Lease | undefined) ?? null;
   }

@@ -3570,7 +3570,10 @@ export interface paths {
         put?: never;
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description seconds to hold the request open until a task is ready (long poll); 0 answers at once */
+                    wait?: number | null;
+                };
                 header?: never;
                 path: {
                     rid: string;
@@ -3579,7 +3582,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description a task, its inputs and the lease to hold with heartbeats */
+                /** @description a task (or a shard of one), its inputs and the lease to hold with heartbeats */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3588,7 +3591,7 @@ export interface paths {
                         "application/json": components["schemas"]["Lease"];
                     };
                 };
-                /** @description no task this runner can compute is ready; poll again later */
+                /** @description no task this runner can compute is ready (within `wait` seconds); ask again */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -9170,6 +9173,18 @@ export interface components {
             finished_at: string | null;
             error_class: string | null;
             error_message: string | null;
+            /** @description a sharded task: how its work was spread over runners */
+            "x-shards"?: {
+                total: number;
+                done: number;
+                /** @description cacheable units: images to extract, pair blocks to match or verify */
+                items: number;
+                items_cached: number;
+                /** @description shards completed by each runner */
+                by_runner: {
+                    [key: string]: number;
+                };
+            } | null;
         };
         TaskOutputs: {
             artifacts: components["schemas"]["ArtifactDescriptor"][];
@@ -9584,6 +9599,11 @@ export interface components {
                 };
             };
             checkpoint: components["schemas"]["Checkpoint"] | null;
+            /**
+             * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+             * @default null
+             */
+            shard: components["schemas"]["LeaseShard"] | null;
             _links: components["schemas"]["Links"];
         };
         StageArtifact: {
@@ -9626,6 +9646,30 @@ export interface components {
             summary: {
                 [key: string]: unknown;
             };
+        };
+        LeaseShard: {
+            shard_id: string;
+            /** @description 0-based, in the task's item order */
+            index: number;
+            /** @description how many shards the task has now (a running task may add more) */
+            count: number;
+            items: components["schemas"]["ShardItem"][];
+        };
+        ShardItem: {
+            /** @description the item's cache key: SHA-256 of what its result depends on */
+            key: string;
+            /** @description where the item's one output file goes in the task's artifact */
+            path: string;
+            /** @description names of the dataset images the item reads */
+            images: string[];
+            /**
+             * @description match and verify: the item covers the task's pairs with one image in each list (the same list twice: the pairs inside it)
+             * @default null
+             */
+            block: [
+                string[],
+                string[]
+            ] | null;
         };
         LeaseState: {
             lease_id: string;
@@ -13885,7 +13929,10 @@ export namespace input {
             put?: never;
             post: {
                 parameters: {
-                    query?: never;
+                    query?: {
+                        /** @description seconds to hold the request open until a task is ready (long poll); 0 answers at once */
+                        wait?: number | null;
+                    };
                     header?: never;
                     path: {
                         rid: string;
@@ -13894,7 +13941,7 @@ export namespace input {
                 };
                 requestBody?: never;
                 responses: {
-                    /** @description a task, its inputs and the lease to hold with heartbeats */
+                    /** @description a task (or a shard of one), its inputs and the lease to hold with heartbeats */
                     200: {
                         headers: {
                             [name: string]: unknown;
@@ -13903,7 +13950,7 @@ export namespace input {
                             "application/json": components["schemas"]["Lease"];
                         };
                     };
-                    /** @description no task this runner can compute is ready; poll again later */
+                    /** @description no task this runner can compute is ready (within `wait` seconds); ask again */
                     204: {
                         headers: {
                             [name: string]: unknown;
@@ -19485,6 +19532,18 @@ export namespace input {
                 finished_at: string | null;
                 error_class: string | null;
                 error_message: string | null;
+                /** @description a sharded task: how its work was spread over runners */
+                "x-shards"?: {
+                    total: number;
+                    done: number;
+                    /** @description cacheable units: images to extract, pair blocks to match or verify */
+                    items: number;
+                    items_cached: number;
+                    /** @description shards completed by each runner */
+                    by_runner: {
+                        [key: string]: number;
+                    };
+                } | null;
             };
             TaskOutputs: {
                 artifacts: components["schemas"]["ArtifactDescriptor"][];
@@ -19899,6 +19958,11 @@ export namespace input {
                     };
                 };
                 checkpoint: components["schemas"]["Checkpoint"] | null;
+                /**
+                 * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+                 * @default null
+                 */
+                shard?: components["schemas"]["LeaseShard"] | null;
                 _links: components["schemas"]["Links"];
             };
             StageArtifact: {
@@ -19941,6 +20005,30 @@ export namespace input {
                 summary?: {
                     [key: string]: unknown;
                 };
+            };
+            LeaseShard: {
+                shard_id: string;
+                /** @description 0-based, in the task's item order */
+                index: number;
+                /** @description how many shards the task has now (a running task may add more) */
+                count: number;
+                items: components["schemas"]["ShardItem"][];
+            };
+            ShardItem: {
+                /** @description the item's cache key: SHA-256 of what its result depends on */
+                key: string;
+                /** @description where the item's one output file goes in the task's artifact */
+                path: string;
+                /** @description names of the dataset images the item reads */
+                images: string[];
+                /**
+                 * @description match and verify: the item covers the task's pairs with one image in each list (the same list twice: the pairs inside it)
+                 * @default null
+                 */
+                block?: [
+                    string[],
+                    string[]
+                ] | null;
             };
             LeaseState: {
                 lease_id: string;

@@ -3,6 +3,7 @@
 // one headless-Chromium runner (EDGESFM_RUNNERS=N for more, 0 for none). State persists in
 // EDGESFM_STATE_DIR (default .state/) across restarts. PORT overrides 8787.
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -27,6 +28,10 @@ if (versions.status !== 0) {
   process.exit(1);
 }
 const runtimeVersions = versions.stdout.trim().split("\n").at(-1);
+
+// The runners this script starts are the deployment's own: an operator runner token (new at each
+// start) lets them lease every tenant's work in both auth modes (`none` and `api_key`).
+const operatorToken = `sfo_${randomBytes(24).toString("base64url")}`;
 
 const children = [];
 function start(name, cmd, args, env = {}) {
@@ -62,6 +67,9 @@ start(
   [
     "wrangler", "dev", "--ip", host, "--port", port, "--persist-to", stateDir,
     "--show-interactive-dev-session=false", "--live-reload=false", "--var", `SVC_RUNTIME_VERSIONS:${runtimeVersions}`,
+    "--var", `SVC_OPERATOR_RUNNER_TOKEN:${operatorToken}`,
+    // One line per request would be one line per idle runner every 25 s (the lease long poll): warnings and errors only.
+    "--log-level", process.env.EDGESFM_LOG_LEVEL ?? "warn",
   ],
   { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
 );
@@ -73,7 +81,7 @@ if (runners > 0) {
     for (let i = 0; i < 120; i++) {
       const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
       if (up) {
-        start("runner", "npx", ["tsx", "scripts/runner.ts", "--server", base, "--count", String(runners)]);
+        start("runner", "npx", ["tsx", "scripts/runner.ts", "--server", base, "--count", String(runners), "--key", operatorToken]);
         return;
       }
       await new Promise((r) => setTimeout(r, 500));

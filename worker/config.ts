@@ -17,6 +17,11 @@ export interface Config {
   leaseTtlMs: number;
   /** Interval of the keep-alive comments on SSE streams. */
   sseKeepAliveMs: number;
+  /**
+   * The deployment's own runners' credential (`sfo_...`): trusted, they lease every tenant's work
+   * in both auth modes. `npm start` sets one for the runner it starts. Null: no operator runners.
+   */
+  operatorRunnerToken: string | null;
 }
 
 const int = (v: string | undefined, d: number) => {
@@ -38,5 +43,6 @@ export function readConfig(env: Env): Config {
     uploadLifetimeMs: int(vars.SVC_UPLOAD_LIFETIME_SECONDS, 24 * 3600) * 1000,
     leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,
     sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
+    operatorRunnerToken: /^sfo_[A-Za-z0-9_-]{16,}$/.test(vars.SVC_OPERATOR_RUNNER_TOKEN ?? "") ? vars.SVC_OPERATOR_RUNNER_TOKEN! : null,
   };
 }

@@ -43,14 +43,18 @@ export type RunnerStatus =
 export interface RunnerOptions {
   /** Stages to offer; default every stage this build has an executor for. */
   stages?: TaskKind[];
-  /** Longest idle poll interval. */
-  maxPollMs?: number;
+  /** How long one lease request is held open while nothing is ready (long poll, at most 25 s). */
+  leaseWaitSeconds?: number;
   onStatus?: (s: RunnerStatus) => void;
   onLog?: (line: string) => void;
 }
 
 /** How often queued events are flushed while a task runs. */
 const FLUSH_MS = 1000;
+/** A lease request waits this long for work before the service answers "nothing" (long poll). */
+const LEASE_WAIT_SECONDS = 25;
+/** Pause after a failed lease request (the service unreachable), so a runner never spins. */
+const RETRY_MS = 2000;
 
 export class Runner {
   resource: RunnerResource | null = null;
@@ -82,33 +86,43 @@ export class Runner {
     return this.resource;
   }
 
-  /** Leases and runs tasks until `stop()`; polls with backoff while nothing is ready. */
+  /**
+   * Leases and runs tasks until `stop()`. While nothing is ready each lease request is held open
+   * by the service (long poll) and answered the moment work is offered: an idle runner sends one
+   * quiet request per ~25 s and logs nothing.
+   */
   async run(): Promise<void> {
     if (!this.resource) await this.register();
     this.running = true;
-    let idleMs = 250;
+    let idle = false;
     while (this.running) {
       let lease: Lease | null = null;
+      let failed = false;
       try {
-        lease = await this.client.lease(this.resource!.runner_id);
+        lease = await this.client.lease(this.resource!.runner_id, this.o.leaseWaitSeconds ?? LEASE_WAIT_SECONDS);
       } catch (e) {
+        failed = true;
         // The service forgot this runner (e.g. its state was reset): register again.
-        if (e instanceof ProblemError && e.status === 404) await this.register();
+        if (e instanceof ProblemError && e.status === 404) await this.register().catch(() => {});
         else this.log(`lease failed: ${(e as Error).message}`);
       }
       if (lease) {
-        idleMs = 250;
+        idle = false;
         await this.runTask(lease);
         continue;
       }
-      this.o.onStatus?.({ state: "idle" });
-      // Nothing to compute: the engine workers' memory goes back (they restart with the next task).
-      this.host.engines.release();
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, idleMs);
-      });
-      idleMs = Math.min(idleMs * 2, this.o.maxPollMs ?? 5000);
+      if (!idle) {
+        idle = true;
+        this.o.onStatus?.({ state: "idle" });
+        // Nothing to compute: the engine workers' memory goes back (they restart with the next task).
+        this.host.engines.release();
+      }
+      if (failed) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, RETRY_MS);
+        });
+      }
     }
     this.o.onStatus?.({ state: "stopped" });
   }
@@ -125,7 +139,7 @@ export class Runner {
     return n;
   }
 
-  /** Stops after the current task (the lease is completed or released, never abandoned). */
+  /** Stops after the current task (the lease is completed or released, never abandoned; a waiting lease request ends within its long poll). */
   stop(): void {
     this.running = false;
     this.wake?.();

@@ -19,6 +19,18 @@ export const TaskOutputs = z
   .meta({ id: "TaskOutputs" });
 export type TaskOutputs = z.infer<typeof TaskOutputs>;
 
+/** How a sharded task's work was spread (our extension, 2.0): shards done over total, and by which runner. */
+export const TaskShards = z
+  .object({
+    total: z.number().int(),
+    done: z.number().int(),
+    items: z.number().int().describe("cacheable units: images to extract, pair blocks to match or verify"),
+    items_cached: z.number().int(),
+    by_runner: z.record(z.string(), z.number().int()).describe("shards completed by each runner"),
+  })
+  .meta({ id: "TaskShards" });
+export type TaskShards = z.infer<typeof TaskShards>;
+
 export const Task = z
   .object({
     task_id: Id,
@@ -38,6 +50,7 @@ export const Task = z
     finished_at: Timestamp.nullable(),
     error_class: z.string().nullable(),
     error_message: z.string().nullable(),
+    "x-shards": TaskShards.nullable().optional().describe("a sharded task: how its work was spread over runners"),
   })
   .meta({ id: "Task" });
 export type Task = z.infer<typeof Task>;

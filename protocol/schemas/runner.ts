@@ -111,6 +111,36 @@ export type Checkpoint = z.infer<typeof Checkpoint>;
 export const LeaseDirective = z.enum(["continue", "stop", "teardown"]);
 export type LeaseDirective = z.infer<typeof LeaseDirective>;
 
+/**
+ * One cacheable unit of a sharded task's work, keyed by the content it reads (its images' bytes,
+ * the specs, the runtime): an image to extract, or a block of the pair list (the pairs between
+ * two groups of images) to match or verify. Its output is one artifact with one file at `path`.
+ */
+export const ShardItem = z
+  .object({
+    key: Sha256.describe("the item's cache key: SHA-256 of what its result depends on"),
+    path: z.string().describe("where the item's one output file goes in the task's artifact"),
+    images: z.array(z.string()).describe("names of the dataset images the item reads"),
+    block: z
+      .tuple([z.array(z.string()), z.array(z.string())])
+      .nullable()
+      .default(null)
+      .describe("match and verify: the item covers the task's pairs with one image in each list (the same list twice: the pairs inside it)"),
+  })
+  .meta({ id: "ShardItem" });
+export type ShardItem = z.infer<typeof ShardItem>;
+
+/** The part of a sharded task a lease covers; the task succeeds when every shard has. */
+export const LeaseShard = z
+  .object({
+    shard_id: z.string(),
+    index: z.number().int().describe("0-based, in the task's item order"),
+    count: z.number().int().describe("how many shards the task has now (a running task may add more)"),
+    items: z.array(ShardItem).min(1).max(64),
+  })
+  .meta({ id: "LeaseShard" });
+export type LeaseShard = z.infer<typeof LeaseShard>;
+
 export const Lease = z
   .object({
     lease_id: z.string(),
@@ -135,10 +165,21 @@ export const Lease = z
     }),
     // A union, not `.nullable()`: the OpenAPI generator would make the Checkpoint component itself nullable.
     checkpoint: z.union([Checkpoint, z.null()]),
+    shard: z
+      .union([LeaseShard, z.null()])
+      .default(null)
+      .describe(
+        "a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task",
+      ),
     _links: Links,
   })
   .meta({ id: "Lease" });
 export type Lease = z.infer<typeof Lease>;
+
+/** `wait`: long-poll for up to this many seconds until work is ready (0: answer at once). */
+export const LeaseQuery = z.object({
+  wait: z.coerce.number().int().min(0).max(25).default(0).describe("seconds to hold the request open until a task is ready (long poll); 0 answers at once"),
+});
 
 export const LeaseState = z
   .object({ lease_id: z.string(), expires_at: Timestamp, directive: LeaseDirective, latest_event_id: z.number().int() })

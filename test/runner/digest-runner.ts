@@ -2,7 +2,8 @@
  * @module A test runner that speaks the runner protocol (worker/routes/runners.md) and does
  * real but simple work for any task: it fetches every image of the leased dataset through its
  * lease, checks each one's SHA-256 against the manifest, reports progress per image, uploads
- * a JSON list of the digests and sizes as a content-addressed blob and completes with it.
+ * a JSON list of the digests and sizes as a content-addressed blob and completes with it. A
+ * shard lease (runners.md "Shards") covers its items' images only, with one such list per item.
  * The service treats it like any other runner. Runs on plain `fetch`, so it works inside
  * workerd tests (with SELF.fetch) and as a Node process (`npx tsx test/runner/digest-runner.ts`).
  */
@@ -26,6 +27,8 @@ export interface LeaseLike {
   lease_id: string;
   task: Pick<Lease["task"], "task_id" | "phase">;
   inputs: { dataset: { images: ReadonlyArray<{ name: string; content_sha: string }> } | null };
+  /** A shard lease (runners.md "Shards"): the items it covers. */
+  shard?: { items: ReadonlyArray<{ path: string; images: readonly string[] }> } | null;
 }
 
 export class DigestRunner {
@@ -69,7 +72,9 @@ export class DigestRunner {
    * stop mid-task); the work stops early when the service says `stop` or `teardown`.
    */
   async work(lease: LeaseLike, onImage?: (done: number) => Promise<void> | void): Promise<"completed" | "stopped"> {
-    const images = lease.inputs.dataset?.images ?? [];
+    const all = lease.inputs.dataset?.images ?? [];
+    const covered = lease.shard && new Set(lease.shard.items.flatMap((it) => it.images));
+    const images = covered ? all.filter((im) => covered.has(im.name)) : all;
     const digests: { name: string; sha256: string; byte_size: number }[] = [];
     for (const [i, image] of images.entries()) {
       const bytes = await this.client.readBlob(lease.lease_id, image.content_sha);
@@ -87,26 +92,30 @@ export class DigestRunner {
         return "stopped";
       }
     }
+    const parts = lease.shard ? lease.shard.items.map((it) => ({ path: it.path, names: new Set(it.images) })) : [{ path: "digests.json", names: null }];
+    const artifacts = [];
+    for (const part of parts) {
+      const mine = part.names ? digests.filter((d) => part.names!.has(d.name)) : digests;
+      artifacts.push(await this.digestArtifact(lease, part.path, mine));
+    }
+    await this.client.complete(lease.lease_id, { artifacts, result: null });
+    return "completed";
+  }
+
+  private async digestArtifact(lease: LeaseLike, path: string, digests: { name: string; sha256: string; byte_size: number }[]): Promise<TaskOutputs["artifacts"][number]> {
     const text = new TextEncoder().encode(JSON.stringify({ task_id: lease.task.task_id, images: digests }));
     const blob = await this.upload(lease, text);
-    const outputs: TaskOutputs = {
-      artifacts: [
-        {
-          kind: "digests.image_sha256",
-          name: "image digests",
-          uri: null,
-          artifact_format: "testrunner.image_digests.v1",
-          schema_version: 1,
-          media_type: "application/json",
-          summary: { images: digests.length, bytes: digests.reduce((s, d) => s + d.byte_size, 0) },
-          metadata: {},
-          files: [{ path: "digests.json", blob_sha: blob, byte_size: text.byteLength, media_type: "application/json" }],
-        },
-      ],
-      result: null,
+    return {
+      kind: "digests.image_sha256",
+      name: "image digests",
+      uri: null,
+      artifact_format: "testrunner.image_digests.v1",
+      schema_version: 1,
+      media_type: "application/json",
+      summary: { images: digests.length, bytes: digests.reduce((s, d) => s + d.byte_size, 0) },
+      metadata: {},
+      files: [{ path, blob_sha: blob, byte_size: text.byteLength, media_type: "application/json" }],
     };
-    await this.client.complete(lease.lease_id, outputs);
-    return "completed";
   }
 
   /** Leases and works until no task is ready. */

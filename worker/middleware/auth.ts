@@ -33,9 +33,9 @@ export const tenantAuth = createMiddleware<AppEnv>(async (c, next) => {
   return next();
 });
 
-/** A pool runner's token in `api_key` mode (the route resolves it), else a tenant's key as anywhere. */
+/** A pool or operator runner's token in `api_key` mode (the route resolves it), else a tenant's key as anywhere. */
 export const runnerAuth = some(
-  (c: Context<AppEnv>) => c.var.config.authMode === "api_key" && (bearer(c.req.header("Authorization"))?.startsWith("sfr_") ?? false),
+  (c: Context<AppEnv>) => c.var.config.authMode === "api_key" && /^sf[ro]_/.test(bearer(c.req.header("Authorization")) ?? ""),
   tenantAuth,
 );
 

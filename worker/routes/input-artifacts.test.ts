@@ -24,17 +24,23 @@ const runner = async (stages: TaskKind[]) => {
   return r;
 };
 
-/** Completes the lease with one core artifact of `kind` made of `files` (the test stands in for the stage's runner). */
+/**
+ * Completes the lease with one core artifact of `kind` made of `files` (the test stands in for the
+ * stage's runner); a shard lease with one such artifact per item, its one file at the item's path
+ * holding the first of `files` (runners.md "Shards").
+ */
 async function completeWith(r: DigestRunner, lease: Lease, kind: CoreArtifactKind, files: Record<string, unknown>) {
-  const entries = [];
-  for (const [path, v] of Object.entries(files)) {
-    const bytes = enc(v);
-    entries.push({ path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" });
+  const parts = lease.shard ? lease.shard.items.map((it) => ({ [it.path]: Object.values(files)[0] })) : [files];
+  const artifacts = [];
+  for (const part of parts) {
+    const entries = [];
+    for (const [path, v] of Object.entries(part)) {
+      const bytes = enc(v);
+      entries.push({ path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" });
+    }
+    artifacts.push({ kind, name: kind, uri: null, artifact_format: CORE_ARTIFACT_FORMATS[kind], schema_version: 1, media_type: "application/json", summary: {}, metadata: {}, files: entries });
   }
-  await r.client.complete(lease.lease_id, {
-    artifacts: [{ kind, name: kind, uri: null, artifact_format: CORE_ARTIFACT_FORMATS[kind], schema_version: 1, media_type: "application/json", summary: {}, metadata: {}, files: entries }],
-    result: null,
-  });
+  await r.client.complete(lease.lease_id, { artifacts, result: null });
 }
 
 /** A finished single-stage job whose task produced a `kind` artifact; answers the artifact. */

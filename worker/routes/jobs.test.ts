@@ -115,12 +115,13 @@ describe("stage jobs (4.6) and the runner protocol", () => {
       "job_status",
       "job_status",
       "phase_started",
-      "phase_progress",
-      "phase_progress",
+      // The task is one shard: the service counts shards done (the runner's per-image progress stays with it).
       "phase_progress",
       "phase_completed",
       "job_status",
     ]);
+    expect(events.find((e) => e.data.kind === "phase_progress")!.data).toMatchObject({ current: 1, total: 1 });
+    expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 1, done: 1, items: 3, items_cached: 0, by_runner: { [runner.runner!.runner_id]: 1 } });
     expect(events.at(-1)!.data).toMatchObject({ kind: "job_status", status: "succeeded" });
 
     const again = await features(did, { max_num_features: 1000 });
@@ -180,9 +181,10 @@ describe("pipelines (4.7)", () => {
     const second = (await b.lease())!;
     expect(second.task.kind).toBe("match");
     expect(second.inputs.upstream).toEqual([{ task_id: first.task.task_id, kind: "extract", outputs_ref: expect.objectContaining({ artifacts: expect.any(Array) }) }]);
-    // An upstream output is readable through the lease.
-    const digests = second.inputs.upstream[0]!.outputs_ref.artifacts[0]!.files[0]!.blob_sha;
-    expect(JSON.parse(new TextDecoder().decode(await b.client.readBlob(second.lease_id, digests))).images).toHaveLength(2);
+    // An upstream output is readable through the lease: one file per image (extraction's items).
+    const files = second.inputs.upstream[0]!.outputs_ref.artifacts[0]!.files;
+    expect(files).toHaveLength(2);
+    expect(JSON.parse(new TextDecoder().decode(await b.client.readBlob(second.lease_id, files[0]!.blob_sha))).images).toHaveLength(1);
     await b.work(second);
     expect(await b.drain()).toBe(2);
     const map = (await job(r.json.job_id)).tasks[3];
@@ -246,8 +248,10 @@ describe("the task cache is the tenant's (3.2.1)", () => {
     expect((await job(first)).status).toBe("succeeded");
     const same = await job((await features(await datasetWith({}))).json.job_id);
     expect(same.tasks[0]).toMatchObject({ cache_hit: true, status: "succeeded" });
+    // Another camera model is another task, but features do not depend on it: each image's item is reused.
     const other = await job((await features(await datasetWith({ camera_model: "PINHOLE" }))).json.job_id);
-    expect(other.tasks[0]).toMatchObject({ cache_hit: false, status: "pending" });
+    expect(other.tasks[0]).toMatchObject({ cache_hit: false, status: "succeeded", "x-shards": { total: 0, items: 1, items_cached: 1 } });
+    expect(other.tasks[0].cache_key).not.toBe(same.tasks[0].cache_key);
   });
 });
 
@@ -440,7 +444,7 @@ describe("leases (3.2.3)", () => {
     expect((await job(jid)).status).toBe("succeeded");
     const events = await sse(jid);
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
-    expect(events.find((e) => e.data.kind === "warning")!.data.message).toMatch(/expired; the task is queued again/);
+    expect(events.find((e) => e.data.kind === "warning")!.data.message).toMatch(/expired; its shard \S+ is queued again/);
     expect(events.filter((e) => e.data.kind === "phase_started")).toHaveLength(2);
     // The vanished runner may lease again once its lease is gone.
     expect(await gone.lease()).toBeNull();

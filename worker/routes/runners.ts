@@ -12,6 +12,7 @@ import {
   FailRequest,
   Id,
   Lease,
+  LeaseQuery,
   LeaseState,
   ReleaseRequest,
   Runner,
@@ -27,7 +28,7 @@ import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
 import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
-import { issueRunnerToken, leaseNext, leaseScopeOf, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
+import { issueRunnerToken, leaseScopeOf, leaseWaiting, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
 import { dispatcher, tenantStore, unwrap } from "../services/stores";
 import type { Context } from "hono";
 
@@ -89,15 +90,15 @@ runners.openapi(
     method: "post",
     path: "/v1/runners/{rid}:lease",
     tags: ["runners"],
-    request: { params: RunnerParams },
+    request: { params: RunnerParams, query: LeaseQuery },
     responses: {
-      200: json(Lease, "a task, its inputs and the lease to hold with heartbeats"),
-      204: { description: "no task this runner can compute is ready; poll again later" },
+      200: json(Lease, "a task (or a shard of one), its inputs and the lease to hold with heartbeats"),
+      204: { description: "no task this runner can compute is ready (within `wait` seconds); ask again" },
       ...problemResponses(401, 404, 409),
     },
   }),
   async (c) => {
-    const granted = await leaseNext(c.env, await scope(c), c.req.valid("param").rid);
+    const granted = await leaseWaiting(c.env, await scope(c), c.req.valid("param").rid, c.req.valid("query").wait * 1000);
     return granted ? c.json(granted, 200) : c.body(null, 204);
   },
 );

@@ -19,11 +19,12 @@ import type {
   TaskOutputs,
 } from "../../protocol";
 import { validation } from "../errors";
-import type { JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-rows";
+import type { JobPlan, JobRow, PlannedItem, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
 import type { AdoptedSnapshot, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
+import { type ItemPlan, groupShards, planItems, shardBudget } from "./shards";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
 import type { z } from "zod";
@@ -228,18 +229,22 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     ...(s.dataset?.images.map((i) => i.content_sha) ?? []),
     ...[...Object.values(s.input_artifacts), ...(s.imported?.artifacts ?? [])].flatMap((a) => a.files.map((f) => f.blob_sha)),
   ];
+  // Sharded stages (extract, match, verify): their content-keyed items, each reusable on its own.
+  const items = s.imported ? tasks.map(() => null) : planItems(s.dataset, tasks);
+  type Registered = { hits: Record<string, TaskOutputs>; item_hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null };
   // (Cast: RPC typing cannot express the free-form members of TaskOutputs.)
-  const { hits, recon_id, adopted } = unwrap<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>(
+  const { hits, item_hits, recon_id, adopted } = unwrap<Registered>(
     (await tenant.registerJob({
       job,
       input_shas: [...new Set(inputShas)],
       // A job done at submission has nothing to reuse.
       cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
+      item_keys: items.flatMap((list) => list?.map((it) => it.key) ?? []),
       recon:
         s.recon && "pipeline" in s.recon
           ? { dataset_id: s.dataset!.dataset_id, dataset_snapshot_hash: priors ? hashJson({ dataset: datasetHash, priors }) : datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.recon.pipeline) }
           : s.recon,
-    })) as Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }>,
+    })) as Outcome<Registered>,
   );
   const project = await tenant.getProject(s.projectId);
   const plan: JobPlan = {
@@ -248,7 +253,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     pool_opt_in: project?.pool_opt_in ?? false,
     dataset: s.dataset,
     input_artifacts: s.input_artifacts,
-    tasks: tasks.map((t) => ({ ...t, cached: hits[t.cache_key] ?? null, imported: s.imported ?? null })),
+    tasks: tasks.map((t, i) => ({ ...t, cached: hits[t.cache_key] ?? null, imported: s.imported ?? null, items: plannedItems(t.kind, items[i] ?? null, item_hits) })),
     adopted_snapshot: adopted,
   };
   try {
@@ -258,6 +263,17 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     throw err;
   }
   return { job_id: job.job_id, task_ids: tasks.map((t) => t.task_id), recon_id };
+}
+
+/** A task's items with their cache hits; the others grouped, in order, into shards of about a few seconds' work. */
+function plannedItems(kind: TaskKind, items: ItemPlan[] | null, hits: Record<string, TaskOutputs>): PlannedItem[] | null {
+  if (!items || items.length === 0) return null;
+  const shardOf = new Map<ItemPlan, number>();
+  groupShards(items.filter((it) => !hits[it.key]), shardBudget(kind)).forEach((shard, idx) => shard.forEach((it) => shardOf.set(it, idx)));
+  return items.map((it) => {
+    const { weight: _weight, ...item } = it;
+    return { item, cached: hits[it.key] ?? null, shard: shardOf.get(it) ?? null };
+  });
 }
 
 // ---- resources (2.9) ----

@@ -22,9 +22,16 @@ export const RUNNER_TOKEN = /^sfr_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/;
 /** How many stale queue entries one lease request skips before answering "nothing to do". */
 const MAX_CLAIMS = 16;
 
-/** The caller's dispatch scope: the pool for a valid runner token, else the request's tenant. */
+/** The caller's dispatch scope: the operator's for its token, the pool for a valid runner token, else the request's tenant. */
 export async function scopeOf(env: Env, authorization: string | undefined, tenantId: string | undefined): Promise<DispatchScope> {
   const raw = bearer(authorization);
+  if (raw?.startsWith("sfo_")) {
+    const operator = readConfig(env).operatorRunnerToken;
+    if (!operator || digestKey(raw) !== digestKey(operator)) {
+      throw new ApiError(401, "auth", "unknown operator runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+    }
+    return "operator";
+  }
   if (raw?.startsWith("sfr_")) {
     if (!RUNNER_TOKEN.test(raw) || !(await dispatcher(env, "pool").resolveToken(digestKey(raw)))) {
       throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
@@ -68,9 +75,24 @@ export async function registerRunner(env: Env, scope: DispatchScope, body: Runne
 }
 
 /**
- * Leases the oldest ready task the runner can compute, or null when there is none. The queue
- * only proposes; the job's JobStore grants (or refuses a stale proposal), so a task is never
- * leased twice whatever the race. 409 while the runner still holds a live lease.
+ * Leases work for the runner, holding the request open up to `waitMs` (long poll) until some is
+ * offered: answered the moment a task or shard is ready, so idle runners send one request per
+ * ~25 s instead of polling.
+ */
+export async function leaseWaiting(env: Env, scope: DispatchScope, runnerId: string, waitMs: number): Promise<Lease | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const lease = await leaseNext(env, scope, runnerId);
+    const left = deadline - Date.now();
+    if (lease || left <= 0) return lease;
+    await dispatcher(env, scope).waitForWork(runnerId, left);
+  }
+}
+
+/**
+ * Leases the oldest ready task (or shard) the runner can compute, or null when there is none.
+ * The queue only proposes; the job's JobStore grants (or refuses a stale proposal), so a task or
+ * shard is never leased twice whatever the race. 409 while the runner still holds a live lease.
  */
 export async function leaseNext(env: Env, scope: DispatchScope, runnerId: string): Promise<Lease | null> {
   const queue = dispatcher(env, scope);
@@ -87,9 +109,11 @@ export async function leaseNext(env: Env, scope: DispatchScope, runnerId: string
     if (!entry) return null;
     const allowed = scope !== "pool" || (await tenantStore(env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
     // (Cast: RPC typing cannot express the free-form members of a Lease.)
-    const lease = allowed ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, { runner_id: runnerId, pool: scope === "pool" })) as Lease | null) : null;
-    await queue.settleClaim(runnerId, entry, lease?.lease_id ?? null);
-    if (lease) return lease;
+    const granted = allowed
+      ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, { runner_id: runnerId, pool: scope === "pool" })) as { lease: Lease | null; more: boolean })
+      : { lease: null, more: false };
+    await queue.settleClaim(runnerId, entry, granted.lease?.lease_id ?? null, granted.more);
+    if (granted.lease) return granted.lease;
   }
   return null;
 }
@@ -103,11 +127,11 @@ function jobStoreOfLease(env: Env, leaseId: string) {
 /**
  * The JobStore of a lease the caller may use: a tenant runner reaches only its tenant's leases
  * (the id names the tenant); a pool lease is usable only in the pool scope (checked by the
- * JobStore). The lease id's random part is what makes it unguessable.
+ * JobStore); operator runners serve every tenant. The lease id's random part is what makes it unguessable.
  */
 export function leaseStore(env: Env, scope: DispatchScope, leaseId: string) {
   const where = parseLeaseId(leaseId);
-  if (!where || (scope !== "pool" && where.tenant !== scope.tenant)) throw notFound("lease");
+  if (!where || (typeof scope !== "string" && where.tenant !== scope.tenant)) throw notFound("lease");
   return { store: jobStore(env, where.tenant, where.job), tenant: where.tenant, job: where.job };
 }
 

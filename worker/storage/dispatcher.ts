@@ -29,7 +29,27 @@ const MIGRATIONS = [
     `CREATE TABLE runner_tokens (
       token_id TEXT PRIMARY KEY, name TEXT, digest TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT)`,
   ],
+  // Entries say how many leases they can still give (a sharded task's pending shards) and the
+  // memory a runner needs for them (a map task's model).
+  [
+    `ALTER TABLE queue ADD COLUMN units INTEGER NOT NULL DEFAULT 1`,
+    `ALTER TABLE queue ADD COLUMN min_memory INTEGER NOT NULL DEFAULT 0`,
+  ],
 ];
+
+/** Kinds a real GPU computes faster (SIFT, descriptor matching): runners with one get them first. */
+const GPU_KINDS = ["extract", "match"];
+
+/** A runner whose adapter is real hardware, not a software fallback (SwiftShader, llvmpipe). */
+export const hasRealGpu = (a: RunnerAbilities) => a.webgpu !== null && !a.webgpu.adapter.is_fallback_adapter && !/swiftshader|llvmpipe|software/i.test(`${a.webgpu.adapter.description} ${a.webgpu.adapter.architecture} ${a.webgpu.adapter.device}`);
+
+/** A lease request waiting for work (long poll), woken by the next offer it could take. */
+interface Waiter {
+  kinds: string[];
+  rv_id: string;
+  gpu: boolean;
+  wake: () => void;
+}
 
 /**
  * How long a claimed entry (and the claiming runner) is held while its JobStore is asked for the
@@ -75,6 +95,8 @@ const runnerOf = (r: Row): RunnerRow => ({
 
 export class Dispatcher extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** Lease requests held open until work is offered (in memory: a restart answers them, and runners ask again). */
+  private readonly waiters = new Set<Waiter>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -119,26 +141,73 @@ export class Dispatcher extends DurableObject<Env> {
     if ((runner.claiming_until as number) > now) return clash("this runner already has a lease request in flight");
     this.sql.exec("UPDATE runners SET last_seen_at = ? WHERE runner_id = ?", nowIso(), runnerId);
     if (runner.current_lease_id) return ok({ entry: null, held: runner.current_lease_id as string });
+    const abilities = JSON.parse(runner.abilities_json as string) as RunnerAbilities;
+    // Scheduling by ability: a real GPU takes SIFT and matching first, other runners the rest
+    // first; a map task only where its model fits in the runner's memory (when the runner says).
     const entry = this.sql
       .exec<QueueEntry & Row>(
-        `SELECT tenant_id, job_id, task_id, project_id, kind, rv_id FROM queue
-         WHERE kind IN (SELECT value FROM json_each(?)) AND rv_id = ? AND held_until <= ?
-         ORDER BY enqueued_at, task_id LIMIT 1`,
+        `SELECT tenant_id, job_id, task_id, project_id, kind, rv_id, units, min_memory FROM queue
+         WHERE kind IN (SELECT value FROM json_each(?)) AND rv_id = ? AND held_until <= ? AND min_memory <= ?
+         ORDER BY (kind IN (SELECT value FROM json_each(?))) = ? DESC, enqueued_at, task_id LIMIT 1`,
         runner.stages_json,
         runner.rv_id,
         now,
+        abilities.memory_bytes ?? Number.MAX_SAFE_INTEGER,
+        JSON.stringify(GPU_KINDS),
+        hasRealGpu(abilities) ? 1 : 0,
       )
       .toArray()[0];
     if (!entry) return ok({ entry: null, held: null });
-    this.sql.exec("UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?", now + CLAIM_HOLD_MS, entry.tenant_id, entry.task_id);
+    // An entry with more leases to give stays offered to others; the last one is held while it is leased.
+    if (entry.units > 1) this.sql.exec("UPDATE queue SET units = units - 1 WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+    else this.sql.exec("UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?", now + CLAIM_HOLD_MS, entry.tenant_id, entry.task_id);
     this.sql.exec("UPDATE runners SET claiming_until = ? WHERE runner_id = ?", now + CLAIM_HOLD_MS, runnerId);
     return ok({ entry: { ...entry }, held: null });
   }
 
-  /** Ends a claim: the entry leaves the queue (leased, or stale), and the runner records its lease. */
-  settleClaim(runnerId: string, entry: { tenant_id: string; task_id: string }, leaseId: string | null): void {
-    this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+  /**
+   * Ends a claim: the runner records its lease, and the entry leaves the queue (leased, or stale)
+   * unless the task has `more` shards to lease.
+   */
+  settleClaim(runnerId: string, entry: { tenant_id: string; task_id: string }, leaseId: string | null, more = false): void {
+    if (more) this.sql.exec("UPDATE queue SET held_until = 0, units = MAX(units, 1) WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+    else this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
     this.sql.exec("UPDATE runners SET claiming_until = 0, current_lease_id = ? WHERE runner_id = ?", leaseId, runnerId);
+  }
+
+  /**
+   * Holds a lease request open (long poll) until work this runner could take is offered, or
+   * `ms` pass. Answers whether it was woken; the caller then claims again.
+   */
+  async waitForWork(runnerId: string, ms: number): Promise<boolean> {
+    const runner = this.getRunner(runnerId);
+    if (!runner) return false;
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        kinds: runner.stages,
+        rv_id: runner.rv_id,
+        gpu: hasRealGpu(runner.abilities),
+        wake: () => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        resolve(false);
+      }, ms);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Wakes as many waiting lease requests as the offered entries can give leases, GPU runners first for GPU kinds. */
+  private wakeFor(entries: QueueEntry[]): void {
+    for (const e of entries) {
+      const fit = [...this.waiters].filter((w) => w.kinds.includes(e.kind) && w.rv_id === e.rv_id);
+      if (GPU_KINDS.includes(e.kind)) fit.sort((a, b) => Number(b.gpu) - Number(a.gpu));
+      for (const w of fit.slice(0, Math.max(1, e.units))) w.wake();
+    }
   }
 
   /** The runner no longer holds this lease (it ended, or it expired). */
@@ -155,7 +224,8 @@ export class Dispatcher extends DurableObject<Env> {
       for (const taskId of withdrawn) this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ? AND job_id = ?", tenantId, taskId, jobId);
       for (const e of ready) {
         this.sql.exec(
-          `INSERT OR IGNORE INTO queue (tenant_id, task_id, job_id, project_id, kind, rv_id, enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO queue (tenant_id, task_id, job_id, project_id, kind, rv_id, enqueued_at, units, min_memory) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (tenant_id, task_id) DO UPDATE SET units = excluded.units`,
           e.tenant_id,
           e.task_id,
           e.job_id,
@@ -163,9 +233,12 @@ export class Dispatcher extends DurableObject<Env> {
           e.kind,
           e.rv_id,
           now,
+          e.units,
+          e.min_memory,
         );
       }
     });
+    this.wakeFor(ready);
   }
 
   // ---- runner tokens (pool scope) ----

@@ -27,4 +27,18 @@ export const JOB_MIGRATIONS: readonly (readonly string[])[] = [
   // The resolved `input_artifacts` by role (2.11), given to every lease; and whether the tenant has
   // recorded a succeeded task's outputs (its cache entry and its artifacts).
   [`ALTER TABLE job ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '{}'`, `ALTER TABLE tasks ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0`],
+  // Sharded tasks (runners.md "Shards"): a task's work as content-keyed items (cached one by one),
+  // grouped into shards that runners lease independently; a lease covers a whole task or one shard.
+  [
+    `CREATE TABLE items (
+      task_id TEXT NOT NULL, ord INTEGER NOT NULL, item_key TEXT NOT NULL, item_json TEXT NOT NULL, shard_id TEXT,
+      outputs_json TEXT, cache_hit INTEGER NOT NULL DEFAULT 0, recorded INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (task_id, ord))`,
+    `CREATE INDEX items_by_shard ON items(shard_id)`,
+    `CREATE TABLE shards (
+      shard_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, idx INTEGER NOT NULL, status TEXT NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0, runner_id TEXT)`,
+    `CREATE INDEX shards_by_task ON shards(task_id, status, idx)`,
+    `ALTER TABLE tasks ADD COLUMN sharded INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE leases ADD COLUMN shard_id TEXT`,
+  ],
 ];

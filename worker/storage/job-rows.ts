@@ -1,5 +1,5 @@
 /** @module The job store's records, as they cross the RPC boundary (spec 2.9, 3.2), and what it plans and tells the queues. */
-import type { DatasetSnapshot, JobStatus, Phase, StageArtifact, TaskKind, TaskOutputs } from "../../protocol";
+import type { DatasetSnapshot, JobStatus, Phase, ShardItem, StageArtifact, TaskKind, TaskOutputs, TaskShards } from "../../protocol";
 import type { AdoptedSnapshot } from "./tenant-rows";
 
 export interface JobRow {
@@ -35,6 +35,17 @@ export interface TaskRow {
   finished_at: string | null;
   error_class: string | null;
   error_message: string | null;
+  "x-shards"?: TaskShards | null;
+}
+
+/**
+ * One content-keyed unit of a sharded task's work (runners.md "Shards"): reused from the
+ * tenant's cache when its key already succeeded, else computed in the shard numbered `shard`.
+ */
+export interface PlannedItem {
+  item: ShardItem;
+  cached: TaskOutputs | null;
+  shard: number | null;
 }
 
 /** A task as planned by the submission service, with its cached outputs when its key already succeeded. */
@@ -51,6 +62,8 @@ export interface TaskPlan {
   cached: TaskOutputs | null;
   /** Outputs the service itself made at submission (an artifact import, 4.10): the task is born succeeded. */
   imported?: TaskOutputs | null;
+  /** A sharded task's items, in order; absent for a task leased whole. */
+  items?: PlannedItem[] | null;
 }
 
 export interface JobPlan {
@@ -87,4 +100,8 @@ export interface QueueEntry {
   project_id: string;
   kind: TaskKind;
   rv_id: string;
+  /** Leases the entry can still give: a sharded task's pending shards, else 1. */
+  units: number;
+  /** Memory a runner needs for it (a map task's model), or 0. */
+  min_memory: number;
 }

@@ -6,10 +6,13 @@ export const tenantStore = (env: Env, tenantId: string) => env.TENANT.get(env.TE
 /** A job's own object, named under its tenant so no other tenant's request can reach it (5.3). */
 export const jobStore = (env: Env, tenantId: string, jobId: string) => env.JOB.get(env.JOB.idFromName(`${tenantId}/${jobId}`));
 
-/** Where runners find work: a tenant's own queue, or the volunteer pool's. */
-export type DispatchScope = { tenant: string } | "pool";
+/**
+ * Where runners find work: a tenant's own queue, the volunteer pool's, or the operator's (the
+ * deployment's own trusted runners, serving every tenant; only when an operator runner token is set).
+ */
+export type DispatchScope = { tenant: string } | "pool" | "operator";
 export const dispatcher = (env: Env, scope: DispatchScope) =>
-  env.DISPATCH.get(env.DISPATCH.idFromName(scope === "pool" ? "pool" : `tenant/${scope.tenant}`));
+  env.DISPATCH.get(env.DISPATCH.idFromName(typeof scope === "string" ? scope : `tenant/${scope.tenant}`));
 
 /** The single key registry. */
 export const keyRegistry = (env: Env) => env.KEYS.get(env.KEYS.idFromName("global"));

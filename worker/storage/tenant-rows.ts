@@ -1,4 +1,5 @@
 /** @module The tenant store's records, as they cross the RPC boundary (no links, no tenant id). */
+import type { JobRow } from "./job-rows";
 import type { DatasetCreate, ImageSource, UploadInit } from "../../protocol";
 
 export interface ProjectRow {
@@ -170,6 +171,24 @@ export interface ArtifactRow extends ArtifactScope {
 }
 
 /** A task whose outputs the tenant has not recorded yet (its cache entry and its artifacts). */
+/** A new job as the tenant indexes it: its input blobs, the cache keys to look up (its tasks', its items'), its reconstruction. */
+export interface JobRegistration {
+  job: JobRow;
+  input_shas: string[];
+  cache_keys: string[];
+  /** Cache keys of sharded tasks' items (runners.md "Shards"), looked up like the tasks'. */
+  item_keys?: string[];
+  recon: ReconInput | { recon_id: string } | null;
+}
+
+/** What a JobStore tells the tenant after a change: tasks whose outputs to record, and computed items for the cache. */
+export interface JobCompletions {
+  dataset: { dataset_id: string; manifest_hash: string } | null;
+  tasks: CompletedTask[];
+  /** Items of sharded tasks a runner computed: cache entries only (their task's artifact is recorded with the task). */
+  items?: { task_id: string; cache_key: string; outputs_json: string }[];
+}
+
 export interface CompletedTask {
   task_id: string;
   cache_key: string;

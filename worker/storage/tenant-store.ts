@@ -25,7 +25,7 @@ import * as reconstructions from "./tenant/reconstructions";
 import * as snapshots from "./tenant/snapshots";
 import * as uploads from "./tenant/uploads";
 import { TENANT_MIGRATIONS } from "./tenant-migrations";
-import type { ArtifactFilter, BlobFacts, ChunkRecord, CompletedTask, DatasetInput, ReconInput, SealInput, UploadInput } from "./tenant-rows";
+import type { ArtifactFilter, BlobFacts, ChunkRecord, DatasetInput, JobCompletions, JobRegistration, SealInput, UploadInput } from "./tenant-rows";
 
 export class TenantStore extends DurableObject<Env> {
   /** The object's SQLite database, transactions and alarm: what every feature module works on. */
@@ -149,13 +149,13 @@ export class TenantStore extends DurableObject<Env> {
 
   // ---- jobs (2.7, 2.9, 3.2.1): the index, reconstructions, the task cache ----
 
-  registerJob(input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | { recon_id: string } | null }) {
+  registerJob(input: JobRegistration) {
     return jobs.register(this.db, input);
   }
   forgetJob(jobId: string) {
     return jobs.forget(this.db, jobId);
   }
-  syncJob(job: JobRow, version: number, completed: { dataset: { dataset_id: string; manifest_hash: string } | null; tasks: CompletedTask[] }) {
+  syncJob(job: JobRow, version: number, completed: JobCompletions) {
     return jobs.sync(this.db, job, version, completed);
   }
   listJobs(page: PageRequest, status: JobStatus | undefined) {

@@ -1,4 +1,4 @@
-/** @module Reading the features of a task's dataset: keypoint positions and image sizes. */
+/** @module Reading the features of a task's dataset images: keypoint positions and image sizes. */
 import { decodeFeatures } from "../../../protocol/wire/features";
 import type { TaskContext } from "../task-context";
 import { datasetOf, featuresPath, inputFiles } from "./artifact";
@@ -12,11 +12,17 @@ export interface ImageKeypoints {
 
 /** Keypoints of every dataset image, in dataset order, from the `features` input (an input artifact or the upstream `extract` task). */
 export async function datasetKeypoints(ctx: TaskContext): Promise<ImageKeypoints[]> {
+  const keypoints = await imageKeypoints(ctx, datasetOf(ctx.lease).images.map((im) => im.name));
+  return datasetOf(ctx.lease).images.map((im) => keypoints.get(im.name)!);
+}
+
+/** Keypoints of the named images, by name. */
+export async function imageKeypoints(ctx: TaskContext, names: Iterable<string>): Promise<Map<string, ImageKeypoints>> {
   const files = inputFiles(ctx.lease, "features");
-  const out: ImageKeypoints[] = [];
-  for (const image of datasetOf(ctx.lease).images) {
-    const file = files.get(featuresPath(image.name));
-    if (!file) throw new Error(`no features for image '${image.name}' in the features input`);
+  const out = new Map<string, ImageKeypoints>();
+  for (const name of names) {
+    const file = files.get(featuresPath(name));
+    if (!file) throw new Error(`no features for image '${name}' in the features input`);
     const f = decodeFeatures(await ctx.read(file.blob_sha));
     const n = f.keypoints.length / 4;
     const xy = new Float64Array(2 * n);
@@ -24,7 +30,7 @@ export async function datasetKeypoints(ctx: TaskContext): Promise<ImageKeypoints
       xy[2 * k] = f.keypoints[4 * k]!;
       xy[2 * k + 1] = f.keypoints[4 * k + 1]!;
     }
-    out.push({ xy, width: f.imageWidth, height: f.imageHeight });
+    out.set(name, { xy, width: f.imageWidth, height: f.imageHeight });
   }
   return out;
 }

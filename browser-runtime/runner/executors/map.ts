@@ -8,7 +8,7 @@
 import { IncrementalMapping, type MappedModel, type MappingPair } from "../../../engine-wasm/ts/mapping";
 import { BundleAdjustmentSpec, PipelineSpec, type SnapshotSeal, type TaskOutputs } from "../../../protocol";
 import { POINTS_MEDIA_TYPE } from "../../../protocol/wire/points";
-import { VerifiedMatchesFile } from "../../../protocol/wire/verified-matches";
+import { VERIFIED_MATCHES_MEDIA_TYPE, VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
 import { keypointColors } from "../../stages/colors";
 import { type SnapshotImageInput, modelFiles } from "../../stages/snapshot";
@@ -32,8 +32,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const dataset = datasetOf(ctx.lease);
   const keypoints = await datasetKeypoints(ctx);
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
-  const verifiedFile = [...inputFiles(ctx.lease, "verified_matches").values()][0]!;
-  const verified = VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(await ctx.read(verifiedFile.blob_sha))));
+  const verified = await mergedVerifiedMatches(ctx);
 
   const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({ name: im.name, camera: cameraOfImage[i]!, keypoints: keypoints[i]!.xy }));
   if (spec.extract_colors) {
@@ -107,6 +106,29 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   } finally {
     mapping.free();
   }
+}
+
+/**
+ * The verified matches of the whole dataset as one `two_view_geometries.json` (2.14) in dataset
+ * image ids: the verify task's blocks (each a file of its own images, named in `x-images`) merged
+ * by image name. When the job drives a reconstruction, this is its `two_view_geometries.json`.
+ */
+async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesFile> {
+  const dataset = datasetOf(ctx.lease);
+  const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
+  const merged: VerifiedMatchesFile = { pairs: [], "x-images": dataset.images.map((im, i) => ({ image_id: imageIdAt(i), name: im.name, resource_id: im.image_id })) };
+  for (const f of inputFiles(ctx.lease, "verified_matches").values()) {
+    const part = VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(await ctx.read(f.blob_sha))));
+    const datasetId = new Map(part["x-images"].map((im) => [im.image_id, indexOf.get(im.name)]));
+    for (const p of part.pairs) {
+      const [i1, i2] = [datasetId.get(p.image_id1), datasetId.get(p.image_id2)];
+      if (i1 === undefined || i2 === undefined) throw new Error(`verified matches name an image outside the dataset (ids ${p.image_id1}, ${p.image_id2})`);
+      merged.pairs.push({ ...p, image_id1: imageIdAt(i1), image_id2: imageIdAt(i2) });
+    }
+  }
+  const file = await ctx.write("two_view_geometries.json", new TextEncoder().encode(JSON.stringify(merged)), VERIFIED_MATCHES_MEDIA_TYPE);
+  await ctx.reconstructionFile("two_view_geometries.json", file);
+  return merged;
 }
 
 /**

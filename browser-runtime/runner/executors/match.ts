@@ -1,8 +1,9 @@
 /**
- * @module Executor of `match` tasks (spec 2.12 PairsSpec + MatcherSpec): the features input
- * -> image pairs -> brute-force descriptor matching (WGSL or WASM, whichever is faster here) ->
- * one `matches.indexed.v1` artifact. On WASM the pairs are matched on the runner's engine pool,
- * one pair per engine at once (items.ts), in the pairs' order in the artifact.
+ * @module Executor of `match` shards (spec 2.12 PairsSpec + MatcherSpec): the task's pairs (chosen
+ * over the whole dataset) that fall in each block of the shard -> brute-force descriptor matching
+ * (WGSL or WASM, whichever is faster here) -> a `matches.indexed.v1` artifact per block, with the
+ * block's one file. A block reads only its images' features. On WASM the shard's pairs are matched
+ * on the runner's engine pool, one pair per engine at once (items.ts), in pair order.
  */
 import { MatcherSpec, PairsSpec, type TaskOutputs } from "../../../protocol";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
@@ -12,6 +13,7 @@ import { selectPairs } from "../../stages/pairs";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
+import { blockPairs, shardImages, shardOf } from "./shard";
 
 /** Engine memory of matching one pair: its two descriptor sets beside the engine's own 16 MiB (the matcher works in blocks). */
 const MATCH_BYTES = 32 * 1024 ** 2;
@@ -20,16 +22,21 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairsSpec = PairsSpec.parse(ctx.params.pairs ?? {});
   const matcher = MatcherSpec.parse(ctx.params.matcher ?? {});
   const images = datasetOf(ctx.lease).images;
-  const names = images.map((i) => i.name);
+  const shard = shardOf(ctx.lease);
   const ids = new Map(images.map((i) => [i.name, i.image_id]));
   const featureFiles = inputFiles(ctx.lease, "features");
   const features = new Map<string, LocalFeatures>();
-  for (const name of names) {
+  for (const name of shardImages(shard)) {
     const file = featureFiles.get(featuresPath(name));
     if (!file) throw new Error(`no features for image '${name}' in the features input`);
     features.set(name, decodeFeatures(await ctx.read(file.blob_sha)));
   }
-  const pairs = selectPairs(names, pairsSpec);
+  const all = selectPairs(
+    images.map((i) => i.name),
+    pairsSpec,
+  );
+  const blocks = shard.items.map((item) => blockPairs(all, item));
+  const pairs = blocks.flat();
   const sift = await ctx.sift();
   const options = matchOptionsFromSpec(matcher);
   const lanes = sift.matching === "wasm" ? ctx.engines.lanes(MATCH_BYTES) : 1;
@@ -37,11 +44,13 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     const matches = await sift.match(features.get(imageName1)!.descriptors, features.get(imageName2)!.descriptors, options);
     return { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
   });
-  const total = matched.reduce((s, p) => s + p.matches.length / 2, 0);
-  ctx.metric("num_matches", total);
-  const file = await ctx.write("matches.bin", encodeMatches(matched), MATCHES_MEDIA_TYPE);
-  return {
-    artifacts: [coreArtifact("matches.indexed.v1", "descriptor matches", [file], { num_pairs: matched.length, num_matches: total })],
-    result: null,
-  };
+  ctx.metric("num_matches", matched.reduce((s, p) => s + p.matches.length / 2, 0));
+  const artifacts = [];
+  let next = 0;
+  for (const [b, item] of shard.items.entries()) {
+    const mine = matched.slice(next, (next += blocks[b]!.length));
+    const file = await ctx.write(item.path, encodeMatches(mine), MATCHES_MEDIA_TYPE);
+    artifacts.push(coreArtifact("matches.indexed.v1", "descriptor matches", [file], { num_pairs: mine.length, num_matches: mine.reduce((s, p) => s + p.matches.length / 2, 0) }));
+  }
+  return { artifacts, result: null };
 }

@@ -10,9 +10,10 @@ import { nowIso } from "../sql";
 import { inputSize } from "./blobs";
 import type { JobContext } from "./context";
 import { appendEvent } from "./events";
-import { heldLease, returnTask } from "./leases";
+import { heldLease, returnWork } from "./leases";
 import { propagate } from "./propagate";
 import { taskRow } from "./records";
+import { assembledOutputs, recordShard, returnShard, shardItems, shardResultErrors } from "./shards";
 import { settle } from "./status";
 
 /**
@@ -39,6 +40,8 @@ export async function complete(
       return [];
     }),
   );
+  const shardId = lease.value.shard_id;
+  if (shardId) errors.push(...shardResultErrors(shardItems(cx, shardId), outputs));
   if (errors.length > 0) {
     await fail(cx, leaseId, scope, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } });
     return invalid("outputs_ref rejected; the task failed with a validation error", errors);
@@ -47,7 +50,11 @@ export async function complete(
   const task = taskRow(cx, taskId)!;
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
-    cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(outputs), nowIso(), taskId);
+    // A shard's items are recorded; the task completes with the last one (unless it already ended, e.g. failed).
+    if (shardId && !recordShard(cx, shardId, lease.value.runner_id, outputs)) return;
+    if (shardId && task.status !== "running") return;
+    const taskOutputs = shardId ? assembledOutputs(cx, taskId) : outputs;
+    cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(taskOutputs), nowIso(), taskId);
     appendEvent(cx, taskId, { kind: "phase_completed", phase: task.phase as Phase });
     settle(cx);
   });
@@ -67,6 +74,8 @@ export async function fail(
   const taskId = lease.value.task_id;
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'failed' WHERE lease_id = ?", leaseId);
+    // A failed shard fails its task (and the job) as a failed task does; resume retries the shards not done.
+    if (lease.value.shard_id) returnShard(cx, lease.value.shard_id, "failed");
     cx.sql.exec(
       "UPDATE tasks SET status = 'failed', error_class = ?, error_message = ?, finished_at = ? WHERE task_id = ?",
       error.error_class,
@@ -87,7 +96,7 @@ export async function release(cx: JobContext, leaseId: string, scope: LeaseScope
   if (!lease.ok) return lease;
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'released' WHERE lease_id = ?", leaseId);
-    returnTask(cx, lease.value.task_id, `released by runner ${lease.value.runner_id}: ${reason}`);
+    returnWork(cx, lease.value, `released by runner ${lease.value.runner_id}: ${reason}`);
     settle(cx);
   });
   await propagate(cx);

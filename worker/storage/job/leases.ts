@@ -3,7 +3,7 @@
  * each heartbeat and report extends, and lost when it expires (the task goes back to the queue).
  * A lease id names its tenant and job, so any route can find the job's object.
  */
-import type { Checkpoint, Lease, LeaseDirective, LeaseState, Phase, TaskKind, TaskOutputs } from "../../../protocol";
+import { type Checkpoint, type Lease, type LeaseDirective, type LeaseState, type Phase, type TaskKind, type TaskOutputs, TERMINAL_STATUSES } from "../../../protocol";
 import { readConfig } from "../../config";
 import type { LeaseHolder, LeaseScope } from "../job-rows";
 import { secret } from "../key-registry";
@@ -13,6 +13,7 @@ import type { JobContext } from "./context";
 import { appendEvent, latestEventId } from "./events";
 import { propagate, scheduleAlarm } from "./propagate";
 import { ancestors, dependsOn, inputArtifacts, jobDataset, jobRow, parse, taskRow } from "./records";
+import { hasPendingShard, isSharded, leaseShard, returnShard, rollUp, takeShard } from "./shards";
 import { setStatus, settle } from "./status";
 
 /** A lease id names its job so any route can find the object: `<tenant>.<job>.<task>.<secret>`. */
@@ -22,30 +23,37 @@ export function parseLeaseId(leaseId: string): { tenant: string; job: string } |
 }
 
 /**
- * Leases the task to a runner when it is still leasable: the job is live and not being
- * cancelled, the task is pending and every dependency succeeded. Null otherwise (the caller
- * drops its stale queue entry).
+ * Leases the task (or its next pending shard) to a runner when it is still leasable: the job is
+ * live and not being cancelled, the task is pending (a sharded one: has a pending shard) and
+ * every dependency succeeded. `lease` is null otherwise (the caller drops its stale queue entry);
+ * `more` says whether the task has further shards to lease.
  */
-export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder): Promise<Lease | null> {
+export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder): Promise<{ lease: Lease | null; more: boolean }> {
   const job = jobRow(cx);
   const task = taskRow(cx, taskId);
-  if (!job || !task || !["pending", "running"].includes(job.status) || job.cancel_requested || task.status !== "pending") return null;
-  if (!dependsOn(task).every((d) => taskRow(cx, d)?.status === "succeeded")) return null;
+  const none = { lease: null, more: false };
+  if (!job || !task || !["pending", "running"].includes(job.status) || job.cancel_requested) return none;
+  const sharded = isSharded(task);
+  if (sharded ? !["pending", "running"].includes(task.status as string) || !hasPendingShard(cx, taskId) : task.status !== "pending") return none;
+  if (!dependsOn(task).every((d) => taskRow(cx, d)?.status === "succeeded")) return none;
   const ttl = readConfig(cx.env).leaseTtlMs;
   const leaseId = `${job.tenant_id}.${job.job_id}.${taskId}.${secret()}`;
   const now = Date.now();
-  cx.storage.transactionSync(() => {
+  const shard = cx.storage.transactionSync(() => {
+    const shard = sharded ? takeShard(cx, taskId, holder.runner_id) : null;
     cx.sql.exec(
-      "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state) VALUES (?, ?, ?, ?, ?, ?, 'active')",
+      "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state, shard_id) VALUES (?, ?, ?, ?, ?, ?, 'active', ?)",
       leaseId,
       taskId,
       holder.runner_id,
       holder.pool ? 1 : 0,
       new Date(now).toISOString(),
       now + ttl,
+      shard?.shard_id ?? null,
     );
+    const starting = task.status === "pending";
     cx.sql.exec(
-      "UPDATE tasks SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?), progress_current = NULL, progress_total = NULL WHERE task_id = ?",
+      `UPDATE tasks SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?)${sharded ? "" : ", progress_current = NULL, progress_total = NULL"} WHERE task_id = ?`,
       new Date(now).toISOString(),
       taskId,
     );
@@ -53,12 +61,13 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
       cx.sql.exec("UPDATE job SET started_at = ? WHERE id = 1", new Date(now).toISOString());
       setStatus(cx, "running");
     }
-    appendEvent(cx, taskId, { kind: "phase_started", phase: task.phase as Phase });
+    if (starting) appendEvent(cx, taskId, { kind: "phase_started", phase: task.phase as Phase });
+    return shard;
   });
   await scheduleAlarm(cx);
   await propagate(cx);
   const leased = taskRow(cx, taskId)!;
-  return {
+  const lease: Lease = {
     lease_id: leaseId,
     runner_id: holder.runner_id,
     expires_at: new Date(now + ttl).toISOString(),
@@ -80,8 +89,10 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
       artifacts: inputArtifacts(cx),
     },
     checkpoint: parse<Checkpoint>(leased.checkpoint_json),
+    shard: shard ? leaseShard(cx, shard.shard_id) : null,
     _links: leaseLinks(leaseId),
   };
+  return { lease, more: sharded && hasPendingShard(cx, taskId) };
 }
 
 /** Whether the lease is still held (a runner holds at most one lease; see Dispatcher). */
@@ -98,7 +109,7 @@ export function heartbeat(cx: JobContext, leaseId: string, scope: LeaseScope): O
 }
 
 /** The lease when the holder still holds it: 404 for an unknown one, 409 for one no longer held. */
-export function heldLease(cx: JobContext, leaseId: string, scope: LeaseScope): Outcome<{ task_id: string; runner_id: string }> {
+export function heldLease(cx: JobContext, leaseId: string, scope: LeaseScope): Outcome<{ task_id: string; runner_id: string; shard_id: string | null; pool: number }> {
   const lease = leaseRow(cx, leaseId, scope);
   if (!lease) return missing("lease");
   if (lease.state !== "active") return clash(`the lease is no longer held (${lease.state})`);
@@ -141,8 +152,8 @@ export function leaseState(cx: JobContext, leaseId: string): LeaseState {
 /** A vanished runner loses its lease and the task goes back to the queue (the alarm's part). */
 export function expireLeases(cx: JobContext): void {
   const expired = cx.sql
-    .exec<{ lease_id: string; task_id: string; runner_id: string }>(
-      "SELECT lease_id, task_id, runner_id FROM leases WHERE state = 'active' AND expires_at <= ?",
+    .exec<{ lease_id: string; task_id: string; runner_id: string; shard_id: string | null }>(
+      "SELECT lease_id, task_id, runner_id, shard_id FROM leases WHERE state = 'active' AND expires_at <= ?",
       Date.now(),
     )
     .toArray();
@@ -150,9 +161,25 @@ export function expireLeases(cx: JobContext): void {
   cx.storage.transactionSync(() => {
     for (const l of expired) {
       cx.sql.exec("UPDATE leases SET state = 'expired' WHERE lease_id = ?", l.lease_id);
-      returnTask(cx, l.task_id, `the lease of runner ${l.runner_id} expired`);
+      returnWork(cx, l, `the lease of runner ${l.runner_id} expired`);
     }
     settle(cx);
+  });
+}
+
+/**
+ * An unfinished lease's work goes back: its shard (only that shard: the others are untouched) or
+ * its whole task, to pending, or to cancelled when a cancel is pending.
+ */
+export function returnWork(cx: JobContext, lease: { task_id: string; shard_id: string | null }, why: string): void {
+  if (!lease.shard_id) return returnTask(cx, lease.task_id, why);
+  const cancelling = jobRow(cx)!.cancel_requested;
+  returnShard(cx, lease.shard_id, cancelling ? "cancelled" : "pending");
+  const status = rollUp(cx, lease.task_id);
+  cx.sql.exec("UPDATE tasks SET status = ?, finished_at = ? WHERE task_id = ?", status, TERMINAL_STATUSES.has(status) ? nowIso() : null, lease.task_id);
+  appendEvent(cx, lease.task_id, {
+    kind: "warning",
+    message: cancelling ? `${why}; its shard ${lease.shard_id} is cancelled` : `${why}; its shard ${lease.shard_id} is queued again`,
   });
 }
 
@@ -169,9 +196,9 @@ export function returnTask(cx: JobContext, taskId: string, why: string): void {
 }
 
 function leaseRow(cx: JobContext, leaseId: string, scope: LeaseScope) {
-  return first<{ lease_id: string; task_id: string; runner_id: string; state: string; expires_at: number }>(
+  return first<{ lease_id: string; task_id: string; runner_id: string; state: string; expires_at: number; shard_id: string | null; pool: number }>(
     cx.sql,
-    "SELECT lease_id, task_id, runner_id, state, expires_at FROM leases WHERE lease_id = ? AND pool = ?",
+    "SELECT lease_id, task_id, runner_id, state, expires_at, shard_id, pool FROM leases WHERE lease_id = ? AND pool = ?",
     leaseId,
     scope.pool ? 1 : 0,
   );

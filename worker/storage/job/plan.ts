@@ -9,10 +9,12 @@ import { recordFiles } from "./blobs";
 import { appendEvent } from "./events";
 import { propagate } from "./propagate";
 import { jobRow } from "./records";
+import { assembledOutputs, insertItems } from "./shards";
 import { setStatus, settle } from "./status";
 
 export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> {
   if (jobRow(cx)) throw new Error(`job ${plan.job_id} exists`);
+  const allItemsCached = new Set<string>();
   cx.storage.transactionSync(() => {
     cx.sql.exec(
       `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json, artifacts_json)
@@ -29,7 +31,7 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
     );
     recordFiles(cx, Object.values(plan.input_artifacts));
     plan.tasks.forEach((t, ord) => {
-      const done = t.cached ?? t.imported ?? null;
+      let done = t.cached ?? t.imported ?? null;
       cx.sql.exec(
         `INSERT INTO tasks (task_id, ord, kind, phase, status, depends_json, params_json, inputs_hash, params_hash, rv_id,
            cache_key, outputs_json, cache_hit, started_at, finished_at)
@@ -50,13 +52,27 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
         done ? plan.created_at : null,
         done ? plan.created_at : null,
       );
+      if (t.items && !done) {
+        cx.sql.exec("UPDATE tasks SET sharded = 1 WHERE task_id = ?", t.task_id);
+        insertItems(cx, t.task_id, t.items);
+        for (const it of t.items) if (it.cached) recordFiles(cx, it.cached.artifacts);
+        // Every item reused: the task is done as planned, its artifact assembled from the cached items.
+        if (t.items.length > 0 && t.items.every((it) => it.cached)) {
+          done = assembledOutputs(cx, t.task_id);
+          cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, started_at = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(done), plan.created_at, plan.created_at, t.task_id);
+          allItemsCached.add(t.task_id);
+        }
+      }
       if (done) recordFiles(cx, done.artifacts);
     });
     appendEvent(cx, null, { kind: "job_status", status: "pending", error_class: null });
-    for (const t of plan.tasks.filter((t) => t.cached || t.imported)) {
+    const bornDone = (t: (typeof plan.tasks)[number]) => t.cached || t.imported || allItemsCached.has(t.task_id);
+    for (const t of plan.tasks.filter(bornDone)) {
       const how = t.cached
         ? `cache hit: reused the outputs of cache_key ${t.cache_key}`
-        : `registered ${t.imported!.artifacts.map((a) => `'${a.name}'`).join(", ")} without copying bytes`;
+        : allItemsCached.has(t.task_id)
+          ? `cache hit: reused every one of its ${t.items!.length} items`
+          : `registered ${t.imported!.artifacts.map((a) => `'${a.name}'`).join(", ")} without copying bytes`;
       appendEvent(cx, t.task_id, { kind: "phase_started", phase: t.phase });
       appendEvent(cx, t.task_id, { kind: "log_line", level: "INFO", message: how });
       if (plan.adopted_snapshot && t === plan.tasks.at(-1)) {
@@ -64,7 +80,11 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       }
       appendEvent(cx, t.task_id, { kind: "phase_completed", phase: t.phase });
     }
-    if (plan.tasks.every((t) => t.cached || t.imported)) {
+    for (const t of plan.tasks.filter((t) => t.items?.some((it) => it.cached) && !allItemsCached.has(t.task_id) && !t.cached)) {
+      const hits = t.items!.filter((it) => it.cached).length;
+      appendEvent(cx, t.task_id, { kind: "log_line", level: "INFO", message: `cache hit: reused ${hits} of its ${t.items!.length} items; the others are computed` });
+    }
+    if (plan.tasks.every(bornDone)) {
       // Nothing to admit: the job runs and finishes in the same instant.
       cx.sql.exec("UPDATE job SET started_at = created_at WHERE id = 1");
       setStatus(cx, "running");

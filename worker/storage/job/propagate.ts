@@ -5,11 +5,19 @@
  * are offered the ready tasks and withdraw the others. Each is idempotent; a failure is retried
  * from the alarm, which also wakes at the earliest lease expiry (3.2.3).
  */
+import { readConfig } from "../../config";
 import type { QueueEntry } from "../job-rows";
 import { dispatcher, tenantStore } from "../stubs";
 import type { JobContext } from "./context";
 import { latestEventId } from "./events";
 import { type Row, bool, dependsOn, jobDataset, jobRow, poolOptIn, taskRows } from "./records";
+import { isSharded, markItemsRecorded, pendingShards, unrecordedItems } from "./shards";
+
+/**
+ * Memory a runner needs to map n images: the engine's model (keypoints, tracks, the reduced
+ * bundle-adjustment system) grows about 3 MB per 8k-feature image, beside 128 MB of engine and host.
+ */
+export const mapMemory = (images: number) => 128 * 1024 ** 2 + images * 3 * 1024 ** 2;
 
 /** How soon a missed propagation to the tenant index and the queues is retried. */
 const PROPAGATE_RETRY_MS = 2_000;
@@ -19,6 +27,7 @@ export async function propagate(cx: JobContext): Promise<void> {
   const live = ["pending", "running"].includes(job.status) && !job.cancel_requested;
   const rows = taskRows(cx);
   const succeeded = new Set(rows.filter((r) => r.status === "succeeded").map((r) => r.task_id as string));
+  const units = (r: Row) => (isSharded(r) ? pendingShards(cx, r.task_id as string) : 1);
   const entry = (r: Row): QueueEntry => ({
     tenant_id: job.tenant_id,
     job_id: job.job_id,
@@ -26,10 +35,20 @@ export async function propagate(cx: JobContext): Promise<void> {
     project_id: job.project_id,
     kind: r.kind as QueueEntry["kind"],
     rv_id: r.rv_id as string,
+    units: units(r),
+    min_memory: r.kind === "map" ? mapMemory(jobDataset(cx)?.images.length ?? 0) : 0,
   });
-  const ready = live ? rows.filter((r) => r.status === "pending" && dependsOn(r).every((d) => succeeded.has(d))).map(entry) : [];
-  const withdrawn = rows.filter((r) => r.status !== "pending" || !live).map((r) => r.task_id as string);
-  const queues = [dispatcher(cx.env, { tenant: job.tenant_id }), ...(poolOptIn(cx) ? [dispatcher(cx.env, "pool")] : [])];
+  // Leasable: pending with every dependency done; a sharded task also while it runs and has pending shards.
+  const leasable = (r: Row) =>
+    (r.status === "pending" || (isSharded(r) && r.status === "running")) && dependsOn(r).every((d) => succeeded.has(d)) && units(r) > 0;
+  const ready = live ? rows.filter(leasable).map(entry) : [];
+  const readyIds = new Set(ready.map((e) => e.task_id));
+  const withdrawn = rows.filter((r) => !readyIds.has(r.task_id as string)).map((r) => r.task_id as string);
+  const queues = [
+    dispatcher(cx.env, { tenant: job.tenant_id }),
+    ...(readConfig(cx.env).operatorRunnerToken ? [dispatcher(cx.env, "operator")] : []),
+    ...(poolOptIn(cx) ? [dispatcher(cx.env, "pool")] : []),
+  ];
   const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn]) };
   // Succeeded tasks whose outputs the tenant has not recorded (its cache and artifact registry).
   const completed = rows
@@ -40,19 +59,29 @@ export async function propagate(cx: JobContext): Promise<void> {
       cacheable: !bool(r.cache_hit) && r.kind !== "artifact_import",
       outputs_json: r.outputs_json as string,
     }));
+  const items = unrecordedItems(cx);
   const dataset = jobDataset(cx);
   try {
     await Promise.all([
-      told.job !== cx.told.job || completed.length > 0
+      told.job !== cx.told.job || completed.length > 0 || items.length > 0
         ? tenantStore(cx.env, job.tenant_id).syncJob(job, latestEventId(cx), {
             dataset: dataset && { dataset_id: dataset.dataset_id, manifest_hash: dataset.manifest_hash },
             tasks: completed,
+            items: items.map((it) => ({ task_id: it.task_id, cache_key: it.cache_key, outputs_json: it.outputs_json })),
           })
         : null,
-      ...(told.offer !== cx.told.offer ? queues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)) : []),
+      ...(told.offer !== cx.told.offer
+        ? queues.map((q) => {
+            // The volunteer pool gets only work whose results are checked (runners.md "Trust"): shards.
+            if (q !== queues.at(-1) || !poolOptIn(cx)) return q.offer(job.tenant_id, job.job_id, ready, withdrawn);
+            const checked = ready.filter((e) => rows.some((r) => r.task_id === e.task_id && isSharded(r)));
+            return q.offer(job.tenant_id, job.job_id, checked, [...withdrawn, ...ready.filter((e) => !checked.includes(e)).map((e) => e.task_id)]);
+          })
+        : []),
     ]);
     cx.told = told;
     for (const t of completed) cx.sql.exec("UPDATE tasks SET recorded = 1 WHERE task_id = ?", t.task_id);
+    markItemsRecorded(cx, items);
     cx.sql.exec("UPDATE job SET sync_pending = 0 WHERE id = 1 AND sync_pending = 1");
   } catch (err) {
     // The change itself is durable here; the index and the queues catch up from the alarm.

@@ -3,6 +3,7 @@ import type { DatasetSnapshot, JobStatus, StageArtifact, TaskKind, TaskOutputs }
 import type { JobRow, TaskRow } from "../job-rows";
 import { first } from "../sql";
 import type { JobContext } from "./context";
+import { shardStats } from "./shards";
 
 export type Row = Record<string, SqlStorageValue>;
 
@@ -85,7 +86,7 @@ export function taskOf(r: Row, jobId: string): TaskRow {
 
 export function detail(cx: JobContext): { job: JobRow; tasks: TaskRow[] } | null {
   const job = jobRow(cx);
-  return job ? { job, tasks: taskRows(cx).map((r) => taskOf(r, job.job_id)) } : null;
+  return job ? { job, tasks: taskRows(cx).map((r) => ({ ...taskOf(r, job.job_id), ...(r.sharded === 1 ? { "x-shards": shardStats(cx, r.task_id as string) } : {}) })) } : null;
 }
 
 /**

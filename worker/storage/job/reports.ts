@@ -24,7 +24,11 @@ export function postEvents(cx: JobContext, leaseId: string, scope: LeaseScope, e
     ]);
   }
   cx.storage.transactionSync(() => {
-    for (const e of events) appendEvent(cx, lease.value.task_id, e);
+    for (const e of events) {
+      // A shard's own progress is the service's: its task's phase_progress counts shards (runners.md "Shards").
+      if (lease.value.shard_id && e.kind === "phase_progress" && e.phase === own) continue;
+      appendEvent(cx, lease.value.task_id, e);
+    }
   });
   extendLease(cx, leaseId);
   return ok(leaseState(cx, leaseId));

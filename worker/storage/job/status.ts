@@ -12,6 +12,7 @@ import type { JobContext } from "./context";
 import { appendEvent } from "./events";
 import { propagate } from "./propagate";
 import { jobRow, taskRows } from "./records";
+import { cancelPendingShards, resetShards, returnShard, rollUp } from "./shards";
 
 /** Sets the job status with its timestamps and error, and logs a `job_status` event. */
 export function setStatus(cx: JobContext, status: JobStatus, error?: { error_class: string; error_message: string }): void {
@@ -52,8 +53,9 @@ export async function cancel(cx: JobContext, force: boolean): Promise<Outcome<Jo
     cancelPending(cx);
     if (force) {
       const finished = nowIso();
-      for (const l of cx.sql.exec<{ lease_id: string; task_id: string }>("SELECT lease_id, task_id FROM leases WHERE state = 'active'").toArray()) {
+      for (const l of cx.sql.exec<{ lease_id: string; task_id: string; shard_id: string | null }>("SELECT lease_id, task_id, shard_id FROM leases WHERE state = 'active'").toArray()) {
         cx.sql.exec("UPDATE leases SET state = 'revoked' WHERE lease_id = ?", l.lease_id);
+        if (l.shard_id) returnShard(cx, l.shard_id, "cancelled_dirty");
         cx.sql.exec("UPDATE tasks SET status = 'cancelled_dirty', finished_at = ? WHERE task_id = ?", finished, l.task_id);
       }
       setStatus(cx, "cancelled_dirty");
@@ -76,6 +78,7 @@ export async function resume(cx: JobContext): Promise<Outcome<JobRow>> {
       `UPDATE tasks SET status = 'pending', started_at = NULL, finished_at = NULL, error_class = NULL, error_message = NULL,
          progress_current = NULL, progress_total = NULL WHERE status IN ('failed', 'cancelled', 'cancelled_dirty')`,
     );
+    resetShards(cx);
     cx.sql.exec(
       `UPDATE job SET cancel_requested = 0, cancel_force = 0, started_at = NULL, finished_at = NULL, error_class = NULL,
          error_message = NULL WHERE id = 1`,
@@ -88,4 +91,10 @@ export async function resume(cx: JobContext): Promise<Outcome<JobRow>> {
 
 function cancelPending(cx: JobContext): void {
   cx.sql.exec("UPDATE tasks SET status = 'cancelled', finished_at = ? WHERE status = 'pending'", nowIso());
+  cancelPendingShards(cx);
+  // A sharded task between leases has nothing running: it is cancelled now too.
+  for (const t of cx.sql.exec<{ task_id: string }>("SELECT task_id FROM tasks WHERE sharded = 1 AND status = 'running'").toArray()) {
+    const status = rollUp(cx, t.task_id);
+    if (status !== "running") cx.sql.exec("UPDATE tasks SET status = ?, finished_at = ? WHERE task_id = ?", status, nowIso(), t.task_id);
+  }
 }

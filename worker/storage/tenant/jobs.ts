@@ -8,7 +8,7 @@ import type { JobStatus, TaskOutputs } from "../../../protocol";
 import type { JobRow } from "../job-rows";
 import { type Outcome, missing, ok } from "../outcome";
 import { type PageRequest, type PageResult, exists, first, nowIso, paginate } from "../sql";
-import type { AdoptedSnapshot, ArtifactScope, BlobFacts, CompletedTask, ReconInput } from "../tenant-rows";
+import type { AdoptedSnapshot, ArtifactScope, BlobFacts, JobCompletions, JobRegistration } from "../tenant-rows";
 import * as artifacts from "./artifacts";
 import * as blobs from "./blobs";
 import * as garbage from "./garbage";
@@ -27,8 +27,8 @@ import * as snapshots from "./snapshots";
  */
 export function register(
   db: DurableObjectStorage,
-  input: { job: JobRow; input_shas: string[]; cache_keys: string[]; recon: ReconInput | { recon_id: string } | null },
-): Outcome<{ hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }> {
+  input: JobRegistration,
+): Outcome<{ hits: Record<string, TaskOutputs>; item_hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }> {
   const { job, recon } = input;
   if (!projects.get(db, job.project_id)) return missing("project");
   if (recon && "recon_id" in recon && !reconstructions.get(db, recon.recon_id)) return missing("reconstruction");
@@ -51,7 +51,15 @@ export function register(
         if (key === input.cache_keys.at(-1)) sealer = row.task_id;
       }
       const adopted = driven && reconId && sealer ? snapshots.adopt(db, reconId, sealer) : null;
-      return { hits, recon_id: reconId, adopted };
+      const itemHits: Record<string, TaskOutputs> = {};
+      for (const key of input.item_keys ?? []) {
+        const row = first<{ outputs_json: string }>(db.sql, "SELECT outputs_json FROM task_cache WHERE cache_key = ?", key);
+        if (!row) continue;
+        const outputs = JSON.parse(row.outputs_json) as TaskOutputs;
+        for (const f of outputs.artifacts.flatMap((a) => a.files)) blobs.hold(db, "job", job.job_id, f.blob_sha);
+        itemHits[key] = outputs;
+      }
+      return { hits, item_hits: itemHits, recon_id: reconId, adopted };
     }),
   );
 }
@@ -76,7 +84,7 @@ export function sync(
   db: DurableObjectStorage,
   job: JobRow,
   version: number,
-  completed: { dataset: { dataset_id: string; manifest_hash: string } | null; tasks: CompletedTask[] },
+  completed: JobCompletions,
 ): void {
   if (!exists(db.sql, "SELECT 1 FROM jobs WHERE job_id = ?", job.job_id)) return;
   db.transactionSync(() => {
@@ -112,6 +120,17 @@ export function sync(
       (JSON.parse(t.outputs_json) as TaskOutputs).artifacts.forEach((a, ord) => {
         artifacts.insert(db, { job_id: job.job_id, task_id: t.task_id, ord, scope, descriptor: a });
       });
+    }
+    // An item's entry lives as long as the job that computed it, as a task's does.
+    for (const it of completed.items ?? []) {
+      db.sql.exec(
+        "INSERT OR IGNORE INTO task_cache (cache_key, outputs_json, job_id, task_id, created_at) VALUES (?, ?, ?, ?, ?)",
+        it.cache_key,
+        it.outputs_json,
+        job.job_id,
+        it.task_id,
+        nowIso(),
+      );
     }
   });
 }

@@ -1,0 +1,233 @@
+import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Lease, TaskKind } from "../../protocol";
+import { DigestRunner } from "../../test/runner/digest-runner";
+import worker from "../index";
+import { groupCount, groupOf } from "../services/shards";
+import { BASE, call, deployment, selfFetch, uploadBlob } from "../test/helpers";
+
+// Whole jobs through many Durable Object calls; slow on a loaded machine.
+vi.setConfig({ testTimeout: 60_000 });
+
+const newRunner = async (name: string, extra: { authorization?: string; stages?: TaskKind[]; fetch?: typeof selfFetch } = {}) => {
+  const r = new DigestRunner({ base: BASE, fetch: selfFetch, name, ...extra });
+  await r.register();
+  return r;
+};
+const job = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json;
+
+/** Images without a decodable size weigh 1 MP each: 8 to an extraction shard. */
+async function dataset(n: number, project: Record<string, unknown> = {}) {
+  const p = await call("POST", "/v1/projects", { name: "shards", ...project });
+  const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } });
+  const did = d.json.dataset_id as string;
+  const salt = Math.random();
+  for (let i = 0; i < n; i++) await addImage(did, `img${String(i).padStart(3, "0")}.jpg`, `image ${i} ${salt}`);
+  return { pid: p.json.project_id as string, did };
+}
+
+async function addImage(did: string, name: string, content: string) {
+  const sha = await uploadBlob(new TextEncoder().encode(content));
+  expect((await call("POST", `/v1/datasets/${did}/images`, { name, blob_sha: sha })).status).toBe(201);
+  return sha;
+}
+
+async function events(jid: string) {
+  const text = await (await SELF.fetch(`${BASE}/v1/jobs/${jid}/events`)).text();
+  return text
+    .split("\n\n")
+    .filter((f) => f.includes("data: "))
+    .map((f) => JSON.parse(/^data: (.*)$/m.exec(f)![1]!));
+}
+
+afterEach(async () => {
+  for (const status of ["pending", "running"]) {
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+  }
+});
+
+describe("sharded stage work", () => {
+  it("one task's shards spread over 3 runners; progress counts shards; one artifact with every image's file, in dataset order", async () => {
+    const { did } = await dataset(20);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const runners = [await newRunner("a"), await newRunner("b"), await newRunner("c")];
+    const leases: Lease[] = [];
+    for (const r of runners) leases.push((await r.lease())!);
+    expect(leases.map((l) => l.shard!.index)).toEqual([0, 1, 2]);
+    expect(leases.map((l) => l.shard!.items.length)).toEqual([8, 8, 4]);
+    expect(leases.every((l) => l.shard!.count === 3 && l.task.task_id === leases[0]!.task.task_id)).toBe(true);
+    // Only three shards: a fourth runner gets nothing.
+    expect(await (await newRunner("d")).lease()).toBeNull();
+    for (const [i, r] of runners.entries()) expect(await r.work(leases[i]!)).toBe("completed");
+
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    const task = done.tasks[0];
+    expect(task["x-shards"]).toMatchObject({ total: 3, done: 3, items: 20, items_cached: 0 });
+    expect(Object.values(task["x-shards"].by_runner)).toEqual([1, 1, 1]);
+    const artifact = task.outputs_ref.artifacts[0];
+    expect(artifact.files.map((f: { path: string }) => f.path)).toEqual(leases.flatMap((l) => l.shard!.items.map((it) => it.path)));
+    expect(artifact.summary.images).toBe(20);
+    const log = await events(jid);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    expect(log.filter((e) => e.kind === "phase_started")).toHaveLength(1);
+    expect(log.filter((e) => e.kind === "phase_progress").map((e) => [e.current, e.total])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+    // The job's artifacts list one features artifact (downloads and exports see the stage's one artifact).
+    const listed = (await call("GET", `/v1/jobs/${jid}/artifacts`)).json.items;
+    expect(listed).toHaveLength(1);
+    expect(listed[0].files).toHaveLength(20);
+  });
+
+  it("a runner killed mid-shard loses only its shard: the others stay done, it is leased again, the job succeeds with contiguous seqs", async () => {
+    const { did } = await dataset(20);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const [killed, b, c] = [await newRunner("killed"), await newRunner("b"), await newRunner("c")];
+    const lost = (await killed.lease())!;
+    await killed.events(lost, [{ kind: "log_line", level: "INFO", message: "working on it" }]);
+    const [lb, lc] = [(await b.lease())!, (await c.lease())!];
+    await b.work(lb);
+    // The killed runner never reports again; its lease lapses.
+    const stub = env.JOB.get(env.JOB.idFromName(`default/${jid}`));
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("UPDATE leases SET expires_at = 0 WHERE lease_id = ?", lost.lease_id);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const mid = (await job(jid)).tasks[0];
+    expect(mid).toMatchObject({ status: "running", "x-shards": { total: 3, done: 1 } });
+    await c.work(lc);
+    const retry = (await (await newRunner("d")).lease())!;
+    expect(retry.shard).toMatchObject({ shard_id: lost.shard!.shard_id, index: 0 });
+    expect(retry.task.attempt).toBe(4);
+    await new DigestRunner({ base: BASE, fetch: selfFetch }).work(retry);
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 3, done: 3 });
+    const log = await events(jid);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    expect(log.find((e) => e.kind === "warning").message).toMatch(new RegExp(`expired; its shard ${lost.shard!.shard_id} is queued again`));
+    // The lost lease is gone for good.
+    expect((await killed.heartbeat(lost)).directive).toBe("teardown");
+  });
+
+  it("cache reuse by item after adding a photo: its extraction and only the pair blocks of its group are computed again", async () => {
+    const { pid, did } = await dataset(12);
+    const run = async () => {
+      const r = await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } });
+      expect(r.status).toBe(202);
+      const runner = await newRunner("all");
+      const leased: { kind: string; items: number }[] = [];
+      for (let lease = await runner.lease(); lease; lease = await runner.lease()) {
+        leased.push({ kind: lease.task.kind, items: lease.shard?.items.length ?? 0 });
+        await runner.work(lease);
+      }
+      const detail = await job(r.json.job_id);
+      expect(detail.status).toBe("succeeded");
+      return { detail, leased };
+    };
+    const first = await run();
+    expect(first.detail.tasks.map((t: any) => t["x-shards"]?.items_cached ?? null)).toEqual([0, 0, 0, null]);
+
+    const images = (await call("GET", `/v1/datasets/${did}/images?page_size=100`)).json.items as { content_sha: string }[];
+    const shaOfNew = await addImage(did, "zz-new.jpg", `a new photo ${Math.random()}`);
+    const groups = groupCount(13);
+    expect(groups).toBe(groupCount(12));
+    const sizes = Array.from({ length: groups }, (_, g) => images.filter((im) => groupOf(im.content_sha, groups) === g).length);
+    const g = groupOf(shaOfNew, groups);
+    // Blocks are pairs of groups (a group with itself when it has two images); those of the new photo's group change.
+    const after = sizes.map((s, i) => s + (i === g ? 1 : 0));
+    const blocks = after.flatMap((x, i) => after.map((y, j) => [i, j, x, y] as const)).filter(([i, j, x, y]) => j >= i && x > 0 && y > 0 && (i !== j || x > 1));
+    const blocksOf = () => blocks.length;
+    const touched = blocks.filter(([i, j]) => i === g || j === g).length;
+
+    const second = await run();
+    const [extract, match, verify] = second.detail.tasks;
+    expect(extract["x-shards"]).toMatchObject({ items: 13, items_cached: 12, total: 1 });
+    expect(match["x-shards"].items).toBe(blocksOf());
+    expect(touched).toBeLessThan(blocksOf());
+    expect(match["x-shards"].items - match["x-shards"].items_cached).toBe(touched);
+    expect(verify["x-shards"].items - verify["x-shards"].items_cached).toBe(touched);
+    expect(second.leased.filter((l) => l.kind === "extract")).toEqual([{ kind: "extract", items: 1 }]);
+    expect(second.leased.filter((l) => l.kind === "match").reduce((s, l) => s + l.items, 0)).toBe(touched);
+    // The assembled artifacts still cover the whole dataset.
+    expect(extract.outputs_ref.artifacts[0].files).toHaveLength(13);
+    expect(match.outputs_ref.artifacts[0].files).toHaveLength(blocksOf());
+  }, 180_000);
+});
+
+describe("leases long-poll", () => {
+  it("a waiting lease request is answered the moment work is offered, and 204 after its wait when none comes", async () => {
+    const runner = await newRunner("waiting");
+    const t0 = Date.now();
+    const idle = await SELF.fetch(`${BASE}/v1/runners/${runner.runner!.runner_id}:lease?wait=1`, { method: "POST" });
+    expect(idle.status).toBe(204);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+
+    const { did } = await dataset(2);
+    const waiting = SELF.fetch(`${BASE}/v1/runners/${runner.runner!.runner_id}:lease?wait=20`, { method: "POST" });
+    await new Promise((r) => setTimeout(r, 300));
+    const submitted = Date.now();
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(Date.now() - submitted).toBeLessThan(15_000);
+    expect(((await res.json()) as { task: { job_id: string } }).task.job_id).toBe(jid);
+  });
+});
+
+describe("who computes what", () => {
+  // The test deployment's operator token (vitest.config.ts), in api_key mode.
+  const vars = { SVC_AUTH_MODE: "api_key", SVC_OPERATOR_RUNNER_TOKEN: "sfo_the-deployments-own-runners-0123" };
+  const keyedFetch = async (req: Request) => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(req, { ...env, ...vars } as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  };
+
+  it("api_key mode: the operator runner token leases any tenant's work; another sfo_ token is refused", async () => {
+    const via = deployment(vars);
+    const keyed = (method: string, path: string, body?: unknown, auth?: string) => via(method, path, body, auth ? { Authorization: auth } : {});
+    const a = `Bearer ${(await keyed("POST", "/v1/admin/api-keys", { tenant_id: "operator-test" })).json.raw_key}`;
+    const p = await keyed("POST", "/v1/projects", { name: "a" }, a);
+    const d = await keyed("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "a", source: { kind: "upload", entries: [] } }, a);
+    const sha = await uploadBlob(new TextEncoder().encode(`operator image ${Math.random()}`), { Authorization: a }, via);
+    await keyed("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: "a.jpg", blob_sha: sha }, a);
+    const jid = (await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, a)).json.job_id;
+
+    expect((await keyed("POST", "/v1/runners", { name: "x", stages: ["extract"], runtime_versions: {} }, "Bearer sfo_not-the-operators-token-000")).status).toBe(401);
+    const operator = await newRunner("operator", { authorization: `Bearer ${vars.SVC_OPERATOR_RUNNER_TOKEN}`, fetch: keyedFetch });
+    expect(operator.runner!.pool).toBe(false);
+    const lease = (await operator.lease())!;
+    expect(lease.task.job_id).toBe(jid);
+    await operator.work(lease);
+    expect((await keyed("GET", `/v1/jobs/${jid}`, undefined, a)).json.status).toBe("succeeded");
+  });
+
+  it("a map task goes only to a runner with memory for its model; pool runners get shards, never a map", async () => {
+    const { pid, did } = await dataset(2, { "x-pool_opt_in": true });
+    const jid = (await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } })).json.job_id;
+    const token = (await call("POST", "/v1/admin/runner-tokens", { name: "volunteer" })).json.raw_token;
+    const volunteer = await newRunner("volunteer", { authorization: `Bearer ${token}` });
+    for (let lease = await volunteer.lease(); lease; lease = await volunteer.lease()) {
+      expect(["extract", "match", "verify"]).toContain(lease.task.kind);
+      await volunteer.work(lease);
+    }
+    expect((await job(jid)).tasks.map((t: any) => t.status)).toEqual(["succeeded", "succeeded", "succeeded", "pending"]);
+    const small = new DigestRunner({ base: BASE, fetch: selfFetch, name: "small" });
+    small.runner = await small.client.register({
+      name: "small",
+      stages: ["map"],
+      runtime_versions: await small.client.serviceRuntimeVersions(),
+      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 64 * 1024 ** 2, hardware_concurrency: 1 },
+    });
+    expect(await small.lease()).toBeNull();
+    const big = await newRunner("big", { stages: ["map"] });
+    const lease = (await big.lease())!;
+    expect(lease.task.kind).toBe("map");
+    expect(lease.shard).toBeNull();
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * @module How a stage task's work is cut into shards that runners lease independently (our
+ * extension; runners.md "Shards"). A task's work is a list of *items*, each a cacheable unit keyed
+ * by the content it reads: extraction has one item per image; matching and verification one per
+ * *block* of the pair list, the pairs between two groups of images, the groups chosen by the
+ * images' content (a hash bucket of their SHA-256), so that adding a photo changes only the
+ * blocks of its group. Items are grouped into shards of about a few seconds of one engine's
+ * work (by pixels for extraction, by pairs for matching and verification); an item whose key
+ * already succeeded in the tenant is reused and never leased again.
+ */
+import type { DatasetSnapshot, ShardItem, TaskKind } from "../../protocol";
+import { hashJson } from "./runtime";
+
+/** The task kinds whose work is sharded. */
+export const SHARDED_KINDS: ReadonlySet<TaskKind> = new Set(["extract", "match", "verify"]);
+
+/** Pixels per extraction shard: SIFT on one engine takes about 0.3-0.5 s per megapixel. */
+export const EXTRACT_SHARD_PIXELS = 8_000_000;
+/** Pairs per matching shard (brute-force matching of two 8k-descriptor sets takes tens of ms on one engine). */
+export const MATCH_SHARD_PAIRS = 64;
+/** Pairs per verification shard (RANSAC of one pair: 10-30 ms). */
+export const VERIFY_SHARD_PAIRS = 128;
+/** A shard's items travel in its lease and come back as one artifact each (TaskOutputs holds at most 64). */
+export const MAX_SHARD_ITEMS = 64;
+/** Images per content group: a block of two groups holds about 8 x 8 pairs. */
+const IMAGES_PER_GROUP = 8;
+/** At most 32 groups: 528 blocks, within an artifact's 1024 files. */
+const MAX_GROUPS = 32;
+/** Weight of an image whose header gave no size (bytes no decoder reads as a photo): one megapixel. */
+const DEFAULT_PIXELS = 1_000_000;
+
+export interface ItemPlan extends ShardItem {
+  /** Work estimate: pixels (extract) or pairs (match, verify). */
+  weight: number;
+}
+
+/** A task of the job as the planner sees it: its kind, hashes and specs. */
+export interface PlannedTask {
+  kind: TaskKind;
+  params: Record<string, unknown>;
+  inputs_hash: string;
+  params_hash: string;
+  rv_id: string;
+}
+
+/** The number of content groups for n images: a power of two, so that one more photo rarely changes it. */
+export function groupCount(n: number): number {
+  let g = 1;
+  while (g * IMAGES_PER_GROUP < n && g < MAX_GROUPS) g *= 2;
+  return g;
+}
+
+/** An image's content group: its bytes' SHA-256 (uniform) modulo the group count. */
+export const groupOf = (contentSha: string, groups: number) => parseInt(contentSha.slice(0, 8), 16) % groups;
+
+type Image = DatasetSnapshot["images"][number];
+
+/**
+ * Plans the items of each sharded task of a chain (tasks in order; an item depends on the items
+ * of the same image or block upstream, when the upstream task is in the chain). Unsharded tasks
+ * get no items.
+ */
+export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[]): (ItemPlan[] | null)[] {
+  if (!dataset || dataset.images.length === 0) return chain.map(() => null);
+  const images = dataset.images;
+  const groups = groupCount(images.length);
+  const byGroup = Array.from({ length: groups }, () => [] as Image[]);
+  for (const im of images) byGroup[groupOf(im.content_sha, groups)]!.push(im);
+  const blocks: [number, number][] = [];
+  for (let a = 0; a < groups; a++) for (let b = a; b < groups; b++) if (byGroup[a]!.length && byGroup[b]!.length && (a !== b || byGroup[a]!.length > 1)) blocks.push([a, b]);
+  const names = (g: number) => byGroup[g]!.map((im) => im.name);
+  const blockPairs = ([a, b]: [number, number]) => (a === b ? (byGroup[a]!.length * (byGroup[a]!.length - 1)) / 2 : byGroup[a]!.length * byGroup[b]!.length);
+  const cameras = cameraSignature(dataset);
+
+  let features: Map<string, string> | null = null;
+  let matches: Map<string, string> | null = null;
+  return chain.map((task) => {
+    const base = { kind: task.kind, params_hash: task.params_hash, rv_id: task.rv_id };
+    // Read from outside the chain (an input artifact): the task's inputs_hash names it.
+    const featureKeys = (ims: Image[]) => (features ? ims.map((im) => features!.get(im.name)) : task.inputs_hash);
+    if (task.kind === "extract") {
+      const items = images.map((im) => ({
+        key: hashJson({ ...base, image: [im.name, im.content_sha], dataset: { respect_exif_orientation: dataset.respect_exif_orientation } }),
+        path: `features/${im.name}`,
+        images: [im.name],
+        block: null,
+        weight: im.width && im.height ? im.width * im.height : DEFAULT_PIXELS,
+      }));
+      features = new Map(items.map((it) => [it.images[0]!, it.key]));
+      return items;
+    }
+    if (task.kind === "match") {
+      // Exhaustive pairs of a block depend on its images alone; other strategies on the whole dataset.
+      const exhaustive = ((task.params.pairs as { strategy?: string } | undefined)?.strategy ?? "exhaustive") === "exhaustive";
+      const items = blocks.map(([a, b]) => ({
+        key: hashJson({ ...base, features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)], pairs: exhaustive ? null : task.inputs_hash }),
+        path: `matches/${a}-${b}.bin`,
+        images: a === b ? names(a) : [...names(a), ...names(b)],
+        block: [names(a), names(b)] as [string[], string[]],
+        weight: blockPairs([a, b]),
+      }));
+      matches = new Map(items.map((it) => [it.path, it.key]));
+      return items;
+    }
+    if (task.kind === "verify") {
+      const items = blocks.map(([a, b]) => ({
+        key: hashJson({ ...base, matches: matches?.get(`matches/${a}-${b}.bin`) ?? task.inputs_hash, features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)], cameras }),
+        path: `two_view_geometries/${a}-${b}.json`,
+        images: a === b ? names(a) : [...names(a), ...names(b)],
+        block: [names(a), names(b)] as [string[], string[]],
+        weight: blockPairs([a, b]),
+      }));
+      matches = null;
+      return items;
+    }
+    return null;
+  });
+}
+
+/**
+ * What verification's cameras depend on beyond each image's own bytes: the dataset's camera
+ * settings and, when images share cameras, the image each shared camera takes its prior from
+ * (the first of its size, in dataset order, as COLMAP's ImageReader).
+ */
+function cameraSignature(dataset: DatasetSnapshot): unknown {
+  const settings = { camera_model: dataset.camera_model, intrinsics_mode: dataset.intrinsics_mode, respect_exif_orientation: dataset.respect_exif_orientation };
+  if (dataset.intrinsics_mode === "per_image") return settings;
+  const heads = new Map<string, Image>();
+  for (const im of dataset.images) {
+    const folder = dataset.intrinsics_mode === "per_folder" ? im.name.split("/").slice(0, -1).join("/") : "";
+    const size = [im.width ?? 0, im.height ?? 0].sort((x, y) => x - y).join("x");
+    if (!heads.has(`${folder}|${size}`)) heads.set(`${folder}|${size}`, im);
+  }
+  return { ...settings, heads: [...heads.values()].map((im) => [im.name, im.content_sha]) };
+}
+
+/** The shard budget of a task kind, in its items' weight units. */
+export function shardBudget(kind: TaskKind): number {
+  return kind === "extract" ? EXTRACT_SHARD_PIXELS : kind === "match" ? MATCH_SHARD_PAIRS : VERIFY_SHARD_PAIRS;
+}
+
+/** Groups items in order into shards of about `budget` weight (an item heavier than it is a shard alone). */
+export function groupShards<T extends { weight: number }>(items: T[], budget: number): T[][] {
+  const shards: T[][] = [];
+  let current: T[] = [];
+  let weight = 0;
+  for (const item of items) {
+    if (current.length > 0 && (weight + item.weight > budget || current.length >= MAX_SHARD_ITEMS)) {
+      shards.push(current);
+      current = [];
+      weight = 0;
+    }
+    current.push(item);
+    weight += item.weight;
+  }
+  if (current.length > 0) shards.push(current);
+  return shards;
+}
