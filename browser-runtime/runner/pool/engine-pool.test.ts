@@ -43,9 +43,19 @@ function lease(kind: keyof typeof PHASE, dataset: DatasetSnapshot, upstream: Arr
     task: { task_id: `task-${kind}`, job_id: "job", kind, phase: PHASE[kind], attempt: 1, params: {} },
     inputs: { dataset, upstream: upstream.map((u, i) => ({ task_id: `up-${i}`, ...u })), artifacts: {} },
     checkpoint: null,
+    shard: { shard_id: `shard-${kind}`, index: 0, count: 1, items: shardItems(kind, dataset.images.map((im) => im.name)) },
     _links: {},
   } as unknown as Lease;
 }
+
+/** The task as one shard, as the service plans a small dataset: an item per image, or one block of every pair. */
+function shardItems(kind: keyof typeof PHASE, names: string[]) {
+  if (kind === "extract") return names.map((name, i) => ({ key: String(i).padStart(64, "0"), path: `features/${name}`, images: [name], block: null }));
+  return [{ key: "0".repeat(64), path: kind === "match" ? "matches/0-0.bin" : "two_view_geometries/0-0.json", images: names, block: [names, names] }];
+}
+
+/** A shard's item artifacts as the service assembles them into the task's one artifact. */
+const assembled = (outputs: TaskOutputs): TaskOutputs => ({ artifacts: [{ ...outputs.artifacts[0]!, files: outputs.artifacts.flatMap((a) => a.files) }], result: null });
 
 /** Runs extract, match and verify on `host`; answers each task's outputs and the events it posted. */
 async function stages(host: RunnerHost, images: Map<string, Uint8Array>, dataset: DatasetSnapshot) {
@@ -58,7 +68,7 @@ async function stages(host: RunnerHost, images: Map<string, Uint8Array>, dataset
     expect(await runner.runTask(lease(kind, dataset, upstream))).toBe("completed");
     const outputs = service.outputs.at(-1)!;
     done[kind] = { outputs, events: service.events.slice(before) };
-    upstream.push({ kind, outputs_ref: outputs });
+    upstream.push({ kind, outputs_ref: assembled(outputs) });
   }
   return done;
 }
@@ -100,7 +110,7 @@ describe("a runner's engine pool", () => {
       const total = kind === "extract" ? NAMES.length : (NAMES.length * (NAMES.length - 1)) / 2;
       expect(progress.at(-1), kind).toMatchObject({ phase: PHASE[kind], current: total, total });
     }
-    expect(actual.extract!.events).toContainEqual(expect.objectContaining({ kind: "log_line", message: "SIFT on WASM, 2 engines at once" }));
+    expect(actual.extract!.events).toContainEqual(expect.objectContaining({ kind: "log_line", message: `SIFT of ${NAMES.length} images on WASM, 2 engines at once` }));
     expect(expected.match!.outputs.artifacts[0]!.summary.num_matches).toBeGreaterThan(0);
     expect(expected.verify!.outputs.artifacts[0]!.summary.num_verified_pairs).toBeGreaterThan(0);
   }, 300_000);
