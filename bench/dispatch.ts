@@ -1,0 +1,130 @@
+/**
+ * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N]`: the dispatcher's capacity on the
+ * local stack (wrangler's workerd). `--runners` simulated runners (in-process clients of the real
+ * protocol, client/runner.ts) long-poll for leases and complete tiny shards at once: `--jobs` features
+ * jobs on a dataset of `--images` images (8 to a shard), each item answered with the image's own blob
+ * (an input of the job, so nothing is uploaded). Measures lease+complete operations per second (one
+ * operation = one shard leased and completed) and lease latency, and checks that no shard was lost or
+ * done twice. Prints a table; writes bench/results/dispatch.json.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import { RunnerClient } from "../client/index";
+import { startServer } from "../test/conformance/server";
+
+const arg = (name: string, d: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : d;
+};
+const RUNNERS = arg("runners", 200);
+const JOBS = arg("jobs", 8);
+const IMAGES = arg("images", 1000);
+
+const server = await startServer({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "600" });
+const base = server.base;
+
+async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const binary = body instanceof Uint8Array;
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: binary ? headers : { "Content-Type": "application/json", ...headers },
+    body: binary ? (body as BodyInit) : body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? 0;
+
+// One blob under IMAGES names (unsized bytes weigh 1 MP: 8 images to an extraction shard).
+const project = await api("POST", "/v1/projects", { name: "dispatch bench" });
+const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`, { name: "bench", source: { kind: "upload", entries: [] } });
+const image = new TextEncoder().encode(`dispatch bench image ${Date.now()}`);
+const up = await api("POST", "/v1/uploads", { expected_size: image.byteLength });
+await api("PATCH", `/v1/uploads/${up.upload_id}`, image, { "Content-Range": `bytes 0-${image.byteLength - 1}/${image.byteLength}` });
+const blob = (await api("POST", `/v1/uploads/${up.upload_id}:finalize`)).blob_sha as string;
+for (let i = 0; i < IMAGES; i += 1000) {
+  const items = Array.from({ length: Math.min(1000, IMAGES - i) }, (_, k) => ({ name: `img${String(i + k).padStart(6, "0")}.jpg`, blob_sha: blob }));
+  await api("POST", `/v1/datasets/${dataset.dataset_id}/images:batchCreate`, { requests: items });
+}
+
+const runtime = await new RunnerClient({ baseUrl: base }).serviceRuntimeVersions();
+const clients = await Promise.all(
+  Array.from({ length: RUNNERS }, async (_, i) => {
+    const client = new RunnerClient({ baseUrl: base });
+    const runner = await client.register({
+      name: `sim-${i}`,
+      stages: ["extract"],
+      runtime_versions: runtime,
+      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 1024 ** 3, hardware_concurrency: 1 },
+    });
+    return { client, id: runner.runner_id };
+  }),
+);
+
+const jobs: string[] = [];
+for (let j = 0; j < JOBS; j++) jobs.push((await api("POST", `/v1/datasets/${dataset.dataset_id}/features`, { spec: { seed: j + 1 } })).job_id);
+const expected = JOBS * Math.ceil(IMAGES / 8);
+
+const completions = new Map<string, number>();
+const leaseMs: number[] = [];
+let done = 0;
+const t0 = performance.now();
+await Promise.all(
+  clients.map(async ({ client, id }) => {
+    while (done < expected && performance.now() - t0 < 600_000) {
+      const asked = performance.now();
+      const lease = await client.lease(id, 2);
+      if (!lease) continue;
+      leaseMs.push(performance.now() - asked);
+      const items = lease.shard!.items;
+      const artifacts = items.map((it) => ({
+        kind: "digests.image_sha256",
+        name: "bench",
+        uri: null,
+        artifact_format: "testrunner.image_digests.v1",
+        schema_version: 1,
+        media_type: "application/octet-stream",
+        summary: { images: 1 },
+        metadata: {},
+        files: [{ path: it.path, blob_sha: blob, byte_size: image.byteLength }],
+      }));
+      await client.complete(lease.lease_id, { artifacts, result: null });
+      completions.set(lease.shard!.shard_id, (completions.get(lease.shard!.shard_id) ?? 0) + 1);
+      done++;
+    }
+  }),
+);
+const seconds = (performance.now() - t0) / 1000;
+
+const statuses = await Promise.all(jobs.map(async (j) => (await api("GET", `/v1/jobs/${j}`)) as { status: string; tasks: { "x-shards": { total: number; done: number } }[] }));
+const twice = [...completions.values()].filter((n) => n > 1).length;
+const results = {
+  runners: RUNNERS,
+  jobs: JOBS,
+  shards: expected,
+  seconds,
+  ops_per_second: expected / seconds,
+  lease_ms_p50: quantile(leaseMs, 0.5),
+  lease_ms_p99: quantile(leaseMs, 0.99),
+  shards_completed: completions.size,
+  shards_done_twice: twice,
+  jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]!["x-shards"].done === s.tasks[0]!["x-shards"].total).length,
+  cores: availableParallelism(),
+  load_average: loadavg()[0] ?? 0,
+};
+console.table([
+  ["simulated runners", RUNNERS],
+  ["shards (lease + complete each)", expected],
+  ["lease+complete operations / s", results.ops_per_second.toFixed(1)],
+  ["lease latency p50 / p99 (ms)", `${results.lease_ms_p50.toFixed(0)} / ${results.lease_ms_p99.toFixed(0)}`],
+  ["shards completed / done twice", `${results.shards_completed} / ${twice}`],
+  ["jobs succeeded", `${results.jobs_succeeded} / ${JOBS}`],
+  ["load average (1 min) at the end", results.load_average.toFixed(1)],
+]);
+mkdirSync(new URL("results/", import.meta.url), { recursive: true });
+writeFileSync(new URL("results/dispatch.json", import.meta.url), JSON.stringify(results, null, 2));
+await server.stop();
+if (results.shards_completed !== expected || twice > 0 || results.jobs_succeeded !== JOBS) {
+  console.error("a shard was lost or done twice");
+  process.exit(1);
+}
