@@ -74,13 +74,17 @@ export class RunnerClient {
     return new Uint8Array(bytes);
   }
 
-  /** Stores an output (an image media type has the service read its size); answers its content address. */
-  async writeBlob(leaseId: string, bytes: Uint8Array, mediaType = "application/octet-stream"): Promise<{ blob_sha: string; byte_size: number }> {
+  /**
+   * Stores an output; answers its content address. An image goes with its media type, so the
+   * service reads its size; anything else as octet-stream (a JSON type would meet the service's
+   * JSON request limit, 1 MiB, which an images.json output can pass).
+   */
+  async writeBlob(leaseId: string, bytes: Uint8Array, mediaType?: string): Promise<{ blob_sha: string; byte_size: number }> {
     const sha = await sha256Hex(bytes);
     await unwrap(
       this.api.PUT("/v1/leases/{lease_id}/blobs/{sha}", {
         params: { path: { lease_id: leaseId, sha } },
-        headers: { "Content-Type": mediaType },
+        headers: { "Content-Type": mediaType?.startsWith("image/") ? mediaType : "application/octet-stream" },
         body: bytes as never,
         bodySerializer: (b) => b,
       }),
