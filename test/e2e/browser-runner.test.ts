@@ -43,7 +43,7 @@ describe("runner in headless Chromium", () => {
     expect(result.failures).toEqual([]);
     expect(logs.some((l) => l.includes("registered"))).toBe(true);
     const said = new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw);
-    expect(said).toMatch(availableParallelism() > 1 ? /SIFT on WASM, [2-9]\d* engines at once/ : /SIFT on WASM, 1 engine at once/);
+    expect(said).toMatch(availableParallelism() > 1 ? /SIFT of \d+ images on WASM, [2-9]\d* engines at once/ : /SIFT of \d+ images on WASM, 1 engine at once/);
   }, 900_000);
 
   it("renders a cubemap (4.14): the browser's decoder and encoder, on the projection path it measured faster", async () => {
