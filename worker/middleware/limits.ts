@@ -16,8 +16,11 @@ const capBody = (max: number, what: string) =>
     },
   });
 
+/** A runner's output blob keeps its media type (a JSON file, say) but is bytes, capped by its route at SVC_MAX_CHUNK_BYTES. */
+const isLeaseBlob = (method: string, path: string) => method === "PUT" && /^\/v1\/leases\/[^/]+\/blobs\//.test(path);
+
 export const jsonBodyLimit = createMiddleware<AppEnv>(async (c, next) => {
-  if (!/json/i.test(c.req.header("Content-Type") ?? "")) return next();
+  if (!/json/i.test(c.req.header("Content-Type") ?? "") || isLeaseBlob(c.req.method, c.req.path)) return next();
   return capBody(c.var.config.maxJsonBytes, "JSON bodies")(c, next);
 });
 

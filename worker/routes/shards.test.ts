@@ -158,6 +158,19 @@ describe("sharded stage work", () => {
   }, 180_000);
 });
 
+describe("output blobs", () => {
+  it("a JSON output blob larger than the JSON body limit is stored (blobs are bytes, capped at the chunk limit)", async () => {
+    const { did } = await dataset(1);
+    await call("POST", `/v1/datasets/${did}/features`, { spec: {} });
+    const runner = await newRunner("big-json");
+    const lease = (await runner.lease())!;
+    const bytes = new TextEncoder().encode(JSON.stringify({ pairs: "x".repeat(1_200_000) }));
+    const stored = await runner.client.writeBlob(lease.lease_id, bytes, "application/json");
+    expect(stored.byte_size).toBe(bytes.byteLength);
+    await runner.work(lease);
+  });
+});
+
 describe("leases long-poll", () => {
   it("a waiting lease request is answered the moment work is offered, and 204 after its wait when none comes", async () => {
     const runner = await newRunner("waiting");
