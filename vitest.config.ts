@@ -17,7 +17,16 @@ export default defineConfig({
             // The job machinery is driven by a test runner before any real stage runs (see
             // worker/services/capabilities.ts); one-second keep-alives keep the SSE test short.
             // An operator runner token, as `npm start` sets one (its runners serve every tenant).
-            miniflare: { bindings: { SVC_TEST_CAPABILITIES: TEST_CAPABILITIES, SVC_SSE_KEEPALIVE_SECONDS: "1", SVC_OPERATOR_RUNNER_TOKEN: "sfo_the-deployments-own-runners-0123" } },
+            // FUZZ_*: the length and seed of worker/fuzz.test.ts's run (`npm run fuzz`).
+            miniflare: {
+              bindings: {
+                SVC_TEST_CAPABILITIES: TEST_CAPABILITIES,
+                SVC_SSE_KEEPALIVE_SECONDS: "1",
+                SVC_OPERATOR_RUNNER_TOKEN: "sfo_the-deployments-own-runners-0123",
+                FUZZ_REQUESTS: process.env.FUZZ_REQUESTS ?? "",
+                FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+              },
+            },
           }),
         ],
         test: { name: "worker", include: ["worker/**/*.test.ts"] },

@@ -25,8 +25,8 @@ import type { AppEnv } from "../context";
 import { ApiError, notFound, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
-import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, submitOnDataset } from "../services/jobs";
-import { jobStore, tenantStore, unwrap } from "../services/stores";
+import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
+import { tenantStore, unwrap } from "../services/stores";
 import type { Context } from "hono";
 
 export const jobs = newRouter();
@@ -169,7 +169,7 @@ jobs.openapi(
     responses: { 200: json(JobDetail, "the job and its tasks"), ...problemResponses(401, 404) },
   }),
   async (c) => {
-    const detail = await jobStore(c.env, c.var.tenantId, c.req.valid("param").jid).detail();
+    const detail = await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).detail();
     if (!detail) throw notFound("job");
     return c.json(jobDetailResource(detail), 200);
   },
@@ -184,7 +184,7 @@ jobs.openapi(
     responses: { 200: json(JobProgress, "aggregated progress (4.8)"), ...problemResponses(401, 404) },
   }),
   async (c) => {
-    const progress = await jobStore(c.env, c.var.tenantId, c.req.valid("param").jid).progress();
+    const progress = await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).progress();
     if (!progress) throw notFound("job");
     return c.json(progress, 200);
   },
@@ -199,7 +199,7 @@ jobs.openapi(
     responses: { 200: json(Job, "cancel flags set; cooperative cancel completes between phases"), ...problemResponses(401, 404, 409) },
   }),
   async (c) => {
-    const row = unwrap(await jobStore(c.env, c.var.tenantId, c.req.valid("param").jid).cancel(c.req.valid("query").force));
+    const row = unwrap(await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).cancel(c.req.valid("query").force));
     return c.json(jobResource(row), 200);
   },
 );
@@ -216,14 +216,14 @@ jobs.openapi(
     },
   }),
   async (c) => {
-    const row = unwrap(await jobStore(c.env, c.var.tenantId, c.req.valid("param").jid).resume());
+    const row = unwrap(await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).resume());
     return c.json(jobResource(row), 202, { Location: `/v1/jobs/${row.job_id}` });
   },
 );
 
 /** Forwards a stream request to the job's object, which replays from the cursor and then streams live. */
 async function streamFrom(c: Context<AppEnv>, jid: string): Promise<Response> {
-  const res = await jobStore(c.env, c.var.tenantId, jid).fetch(c.req.raw);
+  const res = await (await ownJob(c.env, c.var.tenantId, jid)).fetch(c.req.raw);
   if (res.status === 404) throw notFound("job");
   return res;
 }

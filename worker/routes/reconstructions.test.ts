@@ -346,7 +346,7 @@ describe("reads (4.9)", () => {
     expectProblem(await call("GET", `${seq2}/submodels/7/tiles/0/0/0/0.bin`), 404, "not_found");
   });
 
-  it("observations and visibility agree with images.json; 404 without images.json", async () => {
+  it("observations and visibility agree with images.json; 404 for an unknown image or point, and without images.json", async () => {
     const obs = await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/images/2/observations`);
     expect(obs.status).toBe(200);
     const image = main.images.images[1]!;
@@ -369,7 +369,8 @@ describe("reads (4.9)", () => {
       count: 3,
       observations: main.images.images.map((im) => ({ image_id: im.image_id, x: im.points2D[6]!.xy[0], y: im.points2D[6]!.xy[1], kp_idx: 6 })),
     });
-    expect((await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/points/11/visibility`)).json).toEqual({ point3d_id: 11, count: 0, observations: [] });
+    // A point no image sees is no point of the snapshot: 404, as an unknown image is.
+    expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/points/11/visibility`), 404, "not_found");
 
     // Each component's sidecar comes from its own images.json: seq 2's component 1 (the root) has
     // one; component 0 has none, so no sidecar.

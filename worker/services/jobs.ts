@@ -18,7 +18,7 @@ import type {
   TaskKind,
   TaskOutputs,
 } from "../../protocol";
-import { validation } from "../errors";
+import { notFound, validation } from "../errors";
 import type { JobPlan, JobRow, PlannedItem, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
 import type { AdoptedSnapshot, DatasetRow, ImageRow } from "../storage/tenant-rows";
@@ -274,6 +274,15 @@ function plannedItems(kind: TaskKind, items: ItemPlan[] | null, hits: Record<str
     const { weight: _weight, ...item } = it;
     return { item, cached: hits[it.key] ?? null, shard: shardOf.get(it) ?? null };
   });
+}
+
+/**
+ * The object of one of the tenant's jobs, or 404. Asking the tenant's index first means a request
+ * for an absent job never reaches (and so never creates) a Durable Object of that name.
+ */
+export async function ownJob(env: Env, tenantId: string, jobId: string) {
+  if (!(await tenantStore(env, tenantId).hasJob(jobId))) throw notFound("job");
+  return jobStore(env, tenantId, jobId);
 }
 
 // ---- resources (2.9) ----

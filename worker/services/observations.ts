@@ -45,6 +45,8 @@ export async function pointVisibility(env: Env, a: SnapshotAddress, pointId: num
   const observations = images.images.flatMap((image) =>
     image.points2D.flatMap((p, kp) => (p.point3d_id === pointId ? [{ image_id: image.image_id, x: p.xy[0], y: p.xy[1], kp_idx: kp }] : [])),
   );
+  // Every point of a model is seen by at least two images: one seen by none is not in the snapshot.
+  if (observations.length === 0) throw notFound(`point ${pointId} in snapshot ${a.seq}`);
   return { point3d_id: pointId, count: observations.length, observations };
 }
 

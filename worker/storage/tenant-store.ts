@@ -158,6 +158,9 @@ export class TenantStore extends DurableObject<Env> {
   syncJob(job: JobRow, version: number, completed: JobCompletions) {
     return jobs.sync(this.db, job, version, completed);
   }
+  hasJob(jobId: string) {
+    return jobs.has(this.db, jobId);
+  }
   listJobs(page: PageRequest, status: JobStatus | undefined) {
     return jobs.list(this.db, page, status);
   }

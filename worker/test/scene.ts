@@ -8,7 +8,8 @@ import { MemoryBlobCache } from "../../browser-runtime/runner/blob-cache";
 import { createEnginePool } from "../../browser-runtime/runner/pool/engine-pool";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { DigestRunner } from "../../test/runner/digest-runner";
-import { BASE, call, expectStatus, selfFetch, uploadBlob } from "./helpers";
+import type { FetchLike } from "../../client/index";
+import { BASE, type Call, call as defaultCall, expectStatus, selfFetch, uploadBlob } from "./helpers";
 
 export const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -51,15 +52,17 @@ export function scene(n: number, seed = 1, o: { radial?: boolean } = {}) {
  * A project with a dataset of the scene's three images (distinct small blobs named img0.jpg ..
  * img2.jpg), and an incremental pipeline job on it computed by a DigestRunner up to its map
  * task, which seals `model` as snapshot 1 and completes with the root files as its
- * `reconstruction.sparse.v1` artifact. The tenant's queue must hold no other ready task.
+ * `reconstruction.sparse.v1` artifact. The tenant's queue must hold no other ready task. `as`: the
+ * tenant's client (default: the none-mode default tenant).
  */
-export async function sealedReconstruction(model = scene(30)) {
+export async function sealedReconstruction(model = scene(30), as: { call: Call; fetch: FetchLike } = { call: defaultCall, fetch: selfFetch }) {
+  const { call } = as;
   const p = await expectStatus(call("POST", "/v1/projects", { name: "sealed" }), 201);
   const entries = [];
-  for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBlob(enc({ photo: im.name, nonce: Math.random() })) });
+  for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBlob(enc({ photo: im.name, nonce: Math.random() }), {}, call) });
   const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
   const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
-  const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "sealer" });
+  const runner = new DigestRunner({ base: BASE, fetch: as.fetch, name: "sealer" });
   await runner.register();
   for (;;) {
     const lease = await runner.lease();

@@ -135,6 +135,11 @@ export function sync(
   });
 }
 
+/** Whether the tenant has the job (its index row is written before the job's own object is created). */
+export function has(db: DurableObjectStorage, jobId: string): boolean {
+  return exists(db.sql, "SELECT 1 FROM jobs WHERE job_id = ?", jobId);
+}
+
 export function list(db: DurableObjectStorage, page: PageRequest, status: JobStatus | undefined): PageResult<JobRow> {
   const where = status ? { where: "status = ?", params: [status] } : { where: "1=1", params: [] };
   return paginate(db.sql, { table: "jobs", key: "job_id", ...where }, page, (r) => JSON.parse(r.job_json as string) as JobRow);
