@@ -18,8 +18,8 @@ export interface Operation {
   path: string;
   params: Parameter[];
   body: { mediaType: string; schema: Schema; required: boolean } | null;
-  /** The response statuses the document lists. */
-  statuses: Set<number>;
+  /** The response statuses the document lists (every status, when it has a `default` answer). */
+  statuses: { has(status: number): boolean };
 }
 
 export interface OpenApiDocument {
@@ -41,7 +41,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         path,
         params: (op.parameters ?? []).map((p) => ({ ...p, required: !!p.required })),
         body: mediaType ? { mediaType, schema: content[mediaType]!.schema, required: !!op.requestBody?.required } : null,
-        statuses: new Set(Object.keys(op.responses ?? {}).map(Number)),
+        statuses: "default" in (op.responses ?? {}) ? { has: () => true } : new Set(Object.keys(op.responses ?? {}).map(Number)),
       });
     }
   }

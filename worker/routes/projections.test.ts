@@ -101,6 +101,14 @@ describe("projection jobs on datasets (4.14)", () => {
     await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap?face_size=8192`), 202);
   });
 
+  it("an optional body that is there must be a JSON object: malformed JSON is 400, another JSON value 422, and no job is made", async () => {
+    const { did } = await photoDataset(true);
+    const before = (await call("GET", "/v1/jobs?page_size=500")).json.total;
+    expectProblem(await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, '{"sampling": "linear"', { "Content-Type": "application/json" }), 400, "bad_request");
+    expectProblem(await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, "[1]", { "Content-Type": "application/json" }), 422, "validation");
+    expect((await call("GET", "/v1/jobs?page_size=500")).json.total).toBe(before);
+  });
+
   it(":render_equirectangular needs complete cubemaps and names what is missing", async () => {
     const { did } = await photoDataset(true);
     expectFieldError(await call("POST", `/v1/datasets/${did}:render_equirectangular`, {}), "dataset_id", "no_cubemap");

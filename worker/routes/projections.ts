@@ -16,7 +16,7 @@ import {
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { fieldErrors } from "../router";
-import { validation } from "../errors";
+import { badRequest, validation } from "../errors";
 import { problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { submitProjection } from "../services/projections";
@@ -65,7 +65,17 @@ projections.openapi(
   }),
   async (c) => {
     const { did } = c.req.valid("param");
-    const raw = (await c.req.json().catch(() => ({}))) as Record<string, unknown>;
+    // The body is optional: absent is {}, but one that is there must be a JSON object (400 / 422 otherwise).
+    const text = await c.req.text();
+    let raw: Record<string, unknown> = {};
+    if (text.trim()) {
+      try {
+        raw = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        throw badRequest("request body is not valid JSON");
+      }
+      if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw validation("the request body must be a JSON object", [{ path: "", message: "expected an object", code: "invalid_type" }]);
+    }
     const queried = c.req.valid("query").face_size;
     if (queried !== undefined && raw.face_size !== undefined && raw.face_size !== queried) {
       throw validation("face_size is given twice with different values", [{ path: "face_size", message: "the query and the body disagree", code: "conflict" }]);
