@@ -12,7 +12,7 @@ import { compareSift } from "./agreement";
 import type { BrowserRunResult } from "./chromium-page";
 import { syntheticImage } from "./synthetic-image";
 import { launchChromium } from "../headless/chromium";
-import { CHROMIUM, ensureWebGpuSystemDeps } from "./test-support";
+import { CHROMIUM, ensureWebGpuSystemDeps, webGpuUnavailable } from "./test-support";
 
 
 const root = new URL("../../", import.meta.url).pathname;
@@ -46,8 +46,7 @@ function serveRepository(): Promise<{ server: Server; origin: string }> {
 }
 
 ensureWebGpuSystemDeps();
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`Chromium WebGPU test skipped: ${CHROMIUM} missing (bash scripts/system-deps.sh webgpu)`);
+const hasChromium = existsSync(CHROMIUM) || !webGpuUnavailable(`${CHROMIUM} missing (bash scripts/system-deps.sh webgpu)`);
 
 describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
   let served: { server: Server; origin: string };
@@ -82,7 +81,7 @@ describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
 
   it("runs the kernels on the browser's WebGPU adapter and agrees with the WASM path", async (ctx) => {
     if ("error" in result) {
-      console.warn(`Chromium has no WebGPU adapter: ${result.error}`);
+      webGpuUnavailable(`Chromium has no WebGPU adapter: ${result.error}`);
       ctx.skip();
       return;
     }
