@@ -62,7 +62,8 @@ async function leasedJob() {
 const finish = (lease: Lease) => runner.work(lease);
 
 // 1. Appends per second into one job's log.
-const results: Record<string, unknown> = { machine: { cpus: availableParallelism(), loadavg_1m: loadavg()[0] } };
+const machine = { cpus: availableParallelism(), loadavg_1m: loadavg()[0]! };
+const appended = { one_per_request: 0, batches_of_100: 0 };
 {
   const { lease } = await leasedJob();
   const rate = async (batch: number) => {
@@ -75,7 +76,8 @@ const results: Record<string, unknown> = { machine: { cpus: availableParallelism
     }
     return n / ((performance.now() - t0) / 1000);
   };
-  results.append_events_per_second = { one_per_request: await rate(1), batches_of_100: await rate(100) };
+  appended.one_per_request = await rate(1);
+  appended.batches_of_100 = await rate(100);
   await finish(lease);
 }
 
@@ -102,28 +104,28 @@ for (const clients of [1, 10, 100]) {
   await Promise.all(readers);
   fanout[String(clients)] = { p50_ms: quantile(latencies, 0.5), p99_ms: quantile(latencies, 0.99), receipts: latencies.length };
 }
-results.sse_post_to_receipt = fanout;
 
 // 3. Lease/complete round trips per second (jobs submitted beforehand).
+let roundTripsPerSecond: number;
 {
   const pending = [];
   for (let i = 0; i < ROUNDS; i++) pending.push(await submit());
   const t0 = performance.now();
   for (let i = 0; i < ROUNDS; i++) await finish((await runner.lease())!);
-  results.lease_complete_round_trips_per_second = ROUNDS / ((performance.now() - t0) / 1000);
+  roundTripsPerSecond = ROUNDS / ((performance.now() - t0) / 1000);
 }
 
 await server.stop();
 
-const r = results as any;
+const results = { machine, append_events_per_second: appended, sse_post_to_receipt: fanout, lease_complete_round_trips_per_second: roundTripsPerSecond };
 const rows = [
-  ["events appended / s (1 per request)", r.append_events_per_second.one_per_request.toFixed(0)],
-  ["events appended / s (batches of 100)", r.append_events_per_second.batches_of_100.toFixed(0)],
+  ["events appended / s (1 per request)", appended.one_per_request.toFixed(0)],
+  ["events appended / s (batches of 100)", appended.batches_of_100.toFixed(0)],
   ...Object.entries(fanout).map(([n, f]) => [`SSE post->receipt, ${n} clients: p50 / p99 ms`, `${f.p50_ms.toFixed(1)} / ${f.p99_ms.toFixed(1)} (${f.receipts} receipts)`]),
-  ["lease+complete round trips / s", r.lease_complete_round_trips_per_second.toFixed(1)],
+  ["lease+complete round trips / s", roundTripsPerSecond.toFixed(1)],
 ];
 const width = Math.max(...rows.map((x) => x[0]!.length));
-console.log(`events benchmark (wrangler local workerd; ${r.machine.cpus} cpus, load ${r.machine.loadavg_1m.toFixed(1)})`);
+console.log(`events benchmark (wrangler local workerd; ${machine.cpus} cpus, load ${machine.loadavg_1m.toFixed(1)})`);
 for (const [k, v] of rows) console.log(`${k!.padEnd(width)}  ${v}`);
 mkdirSync(new URL("results/", import.meta.url), { recursive: true });
 writeFileSync(new URL("results/events.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

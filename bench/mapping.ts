@@ -78,7 +78,17 @@ async function colmapMapper(db: string, set: string, work: string, referencePose
 
 const { engine, haveColmap } = await openSiftBench(false);
 const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
-const results = [];
+type Timing = { wallSeconds: number; cpuSeconds: number };
+type ColmapRun = Awaited<ReturnType<typeof colmapMapper>>;
+interface Row {
+  set: string;
+  images: number;
+  pairs: number;
+  verifiedPairs: number;
+  ours: { verify: Timing; map: Timing; accuracy: Accuracy };
+  colmap?: { verify: ReturnType<typeof runTimed>; mapOurVerified: ColmapRun; mapColmapVerified: ColmapRun };
+}
+const results: Row[] = [];
 for (const set of sets) {
   const data = await featuresAndMatches(engine, set, engineHash);
   const setCams = await setCameras(set, data);
@@ -112,7 +122,7 @@ for (const set of sets) {
     model.meanReprojectionError, model.points.length / 3, colmapReproj,
   );
 
-  const row: Record<string, unknown> = {
+  const row: Row = {
     set,
     images: data.images.length,
     pairs: data.pairs.length,
@@ -150,7 +160,7 @@ const acc = (a: Accuracy | null | undefined) =>
   a ? `${a.registered} ${f(a.medianRotationDeg, 2)}deg ${f(a.maxCenterPercent, 2)}% ${f(a.meanReprojPx, 3)}px${a.failures.length ? " FAIL" : ""}` : "no model";
 console.log(`\nVerify and map from the same features and raw matches (WASM, 1 thread, vs COLMAP 3.8 CPU, 1 thread); load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${process.env.HOSTNAME ?? "this machine"}`);
 console.log("set            | pairs | verify ours s | verify COLMAP s | ratio | map ours s | COLMAP map (our matches) s | ratio | COLMAP map (its verify) s | accuracy ours | COLMAP (our matches) | COLMAP (its verify)");
-for (const r of results as any[]) {
+for (const r of results) {
   const c = r.colmap;
   console.log(
     [

@@ -11,7 +11,7 @@ import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/
 import { Runner } from "../browser-runtime/runner/runner";
 import { exportSnapshot } from "../browser-runtime/stages/export";
 import { RunnerClient } from "../client/index";
-import { CamerasFile, ImagesFile } from "../protocol";
+import { CamerasFile, type Dataset, ImagesFile, type JobAccepted, type JobDetail, type Project, type Upload } from "../protocol";
 import { startServer } from "../test/conformance/server";
 import { openSse } from "../test/runner/sse-client";
 
@@ -37,7 +37,8 @@ const local = values.server ? null : await startServer({ SVC_RUNTIME_VERSIONS: J
 const base = (values.server ?? local!.base).replace(/\/$/, "");
 const auth: Record<string, string> = values.key ? { Authorization: `Bearer ${values.key}` } : {};
 
-async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+/** One request; answers the JSON body as `T` (the resource the route returns), throwing on an error. */
+async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const binary = body instanceof Uint8Array;
   const res = await fetch(`${base}${path}`, {
     method,
@@ -53,13 +54,13 @@ async function api(method: string, path: string, body?: unknown, headers: Record
 /** Uploads one photo; the Idempotency-Key names its bytes, so a retry or a second run resumes or skips. */
 async function upload(bytes: Uint8Array): Promise<string> {
   const sha = createHash("sha256").update(bytes).digest("hex");
-  let up = await api("POST", "/v1/uploads", { expected_size: bytes.byteLength, expected_sha: sha }, { "Idempotency-Key": `sha256:${sha}:${bytes.byteLength}` });
-  if (up.state === "finalized") return up.blob_sha;
+  let up = await api<Upload>("POST", "/v1/uploads", { expected_size: bytes.byteLength, expected_sha: sha }, { "Idempotency-Key": `sha256:${sha}:${bytes.byteLength}` });
+  if (up.state === "finalized" && up.blob_sha) return up.blob_sha;
   for (let start = up.received_bytes; start < bytes.byteLength; start += CHUNK) {
     const end = Math.min(start + CHUNK, bytes.byteLength) - 1;
-    up = await api("PATCH", `/v1/uploads/${up.upload_id}`, bytes.subarray(start, end + 1), { "Content-Range": `bytes ${start}-${end}/${bytes.byteLength}` });
+    up = await api<Upload>("PATCH", `/v1/uploads/${up.upload_id}`, bytes.subarray(start, end + 1), { "Content-Range": `bytes ${start}-${end}/${bytes.byteLength}` });
   }
-  return (await api("POST", `/v1/uploads/${up.upload_id}:finalize`)).blob_sha;
+  return (await api<Upload & { blob_sha: string }>("POST", `/v1/uploads/${up.upload_id}:finalize`)).blob_sha;
 }
 
 function bar(fraction: number, label: string): void {
@@ -70,7 +71,7 @@ function bar(fraction: number, label: string): void {
 
 const names = readdirSync(folder).filter((n) => PHOTO.has(extname(n).toLowerCase())).sort();
 if (names.length === 0) throw new Error(`no photos in ${folder}`);
-const project = await api("POST", "/v1/projects", { name: resolve(folder).split("/").at(-1) });
+const project = await api<Project>("POST", "/v1/projects", { name: resolve(folder).split("/").at(-1) });
 const entries = [];
 for (const [i, name] of names.entries()) {
   bar(i / names.length, `uploading ${name}`);
@@ -78,13 +79,13 @@ for (const [i, name] of names.entries()) {
 }
 bar(1, `${names.length} photos uploaded`);
 process.stdout.write("\n");
-const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`, {
+const dataset = await api<Dataset>("POST", `/v1/projects/${project.project_id}/datasets`, {
   name: project.name,
   source: { kind: "upload", entries },
   camera_model: values["camera-model"],
   intrinsics_mode: values["per-image-cameras"] ? "per_image" : "single_camera",
 });
-const job = await api("POST", `/v1/projects/${project.project_id}/pipelines/incremental`, { dataset_id: dataset.dataset_id, spec: { kind: "incremental" } });
+const job = await api<JobAccepted>("POST", `/v1/projects/${project.project_id}/pipelines/incremental`, { dataset_id: dataset.dataset_id, spec: { kind: "incremental" } });
 console.log(`job ${job.job_id}, reconstruction ${job.recon_id}`);
 
 const runner = local ? new Runner(new RunnerClient({ baseUrl: base }), await nodeRunnerHost("reconstruct")) : null;
@@ -92,7 +93,7 @@ const computing = runner?.run();
 
 // Progress from the event stream: each task is a quarter of the recipe; phase_progress fills it.
 const KINDS = ["extract", "match", "verify", "map"];
-const taskKind = new Map<string, string>((await api("GET", `/v1/jobs/${job.job_id}`)).tasks.map((t: any) => [t.task_id, t.kind]));
+const taskKind = new Map<string, string>((await api<JobDetail>("GET", `/v1/jobs/${job.job_id}`)).tasks.map((t) => [t.task_id, t.kind]));
 const stream = await openSse((url, init) => fetch(url, { ...init, headers: { ...auth, ...(init?.headers ?? {}) } }), `${base}/v1/jobs/${job.job_id}/events`);
 let status = "pending";
 for (let frame = await stream.next(); frame; frame = await stream.next()) {
@@ -113,10 +114,10 @@ if (status !== "succeeded") {
   process.exit(1);
 }
 
-const seqs = (await api("GET", `/v1/reconstructions/${job.recon_id}/snapshots`)).seqs as number[];
+const seqs = (await api<{ seqs: number[] }>("GET", `/v1/reconstructions/${job.recon_id}/snapshots`)).seqs;
 const snap = `/v1/reconstructions/${job.recon_id}/snapshots/${seqs.at(-1)}`;
 const points = new Uint8Array(await (await fetch(`${base}${snap}/points.bin`, { headers: auth })).arrayBuffer());
-const snapshot = { cameras: CamerasFile.parse(await api("GET", `${snap}/cameras.json`)), images: ImagesFile.parse(await api("GET", `${snap}/images.json`)), points };
+const snapshot = { cameras: CamerasFile.parse(await api<unknown>("GET", `${snap}/cameras.json`)), images: ImagesFile.parse(await api<unknown>("GET", `${snap}/images.json`)), points };
 for (const [format, dir] of [["colmap_text", "sparse/0"], ["ply", "."]] as const) {
   for (const [path, bytes] of exportSnapshot(format, snapshot).files) {
     const file = join(values.out!, dir, path);

@@ -31,16 +31,19 @@ if (!broken && existsSync(`${root}engine-wasm/test-native.sh`)) {
   }
 }
 
-// 2. Types of every program (the Worker, Node-side code, the site): one check, counted once.
-if (run("npm", ["run", "--silent", "typecheck"]).status === 0) totals.passed += 1;
-else {
-  totals.failed += 1;
-  console.error("typecheck failed");
+// 2. Whole-tree checks, each counted once: the types of every program (the Worker, Node-side code,
+// the site); ESLint with typescript-eslint; the Worker's generated types (worker-configuration.d.ts)
+// as `wrangler types` makes them from wrangler.toml (`npm run types` regenerates them).
+for (const [name, script] of [["typecheck", "typecheck"], ["lint", "lint"], ["generated Worker types", "types:check"]]) {
+  if (run("npm", ["run", "--silent", script]).status === 0) totals.passed += 1;
+  else {
+    totals.failed += 1;
+    console.error(`${name} failed`);
+  }
 }
 
 // 3. The site's static files: the Worker's [assets] directory must exist for workerd.
 if (!broken && run("npm", ["run", "--silent", "build:site"]).status !== 0) {
-  broken = true;
   totals.failed += 1;
   console.error("site build failed");
 }

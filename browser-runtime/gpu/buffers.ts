@@ -84,17 +84,20 @@ export class BufferPool {
 
 /**
  * Runs `work` inside validation and out-of-memory error scopes and throws what they caught:
- * WebGPU reports those failures asynchronously instead of throwing at the faulty call.
+ * WebGPU reports those failures asynchronously instead of throwing at the faulty call. A scope's
+ * error explains a failure of `work` too, so it is thrown first; the scopes are popped either way.
  */
 export async function withErrorScopes<T>(device: GPUDevice, label: string, work: () => Promise<T>): Promise<T> {
   device.pushErrorScope("out-of-memory");
   device.pushErrorScope("validation");
-  let result: T;
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
   try {
-    result = await work();
-  } finally {
-    const errors = [await device.popErrorScope(), await device.popErrorScope()].filter((e) => e !== null);
-    if (errors.length) throw new Error(`${label}: ${errors.map((e) => e!.message).join("; ")}`);
+    outcome = { ok: true, value: await work() };
+  } catch (error) {
+    outcome = { ok: false, error };
   }
-  return result;
+  const errors = [await device.popErrorScope(), await device.popErrorScope()].filter((e) => e !== null);
+  if (errors.length) throw new Error(`${label}: ${errors.map((e) => e!.message).join("; ")}`);
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
 }

@@ -26,7 +26,6 @@ import {
   viewRotation,
 } from "../../protocol";
 import type { Projector } from "../gpu/projection-gpu";
-import { cubemapFaceView } from "../gpu/projection-gpu";
 import type { DecodedImage } from "./extract";
 
 type Request = ProjectionTaskParams["projection"];

@@ -7,6 +7,7 @@ var __edgesfmIsNode =
   typeof process == "object" && typeof process.versions == "object" &&
   typeof process.versions.node == "string";
 var __dirname = __edgesfmIsNode ? decodeURIComponent(new URL(".", import.meta.url).pathname) : "";
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- read by the emscripten module this is prepended to
 var require =
   __edgesfmIsNode && typeof process.getBuiltinModule == "function"
     ? process.getBuiltinModule

@@ -11,6 +11,7 @@ export const ImageName = z
   .string()
   .min(1)
   .max(1024)
+  // eslint-disable-next-line no-control-regex -- control characters are what the name must not hold
   .refine((s) => !s.startsWith("/") && !/[\\\u0000-\u001f\u007f]/.test(s) && !s.split("/").some((p) => p === ".." || p === "." || p === ""), {
     message: "must be a relative path without '.', '..' or empty segments, backslashes or control characters",
   });

@@ -1,4 +1,3 @@
-import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, type CoreArtifactKind, type Lease, type TaskKind } from "../../protocol";
 import { DigestRunner } from "../../test/runner/digest-runner";

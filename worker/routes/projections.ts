@@ -3,7 +3,7 @@
  * `:render_perspective` and the general `:project_images`. Each answers 202 with a job of one
  * `projection` task; the checks are in services/projections.ts.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   CubemapProjectionRequest,
   EquirectangularProjectionRequest,

@@ -10,7 +10,6 @@
 import type { ReconstructionFileName, SnapshotSeal } from "../../protocol";
 import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
 import { conflict, type FieldError, notFound, validation } from "../errors";
-import type { LeaseScope } from "../storage/job-rows";
 import type { ReconRow, StoredFile, SubmodelRow } from "../storage/tenant-rows";
 import { serveBytes } from "./bytes";
 import { fileProblem, modelProblem } from "./snapshot-files";

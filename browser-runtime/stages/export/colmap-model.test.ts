@@ -49,7 +49,6 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
   });
 
   it("txt and bin are byte-identical aliases of colmap_text and colmap_bin", async () => {
-    const snapshot = await referenceSnapshot(set);
     expect(sameFiles((await referenceExport(set, "txt")).files, (await referenceExport(set, "colmap_text")).files)).toBe(true);
     expect(sameFiles((await referenceExport(set, "bin")).files, (await referenceExport(set, "colmap_bin")).files)).toBe(true);
   });
@@ -80,7 +79,6 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
     });
 
     it("model_converter turns our binary export into exactly our text export", async () => {
-      const snapshot = await referenceSnapshot(set);
       const text = (await referenceExport(set, "colmap_text")).files;
       const converted = convertModel(writeFiles((await referenceExport(set, "colmap_bin")).files), "TXT");
       const theirs = (f: string) => readText(`${converted}/${f}`);
@@ -95,7 +93,6 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
     });
 
     it("model_converter turns our text export into exactly our binary export's content", async () => {
-      const snapshot = await referenceSnapshot(set);
       const converted = convertModel(writeFiles((await referenceExport(set, "colmap_text")).files), "BIN");
       const back = convertModel(converted, "TXT");
       const ours = (await referenceExport(set, "colmap_text")).files;

@@ -9,7 +9,8 @@ describe("test-only fundamental RANSAC", () => {
     // Camera 2: rotated 10 degrees about y and shifted along x.
     const a = (10 * Math.PI) / 180;
     const project = (p: number[], second: boolean): [number, number] => {
-      let [x, y, z] = p as [number, number, number];
+      let [x, , z] = p as [number, number, number];
+      const y = p[1]!;
       if (second) [x, z] = [Math.cos(a) * x + Math.sin(a) * z - 1, -Math.sin(a) * x + Math.cos(a) * z];
       return [f * (x / z) + cx, f * (y / z) + cy];
     };

@@ -49,7 +49,9 @@ export function photosOnly(picked: PickedFile[], taken: Set<string>): PickedFile
   const out: PickedFile[] = [];
   for (const p of picked) {
     if (!/^image\/(jpeg|png)$/.test(p.file.type) && !IMAGE_NAME.test(p.file.name)) continue;
+    // eslint-disable-next-line no-control-regex -- control characters are what a name must not hold (ImageName)
     let name = p.name.split("/").filter((s) => s && s !== "." && s !== "..").join("/").replace(/[\\\u0000-\u001f\u007f]/g, "_");
+    // eslint-disable-next-line no-control-regex -- as above
     if (!ImageName.safeParse(name).success) name = p.file.name.replace(/[\\/\u0000-\u001f\u007f]/g, "_") || "photo.jpg";
     const base = name;
     const dot = base.lastIndexOf(".") > 0 ? base.lastIndexOf(".") : base.length;
