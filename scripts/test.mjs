@@ -32,7 +32,7 @@ if (!broken && existsSync(`${root}engine-wasm/test-native.sh`)) {
 }
 
 // 2. Whole-tree checks, each counted once: the types of every program (the Worker, Node-side code,
-// the site); ESLint with typescript-eslint; the Worker's generated types (worker-configuration.d.ts)
+// the site); lint (ESLint with typescript-eslint, no import cycles); the Worker's generated types (worker-configuration.d.ts)
 // as `wrangler types` makes them from wrangler.toml (`npm run types` regenerates them).
 for (const [name, script] of [["typecheck", "typecheck"], ["lint", "lint"], ["generated Worker types", "types:check"]]) {
   if (run("npm", ["run", "--silent", script]).status === 0) totals.passed += 1;

@@ -19,9 +19,9 @@ import type {
   TaskOutputs,
 } from "../../protocol";
 import { notFound, validation } from "../errors";
-import type { JobPlan, JobRow, PlannedItem, TaskPlan, TaskRow } from "../storage/job-rows";
+import type { AdoptedSnapshot, JobPlan, JobRow, PlannedItem, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
-import type { AdoptedSnapshot, DatasetRow, ImageRow } from "../storage/tenant-rows";
+import type { DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { type ItemPlan, groupShards, planItems, shardBudget } from "./shards";

@@ -1,6 +1,5 @@
 /** @module The job store's records, as they cross the RPC boundary (spec 2.9, 3.2), and what it plans and tells the queues. */
 import type { DatasetSnapshot, JobStatus, Phase, ShardItem, StageArtifact, TaskKind, TaskOutputs, TaskShards } from "../../protocol";
-import type { AdoptedSnapshot } from "./tenant-rows";
 
 export interface JobRow {
   job_id: string;
@@ -81,6 +80,12 @@ export interface JobPlan {
   tasks: TaskPlan[];
   /** The snapshot the reconstruction took from the cached last task, announced as that task's (TenantStore.registerJob). */
   adopted_snapshot: AdoptedSnapshot | null;
+}
+
+/** A snapshot a reconstruction took from a cached map task (TenantStore.registerJob). */
+export interface AdoptedSnapshot {
+  seq: number;
+  summary: Record<string, unknown>;
 }
 
 /** Who is asking about a lease: a lease granted to a pool runner is usable only by pool runners, and vice versa. */

@@ -129,12 +129,6 @@ export interface StoredFile {
   r2_key: string;
 }
 
-/** A snapshot a reconstruction took from a cached map task (TenantStore.registerJob). */
-export interface AdoptedSnapshot {
-  seq: number;
-  summary: Record<string, unknown>;
-}
-
 /** A validated seal (2.10): files per component (-1 = root) and each component's counts. */
 export interface SealInput {
   recon_id: string;

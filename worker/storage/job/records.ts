@@ -1,9 +1,8 @@
 /** @module Reads of the job's row and its tasks' rows, as the records of job-rows.ts (spec 2.9). */
-import type { DatasetSnapshot, JobStatus, StageArtifact, TaskKind, TaskOutputs } from "../../../protocol";
+import type { DatasetSnapshot, JobStatus, StageArtifact, TaskKind, TaskOutputs, TaskShards } from "../../../protocol";
 import type { JobRow, TaskRow } from "../job-rows";
 import { first } from "../sql";
 import type { JobContext } from "./context";
-import { shardStats } from "./shards";
 
 export type Row = Record<string, SqlStorageValue>;
 
@@ -105,4 +104,20 @@ export function ancestors(cx: JobContext, taskId: string): string[] {
   };
   visit(taskId);
   return [...seen];
+}
+
+/** `x-shards` of a task: shards done over total, items reused from the cache, shards by runner. */
+export function shardStats(cx: JobContext, taskId: string): TaskShards | null {
+  const items = cx.sql.exec<{ n: number; cached: number }>("SELECT COUNT(*) AS n, COALESCE(SUM(cache_hit), 0) AS cached FROM items WHERE task_id = ?", taskId).one();
+  if (items.n === 0) return null;
+  const shards = cx.sql.exec<{ status: string; runner_id: string | null }>("SELECT status, runner_id FROM shards WHERE task_id = ?", taskId).toArray();
+  const byRunner: Record<string, number> = {};
+  for (const s of shards) if (s.status === "succeeded" && s.runner_id) byRunner[s.runner_id] = (byRunner[s.runner_id] ?? 0) + 1;
+  return {
+    total: shards.length,
+    done: shards.filter((s) => s.status === "succeeded").length,
+    items: items.n,
+    items_cached: items.cached,
+    by_runner: byRunner,
+  };
 }

@@ -6,13 +6,13 @@
  * (no byte is copied: the files are the blobs the runners uploaded). A dying runner loses only its
  * shard; cancel, resume and the cache work shard by shard and item by item.
  */
-import type { ArtifactDescriptor, JobStatus, Phase, ShardItem, TaskOutputs, TaskShards } from "../../../protocol";
+import type { ArtifactDescriptor, JobStatus, Phase, ShardItem, TaskOutputs } from "../../../protocol";
 import type { PlannedItem } from "../job-rows";
 import type { FieldError } from "../../errors";
 import { first } from "../sql";
 import type { JobContext } from "./context";
 import { appendEvent } from "./events";
-import type { Row } from "./records";
+import { type Row, shardStats } from "./records";
 
 export const shardIdOf = (taskId: string, idx: number) => `${taskId}-${idx}`;
 
@@ -149,22 +149,6 @@ export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
   }
   const artifact: ArtifactDescriptor = { ...first, summary, files: parts.flatMap((p) => p.artifacts[0]!.files) };
   return { artifacts: [artifact], result: null };
-}
-
-/** `x-shards` of a task: shards done over total, items reused from the cache, shards by runner. */
-export function shardStats(cx: JobContext, taskId: string): TaskShards | null {
-  const items = cx.sql.exec<{ n: number; cached: number }>("SELECT COUNT(*) AS n, COALESCE(SUM(cache_hit), 0) AS cached FROM items WHERE task_id = ?", taskId).one();
-  if (items.n === 0) return null;
-  const shards = cx.sql.exec<{ status: string; runner_id: string | null }>("SELECT status, runner_id FROM shards WHERE task_id = ?", taskId).toArray();
-  const byRunner: Record<string, number> = {};
-  for (const s of shards) if (s.status === "succeeded" && s.runner_id) byRunner[s.runner_id] = (byRunner[s.runner_id] ?? 0) + 1;
-  return {
-    total: shards.length,
-    done: shards.filter((s) => s.status === "succeeded").length,
-    items: items.n,
-    items_cached: items.cached,
-    by_runner: byRunner,
-  };
 }
 
 /** Items computed by this job whose outputs the tenant has not recorded in its cache yet. */

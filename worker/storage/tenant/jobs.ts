@@ -5,10 +5,10 @@
  * and StageArtifacts (2.11).
  */
 import type { JobStatus, TaskOutputs } from "../../../protocol";
-import type { JobRow } from "../job-rows";
+import type { AdoptedSnapshot, JobRow } from "../job-rows";
 import { type Outcome, missing, ok } from "../outcome";
 import { type PageRequest, type PageResult, exists, first, nowIso, paginate } from "../sql";
-import type { AdoptedSnapshot, ArtifactScope, BlobFacts, JobCompletions, JobRegistration } from "../tenant-rows";
+import type { ArtifactScope, BlobFacts, JobCompletions, JobRegistration } from "../tenant-rows";
 import * as artifacts from "./artifacts";
 import * as blobs from "./blobs";
 import * as garbage from "./garbage";
