@@ -1,6 +1,6 @@
 /**
  * @module Deployment settings, read once per request from the Worker's vars (wrangler.toml
- * `[vars]`, `.dev.vars`, or the dashboard), with the defaults the README documents.
+ * `[vars]`, `.dev.vars`, or the dashboard), with the defaults docs/operations.md documents.
  */
 export interface Config {
   authMode: "none" | "api_key";

@@ -1,5 +1,5 @@
 /**
- * Reference counts of a tenant's blobs (README, "Storage design"): bytes are stored once per
+ * Reference counts of a tenant's blobs (docs/architecture.md, "Storage"): bytes are stored once per
  * tenant, each holder keeps references, and the last one released queues them for deletion.
  */
 import { env, runInDurableObject } from "cloudflare:test";
