@@ -4485,7 +4485,7 @@ export interface paths {
          *     `submodels[]` one entry per disconnected component (2.8) with its own files and `summary` (`num_reg_images`, `num_points3D`, others kept).
          *     A root file the seal omits is served from the largest component (2.8 rule 2). Without `submodels`, the root is component 0 with the top-level `summary`.
          *
-         *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job (else 409; unknown lease 404);
+         *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap` task (else 409; unknown lease 404);
          *     names are among cameras.json, images.json, rigs.json, frames.json, pose_graph.json, summary.json, points.bin, points_preview.bin, once per model (422);
          *     each blob was uploaded under this job (or is one of its input images) with exactly `byte_size` bytes (422 `unknown_blob` / `size_mismatch`);
          *     JSON files match their 2.14 schema, points files have a valid header, a size of 44 + 26 count bytes, ascending point3d_id and every point inside the header's bbox (422 `invalid_file`);
@@ -7368,6 +7368,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reconstructions/{rid}:to_cubemap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A spherical reconstruction as cubemap rigs
+         * @description Seals the reconstruction's latest snapshot (or `seq`) again as a new snapshot in which every panorama is a cubemap rig (4.13): rigs.json holds one rig of six sensors
+         *     (the faces front, right, back, left, up, down: PINHOLE, 90 degrees, OpenCV axes; front is the reference sensor, sensor_from_rig pure rotations) and frames.json one
+         *     frame per panorama, binding the six sensor ids to the ids of its face images in images.json (named `<face>/<panorama stem>.jpg`, as `:render_cubemap` names the faces
+         *     it renders). Each keypoint moves to the face its ray falls on and keeps its 3D point; points.bin is unchanged. A job with one `to_cubemap` task (an extension kind)
+         *     whose snapshot is announced by `snapshot_available`. 422 when the reconstruction's dataset is not spherical; 409 before any snapshot is sealed.
+         *     Capability `projection.cubemap_rig` (legacy `spherical.to_cubemap`). `face_size` (64 to 8192, default a quarter of the widest panorama) is our optional addition.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    rid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["ToCubemapRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted; the task's result is `{output_path, num_files, manifest_path, derived_dataset}` (4.14 rule 3) */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/{did}:project_images": {
         parameters: {
             query?: never;
@@ -8160,56 +8284,6 @@ export interface paths {
         /**
          * dense reconstruction (4.13)
          * @description Not built on this deployment: answers 501 with `capability` (1.1) while `dense.patch_match_stereo` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    rid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/reconstructions/{rid}:to_cubemap": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * a spherical reconstruction as cubemap rigs (4.13)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `projection.cubemap_rig` is false in /v1/capabilities.
          */
         post: {
             parameters: {
@@ -9147,7 +9221,7 @@ export interface components {
             task_id: string;
             job_id: string;
             /** @enum {string} */
-            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
             /** @enum {string} */
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
             /** @description tasks that must succeed before this one can be leased */
@@ -9234,7 +9308,7 @@ export interface components {
             };
             current_task_id: string | null;
             /** @enum {string|null} */
-            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | null;
+            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | null;
             /** @enum {string|null} */
             current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | null;
             /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -9242,7 +9316,7 @@ export interface components {
             tasks: {
                 task_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 progress: number;
@@ -9429,7 +9503,7 @@ export interface components {
             name: string;
             /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
             pool: boolean;
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -9486,7 +9560,7 @@ export interface components {
         RunnerRegister: {
             name: string;
             /** @description task kinds this runner computes */
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -9505,7 +9579,7 @@ export interface components {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                 /**
                  * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                  * @enum {string}
@@ -9587,7 +9661,7 @@ export interface components {
                 upstream: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                     outputs_ref: components["schemas"]["TaskOutputs"];
                 }[];
                 /**
@@ -10217,6 +10291,15 @@ export interface components {
              * @default 0
              */
             roll_deg: number;
+        };
+        ToCubemapRequest: {
+            /**
+             * @description pixels per face side, 64 to 8192; default a quarter of the widest panorama
+             * @default null
+             */
+            face_size: number | null;
+            /** @description the snapshot to convert; default the latest */
+            seq?: number;
         };
         ProjectionJobRequest: {
             /** @enum {string} */
@@ -14844,7 +14927,7 @@ export namespace input {
              *     `submodels[]` one entry per disconnected component (2.8) with its own files and `summary` (`num_reg_images`, `num_points3D`, others kept).
              *     A root file the seal omits is served from the largest component (2.8 rule 2). Without `submodels`, the root is component 0 with the top-level `summary`.
              *
-             *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job (else 409; unknown lease 404);
+             *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap` task (else 409; unknown lease 404);
              *     names are among cameras.json, images.json, rigs.json, frames.json, pose_graph.json, summary.json, points.bin, points_preview.bin, once per model (422);
              *     each blob was uploaded under this job (or is one of its input images) with exactly `byte_size` bytes (422 `unknown_blob` / `size_mismatch`);
              *     JSON files match their 2.14 schema, points files have a valid header, a size of 44 + 26 count bytes, ascending point3d_id and every point inside the header's bbox (422 `invalid_file`);
@@ -17727,6 +17810,130 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/reconstructions/{rid}:to_cubemap": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * A spherical reconstruction as cubemap rigs
+             * @description Seals the reconstruction's latest snapshot (or `seq`) again as a new snapshot in which every panorama is a cubemap rig (4.13): rigs.json holds one rig of six sensors
+             *     (the faces front, right, back, left, up, down: PINHOLE, 90 degrees, OpenCV axes; front is the reference sensor, sensor_from_rig pure rotations) and frames.json one
+             *     frame per panorama, binding the six sensor ids to the ids of its face images in images.json (named `<face>/<panorama stem>.jpg`, as `:render_cubemap` names the faces
+             *     it renders). Each keypoint moves to the face its ray falls on and keeps its 3D point; points.bin is unchanged. A job with one `to_cubemap` task (an extension kind)
+             *     whose snapshot is announced by `snapshot_available`. 422 when the reconstruction's dataset is not spherical; 409 before any snapshot is sealed.
+             *     Capability `projection.cubemap_rig` (legacy `spherical.to_cubemap`). `face_size` (64 to 8192, default a quarter of the widest panorama) is our optional addition.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        rid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: {
+                    content: {
+                        "application/json": components["schemas"]["ToCubemapRequest"];
+                    };
+                };
+                responses: {
+                    /** @description accepted; the task's result is `{output_path, num_files, manifest_path, derived_dataset}` (4.14 rule 3) */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Payload too large */
+                    413: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/datasets/{did}:project_images": {
             parameters: {
                 query?: never;
@@ -18519,56 +18726,6 @@ export namespace input {
             /**
              * dense reconstruction (4.13)
              * @description Not built on this deployment: answers 501 with `capability` (1.1) while `dense.patch_match_stereo` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path: {
-                        rid: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody?: never;
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
-        "/v1/reconstructions/{rid}:to_cubemap": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * a spherical reconstruction as cubemap rigs (4.13)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `projection.cubemap_rig` is false in /v1/capabilities.
              */
             post: {
                 parameters: {
@@ -19506,7 +19663,7 @@ export namespace input {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 /** @description tasks that must succeed before this one can be leased */
@@ -19593,7 +19750,7 @@ export namespace input {
                 };
                 current_task_id: string | null;
                 /** @enum {string|null} */
-                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | null;
+                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | null;
                 /** @enum {string|null} */
                 current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | null;
                 /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -19601,7 +19758,7 @@ export namespace input {
                 tasks: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                     /** @enum {string} */
                     status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                     progress: number;
@@ -19788,7 +19945,7 @@ export namespace input {
                 name: string;
                 /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
                 pool: boolean;
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -19845,7 +20002,7 @@ export namespace input {
             RunnerRegister: {
                 name: string;
                 /** @description task kinds this runner computes */
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -19864,7 +20021,7 @@ export namespace input {
                     task_id: string;
                     job_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                     /**
                      * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                      * @enum {string}
@@ -19946,7 +20103,7 @@ export namespace input {
                     upstream: {
                         task_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
                         outputs_ref: components["schemas"]["TaskOutputs"];
                     }[];
                     /**
@@ -20576,6 +20733,15 @@ export namespace input {
                  * @default 0
                  */
                 roll_deg?: number;
+            };
+            ToCubemapRequest: {
+                /**
+                 * @description pixels per face side, 64 to 8192; default a quarter of the widest panorama
+                 * @default null
+                 */
+                face_size?: number | null;
+                /** @description the snapshot to convert; default the latest */
+                seq?: number;
             };
             ProjectionJobRequest: {
                 /** @enum {string} */

@@ -31,6 +31,21 @@ export const CUBEMAP_RIG_FROM_FACE: Record<CubemapFace, readonly number[]> = {
   down: [1, 0, 0, 0, 0, 1, 0, -1, 0],
 };
 
+/** The viewing direction of a SPHERICAL pixel (2.4; COLMAP's pixel-centre convention). */
+export function panoramaRay(x: number, y: number, width: number, height: number): [number, number, number] {
+  const longitude = (x / width - 0.5) * 2 * Math.PI;
+  const latitude = (y / height - 0.5) * Math.PI;
+  return [Math.cos(latitude) * Math.sin(longitude), Math.sin(latitude), Math.cos(latitude) * Math.cos(longitude)];
+}
+
+/** The face whose view holds a direction: its largest axis, ties to the earlier face (the engine's CubemapFaceOfRay). */
+export function cubemapFaceOfRay([x, y, z]: readonly [number, number, number]): CubemapFace {
+  const [ax, ay, az] = [Math.abs(x), Math.abs(y), Math.abs(z)];
+  if (az >= ax && az >= ay) return z >= 0 ? "front" : "back";
+  if (ax >= ay) return x >= 0 ? "right" : "left";
+  return y < 0 ? "up" : "down";
+}
+
 /** Cubemap `face_size` bounds (spec 8). */
 export const FACE_SIZE_MIN = 64;
 export const FACE_SIZE_MAX = 8192;
@@ -58,6 +73,12 @@ export function quaternionOfMatrix(m: readonly number[]): Rigid3["rotation"] {
   // A canonical sign: w >= 0.
   const sign = q[0] < 0 ? -1 : 1;
   return { w: sign * q[0] + 0, x: sign * q[1] + 0, y: sign * q[2] + 0, z: sign * q[3] + 0 };
+}
+
+/** The face size of a cubemap when none is asked: a quarter of the widest panorama, within 64..8192. */
+export function defaultFaceSize(widths: ReadonlyArray<number | null>): number {
+  const widest = Math.max(0, ...widths.map((w) => w ?? 0));
+  return Math.min(FACE_SIZE_MAX, Math.max(FACE_SIZE_MIN, Math.round((widest || 4096) / 4)));
 }
 
 /** A face's sensor_from_rig (= face_from_rig: the transpose, no translation), as rigs.json holds it (2.14). */
@@ -296,3 +317,17 @@ export const ProjectionResult = z
   .object({ output_path: z.string(), num_files: z.number().int(), manifest_path: z.string(), derived_dataset: DerivedDataset.nullable() })
   .meta({ id: "ProjectionResult" });
 export type ProjectionResult = z.infer<typeof ProjectionResult>;
+
+// ---- `:to_cubemap` (4.13) ----
+
+/** The body of `POST /v1/reconstructions/{rid}:to_cubemap`: the spec shows none; `face_size` is our optional addition (9.2). */
+export const ToCubemapRequest = z
+  .object({
+    face_size: FaceSize.nullable().default(null).describe("pixels per face side, 64 to 8192; default a quarter of the widest panorama"),
+    seq: z.number().int().min(1).optional().describe("the snapshot to convert; default the latest"),
+  })
+  .meta({ id: "ToCubemapRequest" });
+export type ToCubemapRequest = z.infer<typeof ToCubemapRequest>;
+
+/** A `to_cubemap` task: the snapshot (input artifacts `snapshot` and `submodel.<idx>`) sealed again as cubemap rigs. */
+export type ToCubemapTaskParams = { to_cubemap: { face_size: number | null; seq: number; submodels: number[] } };

@@ -13,6 +13,8 @@ import type { DatasetSnapshot } from "../../protocol";
 
 /** What the cameras depend on: the dataset's settings and each image's name and EXIF focal. */
 export type CameraSettings = Pick<DatasetSnapshot, "camera_model" | "intrinsics_mode"> & {
+  /** A spherical dataset's images are equirectangular panoramas: SPHERICAL cameras, whatever `camera_model` says (2.4). */
+  is_spherical?: boolean;
   images: ReadonlyArray<Pick<DatasetSnapshot["images"][number], "name" | "focal_length_35mm">>;
 };
 
@@ -35,8 +37,10 @@ export function focalFrom35mm(focalLength35mm: number, width: number, height: nu
 export function initialCamera(model: string, width: number, height: number, focalLength35mm: number | null = null): InitialCamera {
   const info = CAMERA_MODELS.find((m) => m.name === model);
   if (!info) throw new Error(`unknown camera model ${model}`);
-  const hasPriorFocalLength = focalLength35mm !== null && focalLength35mm > 0;
-  const f = hasPriorFocalLength ? focalFrom35mm(focalLength35mm, width, height) : DEFAULT_FOCAL_LENGTH_FACTOR * Math.max(width, height);
+  const exif = focalLength35mm !== null && focalLength35mm > 0;
+  const f = exif ? focalFrom35mm(focalLength35mm, width, height) : DEFAULT_FOCAL_LENGTH_FACTOR * Math.max(width, height);
+  // A SPHERICAL camera has no intrinsics to estimate: it is calibrated (E geometry, rays).
+  const hasPriorFocalLength = exif || model === "SPHERICAL";
   const params = info.params.map((name) => (name.startsWith("f") ? f : name === "cx" ? width / 2 : name === "cy" ? height / 2 : 0));
   return { model, width, height, params, hasPriorFocalLength };
 }
@@ -66,7 +70,7 @@ export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ w
     const key = keyOf(i);
     let c = index.get(key);
     if (c === undefined) {
-      c = cameras.push(initialCamera(dataset.camera_model, s.width, s.height, dataset.images[i]!.focal_length_35mm)) - 1;
+      c = cameras.push(initialCamera(dataset.is_spherical ? "SPHERICAL" : dataset.camera_model, s.width, s.height, dataset.images[i]!.focal_length_35mm)) - 1;
       index.set(key, c);
     }
     return c;

@@ -10,8 +10,6 @@ import {
   CUBEMAP_FACES,
   type CubemapFace,
   type DatasetSnapshot,
-  FACE_SIZE_MAX,
-  FACE_SIZE_MIN,
   type DerivedDatasetRegister,
   type ProjectionManifest,
   type ProjectionTaskParams,
@@ -19,6 +17,7 @@ import {
   cubemapFaceParams,
   cubemapGroups,
   cubemapSensorFromRig,
+  defaultFaceSize,
   extensionOf,
   quaternionOfMatrix,
   rigConfigOf,
@@ -76,9 +75,7 @@ export interface ProjectionRun {
 
 /** The face size of a cubemap request: as given, else a quarter of the widest panorama, within 64..8192. */
 export function cubemapFaceSize(request: { face_size: number | null }, images: SourceImage[]): number {
-  if (request.face_size !== null) return request.face_size;
-  const widest = Math.max(0, ...images.map((i) => i.width ?? 0));
-  return Math.min(FACE_SIZE_MAX, Math.max(FACE_SIZE_MIN, Math.round((widest || 4096) / 4)));
+  return request.face_size ?? defaultFaceSize(images.map((i) => i.width));
 }
 
 const transpose = (m: readonly number[]) => [m[0]!, m[3]!, m[6]!, m[1]!, m[4]!, m[7]!, m[2]!, m[5]!, m[8]!];

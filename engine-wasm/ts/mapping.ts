@@ -53,6 +53,12 @@ export interface IncrementalMappingOptions {
   ba?: BundleAdjustmentOptions;
   /** Initial pair's minimum triangulation angle in degrees (COLMAP: 16). */
   init_min_tri_angle?: number;
+  /**
+   * Spec 2.12 `spherical` (`panorama: true`): SPHERICAL images are adjusted as cubemap rigs with
+   * faces of this many pixels (residuals on the face each keypoint was found on, the six faces
+   * moving as one). 0 or absent: off.
+   */
+  cubemap_rig_face_size?: number;
 }
 
 export interface MappedImage {
@@ -99,6 +105,7 @@ function optionsVector(options: IncrementalMappingOptions): number[] {
     kernel,
     ba.loss_threshold ?? 1,
     options.init_min_tri_angle ?? 0,
+    options.cubemap_rig_face_size ?? 0,
   ];
 }
 

@@ -21,6 +21,7 @@ export const TASK_KINDS = [
   "artifact_import",
   // Extension kinds (additive enum values, 9.2) for work no spec kind names:
   "projection", // 4.14 projection jobs on datasets
+  "to_cubemap", // 4.13 a spherical reconstruction's snapshot as cubemap rigs
 ] as const;
 export const TaskKind = z.enum(TASK_KINDS);
 export type TaskKind = z.infer<typeof TaskKind>;

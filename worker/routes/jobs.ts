@@ -27,6 +27,7 @@ import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
 import { tenantStore, unwrap } from "../services/stores";
+import { sphericalStageParams } from "../services/projections";
 import type { Context } from "hono";
 
 export const jobs = newRouter();
@@ -120,11 +121,13 @@ jobs.openapi(
     const ds = await dataset(c.env, c.var.tenantId, body.dataset_id);
     if (ds.project_id !== pid) throw notFound("dataset");
     const kind = body.spec.kind;
+    // The spherical pipeline finds and adjusts a panorama's features on its cube faces (2.12 `panorama`).
+    const panorama = body.spec.kind === "spherical" ? await sphericalStageParams(c.env, c.var.tenantId, ds, body.spec) : {};
     const chain: { stage: Stage; capabilities: string[]; replaced_by: "features" | "matches" | "verified_matches" | null }[] = [
-      { stage: { kind: "extract", params: { features: body.features } }, capabilities: [`features.extract.${body.features.type}`], replaced_by: "features" },
+      { stage: { kind: "extract", params: { features: body.features, ...panorama } }, capabilities: [`features.extract.${body.features.type}`], replaced_by: "features" },
       { stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } }, capabilities: [`pairs.${body.pairs.strategy}`, `matchers.${body.matcher.type}`], replaced_by: "matches" },
       { stage: { kind: "verify", params: { verify: body.verify } }, capabilities: ["matches.verify"], replaced_by: "verified_matches" },
-      { stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null }, map_kind: kind }, capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])], replaced_by: null },
+      { stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null, ...panorama }, map_kind: kind }, capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])], replaced_by: null },
     ];
     // Input artifacts replace the stages that would compute them (2.11): the chain starts after the
     // latest one given; later stages read the features too, so those are then required.

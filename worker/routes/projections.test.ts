@@ -4,6 +4,7 @@ import { RunnerClient } from "../../client/index";
 import { RunnerAbilities } from "../../protocol";
 import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, sha256Hex, uploadBlob } from "../test/helpers";
 import { LUND_01, LUND_02 } from "../test/photos";
+import { sealedReconstruction } from "../test/scene";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -170,5 +171,33 @@ describe("derived datasets through the lease (4.14 rule 4)", () => {
     });
     expect(r.status).toBe(422);
     expect(((await r.json()) as { errors: { path: string; code: string }[] }).errors).toEqual([expect.objectContaining({ path: "images.0.blob_sha", code: "unknown_blob" })]);
+  });
+});
+
+describe("the spherical pipeline and :to_cubemap on the wrong input (2.12, 4.13, 7)", () => {
+  it("advertises them, and the legacy spherical.to_cubemap", async () => {
+    const features = (await call("GET", "/v1/capabilities")).json.features;
+    for (const name of ["map.spherical", "pipelines.spherical", "projection.cubemap_rig", "spherical.to_cubemap"]) expect(features[name], name).toBe(true);
+  });
+
+  it("the spherical pipeline needs a spherical dataset; on one its extract and map tasks get the cube faces", async () => {
+    const flat = await photoDataset(false);
+    expectFieldError(await call("POST", `/v1/projects/${flat.pid}/pipelines/spherical`, { dataset_id: flat.did, spec: { kind: "spherical" } }), "dataset_id", "not_spherical");
+    const pano = await photoDataset(true);
+    const r = await expectStatus(call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical" } }), 202);
+    const job = (await call("GET", `/v1/jobs/${r.json.job_id}`)).json;
+    expect(job.tasks.map((t: { kind: string }) => t.kind)).toEqual(["extract", "match", "verify", "map"]);
+    // Without panorama the panoramas are mapped as SPHERICAL images, no cube faces.
+    await expectStatus(call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical", panorama: false } }), 202);
+  });
+
+  it(":to_cubemap answers 404 for an unknown reconstruction, 422 when its dataset is not spherical, 409 before a snapshot", async () => {
+    expectProblem(await call("POST", "/v1/reconstructions/01J00000000000000000000000:to_cubemap"), 404, "not_found");
+    const sealed = await sealedReconstruction();
+    expectFieldError(await call("POST", `/v1/reconstructions/${sealed.rid}:to_cubemap`), "dataset_id", "not_spherical");
+    const pano = await photoDataset(true);
+    const r = await expectStatus(call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical" } }), 202);
+    expectProblem(await call("POST", `/v1/reconstructions/${r.json.recon_id}:to_cubemap`, {}), 409, "conflict");
+    expectFieldError(await call("POST", `/v1/reconstructions/${r.json.recon_id}:to_cubemap`, { face_size: 32 }), "face_size", "too_small");
   });
 });

@@ -13,13 +13,14 @@ import {
   PerspectiveProjectionRequest,
   type Projection,
   ProjectionJobRequest,
+  ToCubemapRequest,
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { fieldErrors } from "../router";
 import { badRequest, validation } from "../errors";
 import { problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
-import { submitProjection } from "../services/projections";
+import { submitProjection, submitToCubemap } from "../services/projections";
 import type { Context } from "hono";
 
 export const projections = newRouter();
@@ -126,6 +127,32 @@ projectionRoute(
     "`pitch_deg` up and `roll_deg` about its axis; default four views around the horizon. Images are named `<view name>/<panorama stem>.<ext>`.",
     "Capability `projection.equirectangular_to_perspective`.",
   ].join("\n"),
+);
+
+projections.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/reconstructions/{rid}:to_cubemap",
+    tags: ["projections", "reconstructions"],
+    summary: "A spherical reconstruction as cubemap rigs",
+    description: [
+      "Seals the reconstruction's latest snapshot (or `seq`) again as a new snapshot in which every panorama is a cubemap rig (4.13): rigs.json holds one rig of six sensors",
+      "(the faces front, right, back, left, up, down: PINHOLE, 90 degrees, OpenCV axes; front is the reference sensor, sensor_from_rig pure rotations) and frames.json one",
+      "frame per panorama, binding the six sensor ids to the ids of its face images in images.json (named `<face>/<panorama stem>.jpg`, as `:render_cubemap` names the faces",
+      "it renders). Each keypoint moves to the face its ray falls on and keeps its 3D point; points.bin is unchanged. A job with one `to_cubemap` task (an extension kind)",
+      "whose snapshot is announced by `snapshot_available`. 422 when the reconstruction's dataset is not spherical; 409 before any snapshot is sealed.",
+      "Capability `projection.cubemap_rig` (legacy `spherical.to_cubemap`). `face_size` (64 to 8192, default a quarter of the widest panorama) is our optional addition.",
+    ].join("\n"),
+    request: { params: z.object({ rid: Id }), ...optionalBody(ToCubemapRequest) },
+    responses: { ...accepted, ...problemResponses(409) },
+  }),
+  async (c) => {
+    const raw = await c.req.json().catch(() => ({}));
+    const parsed = ToCubemapRequest.safeParse(raw ?? {});
+    if (!parsed.success) throw validation("invalid request body", fieldErrors(parsed.error));
+    const body = await submitToCubemap(c.env, c.var.tenantId, c.req.valid("param").rid, parsed.data);
+    return c.json(body, 202, { Location: `/v1/jobs/${body.job_id}` }) as never;
+  },
 );
 
 projections.openapi(

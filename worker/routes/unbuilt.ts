@@ -124,13 +124,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     request: { params: ReconParams, ...jsonBody(z.object({ method: z.enum(["poisson", "delaunay"]), options: z.record(z.string(), z.unknown()).optional() })) },
   },
   { method: "post", path: "/v1/reconstructions/{rid}/dense", capability: "dense.patch_match_stereo", summary: "dense reconstruction (4.13)", request: { params: ReconParams } },
-  {
-    method: "post",
-    path: "/v1/reconstructions/{rid}:to_cubemap",
-    capability: "projection.cubemap_rig",
-    summary: "a spherical reconstruction as cubemap rigs (4.13)",
-    request: { params: ReconParams },
-  },
   { method: "post", path: "/v1/oneshot/features", capability: "oneshot.features", summary: "features of one image, in the response (4.15)", request: imageBytes },
   {
     method: "post",

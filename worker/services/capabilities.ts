@@ -32,6 +32,11 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "projection.equirectangular_to_cubemap",
   "projection.cubemap_to_equirectangular",
   "projection.equirectangular_to_perspective",
+  // Spherical datasets as cubemap rigs: the spherical pipeline (features on the cube faces, the rig
+  // adjusted as one) and `:to_cubemap` (test/e2e/spherical-pipeline.test.ts).
+  "map.spherical",
+  "pipelines.spherical",
+  "projection.cubemap_rig",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -38,6 +38,7 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   convert_artifact: "artifact_conversion",
   artifact_import: "artifact_import",
   projection: "panorama",
+  to_cubemap: "panorama",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {

@@ -11,14 +11,22 @@ import {
   MAX_PROJECTED_IMAGES,
   type ProjectionJobRequest,
   type ProjectionTaskParams,
+  type PipelineSpec,
+  type StageArtifact,
+  type ToCubemapRequest,
+  type ToCubemapTaskParams,
   cubemapGroups,
+  defaultFaceSize,
   projectionCapability,
 } from "../../protocol";
-import { notFound, validation } from "../errors";
+import { conflict, notFound, validation } from "../errors";
+import { artifactResource } from "./artifacts";
+import { producerDataset } from "./exports";
+import { reconstructionOf } from "./snapshots";
 import type { DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { requireCapability } from "./capabilities";
 import { frozenDataset, submitJob } from "./jobs";
-import { tenantStore } from "./stores";
+import { tenantStore, unwrap } from "./stores";
 
 /** What the derived dataset is called unless the request names it. */
 const NAME_SUFFIX: Record<ProjectionJobRequest["projection"], string> = {
@@ -58,6 +66,19 @@ function plannedOutputs(row: DatasetRow, images: ImageRow[], request: Projection
   }
 }
 
+/**
+ * What the stages of a `spherical` pipeline (2.12) add to their params: with `panorama: true`
+ * (default) the cube faces the extractor renders and the bundle adjustment measures on, a quarter
+ * of the widest panorama each. The dataset must be spherical (422 `not_spherical`).
+ */
+export async function sphericalStageParams(env: Env, tenantId: string, row: DatasetRow, spec: Extract<PipelineSpec, { kind: "spherical" }>) {
+  requireCapability(env, "pipelines.spherical");
+  requireSpherical(row, "the spherical pipeline");
+  if (!spec.panorama) return {};
+  const images = await tenantStore(env, tenantId).allImages(row.dataset_id);
+  return { cubemap: { face_size: defaultFaceSize(images.map((i) => i.width)) } };
+}
+
 export async function submitProjection(env: Env, tenantId: string, datasetId: string, recipe: string, request: ProjectionJobRequest): Promise<JobAccepted> {
   const tenant = tenantStore(env, tenantId);
   const row = await tenant.getDataset(datasetId);
@@ -89,5 +110,44 @@ export async function submitProjection(env: Env, tenantId: string, datasetId: st
     stages: [{ kind: "projection", params, own_outputs: request.output.create_dataset }],
     input_artifacts: {},
     recon: null,
+  });
+}
+
+/**
+ * `POST /v1/reconstructions/{rid}:to_cubemap` (4.13): the latest sealed snapshot (or `seq`) of a
+ * reconstruction of a spherical dataset, sealed again with each panorama as a cubemap rig: one
+ * 6-sensor rig in rigs.json, one frame per panorama in frames.json. 404 unknown reconstruction or
+ * snapshot, 422 a dataset that is not spherical, 409 nothing sealed yet.
+ */
+export async function submitToCubemap(env: Env, tenantId: string, reconId: string, body: ToCubemapRequest): Promise<JobAccepted> {
+  const recon = await reconstructionOf(env, tenantId, reconId);
+  requireCapability(env, "projection.cubemap_rig");
+  const tenant = tenantStore(env, tenantId);
+  const dataset = await tenant.getDataset(recon.dataset_id);
+  if (!dataset) throw notFound("dataset of the reconstruction");
+  requireSpherical(dataset, ":to_cubemap");
+  const seqs: number[] = (await tenant.snapshotSeqs(reconId)) ?? [];
+  const seq = body.seq ?? seqs.at(-1);
+  if (seq === undefined) throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: convert it once snapshot_available was announced`);
+  if (!seqs.includes(seq)) throw notFound(`snapshot ${seq} of reconstruction ${reconId}`);
+  const root = await tenant.snapshotArtifact(reconId, seq, null);
+  if (!root) throw notFound(`snapshot ${seq}`);
+  const input_artifacts: Record<string, StageArtifact> = { snapshot: artifactResource(root) };
+  const submodels: number[] = [];
+  for (const m of unwrap(await tenant.listSubmodels(reconId, { page_size: 500 })).items) {
+    const row = await tenant.snapshotArtifact(reconId, seq, m.idx);
+    if (!row) continue;
+    input_artifacts[`submodel.${m.idx}`] = artifactResource(row);
+    submodels.push(m.idx);
+  }
+  const params: ToCubemapTaskParams = { to_cubemap: { face_size: body.face_size, seq, submodels } };
+  return submitJob(env, {
+    tenantId,
+    projectId: recon.project_id,
+    dataset: await producerDataset(env, tenantId, input_artifacts.snapshot!),
+    recipe: "to_cubemap",
+    stages: [{ kind: "to_cubemap", params }],
+    input_artifacts,
+    recon: { recon_id: reconId },
   });
 }

@@ -79,7 +79,7 @@ function duplicates(names: string[], path: (i: number) => string, code: string):
  * map task's of a pipeline job or is no longer held. Nothing is recorded unless all checks pass.
  */
 export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) {
-  const ctx = await leasedTask(env, ref, ["map"], "snapshots");
+  const ctx = await leasedTask(env, ref, ["map", "to_cubemap"], "snapshots");
   const cited: Cited[] = [
     ...body.files.map((f, i) => ({ ...f, path: `files.${i}` })),
     ...body.submodels.flatMap((m, j) => m.files.map((f, i) => ({ ...f, path: `submodels.${j}.files.${i}` }))),

@@ -11,6 +11,7 @@ import { POINTS_MEDIA_TYPE } from "../../../protocol/wire/points";
 import { VERIFIED_MATCHES_MEDIA_TYPE, VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
 import { keypointColors } from "../../stages/colors";
+import { cubemapRigModel } from "../../stages/cubemap-rig";
 import { type SnapshotImageInput, modelFiles } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
@@ -25,7 +26,9 @@ const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value))
 
 export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = PipelineSpec.parse(ctx.params.spec ?? { kind: "incremental" });
-  if (spec.kind !== "incremental") throw new Error(`this runner maps 'incremental' pipelines, not '${spec.kind}'`);
+  if (spec.kind !== "incremental" && spec.kind !== "spherical") throw new Error(`this runner maps 'incremental' and 'spherical' pipelines, not '${spec.kind}'`);
+  // `spherical` with `panorama: true`: the panoramas are adjusted and sealed as cubemap rigs (2.12, 2.14).
+  const cubemap = (ctx.params.cubemap as { face_size: number } | undefined) ?? null;
   const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
   // featuremetric BA is gated by its capability (501 at submission); it never reaches a runner.
   if (ba?.mode === "featuremetric") throw new Error("featuremetric bundle adjustment is not available on this runner");
@@ -35,7 +38,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const verified = await mergedVerifiedMatches(ctx);
 
   const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({ name: im.name, camera: cameraOfImage[i]!, keypoints: keypoints[i]!.xy }));
-  if (spec.extract_colors) {
+  if (spec.kind !== "incremental" || spec.extract_colors) {
     for (const [i, im] of dataset.images.entries()) {
       await ctx.cancelPoint();
       const decoded = await ctx.decode(await ctx.read(im.content_sha), { respectExifOrientation: dataset.respect_exif_orientation });
@@ -47,7 +50,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     .filter((p) => p.num_inliers > 0)
     .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type }));
   const byName = new Map(dataset.images.map((im, i) => [im.name, i]));
-  const initPair = spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
+  const initPair = spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
   if (initPair && initPair.some((i) => i === undefined)) throw new Error(`init_image_pair names an image outside the dataset`);
 
   const engine = await ctx.engine();
@@ -58,10 +61,9 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       seed: spec.seed,
       snapshot_frames_freq: spec.snapshot_frames_freq,
       init_image_pair: initPair,
-      multiple_models: spec.multiple_models,
-      max_num_models: spec.max_num_models,
-      min_num_matches: spec.min_num_matches,
+      ...(spec.kind === "incremental" ? { multiple_models: spec.multiple_models, max_num_models: spec.max_num_models, min_num_matches: spec.min_num_matches } : {}),
       ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
+      cubemap_rig_face_size: cubemap?.face_size ?? 0,
     },
   );
   try {
@@ -82,7 +84,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
           `the mapper reconstructed no model from ${images.length} images and ${pairs.length} verified pairs: no initial image pair could be reconstructed, or every model it started stayed below the minimum model size`,
         );
       }
-      const files = await seal(ctx, models, images, status === "done" ? "final" : "mapping");
+      const files = await seal(ctx, models, images, status === "done" ? "final" : "mapping", cubemap?.face_size ?? null);
       if (status === "done") {
         final = { files, models };
         break;
@@ -135,7 +137,7 @@ async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesF
  * Uploads every model's files and seals them as the next snapshot: the largest model at the
  * root, each model as a component (2.8). Answers the root's files.
  */
-async function seal(ctx: TaskContext, unsorted: MappedModel[], images: SnapshotImageInput[], phase: string): Promise<OutputFile[]> {
+async function seal(ctx: TaskContext, unsorted: MappedModel[], images: SnapshotImageInput[], phase: string, faceSize: number | null): Promise<OutputFile[]> {
   const models = [...unsorted].sort((a, b) => b.images.length - a.images.length);
   const summaries = models.map((m, idx) => ({ idx, num_reg_images: m.images.length, num_points3D: m.points.length / 3 }));
   const submodels: SnapshotSeal["submodels"] = [];
@@ -143,9 +145,11 @@ async function seal(ctx: TaskContext, unsorted: MappedModel[], images: SnapshotI
   for (const [idx, model] of models.entries()) {
     const f = modelFiles(model, images);
     const summaryFile = { models: summaries, phase, mean_reproj_err: f.summary.mean_reproj_err, mean_track_length: f.summary.mean_track_length };
+    const rig = faceSize ? cubemapRigModel(f, faceSize) : null;
     const files = [
-      await ctx.write("cameras.json", json(f.cameras), "application/json"),
-      await ctx.write("images.json", json(f.images), "application/json"),
+      await ctx.write("cameras.json", json(rig?.cameras ?? f.cameras), "application/json"),
+      await ctx.write("images.json", json(rig?.images ?? f.images), "application/json"),
+      ...(rig ? [await ctx.write("rigs.json", json(rig.rigs), "application/json"), await ctx.write("frames.json", json(rig.frames), "application/json")] : []),
       await ctx.write("summary.json", json(summaryFile), "application/json"),
       await ctx.write("points.bin", f.points, POINTS_MEDIA_TYPE),
       await ctx.write("points_preview.bin", f.preview, POINTS_MEDIA_TYPE),

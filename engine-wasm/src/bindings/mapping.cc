@@ -20,11 +20,12 @@ using edgesfm::image_t;
 const char* const kPairTypes[] = {"undefined", "degenerate", "calibrated", "uncalibrated", "planar",
                                   "panoramic", "planar_or_panoramic", "watermark", "multiple"};
 
-// options (float64[16]): seed, snapshot_frames_freq, init_image1 (index or -1),
+// options (float64[17]): seed, snapshot_frames_freq, init_image1 (index or -1),
 // init_image2, multiple_models, max_num_models, min_num_matches, min_model_size,
 // ba two_stage (0/1), refine_focal_length, refine_principal_point, refine_extra_params,
 // max_num_iterations, loss_kernel (0 squared .. 4 tukey), loss_threshold,
-// init_min_tri_angle (degrees; <= 0 keeps COLMAP's 16).
+// init_min_tri_angle (degrees; <= 0 keeps COLMAP's 16), cubemap_rig_face_size (0: off; the
+// spherical pipeline's rig adjustment, sfm/bundle_adjustment_config.h).
 edgesfm::IncrementalPipelineOptions ParseOptions(const double* o) {
   edgesfm::IncrementalPipelineOptions options;
   if (o == nullptr) return options;
@@ -47,6 +48,7 @@ edgesfm::IncrementalPipelineOptions ParseOptions(const double* o) {
   options.ba.solver.loss_kernel = static_cast<edgesfm::LossKernel>(static_cast<int>(o[13]));
   options.ba.solver.loss_threshold = o[14];
   if (o[15] > 0) options.mapper.init_min_tri_angle = o[15];
+  options.ba.cubemap_rig_face_size = static_cast<int>(o[16]);
   return options;
 }
 

@@ -176,12 +176,16 @@ double EvaluateCost(const BundleAdjustmentOptions& options, const BundleAdjustme
     const auto& pose = problem.poses[obs.pose];
     const Eigen::Matrix3d rotation = pose.rotation->toRotationMatrix();
     const Eigen::Vector3d rotated = rotation * *problem.points[obs.point].xyz;
-    const Eigen::Vector3d in_cam = rotated + *pose.translation;
+    const Rigid3d* sensor = obs.sensor >= 0 ? &problem.sensors_from_rig[obs.sensor] : nullptr;
+    const Eigen::Vector3d in_cam = sensor ? *sensor * (rotated + *pose.translation) : rotated + *pose.translation;
     Eigen::Vector2d projected;
     const bool want_jacobians = linearizations != nullptr;
     const bool ok = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height,
                                          in_cam, &projected, want_jacobians ? &d_cam_point : nullptr,
                                          want_jacobians ? &d_params : nullptr);
+    // Through a rig, the point in the rig frame reaches the camera by the sensor's fixed
+    // rotation: the chain rule multiplies every Jacobian below by it.
+    if (sensor && want_jacobians && ok) d_cam_point = d_cam_point * sensor->rotation.toRotationMatrix();
     double squared_error = kUnimageableSquaredError;
     if (ok) squared_error = (projected - obs.xy).squaredNorm();
     const LossEvaluation loss = EvaluateLoss(options.loss_kernel, options.loss_threshold, squared_error);
@@ -545,7 +549,8 @@ std::vector<double> ReprojectionErrors(const BundleAdjustmentProblem& problem) {
     const auto& obs = problem.observations[o];
     const auto& camera = problem.cameras[obs.camera];
     const auto& pose = problem.poses[obs.pose];
-    const Eigen::Vector3d in_cam = *pose.rotation * *problem.points[obs.point].xyz + *pose.translation;
+    Eigen::Vector3d in_cam = *pose.rotation * *problem.points[obs.point].xyz + *pose.translation;
+    if (obs.sensor >= 0) in_cam = problem.sensors_from_rig[obs.sensor] * in_cam;
     Eigen::Vector2d xy;
     errors[o] = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height, in_cam,
                                      &xy, nullptr, nullptr)

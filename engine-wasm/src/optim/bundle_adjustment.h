@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "geometry/rigid3.h"
 #include "optim/loss_function.h"
 #include "scene/camera_models.h"
 
@@ -65,12 +66,18 @@ struct BundleAdjustmentProblem {
     int pose = -1;
     int point = -1;
     Eigen::Vector2d xy = Eigen::Vector2d::Zero();
+    // A rig (COLMAP's sensor rigs): the pose is the rig's (rig_from_world) and this sensor's
+    // fixed sensor_from_rig (an index into `sensors_from_rig`) takes points on to the camera,
+    // so the sensors of one rig move as one body. -1: the pose is the camera's own.
+    int sensor = -1;
   };
 
   std::vector<Camera> cameras;
   std::vector<Pose> poses;
   std::vector<Point> points;
   std::vector<Observation> observations;
+  // Held constant: rigs with fixed relative poses (a cubemap's six faces, scene/cubemap.h).
+  std::vector<Rigid3d> sensors_from_rig;
 };
 
 struct BundleAdjustmentSummary {

@@ -1,6 +1,9 @@
 #include "sfm/bundle_adjustment_config.h"
 
 #include <algorithm>
+#include <array>
+
+#include "scene/cubemap.h"
 
 namespace edgesfm {
 
@@ -55,11 +58,34 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
                               config.constant_point_ids.count(point3D_id) > 0});
     return point_index[point3D_id] = static_cast<int>(problem.points.size()) - 1;
   };
+  // The cubemap rig: one held PINHOLE face camera and the six faces' sensor_from_rig.
+  const int face_size = options.cubemap_rig_face_size;
+  const CubemapFaceIntrinsics face = CubemapIntrinsics(std::max(face_size, 1));
+  std::array<double, 4> face_params = {face.focal, face.focal, face.principal, face.principal};
+  int face_camera = -1;
+  if (face_size > 0) {
+    BundleAdjustmentProblem::Camera c;
+    c.model_id = CameraModelId::kPinhole;
+    c.params = face_params.data();
+    c.width = c.height = face_size;
+    c.constant = true;
+    problem.cameras.push_back(c);
+    face_camera = static_cast<int>(problem.cameras.size()) - 1;
+    for (int f = 0; f < kNumCubemapFaces; ++f) problem.sensors_from_rig.push_back(CubemapFaceFromRig(f));
+  }
   auto add_observation = [&](image_t image_id, point2D_t idx, bool held_pose) {
     const Image& image = reconstruction->ImageAt(image_id);
     const Point2D& point2D = image.Point2DAt(idx);
-    problem.observations.push_back(
-        {camera_of(image.camera_id), pose_of(image_id, held_pose), point_of(point2D.point3D_id), point2D.xy});
+    BundleAdjustmentProblem::Observation obs{camera_of(image.camera_id), pose_of(image_id, held_pose), point_of(point2D.point3D_id), point2D.xy};
+    const Camera& camera = reconstruction->CameraAt(image.camera_id);
+    if (face_camera >= 0 && camera.model_id == CameraModelId::kSpherical) {
+      const Eigen::Vector3d ray = camera.CamFromImg(point2D.xy);
+      obs.sensor = CubemapFaceOfRay(ray);
+      const Eigen::Vector3d d = problem.sensors_from_rig[obs.sensor] * ray;
+      obs.camera = face_camera;
+      obs.xy = Eigen::Vector2d(face.focal * d.x() / d.z() + face.principal, face.focal * d.y() / d.z() + face.principal);
+    }
+    problem.observations.push_back(obs);
     observation_elements.emplace_back(image_id, idx);
   };
 

@@ -36,6 +36,12 @@ struct ReconstructionBundleAdjustmentOptions {
   BundleAdjustmentOptions solver;
   bool two_stage = false;
   double max_reprojection_error = 4.0;
+  // Spec 2.12 `spherical` pipeline (`panorama: true`): above 0, every SPHERICAL image is
+  // adjusted as the cubemap rig of scene/cubemap.h with faces of this many pixels: each
+  // observation is a pixel of the face its ray falls on (where a face-based extractor found it),
+  // its residual is measured there, and the six faces keep their fixed relative poses, so the
+  // panorama's pose (the rig's) is what moves.
+  int cubemap_rig_face_size = 0;
 };
 
 // Adjusts the reconstruction in place. Observations dropped by two_stage are deleted
