@@ -46,6 +46,20 @@ async function submit(c: Context<AppEnv>, did: string, recipe: string, body: z.i
   return c.json(accepted, 202, { Location: `/v1/jobs/${accepted.job_id}` });
 }
 
+/** An optional body: absent is {}, but one that is there must be a JSON object (400 / 422 otherwise). */
+async function optionalJsonObject(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (!text.trim()) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw badRequest("request body is not valid JSON");
+  }
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw validation("the request body must be a JSON object", [{ path: "", message: "expected an object", code: "invalid_type" }]);
+  return raw as Record<string, unknown>;
+}
+
 /** A body that may be absent (`:render_cubemap` also takes its one knob as a query parameter). */
 const optionalBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: false } });
 
@@ -66,17 +80,7 @@ projections.openapi(
   }),
   async (c) => {
     const { did } = c.req.valid("param");
-    // The body is optional: absent is {}, but one that is there must be a JSON object (400 / 422 otherwise).
-    const text = await c.req.text();
-    let raw: Record<string, unknown> = {};
-    if (text.trim()) {
-      try {
-        raw = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        throw badRequest("request body is not valid JSON");
-      }
-      if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw validation("the request body must be a JSON object", [{ path: "", message: "expected an object", code: "invalid_type" }]);
-    }
+    const raw = await optionalJsonObject(c);
     const queried = c.req.valid("query").face_size;
     if (queried !== undefined && raw.face_size !== undefined && raw.face_size !== queried) {
       throw validation("face_size is given twice with different values", [{ path: "face_size", message: "the query and the body disagree", code: "conflict" }]);
@@ -147,11 +151,10 @@ projections.openapi(
     responses: { ...accepted, ...problemResponses(409) },
   }),
   async (c) => {
-    const raw = await c.req.json().catch(() => ({}));
-    const parsed = ToCubemapRequest.safeParse(raw ?? {});
+    const parsed = ToCubemapRequest.safeParse(await optionalJsonObject(c));
     if (!parsed.success) throw validation("invalid request body", fieldErrors(parsed.error));
     const body = await submitToCubemap(c.env, c.var.tenantId, c.req.valid("param").rid, parsed.data);
-    return c.json(body, 202, { Location: `/v1/jobs/${body.job_id}` }) as never;
+    return c.json(body, 202, { Location: `/v1/jobs/${body.job_id}` });
   },
 );
 
