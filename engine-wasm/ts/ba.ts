@@ -87,7 +87,7 @@ export function bundleAdjust(engine: Engine, scene: BundleAdjustmentScene, optio
     const xyzPtr = heap.f64(scene.points);
     const summaryPtr = heap.alloc(6 * 8);
     const inliersPtr = heap.alloc(Math.max(1, numObs) * 4);
-    const status = engine.call(
+    engine.call(
       "edgesfm_ba_solve",
       scene.cameras.length,
       heap.i32(scene.cameras.map((c) => cameraModelId(engine, c.model))),
@@ -107,7 +107,7 @@ export function bundleAdjust(engine: Engine, scene: BundleAdjustmentScene, optio
       summaryPtr,
       inliersPtr,
     );
-    if (status !== 0) throw new Error("bundleAdjust: invalid scene (camera model or index out of range)");
+    // (An invalid scene throws an EngineError naming the rule it breaks.)
     const newParams = engine.readF64(paramsPtr, params.length);
     const newPoses = engine.readF64(posesPtr, poses.length);
     const summary = engine.readF64(summaryPtr, 6);

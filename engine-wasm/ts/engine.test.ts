@@ -4,7 +4,7 @@ import { cameraModelId, createEngine, loadEngine, validateCamera } from "../inde
 describe("engine loader", () => {
   it("loads the wasm module in Node and checks its ABI version", async () => {
     const engine = await loadEngine();
-    expect(engine.call("edgesfm_abi_version")).toBe(1);
+    expect(engine.call("edgesfm_abi_version")).toBe(2);
     expect(await loadEngine()).toBe(engine);
   });
 

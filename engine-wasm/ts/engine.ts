@@ -21,7 +21,24 @@ export interface EngineModule {
 }
 
 /** Must equal edgesfm_abi_version() in src/bindings/engine.cc. */
-export const ENGINE_ABI_VERSION = 1;
+export const ENGINE_ABI_VERSION = 2;
+
+/**
+ * A binding refused its input or failed (the C++ message, e.g. "two-view: camera 1: focal
+ * length 0 of PINHOLE must be positive"); the engine instance stays usable. `trapped`: the module
+ * itself stopped (a WebAssembly trap), so this instance refuses every later call and
+ * `loadEngine()` makes a new one. A runner reports it as the task's `error_class`.
+ */
+export class EngineError extends Error {
+  override name = "EngineError";
+  constructor(
+    message: string,
+    readonly binding: string,
+    readonly trapped = false,
+  ) {
+    super(message);
+  }
+}
 
 export interface LoadEngineOptions {
   /** The .wasm bytes; skips any file or network access. */
@@ -49,13 +66,39 @@ async function readWasmInNode(): Promise<Uint8Array> {
  * in ts/ takes an Engine.
  */
 export class Engine {
+  /** Why the module stopped, once it trapped. */
+  private trap: string | null = null;
+
   constructor(readonly module: EngineModule) {}
 
-  /** Calls a C function of the flat API by name (without the leading underscore). */
+  /** False once the module trapped: its memory may be inconsistent, so it is not used again. */
+  get usable(): boolean {
+    return this.trap === null;
+  }
+
+  /**
+   * Calls a C function of the flat API by name (without the leading underscore). What the
+   * binding caught (bindings/guard.h) is thrown here as an EngineError, once.
+   */
   call(name: `edgesfm_${string}`, ...args: number[]): number {
+    if (this.trap !== null) throw new EngineError(`${name}: this engine instance stopped earlier (${this.trap}); load a new one`, name, true);
     const fn = this.module[`_${name}`];
     if (typeof fn !== "function") throw new Error(`engine: no exported function ${name}`);
-    return fn(...args);
+    let result: number;
+    try {
+      result = fn(...args);
+    } catch (e) {
+      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+      this.trap = e.message;
+      throw new EngineError(`${name}: the engine trapped (${e.message}); this instance is discarded`, name, true);
+    }
+    const error = this.module._edgesfm_last_error!();
+    if (error !== 0) {
+      const message = this.readString(error);
+      this.module._edgesfm_clear_error!();
+      throw new EngineError(`${name}: ${message}`, name);
+    }
+    return result;
   }
 
   /** Runs `body` with a scope whose allocations are all freed afterwards. */
@@ -128,6 +171,7 @@ export class HeapScope {
 }
 
 let shared: Promise<Engine> | undefined;
+let sharedEngine: Engine | null = null;
 
 /** Instantiates a new engine (its own memory). */
 export async function createEngine(options: LoadEngineOptions = {}): Promise<Engine> {
@@ -137,18 +181,26 @@ export async function createEngine(options: LoadEngineOptions = {}): Promise<Eng
     ...(options.wasmUrl ? { locateFile: () => String(options.wasmUrl) } : {}),
   })) as EngineModule;
   const engine = new Engine(module);
-  const abi = engine.call("edgesfm_abi_version");
+  // Asked directly: a module older than the error reporting has no edgesfm_last_error.
+  const abi = module._edgesfm_abi_version!();
   if (abi !== ENGINE_ABI_VERSION) {
     throw new Error(`engine: wasm ABI ${abi}, bindings expect ${ENGINE_ABI_VERSION}; rebuild with npm run build:engine`);
   }
   return engine;
 }
 
-/** The process-wide (or worker-wide) engine, instantiated once on first use. */
+/** The process-wide (or worker-wide) engine, instantiated once on first use, and again after a trap. */
 export function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
-  shared ??= createEngine(options).catch((error: unknown) => {
+  if (sharedEngine && !sharedEngine.usable) {
     shared = undefined;
-    throw error;
-  });
+    sharedEngine = null;
+  }
+  shared ??= createEngine(options).then(
+    (engine) => (sharedEngine = engine),
+    (error: unknown) => {
+      shared = undefined;
+      throw error;
+    },
+  );
   return shared;
 }

@@ -153,7 +153,6 @@ export class IncrementalMapping {
         heap.f64(optionsVector(options)),
       ),
     );
-    if (this.handle === 0) throw new Error("IncrementalMapping: invalid input (camera model or index out of range)");
   }
 
   /** Up to `maxSteps` steps (start a model, register one image, finish a model). */

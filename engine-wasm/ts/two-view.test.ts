@@ -1,29 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { loadEngine } from "./engine";
 import { verifyTwoView } from "./two-view";
-
-// A synthetic pair: points in front of two pinholes 1 unit apart, exact projections.
-function syntheticPair(count: number) {
-  const f = 800, cx = 400, cy = 300;
-  const keypoints1: number[] = [], keypoints2: number[] = [];
-  let seed = 3;
-  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
-  const angle = 0.1; // camera 2 rotated about y, then shifted along x
-  for (let i = 0; i < count; i += 1) {
-    const X = (random() - 0.5) * 6, Y = (random() - 0.5) * 4, Z = 5 + random() * 4;
-    keypoints1.push(f * X / Z + cx, f * Y / Z + cy);
-    const x2 = Math.cos(angle) * X + Math.sin(angle) * Z - 1;
-    const z2 = -Math.sin(angle) * X + Math.cos(angle) * Z;
-    keypoints2.push(f * x2 / z2 + cx, f * Y / z2 + cy);
-  }
-  const matches = Array.from({ length: count }, (_, i) => [i, i] as [number, number]);
-  return { keypoints1, keypoints2, matches, camera: { model: "SIMPLE_PINHOLE" as const, width: 800, height: 600, params: [f, cx, cy] } };
-}
+import { syntheticTwoViewPair } from "./testing/synthetic-scenes";
 
 describe("verifyTwoView binding", () => {
   it("classifies a general scene with known intrinsics as calibrated and returns E and the pose", async () => {
     const engine = await loadEngine();
-    const pair = syntheticPair(120);
+    const pair = syntheticTwoViewPair(120);
     const result = verifyTwoView(engine, { ...pair, camera1: pair.camera, camera2: pair.camera });
     expect(result.type).toBe("calibrated");
     expect(result.num_inliers).toBe(120);
@@ -40,7 +23,7 @@ describe("verifyTwoView binding", () => {
 
   it("without intrinsics falls back to the fundamental matrix", async () => {
     const engine = await loadEngine();
-    const pair = syntheticPair(120);
+    const pair = syntheticTwoViewPair(120);
     const unknown = { model: null, width: 800, height: 600 } as const;
     const result = verifyTwoView(engine, { ...pair, camera1: unknown, camera2: unknown });
     expect(result.type).toBe("uncalibrated");
@@ -51,7 +34,7 @@ describe("verifyTwoView binding", () => {
 
   it("is degenerate with too few matches and undefined with invalid options", async () => {
     const engine = await loadEngine();
-    const pair = syntheticPair(10);
+    const pair = syntheticTwoViewPair(10);
     const input = { ...pair, camera1: pair.camera, camera2: pair.camera };
     expect(verifyTwoView(engine, input).type).toBe("degenerate");
     expect(verifyTwoView(engine, { ...input, options: { maxError: -1 } }).type).toBe("undefined");

@@ -4,10 +4,28 @@
 #include <string>
 
 #include "bindings/export.h"
+#include "bindings/guard.h"
 #include "scene/camera_models.h"
 
+namespace edgesfm::bindings {
+std::string& LastError() {
+  static std::string message;
+  return message;
+}
+}  // namespace edgesfm::bindings
+
 // Bumped when a binding changes incompatibly; ts/engine.ts checks it at load.
-EDGESFM_EXPORT int edgesfm_abi_version() { return 1; }
+// 2: bindings catch what the engine throws and report it through edgesfm_last_error.
+EDGESFM_EXPORT int edgesfm_abi_version() { return 2; }
+
+// Why the last guarded binding call failed (NUL-terminated), or null when it succeeded.
+EDGESFM_EXPORT const char* edgesfm_last_error() {
+  const std::string& message = edgesfm::bindings::LastError();
+  return message.empty() ? nullptr : message.c_str();
+}
+
+// Forgets the last error once the caller has read it.
+EDGESFM_EXPORT void edgesfm_clear_error() { edgesfm::bindings::LastError().clear(); }
 
 // Model id for a NUL-terminated COLMAP model name, or -1.
 EDGESFM_EXPORT int edgesfm_camera_model_id(const char* name) {

@@ -2,7 +2,9 @@
 // src/bindings/<module>.cc, each function marked EDGESFM_EXPORT. Arrays go in and out
 // through the wasm heap (the caller mallocs, fills, passes pointers, frees); results
 // that vary in size are returned in an opaque result object with accessor functions
-// and a *_free function. See engine-wasm/README.md.
+// and a *_free function. Bindings that compute catch what the engine throws and return a
+// failure value, the message kept for edgesfm_last_error() (bindings/guard.h). See
+// engine-wasm/README.md.
 #pragma once
 
 #ifdef __EMSCRIPTEN__

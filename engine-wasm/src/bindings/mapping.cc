@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bindings/export.h"
+#include "bindings/guard.h"
+#include "bindings/input_checks.h"
 #include "sfm/incremental_pipeline.h"
 #include "sfm/mapping_checkpoint.h"
 
@@ -124,7 +127,9 @@ struct Mapping {
 // (concatenated), prior focal flags (may be null). Images (index i -> id i + 1): camera
 // index, keypoint counts, keypoints (x, y concatenated, pixels). Pairs: image indices
 // (i1, i2 per pair), match counts, matches (keypoint index pairs concatenated), type
-// codes (kPairTypes order; may be null = calibrated). Returns null on invalid input.
+// codes (kPairTypes order; may be null = calibrated). Returns null on invalid input
+// (edgesfm_last_error names the rule: a zero focal length, NaN keypoints, a match index past
+// its image's keypoints).
 EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* camera_models,
                                                const double* camera_sizes, const double* camera_params,
                                                const int32_t* camera_prior_focal, int num_images,
@@ -132,67 +137,82 @@ EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* c
                                                const double* points2D, int num_pairs, const int32_t* pair_images,
                                                const int32_t* pair_num_matches, const int32_t* matches,
                                                const int32_t* pair_types, const double* options) {
-  edgesfm::Reconstruction input;
-  size_t param_offset = 0;
-  for (int c = 0; c < num_cameras; ++c) {
-    const auto model = static_cast<edgesfm::CameraModelId>(camera_models[c]);
-    const int n = edgesfm::CameraModelNumParams(model);
-    if (n < 0) return nullptr;
-    edgesfm::Camera camera;
-    camera.camera_id = c + 1;
-    camera.model_id = model;
-    camera.width = static_cast<int>(camera_sizes[2 * c]);
-    camera.height = static_cast<int>(camera_sizes[2 * c + 1]);
-    camera.params.assign(camera_params + param_offset, camera_params + param_offset + n);
-    camera.has_prior_focal_length = camera_prior_focal != nullptr && camera_prior_focal[c] != 0;
-    param_offset += n;
-    input.AddCamera(camera);
-  }
-  size_t point_offset = 0;
-  for (int i = 0; i < num_images; ++i) {
-    if (image_cameras[i] < 0 || image_cameras[i] >= num_cameras) return nullptr;
-    edgesfm::Image image;
-    image.image_id = i + 1;
-    image.camera_id = image_cameras[i] + 1;
-    std::vector<Eigen::Vector2d> xys(image_num_points2D[i]);
-    for (auto& xy : xys) {
-      xy = Eigen::Vector2d(points2D[2 * point_offset], points2D[2 * point_offset + 1]);
-      point_offset += 1;
+  using edgesfm::bindings::Require;
+  using edgesfm::bindings::RequireIndexPairs;
+  return edgesfm::bindings::Guarded<Mapping*>(nullptr, [&] {
+    Require(num_cameras >= 0 && num_images >= 0 && num_pairs >= 0, "mapping: negative counts");
+    edgesfm::Reconstruction input;
+    size_t param_offset = 0;
+    for (int c = 0; c < num_cameras; ++c) {
+      const auto model = static_cast<edgesfm::CameraModelId>(camera_models[c]);
+      const int n = std::max(edgesfm::CameraModelNumParams(model), 0);
+      edgesfm::bindings::RequireCamera(camera_models[c], camera_params + param_offset, n, camera_sizes[2 * c],
+                                       camera_sizes[2 * c + 1], "mapping: camera " + std::to_string(c));
+      edgesfm::Camera camera;
+      camera.camera_id = c + 1;
+      camera.model_id = model;
+      camera.width = static_cast<int>(camera_sizes[2 * c]);
+      camera.height = static_cast<int>(camera_sizes[2 * c + 1]);
+      camera.params.assign(camera_params + param_offset, camera_params + param_offset + n);
+      camera.has_prior_focal_length = camera_prior_focal != nullptr && camera_prior_focal[c] != 0;
+      param_offset += n;
+      input.AddCamera(camera);
     }
-    image.SetPoints2D(xys);
-    input.AddImage(image);
-  }
-  std::vector<edgesfm::ImagePairMatches> pairs(num_pairs);
-  size_t match_offset = 0;
-  for (int p = 0; p < num_pairs; ++p) {
-    const int i1 = pair_images[2 * p], i2 = pair_images[2 * p + 1];
-    if (i1 < 0 || i2 < 0 || i1 >= num_images || i2 >= num_images || i1 == i2) return nullptr;
-    pairs[p].image_id1 = i1 + 1;
-    pairs[p].image_id2 = i2 + 1;
-    if (pair_types != nullptr && pair_types[p] >= 0 && pair_types[p] < 9) pairs[p].type = kPairTypes[pair_types[p]];
-    for (int k = 0; k < pair_num_matches[p]; ++k) {
-      pairs[p].matches.emplace_back(matches[2 * match_offset], matches[2 * match_offset + 1]);
-      match_offset += 1;
+    size_t point_offset = 0;
+    for (int i = 0; i < num_images; ++i) {
+      const std::string image_name = "mapping: image " + std::to_string(i);
+      Require(image_cameras[i] >= 0 && image_cameras[i] < num_cameras, image_name + ": camera index out of range");
+      Require(image_num_points2D[i] >= 0, image_name + ": negative keypoint count");
+      edgesfm::bindings::RequireFinite(points2D + 2 * point_offset, 2 * static_cast<size_t>(image_num_points2D[i]), image_name + "'s keypoints");
+      edgesfm::Image image;
+      image.image_id = i + 1;
+      image.camera_id = image_cameras[i] + 1;
+      std::vector<Eigen::Vector2d> xys(image_num_points2D[i]);
+      for (auto& xy : xys) {
+        xy = Eigen::Vector2d(points2D[2 * point_offset], points2D[2 * point_offset + 1]);
+        point_offset += 1;
+      }
+      image.SetPoints2D(xys);
+      input.AddImage(image);
     }
-  }
-  const edgesfm::IncrementalPipelineOptions parsed = ParseOptions(options);
-  auto* mapping = new Mapping;
-  mapping->num_cameras = num_cameras;
-  mapping->pipeline = std::make_unique<edgesfm::IncrementalPipeline>(
-      parsed, input, edgesfm::BuildCorrespondenceGraph(input, pairs, parsed.min_num_matches));
-  return mapping;
+    std::vector<edgesfm::ImagePairMatches> pairs(num_pairs);
+    size_t match_offset = 0;
+    for (int p = 0; p < num_pairs; ++p) {
+      const int i1 = pair_images[2 * p], i2 = pair_images[2 * p + 1];
+      const std::string pair_name = "mapping: pair " + std::to_string(p);
+      Require(i1 >= 0 && i2 >= 0 && i1 < num_images && i2 < num_images && i1 != i2, pair_name + ": image indices out of range");
+      Require(pair_num_matches[p] >= 0, pair_name + ": negative match count");
+      RequireIndexPairs(matches + 2 * match_offset, pair_num_matches[p], image_num_points2D[i1], image_num_points2D[i2], pair_name + "'s matches");
+      pairs[p].image_id1 = i1 + 1;
+      pairs[p].image_id2 = i2 + 1;
+      if (pair_types != nullptr && pair_types[p] >= 0 && pair_types[p] < 9) pairs[p].type = kPairTypes[pair_types[p]];
+      for (int k = 0; k < pair_num_matches[p]; ++k) {
+        pairs[p].matches.emplace_back(matches[2 * match_offset], matches[2 * match_offset + 1]);
+        match_offset += 1;
+      }
+    }
+    const edgesfm::IncrementalPipelineOptions parsed = ParseOptions(options);
+    auto mapping = std::make_unique<Mapping>();
+    mapping->num_cameras = num_cameras;
+    mapping->pipeline = std::make_unique<edgesfm::IncrementalPipeline>(
+        parsed, input, edgesfm::BuildCorrespondenceGraph(input, pairs, parsed.min_num_matches));
+    return mapping.release();
+  });
 }
 
 // Runs up to `max_steps` steps, stopping early after a step that makes a snapshot due.
 // Returns 0 when mapping is done, 1 when more work remains, 2 when a snapshot is due
 // (more work may remain).
+// -1 on failure (edgesfm_last_error).
 EDGESFM_EXPORT int edgesfm_mapping_step(Mapping* mapping, int max_steps) {
-  for (int i = 0; i < max_steps; ++i) {
-    const bool more = mapping->pipeline->Step();
-    if (mapping->pipeline->SnapshotDue()) return 2;
-    if (!more) return 0;
-  }
-  return mapping->pipeline->Done() ? 0 : 1;
+  return edgesfm::bindings::Guarded(-1, [&] {
+    for (int i = 0; i < max_steps; ++i) {
+      const bool more = mapping->pipeline->Step();
+      if (mapping->pipeline->SnapshotDue()) return 2;
+      if (!more) return 0;
+    }
+    return mapping->pipeline->Done() ? 0 : 1;
+  });
 }
 
 EDGESFM_EXPORT int edgesfm_mapping_num_registrations(const Mapping* mapping) {
@@ -201,11 +221,13 @@ EDGESFM_EXPORT int edgesfm_mapping_num_registrations(const Mapping* mapping) {
 
 // The finished models and the one in progress, flattened.
 EDGESFM_EXPORT MappingResult* edgesfm_mapping_result(const Mapping* mapping) {
-  auto* result = new MappingResult;
-  for (const edgesfm::Reconstruction* model : mapping->pipeline->Models()) {
-    result->models.push_back(Flatten(*model, mapping->num_cameras));
-  }
-  return result;
+  return edgesfm::bindings::Guarded<MappingResult*>(nullptr, [&] {
+    auto result = std::make_unique<MappingResult>();
+    for (const edgesfm::Reconstruction* model : mapping->pipeline->Models()) {
+      result->models.push_back(Flatten(*model, mapping->num_cameras));
+    }
+    return result.release();
+  });
 }
 
 EDGESFM_EXPORT int edgesfm_mapping_result_num_models(const MappingResult* r) {
@@ -241,7 +263,9 @@ EDGESFM_EXPORT void edgesfm_mapping_result_free(MappingResult* r) { delete r; }
 
 // Checkpoint bytes of the pipeline's state (sfm/mapping_checkpoint.h).
 EDGESFM_EXPORT Bytes* edgesfm_mapping_checkpoint(const Mapping* mapping) {
-  return new Bytes{edgesfm::SerializeMappingCheckpoint(mapping->pipeline->SaveState())};
+  return edgesfm::bindings::Guarded<Bytes*>(nullptr, [&] {
+    return new Bytes{edgesfm::SerializeMappingCheckpoint(mapping->pipeline->SaveState())};
+  });
 }
 EDGESFM_EXPORT const uint8_t* edgesfm_mapping_bytes_data(const Bytes* b) { return b->data.data(); }
 EDGESFM_EXPORT int edgesfm_mapping_bytes_size(const Bytes* b) { return static_cast<int>(b->data.size()); }
@@ -250,13 +274,15 @@ EDGESFM_EXPORT void edgesfm_mapping_bytes_free(Bytes* b) { delete b; }
 // Restores a checkpoint into a pipeline created from the same input; 0 on success, -1
 // if the bytes are not a checkpoint that fits.
 EDGESFM_EXPORT int edgesfm_mapping_restore(Mapping* mapping, const uint8_t* bytes, int size) {
-  edgesfm::IncrementalPipeline::State state;
-  if (!edgesfm::DeserializeMappingCheckpoint(std::vector<uint8_t>(bytes, bytes + size), mapping->pipeline->Input(),
-                                             &state)) {
-    return -1;
-  }
-  mapping->pipeline->RestoreState(std::move(state));
-  return 0;
+  return edgesfm::bindings::Guarded(-2, [&] {
+    edgesfm::IncrementalPipeline::State state;
+    if (!edgesfm::DeserializeMappingCheckpoint(std::vector<uint8_t>(bytes, bytes + size), mapping->pipeline->Input(),
+                                               &state)) {
+      return -1;
+    }
+    mapping->pipeline->RestoreState(std::move(state));
+    return 0;
+  });
 }
 
 EDGESFM_EXPORT void edgesfm_mapping_free(Mapping* mapping) { delete mapping; }

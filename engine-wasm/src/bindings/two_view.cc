@@ -23,9 +23,12 @@
 //       triangulation angle in radians
 //   edgesfm_two_view_result_free(handle)
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "bindings/export.h"
+#include "bindings/guard.h"
+#include "bindings/input_checks.h"
 #include "estimators/two_view_geometry.h"
 
 // The opaque result handle (owned by the caller until edgesfm_two_view_result_free).
@@ -88,7 +91,7 @@ bool ReadOptions(const double* values, int count, TwoViewGeometryOptions* option
   options->max_num_models = static_cast<int>(value(kMaxNumModels, options->max_num_models));
   options->detect_watermark = value(kDetectWatermark, options->detect_watermark) != 0;
   options->compute_relative_pose = value(kComputeRelativePose, options->compute_relative_pose) != 0;
-  // Invalid options would make the estimators throw, which aborts a wasm module.
+  // Invalid options would make the estimators throw: they answer type undefined instead.
   const auto& r = options->ransac;
   return r.max_error > 0 && options->min_inlier_ratio >= 0 && options->min_inlier_ratio <= 1 &&
          r.confidence >= 0 && r.confidence <= 1 && r.min_num_trials >= 0 &&
@@ -104,43 +107,50 @@ void StoreRowMajor(const Eigen::Matrix3d& m, std::array<double, 9>* out) {
 
 }  // namespace
 
+// Null when the input breaks a rule (non-finite keypoints, a camera given with a zero focal
+// length, a match index past its keypoints): edgesfm_last_error says which.
 EDGESFM_EXPORT TwoViewResult* edgesfm_two_view_verify(
     const double* keypoints1, int num_keypoints1, const double* keypoints2, int num_keypoints2,
     int model1, const double* params1, int num_params1, int width1, int height1, int model2,
     const double* params2, int num_params2, int width2, int height2, const int32_t* matches,
     int num_matches, const double* options, int num_options) {
-  auto* result = new TwoViewResult();
-  TwoViewGeometryOptions verify_options;
-  if (!ReadOptions(options, num_options, &verify_options) || num_keypoints1 < 0 ||
-      num_keypoints2 < 0 || num_matches < 0 || width1 <= 0 || height1 <= 0 || width2 <= 0 ||
-      height2 <= 0) {
-    return result;  // type undefined
-  }
-  const Camera camera1 = MakeCamera(model1, params1, num_params1, width1, height1);
-  const Camera camera2 = MakeCamera(model2, params2, num_params2, width2, height2);
-  std::vector<Eigen::Vector2d> points1(num_keypoints1), points2(num_keypoints2);
-  for (int i = 0; i < num_keypoints1; ++i) points1[i] = {keypoints1[2 * i], keypoints1[2 * i + 1]};
-  for (int i = 0; i < num_keypoints2; ++i) points2[i] = {keypoints2[2 * i], keypoints2[2 * i + 1]};
-  edgesfm::FeatureMatches feature_matches;
-  feature_matches.reserve(num_matches);
-  for (int i = 0; i < num_matches; ++i) {
-    if (matches[2 * i] < 0 || matches[2 * i + 1] < 0) continue;
-    feature_matches.emplace_back(matches[2 * i], matches[2 * i + 1]);
-  }
-  result->geometry = edgesfm::EstimateTwoViewGeometry(camera1, points1, camera2, points2,
-                                                      feature_matches, verify_options);
-  const TwoViewGeometry& geometry = result->geometry;
-  for (const auto& [idx1, idx2] : geometry.inlier_matches) {
-    result->inlier_matches.push_back(static_cast<int32_t>(idx1));
-    result->inlier_matches.push_back(static_cast<int32_t>(idx2));
-  }
-  StoreRowMajor(geometry.E, &result->matrices[0]);
-  StoreRowMajor(geometry.F, &result->matrices[1]);
-  StoreRowMajor(geometry.H, &result->matrices[2]);
-  const auto& q = geometry.cam2_from_cam1.rotation;
-  const auto& t = geometry.cam2_from_cam1.translation;
-  result->pose = {q.w(), q.x(), q.y(), q.z(), t.x(), t.y(), t.z(), geometry.tri_angle};
-  return result;
+  return edgesfm::bindings::Guarded<TwoViewResult*>(nullptr, [&] {
+    auto result = std::make_unique<TwoViewResult>();
+    TwoViewGeometryOptions verify_options;
+    if (!ReadOptions(options, num_options, &verify_options) || num_keypoints1 < 0 ||
+        num_keypoints2 < 0 || num_matches < 0 || width1 <= 0 || height1 <= 0 || width2 <= 0 ||
+        height2 <= 0) {
+      return result.release();  // type undefined
+    }
+    edgesfm::bindings::RequireFinite(keypoints1, 2 * static_cast<size_t>(num_keypoints1), "two-view: image 1's keypoints");
+    edgesfm::bindings::RequireFinite(keypoints2, 2 * static_cast<size_t>(num_keypoints2), "two-view: image 2's keypoints");
+    // Given intrinsics are trusted as known (the calibrated path), so they must make sense.
+    if (model1 >= 0) edgesfm::bindings::RequireCamera(model1, params1, num_params1, width1, height1, "two-view: camera 1");
+    if (model2 >= 0) edgesfm::bindings::RequireCamera(model2, params2, num_params2, width2, height2, "two-view: camera 2");
+    edgesfm::bindings::RequireIndexPairs(matches, num_matches, num_keypoints1, num_keypoints2, "two-view: matches");
+    const Camera camera1 = MakeCamera(model1, params1, num_params1, width1, height1);
+    const Camera camera2 = MakeCamera(model2, params2, num_params2, width2, height2);
+    std::vector<Eigen::Vector2d> points1(num_keypoints1), points2(num_keypoints2);
+    for (int i = 0; i < num_keypoints1; ++i) points1[i] = {keypoints1[2 * i], keypoints1[2 * i + 1]};
+    for (int i = 0; i < num_keypoints2; ++i) points2[i] = {keypoints2[2 * i], keypoints2[2 * i + 1]};
+    edgesfm::FeatureMatches feature_matches;
+    feature_matches.reserve(num_matches);
+    for (int i = 0; i < num_matches; ++i) feature_matches.emplace_back(matches[2 * i], matches[2 * i + 1]);
+    result->geometry = edgesfm::EstimateTwoViewGeometry(camera1, points1, camera2, points2,
+                                                        feature_matches, verify_options);
+    const TwoViewGeometry& geometry = result->geometry;
+    for (const auto& [idx1, idx2] : geometry.inlier_matches) {
+      result->inlier_matches.push_back(static_cast<int32_t>(idx1));
+      result->inlier_matches.push_back(static_cast<int32_t>(idx2));
+    }
+    StoreRowMajor(geometry.E, &result->matrices[0]);
+    StoreRowMajor(geometry.F, &result->matrices[1]);
+    StoreRowMajor(geometry.H, &result->matrices[2]);
+    const auto& q = geometry.cam2_from_cam1.rotation;
+    const auto& t = geometry.cam2_from_cam1.translation;
+    result->pose = {q.w(), q.x(), q.y(), q.z(), t.x(), t.y(), t.z(), geometry.tri_angle};
+    return result.release();
+  });
 }
 
 EDGESFM_EXPORT int edgesfm_two_view_result_type(const TwoViewResult* result) {
