@@ -45,6 +45,11 @@ async function digest(v: string): Promise<string> {
   return (await sha256Hex(new TextEncoder().encode(v))).slice(0, 16);
 }
 
+/** The ids of the objects of `ns` that exist. */
+async function liveIds<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>): Promise<Set<string>> {
+  return new Set((await listDurableObjectIds(ns)).map(String));
+}
+
 /** The tables of one object, digested per table into `state`; objects that do not exist are not created. */
 async function dumpObject<T extends Rpc.DurableObjectBranded | undefined>(label: string, ns: DurableObjectNamespace<T>, id: DurableObjectId, live: Set<string>, state: Record<string, string>) {
   if (!live.has(id.toString())) return;
@@ -60,10 +65,9 @@ async function dumpObject<T extends Rpc.DurableObjectBranded | undefined>(label:
 function storageState(jobNames: Set<string>): () => Promise<Record<string, string>> {
   return async () => {
     const state: Record<string, string> = {};
-    const ids = async (ns: DurableObjectNamespace<Rpc.DurableObjectBranded | undefined>) => new Set((await listDurableObjectIds(ns)).map(String));
-    await dumpObject("TenantStore", env.TENANT, env.TENANT.idFromName(TENANT), await ids(env.TENANT as never), state);
-    await dumpObject("Dispatcher", env.DISPATCH, env.DISPATCH.idFromName(`tenant/${TENANT}`), await ids(env.DISPATCH as never), state);
-    const jobs = await ids(env.JOB as never);
+    await dumpObject("TenantStore", env.TENANT, env.TENANT.idFromName(TENANT), await liveIds(env.TENANT), state);
+    await dumpObject("Dispatcher", env.DISPATCH, env.DISPATCH.idFromName(`tenant/${TENANT}`), await liveIds(env.DISPATCH), state);
+    const jobs = await liveIds(env.JOB);
     for (const name of [...jobNames].sort()) await dumpObject(`JobStore(${name})`, env.JOB, env.JOB.idFromName(`${TENANT}/${name}`), jobs, state);
     const objects: string[] = [];
     let cursor: string | undefined;
