@@ -15,7 +15,7 @@ import type { QueueEntry } from "./job-rows";
 import { type Outcome, clash, missing, ok } from "./outcome";
 import { migrate, nowIso } from "./sql";
 
-const MIGRATIONS = [
+export const MIGRATIONS = [
   [
     `CREATE TABLE runners (
       runner_id TEXT PRIMARY KEY, name TEXT NOT NULL, stages_json TEXT NOT NULL, runtime_json TEXT NOT NULL,
