@@ -13,6 +13,7 @@ import { ApiError, type ErrorSlug, problemResponse } from "./errors";
 import { authModeHeader, operatorAuth, runnerAuth, tenantAuth } from "./middleware/auth";
 import { jsonBodyLimit } from "./middleware/limits";
 import { json, openApiDocument } from "./openapi";
+import { guardedBucket } from "./services/bucket";
 import { isSitePath, serveSiteAsset } from "./services/site";
 import { admin } from "./routes/admin";
 import { artifacts } from "./routes/artifacts";
@@ -58,7 +59,10 @@ export function createApp() {
 
   app.use("*", requestId());
   app.use("*", async (c, next) => {
-    c.set("config", readConfig(c.env));
+    const config = readConfig(c.env);
+    c.set("config", config);
+    // R2 as the handlers see it: bounded in time, its failures a 503 problem (services/bucket.ts).
+    c.env = { ...c.env, BLOBS: guardedBucket(c.env.BLOBS, config.blobTimeoutMs) };
     await next();
   });
   const corsHeaders = cors({
@@ -141,6 +145,7 @@ export function createApp() {
   app.onError((err, c) => {
     const problem = toApiError(err);
     if (problem.status >= 500 && problem.slug === "internal") console.error(`[${c.var.requestId}]`, err);
+    else if (problem.status === 503) console.warn(`[${c.var.requestId}] ${problem.message}`);
     const res = problemResponse(problem, c.req.path, errorsBase(c));
     // Keep CORS and auth-mode headers on errors too.
     c.res.headers.forEach((v, k) => {

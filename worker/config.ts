@@ -13,6 +13,8 @@ export interface Config {
   maxJsonBytes: number;
   oneshotMaxBytes: number;
   uploadLifetimeMs: number;
+  /** How long one R2 call may take before the request answers 503 (`SVC_BLOB_TIMEOUT_SECONDS`; services/bucket.ts). */
+  blobTimeoutMs: number;
   /** How long a runner's lease lasts without a heartbeat (3.2.3). */
   leaseTtlMs: number;
   /** Interval of the keep-alive comments on SSE streams. */
@@ -41,6 +43,7 @@ export function readConfig(env: Env): Config {
     maxJsonBytes: int(vars.SVC_MAX_JSON_BYTES, 1024 ** 2),
     oneshotMaxBytes: int(vars.SVC_ONESHOT_MAX_REQUEST_BYTES, 50 * 1024 ** 2),
     uploadLifetimeMs: int(vars.SVC_UPLOAD_LIFETIME_SECONDS, 24 * 3600) * 1000,
+    blobTimeoutMs: int(vars.SVC_BLOB_TIMEOUT_SECONDS, 60) * 1000,
     leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,
     sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
     operatorRunnerToken: /^sfo_[A-Za-z0-9_-]{16,}$/.test(vars.SVC_OPERATOR_RUNNER_TOKEN ?? "") ? vars.SVC_OPERATOR_RUNNER_TOKEN! : null,

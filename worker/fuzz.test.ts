@@ -10,76 +10,23 @@
  * `npm test` runs a short seeded run; `npm run fuzz -- --requests 10000 [--seed N]` the long one
  * (FUZZ_REQUESTS, FUZZ_SEED reach this file as bindings, vitest.config.ts).
  */
-import { createExecutionContext, env, listDurableObjectIds, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type FuzzTarget, formatReport, fuzz } from "../test/fuzz/fuzz";
 import type { OpenApiDocument } from "../test/fuzz/operations";
 import { ABSENT_ID, type Fixture } from "../test/fuzz/requests";
 import worker from "./index";
-import { sha256Hex } from "./services/blobs";
 import { BASE, call, expectStatus, tenantClient, uploadBlob } from "./test/helpers";
 import { LUND_01 } from "./test/photos";
 import { scene, sealedReconstruction } from "./test/scene";
+import { storageState } from "./test/storage-state";
 
 const vars = env as unknown as Record<string, string | undefined>;
 const REQUESTS = Number(vars.FUZZ_REQUESTS) || 300;
 const SEED = vars.FUZZ_SEED ? Number(vars.FUZZ_SEED) : 20260422;
 
-/** Columns that change on reads by design (a runner's last poll). */
-const VOLATILE = /^(last_seen_at|claiming_until)$/;
-
-async function dumpSql(storage: DurableObjectStorage): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const tables = storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name").toArray();
-  for (const { name } of tables) {
-    const rows = storage.sql.exec(`SELECT * FROM "${name}"`).toArray().map((r) => Object.entries(r).filter(([k]) => !VOLATILE.test(k)));
-    out[name] = JSON.stringify(rows);
-  }
-  return out;
-}
-
 /** The fuzz runs in its own tenant (api_key mode), apart from other files' tenants and queues. */
 const TENANT = "fuzz";
-
-async function digest(v: string): Promise<string> {
-  return (await sha256Hex(new TextEncoder().encode(v))).slice(0, 16);
-}
-
-/** The ids of the objects of `ns` that exist. */
-async function liveIds<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>): Promise<Set<string>> {
-  return new Set((await listDurableObjectIds(ns)).map(String));
-}
-
-/** The tables of one object, digested per table into `state`; objects that do not exist are not created. */
-async function dumpObject<T extends Rpc.DurableObjectBranded | undefined>(label: string, ns: DurableObjectNamespace<T>, id: DurableObjectId, live: Set<string>, state: Record<string, string>) {
-  if (!live.has(id.toString())) return;
-  const tables = await runInDurableObject(ns.get(id), (_o, s) => dumpSql(s.storage));
-  for (const [t, v] of Object.entries(tables)) state[`${label}.${t}`] = (state[`${label}.${t}`] ?? "") + (await digest(v));
-}
-
-/**
- * Everything the fuzz tenant stores: its TenantStore, its dispatch queue, the JobStore of every
- * job name its requests used (an object for an absent job must not appear), and its R2 objects.
- * (The key registry and the volunteer pool are global; other files' tests change them.)
- */
-function storageState(jobNames: Set<string>): () => Promise<Record<string, string>> {
-  return async () => {
-    const state: Record<string, string> = {};
-    await dumpObject("TenantStore", env.TENANT, env.TENANT.idFromName(TENANT), await liveIds(env.TENANT), state);
-    await dumpObject("Dispatcher", env.DISPATCH, env.DISPATCH.idFromName(`tenant/${TENANT}`), await liveIds(env.DISPATCH), state);
-    const jobs = await liveIds(env.JOB);
-    for (const name of [...jobNames].sort()) await dumpObject(`JobStore(${name})`, env.JOB, env.JOB.idFromName(`${TENANT}/${name}`), jobs, state);
-    const objects: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await env.BLOBS.list({ prefix: `t/${TENANT}/`, cursor, limit: 1000 });
-      objects.push(...page.objects.map((o) => `${o.key}:${o.etag}`));
-      cursor = page.truncated ? page.cursor : undefined;
-    } while (cursor);
-    state.R2 = await digest(objects.join("\n"));
-    return state;
-  };
-}
 
 /** Job names a request could address: every id-like path segment, and the job part of lease ids. */
 function jobNamesIn(target: string): string[] {
@@ -89,7 +36,7 @@ function jobNamesIn(target: string): string[] {
 
 function fuzzTarget(key: string, jobNames: Set<string>): FuzzTarget {
   const apiKey = { ...env, SVC_AUTH_MODE: "api_key" } as unknown as Env;
-  const state = storageState(jobNames);
+  const state = storageState(TENANT, jobNames);
   return {
     async send(r) {
       const headers = r.apiKeyMode ? r.headers : { ...r.headers, authorization: `Bearer ${key}` };

@@ -178,9 +178,11 @@ describe("chunked uploads (4.3)", () => {
     await call("PATCH", `/v1/uploads/${id}`, bytes, range(0, 15, 16));
     const stub = tenantStore(env, DEFAULT_TENANT);
     const key = `t/${DEFAULT_TENANT}/blobs/${sha}`;
-    // The reference is taken, then the Worker dies before writing the blob.
-    await stub.completeFinalize(id, { sha, r2_key: key, size: 16, media_type: null, width: null, height: null, focal_length_35mm: null, gps_json: null });
+    // The reference is taken, then the Worker dies before writing the blob: nothing shows it.
+    await stub.reserveBlob(id, { sha, r2_key: key, size: 16, media_type: null, width: null, height: null, focal_length_35mm: null, gps_json: null });
     expect(await env.BLOBS.head(key)).toBeNull();
+    expect((await call("GET", `/v1/uploads/${id}`)).json).toMatchObject({ state: "received", blob_sha: null });
+    expect(await stub.getBlob(sha)).toBeNull();
     await expectStatus(call("POST", `/v1/uploads/${id}:finalize`), 200);
     expect(await env.BLOBS.head(key)).not.toBeNull();
     await collectGarbage();

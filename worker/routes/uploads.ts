@@ -135,8 +135,8 @@ uploads.openapi(
     const { uid } = c.req.valid("param");
     const store = tenantStore(c.env, c.var.tenantId);
     const { upload, chunks } = unwrap(await store.chunksToFinalize(uid));
-    // Finalized with its chunks released: done. (Chunks left over mean an earlier finalize
-    // stopped before the bytes were in place: finish its work.)
+    // Finalized with its chunks released: done. (An upload that is not finalized may hold a blob
+    // reserved by an earlier finalize that stopped before the bytes were in place: this one finishes it.)
     if (upload.state === "finalized" && chunks.length === 0) return c.json(uploadResource(upload), 200);
     const sha = await digestChunks(c.env.BLOBS, chunks);
     const claimed = [c.req.valid("header")["x-content-sha256"], upload.expected_sha].filter((s): s is string => !!s);
@@ -148,10 +148,10 @@ uploads.openapi(
     }
     const key = blobKey(c.var.tenantId, sha);
     const facts = await blobFacts(await uploadHead(c.env.BLOBS, chunks), key, sha, upload.expected_size, upload.content_type);
-    // Reference first, bytes second: once referenced, the blob's key is safe from the garbage collector.
-    const finalized = unwrap(await store.completeFinalize(uid, facts));
+    // Reference first, bytes second: once referenced, the blob's key is safe from the garbage
+    // collector; the upload is finalized (and its blob usable) only once the bytes are in place.
+    unwrap(await store.reserveBlob(uid, facts));
     await storeBlob(c.env.BLOBS, key, chunks, upload.expected_size, upload.content_type);
-    await store.releaseChunks(uid);
-    return c.json(uploadResource(finalized), 200);
+    return c.json(uploadResource(unwrap(await store.completeFinalize(uid))), 200);
   },
 );

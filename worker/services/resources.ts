@@ -59,7 +59,8 @@ export const uploadResource = (r: UploadRow): Upload => ({
   received_bytes: r.received_bytes,
   content_type: r.content_type,
   expected_sha: r.expected_sha,
-  blob_sha: r.blob_sha,
+  // Set once the bytes are at their address (a finalize under way has reserved it already).
+  blob_sha: r.state === "finalized" ? r.blob_sha : null,
   created_at: r.created_at,
   expires_at: r.expires_at,
 });

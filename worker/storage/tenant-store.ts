@@ -140,11 +140,11 @@ export class TenantStore extends DurableObject<Env> {
   chunksToFinalize(uploadId: string) {
     return uploads.chunksToFinalize(this.db, uploadId);
   }
-  completeFinalize(uploadId: string, blob: BlobFacts) {
-    return uploads.completeFinalize(this.db, uploadId, blob);
+  reserveBlob(uploadId: string, blob: BlobFacts) {
+    return uploads.reserveBlob(this.db, uploadId, blob);
   }
-  releaseChunks(uploadId: string) {
-    return uploads.releaseChunks(this.db, uploadId);
+  completeFinalize(uploadId: string) {
+    return uploads.completeFinalize(this.db, uploadId);
   }
 
   // ---- jobs (2.7, 2.9, 3.2.1): the index, reconstructions, the task cache ----

@@ -9,20 +9,24 @@ import { first, nowIso } from "../sql";
 import type { BlobFacts, BlobRow, StoredFile } from "../tenant-rows";
 import * as garbage from "./garbage";
 
-/** A stored blob: one that something still references. */
+/** A stored blob: one that something still references, with its bytes in place (not pending). */
 export function get(db: DurableObjectStorage, sha: string): BlobRow | null {
-  return first<BlobRow>(db.sql, "SELECT * FROM blobs WHERE sha = ? AND refcount > 0", sha);
+  return first<BlobRow>(db.sql, "SELECT * FROM blobs WHERE sha = ? AND refcount > 0 AND pending = 0", sha);
 }
 
 /**
  * Stores the blob with one reference, or gives the stored one another; its bytes are no longer
  * garbage. A blob stored before the focal length and GPS were read gains them when its bytes are finalized again.
+ * `pending`: the caller writes the bytes after this call (an upload's finalize, which takes the
+ * reference first so the collector cannot delete an earlier copy): a blob new to the tenant stays
+ * unusable until `stored`. A blob whose bytes are already in place stays usable.
  */
-export function retain(db: DurableObjectStorage, b: BlobFacts): void {
+export function retain(db: DurableObjectStorage, b: BlobFacts, o: { pending?: boolean } = {}): void {
   db.sql.exec(
-    `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, focal_length_35mm, gps_json, refcount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
+    `INSERT INTO blobs (sha, r2_key, size, media_type, width, height, focal_length_35mm, gps_json, refcount, created_at, pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
      ON CONFLICT (sha) DO UPDATE SET refcount = refcount + 1, focal_length_35mm = coalesce(focal_length_35mm, excluded.focal_length_35mm),
-       gps_json = coalesce(gps_json, excluded.gps_json), width = coalesce(width, excluded.width), height = coalesce(height, excluded.height)`,
+       gps_json = coalesce(gps_json, excluded.gps_json), width = coalesce(width, excluded.width), height = coalesce(height, excluded.height),
+       pending = min(pending, excluded.pending)`,
     b.sha,
     b.r2_key,
     b.size,
@@ -32,8 +36,14 @@ export function retain(db: DurableObjectStorage, b: BlobFacts): void {
     b.focal_length_35mm,
     b.gps_json,
     nowIso(),
+    o.pending ? 1 : 0,
   );
   garbage.unqueue(db, b.r2_key);
+}
+
+/** The blob's bytes are at their content address: it may be referenced. */
+export function stored(db: DurableObjectStorage, sha: string): void {
+  db.sql.exec("UPDATE blobs SET pending = 0 WHERE sha = ?", sha);
 }
 
 /** One more reference to a stored blob. */

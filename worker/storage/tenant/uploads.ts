@@ -117,27 +117,37 @@ export function chunksToFinalize(db: DurableObjectStorage, uploadId: string): Ou
 }
 
 /**
- * Marks the upload finalized with its blob (created with one reference held by the upload
- * until it expires, or given one more reference if the tenant already had these bytes).
- * The reference is taken before the caller writes the bytes to their content address, so the
- * garbage collector can no longer delete an earlier copy there; the chunks stay until
- * `releaseChunks`, once the bytes are in place. Idempotent: a second call changes nothing.
+ * Takes the upload's reference to its blob before the caller writes the bytes to their content
+ * address, so the garbage collector can no longer delete an earlier copy there, and notes the
+ * blob on the upload. A blob new to the tenant stays pending (nothing can reference it) and the
+ * upload stays `received` until `completeFinalize`: a finalize that fails in between (R2 down, the
+ * Worker gone) shows nothing half-done, and the next finalize finishes it. Idempotent: a later
+ * call for the same upload takes no second reference.
  */
-export function completeFinalize(db: DurableObjectStorage, uploadId: string, blob: BlobFacts): Outcome<UploadRow> {
+export function reserveBlob(db: DurableObjectStorage, uploadId: string, blob: BlobFacts): Outcome<UploadRow> {
   const up = get(db, uploadId);
   if (!up) return missing("upload");
-  if (up.state === "finalized") return ok(up);
+  if (up.blob_sha) return ok(up);
   db.transactionSync(() => {
-    blobs.retain(db, blob);
-    db.sql.exec("UPDATE uploads SET state = 'finalized', blob_sha = ? WHERE upload_id = ?", blob.sha, uploadId);
+    blobs.retain(db, blob, { pending: true });
+    db.sql.exec("UPDATE uploads SET blob_sha = ? WHERE upload_id = ?", blob.sha, uploadId);
   });
-  return ok({ ...up, state: "finalized", blob_sha: blob.sha });
+  return ok({ ...up, blob_sha: blob.sha });
 }
 
-/** Queues a finalized upload's chunks for deletion: its bytes are at their content address. */
-export function releaseChunks(db: DurableObjectStorage, uploadId: string): void {
-  db.transactionSync(() => discardChunks(db, uploadId));
+/** The bytes are at their content address: the upload is finalized, its blob usable, its chunks queued for deletion. */
+export function completeFinalize(db: DurableObjectStorage, uploadId: string): Outcome<UploadRow> {
+  const up = get(db, uploadId);
+  if (!up) return missing("upload");
+  const sha = up.blob_sha;
+  if (!sha) return clash("the upload's blob is not reserved yet; finalize again");
+  db.transactionSync(() => {
+    db.sql.exec("UPDATE uploads SET state = 'finalized' WHERE upload_id = ?", uploadId);
+    blobs.stored(db, sha);
+    discardChunks(db, uploadId);
+  });
   garbage.schedule(db);
+  return ok({ ...up, state: "finalized" });
 }
 
 /** Uploads past `expires_at` are removed with their chunks; a finalized one drops its blob reference. */
