@@ -1,6 +1,6 @@
 /**
  * @module The whole API in this process: wrangler's `unstable_startWorker` runs the Worker of
- * wrangler.toml in workerd, with its Durable Objects and R2 in memory, on a free loopback port.
+ * wrangler.toml in workerd, with its Durable Objects and R2 in memory (or in a directory), on a free loopback port.
  * What `npm run reconstruct` and the benchmarks start when no server is given, what the client's
  * types are generated from, and what the HTTP suites test.
  */
@@ -12,13 +12,13 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** `vars` override wrangler.toml's `[vars]`. */
-export async function startLocalStack(vars: Record<string, string> = {}): Promise<LocalStack> {
+/** `vars` override wrangler.toml's `[vars]`; `persistTo`: keep the state (Durable Objects, R2) in this directory, across restarts. */
+export async function startLocalStack(vars: Record<string, string> = {}, o: { persistTo?: string } = {}): Promise<LocalStack> {
   // Offline, wrangler would log a stack trace on every start fetching Request.cf data.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   const worker = await unstable_startWorker({
     config: new URL("../wrangler.toml", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false, logLevel: "warn" },
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: o.persistTo ?? false, watch: false, logLevel: "warn" },
     bindings: Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "plain_text" as const, value }])),
   });
   await worker.ready;

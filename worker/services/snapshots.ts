@@ -119,7 +119,8 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
       })),
     }),
   );
-  unwrap(await ctx.store.announceSnapshot(ref.leaseId, ctx.ls, sealed.seq, body.summary));
+  // Announced with any seal of the job whose announcement the Worker died before making (6 rule 5: every readable snapshot is announced).
+  unwrap(await ctx.store.announceSnapshots(ref.leaseId, ctx.ls, await tenantStore(env, ctx.tenant).snapshotsSealedBy(ctx.task.recon_id, ctx.task.job_id)));
   const self = `/v1/reconstructions/${ctx.task.recon_id}`;
   return {
     recon_id: ctx.task.recon_id,

@@ -24,7 +24,7 @@ import { createJob } from "./job/plan";
 import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
 import { detail, frozenDataset, inputArtifacts, jobRow } from "./job/records";
-import { announceSnapshot, postEvents, putCheckpoint } from "./job/reports";
+import { announceSnapshots, postEvents, putCheckpoint } from "./job/reports";
 import { cancel, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
 import type { JobPlan, LeaseHolder, LeaseScope } from "./job-rows";
@@ -91,8 +91,8 @@ export class JobStore extends DurableObject<Env> {
   mayRead(leaseId: string, scope: LeaseScope, sha: string) {
     return mayRead(this.cx, leaseId, scope, sha);
   }
-  announceSnapshot(leaseId: string, scope: LeaseScope, snapshotSeq: number, summary: Record<string, unknown>) {
-    return announceSnapshot(this.cx, leaseId, scope, snapshotSeq, summary);
+  announceSnapshots(leaseId: string, scope: LeaseScope, sealed: { seq: number; summary: Record<string, unknown> }[]) {
+    return announceSnapshots(this.cx, leaseId, scope, sealed);
   }
   putCheckpoint(leaseId: string, scope: LeaseScope, checkpoint: Checkpoint) {
     return putCheckpoint(this.cx, leaseId, scope, checkpoint);

@@ -179,6 +179,9 @@ export class TenantStore extends DurableObject<Env> {
   snapshotSeqs(reconId: string) {
     return snapshots.seqs(this.db, reconId);
   }
+  snapshotsSealedBy(reconId: string, jobId: string) {
+    return snapshots.sealedBy(this.db, reconId, jobId);
+  }
   snapshotFile(reconId: string, seq: number, idx: number | null, name: string) {
     return snapshots.file(this.db, reconId, seq, idx, name);
   }

@@ -35,10 +35,17 @@ export function postEvents(cx: JobContext, leaseId: string, scope: LeaseScope, e
 }
 
 /** `snapshot_available` (6 rule 5) once per sealed seq, after the snapshot is readable; a retried seal announces nothing new. */
-export function announceSnapshot(cx: JobContext, leaseId: string, scope: LeaseScope, snapshotSeq: number, summary: Record<string, unknown>): Outcome<null> {
+/**
+ * Announces the sealed snapshots no event announced yet (6 rule 5), in seq order: the one just
+ * sealed, and any whose seal was recorded by the tenant before the Worker died (its announcement
+ * then comes with the task's next seal). Each seq is announced once.
+ */
+export function announceSnapshots(cx: JobContext, leaseId: string, scope: LeaseScope, sealed: { seq: number; summary: Record<string, unknown> }[]): Outcome<null> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
-  if (!snapshotAnnounced(cx, snapshotSeq)) appendEvent(cx, lease.value.task_id, { kind: "snapshot_available", snapshot_seq: snapshotSeq, summary });
+  for (const s of [...sealed].sort((a, b) => a.seq - b.seq)) {
+    if (!snapshotAnnounced(cx, s.seq)) appendEvent(cx, lease.value.task_id, { kind: "snapshot_available", snapshot_seq: s.seq, summary: s.summary });
+  }
   extendLease(cx, leaseId);
   return ok(null);
 }

@@ -73,6 +73,14 @@ export function seqs(db: DurableObjectStorage, reconId: string): number[] | null
   return db.sql.exec<{ seq: number }>("SELECT seq FROM snapshots WHERE recon_id = ? ORDER BY seq", reconId).toArray().map((r) => r.seq);
 }
 
+/** The snapshots of the reconstruction that `jobId` sealed, with the summary each was sealed with. */
+export function sealedBy(db: DurableObjectStorage, reconId: string, jobId: string): { seq: number; summary: Record<string, unknown> }[] {
+  return db.sql
+    .exec<{ seq: number; summary_json: string }>("SELECT seq, summary_json FROM snapshots WHERE recon_id = ? AND job_id = ? ORDER BY seq", reconId, jobId)
+    .toArray()
+    .map((r) => ({ seq: r.seq, summary: JSON.parse(r.summary_json) as Record<string, unknown> }));
+}
+
 /** Whether the snapshot (and, with idx, its component) exists. */
 export function has(db: DurableObjectStorage, reconId: string, seq: number, idx: number | null): boolean {
   return idx === null
