@@ -241,8 +241,9 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => row.locator(".badge").textContent(), { timeout: 30_000, interval: 1000 }).toMatch(/^cancelled/);
     expect(await row.getByRole("button", { name: "Resume" }).count()).toBe(1);
     await expect.poll(() => page.locator("#job-note").textContent(), { timeout: 15_000 }).toContain("cancelled");
-    // Ended, not completed: nothing was computed.
-    await expect.poll(() => page.locator("#job-progress-text").textContent()).toBe("cancelled · 0/4 tasks done");
+    // Ended, not completed: nothing was computed here. Extraction may count as done, answered whole
+    // from the per-image feature cache the earlier test filled with the same photos.
+    await expect.poll(() => page.locator("#job-progress-text").textContent()).toMatch(/^cancelled · [01]\/4 tasks done$/);
     expect(await contrastFailures(page)).toEqual([]);
     await page.screenshot({ path: shot("12-keyboard-cancelled.png"), fullPage: true });
     await page.emulateMedia({ colorScheme: "dark" });
