@@ -7719,6 +7719,190 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/datasets/{did}/similarity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The k nearest images of one image (4.11)
+         * @description dhash: 64-bit difference hashes, Hamming distance in [0, 64], ties in dataset order. The index of the dataset's current manifest is built on the first query when `:build` did not build it (4.11 rules 1, 4). With include_self the query image comes first at distance 0 and counts toward k. 404 for an image of another dataset; 422 when an image cannot be hashed here.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the query image, one of the dataset's */
+                    image_id: string;
+                    /** @description how many images to answer, the query image included when include_self is true */
+                    k?: number;
+                    strategy?: "dhash" | "vlad";
+                    /** @description answer the query image first, at distance 0 (4.11 rule 3) */
+                    include_self?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    did: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the neighbours, ascending by distance */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SimilarityNeighbors"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{did}/similarity:build": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Builds the dataset's similarity index (4.11)
+         * @description dhash: synchronous, 200 with the manifest of the index for the dataset's current manifest (the existing one unless force=true). The index is a `features.global.v1` artifact owned by a job born succeeded; a pipeline with retrieval pairs reuses it. 422 for a dataset without images or with images that cannot be hashed here.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    strategy?: "dhash" | "vlad";
+                    /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists */
+                    force?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    did: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the index's manifest */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SimilarityManifest"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{pid}/datasets:from_video": {
         parameters: {
             query?: never;
@@ -7985,114 +8169,6 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/datasets/{did}/similarity": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * the k nearest images of one image (4.11)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `similarity.dhash` is false in /v1/capabilities.
-         */
-        get: {
-            parameters: {
-                query: {
-                    image_id: string;
-                    k?: number;
-                    strategy?: "dhash" | "vlad";
-                    include_self?: "true" | "false";
-                };
-                header?: never;
-                path: {
-                    did: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/datasets/{did}/similarity:build": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * builds the dataset's similarity index (4.11)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `similarity.dhash` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: {
-                    strategy?: "dhash" | "vlad";
-                    force?: "true" | "false";
-                };
-                header?: never;
-                path: {
-                    did: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
         delete?: never;
         options?: never;
         head?: never;
@@ -10418,6 +10494,39 @@ export interface components {
                 name: string;
                 blob_sha: string;
             }[];
+        };
+        SimilarityNeighbors: {
+            query_image_id: string;
+            /** @enum {string} */
+            strategy: "dhash" | "vlad";
+            k: number;
+            /** @description ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order) */
+            neighbors: {
+                image_id: string;
+                distance: number;
+            }[];
+        };
+        SimilarityManifest: {
+            dataset_id: string;
+            /** @enum {string} */
+            strategy: "dhash" | "vlad";
+            /** @description the dataset manifest the index was built for (4.11 rule 4) */
+            manifest_hash: string;
+            num_images: number;
+            /** @description bits per image hash */
+            bits: number;
+            /** @description true when this request computed the index, false when the one for this manifest already existed */
+            built: boolean;
+            /** @description the index as a stage artifact (`features.global.v1`, format edgesfm.features.global.dhash.v1) */
+            artifact_id: string;
+            /** @description the job that owns the artifact */
+            job_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            _links: components["schemas"]["Links"];
         };
         /** @description `new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0 */
         Sim3: {
@@ -18161,6 +18270,190 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/datasets/{did}/similarity": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /**
+             * The k nearest images of one image (4.11)
+             * @description dhash: 64-bit difference hashes, Hamming distance in [0, 64], ties in dataset order. The index of the dataset's current manifest is built on the first query when `:build` did not build it (4.11 rules 1, 4). With include_self the query image comes first at distance 0 and counts toward k. 404 for an image of another dataset; 422 when an image cannot be hashed here.
+             */
+            get: {
+                parameters: {
+                    query: {
+                        /** @description the query image, one of the dataset's */
+                        image_id: string;
+                        /** @description how many images to answer, the query image included when include_self is true */
+                        k?: number;
+                        strategy?: "dhash" | "vlad";
+                        /** @description answer the query image first, at distance 0 (4.11 rule 3) */
+                        include_self?: "true" | "false";
+                    };
+                    header?: never;
+                    path: {
+                        did: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the neighbours, ascending by distance */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["SimilarityNeighbors"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/datasets/{did}/similarity:build": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * Builds the dataset's similarity index (4.11)
+             * @description dhash: synchronous, 200 with the manifest of the index for the dataset's current manifest (the existing one unless force=true). The index is a `features.global.v1` artifact owned by a job born succeeded; a pipeline with retrieval pairs reuses it. 422 for a dataset without images or with images that cannot be hashed here.
+             */
+            post: {
+                parameters: {
+                    query?: {
+                        strategy?: "dhash" | "vlad";
+                        /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists */
+                        force?: "true" | "false";
+                    };
+                    header?: never;
+                    path: {
+                        did: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the index's manifest */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["SimilarityManifest"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/projects/{pid}/datasets:from_video": {
             parameters: {
                 query?: never;
@@ -18427,114 +18720,6 @@ export namespace input {
             };
             put?: never;
             post?: never;
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
-        "/v1/datasets/{did}/similarity": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            /**
-             * the k nearest images of one image (4.11)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `similarity.dhash` is false in /v1/capabilities.
-             */
-            get: {
-                parameters: {
-                    query: {
-                        image_id: string;
-                        k?: number;
-                        strategy?: "dhash" | "vlad";
-                        include_self?: "true" | "false";
-                    };
-                    header?: never;
-                    path: {
-                        did: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody?: never;
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            put?: never;
-            post?: never;
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
-        "/v1/datasets/{did}/similarity:build": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * builds the dataset's similarity index (4.11)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `similarity.dhash` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: {
-                        strategy?: "dhash" | "vlad";
-                        force?: "true" | "false";
-                    };
-                    header?: never;
-                    path: {
-                        did: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody?: never;
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
             delete?: never;
             options?: never;
             head?: never;
@@ -20860,6 +21045,39 @@ export namespace input {
                     name: string;
                     blob_sha: string;
                 }[];
+            };
+            SimilarityNeighbors: {
+                query_image_id: string;
+                /** @enum {string} */
+                strategy: "dhash" | "vlad";
+                k: number;
+                /** @description ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order) */
+                neighbors: {
+                    image_id: string;
+                    distance: number;
+                }[];
+            };
+            SimilarityManifest: {
+                dataset_id: string;
+                /** @enum {string} */
+                strategy: "dhash" | "vlad";
+                /** @description the dataset manifest the index was built for (4.11 rule 4) */
+                manifest_hash: string;
+                num_images: number;
+                /** @description bits per image hash */
+                bits: number;
+                /** @description true when this request computed the index, false when the one for this manifest already existed */
+                built: boolean;
+                /** @description the index as a stage artifact (`features.global.v1`, format edgesfm.features.global.dhash.v1) */
+                artifact_id: string;
+                /** @description the job that owns the artifact */
+                job_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                created_at: string;
+                _links: components["schemas"]["Links"];
             };
             /** @description `new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0 */
             Sim3: {

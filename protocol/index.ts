@@ -20,3 +20,4 @@ export * from "./events";
 export * from "./artifacts";
 export * from "./exports";
 export * from "./projection";
+export * from "./similarity";

@@ -29,6 +29,7 @@ import { projections } from "./routes/projections";
 import { projects } from "./routes/projects";
 import { reconstructions } from "./routes/reconstructions";
 import { runners } from "./routes/runners";
+import { similarity } from "./routes/similarity";
 import { snapshotSeal } from "./routes/snapshot-seal";
 import { unbuilt } from "./routes/unbuilt";
 import { uploads } from "./routes/uploads";
@@ -114,6 +115,7 @@ export function createApp() {
   app.route("/", admin);
   app.route("/", projections);
   app.route("/", derivedDatasets);
+  app.route("/", similarity);
   app.route("/", unbuilt);
 
   app.openapi(

@@ -22,11 +22,8 @@ describe("capability-flagged routes not built here (1.1, 7)", () => {
     }
   });
 
-  it("names the capability of what is asked where the route serves several (4.11 strategy, 4.13 mesh method)", async () => {
+  it("names the capability of what is asked where the route serves several (4.13 mesh method)", async () => {
     const did = "01HZZZZZZZZZZZZZZZZZZZZZZZ";
-    expect((await call("GET", `/v1/datasets/${did}/similarity?image_id=x&strategy=vlad`)).json.capability).toBe("similarity.vlad");
-    expect((await call("POST", `/v1/datasets/${did}/similarity:build?strategy=vlad`)).json.capability).toBe("similarity.vlad");
-    expect((await call("POST", `/v1/datasets/${did}/similarity:build?strategy=other`)).json.capability).toBe("similarity.dhash");
     expect((await call("POST", `/v1/reconstructions/${did}/mesh`, { method: "delaunay" })).json.capability).toBe("mesh.delaunay");
     expect((await call("POST", `/v1/reconstructions/${did}/mesh`, { method: "poisson" })).json.capability).toBe("mesh.poisson");
   });

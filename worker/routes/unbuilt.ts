@@ -15,7 +15,7 @@ import { createActionRoute, newRouter } from "../router";
 import { requireCapability } from "../services/capabilities";
 import type { Context } from "hono";
 
-/** Where a route names the capability of what is asked (4.11 `strategy`, 4.13 mesh `method`). */
+/** Where a route names the capability of what is asked (4.13 mesh `method`). */
 interface Variant {
   in: "query" | "body";
   field: string;
@@ -35,10 +35,8 @@ export interface UnbuiltRoute {
 
 // Request shapes as far as the spec gives them; fields it leaves open stay open.
 const ProjectParams = z.object({ pid: Id });
-const DatasetParams = z.object({ did: Id });
 const ReconParams = z.object({ rid: Id });
 const SnapshotParams = ReconParams.extend({ seq: z.string() });
-const Strategy = z.enum(["dhash", "vlad"]);
 const imageBytes = { body: { content: { "image/*": { schema: z.string().meta({ format: "binary" }) } }, required: true } };
 
 export const UNBUILT: readonly UnbuiltRoute[] = [
@@ -76,30 +74,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     capability: "dense.stereo_fusion",
     summary: "the fused dense point cloud of a snapshot (4.9 rule 1)",
     request: { params: SnapshotParams },
-  },
-  {
-    method: "get",
-    path: "/v1/datasets/{did}/similarity",
-    capability: "similarity.dhash",
-    variant: { in: "query", field: "strategy", capabilities: { dhash: "similarity.dhash", vlad: "similarity.vlad" } },
-    summary: "the k nearest images of one image (4.11)",
-    request: {
-      params: DatasetParams,
-      query: z.object({
-        image_id: Id,
-        k: z.coerce.number().int().min(1).max(1000).default(5),
-        strategy: Strategy.default("dhash"),
-        include_self: z.enum(["true", "false"]).default("false"),
-      }),
-    },
-  },
-  {
-    method: "post",
-    path: "/v1/datasets/{did}/similarity:build",
-    capability: "similarity.dhash",
-    variant: { in: "query", field: "strategy", capabilities: { dhash: "similarity.dhash", vlad: "similarity.vlad" } },
-    summary: "builds the dataset's similarity index (4.11)",
-    request: { params: DatasetParams, query: z.object({ strategy: Strategy.default("dhash"), force: z.enum(["true", "false"]).default("false") }) },
   },
   {
     method: "post",

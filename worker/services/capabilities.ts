@@ -37,6 +37,8 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "map.spherical",
   "pipelines.spherical",
   "projection.cubemap_rig",
+  // dHash similarity (4.11): the index built by the Worker on :build or the first query (routes/similarity.ts, tested in routes/similarity.test.ts).
+  "similarity.dhash",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

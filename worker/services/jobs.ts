@@ -21,7 +21,7 @@ import type {
 import { notFound, validation } from "../errors";
 import type { AdoptedSnapshot, JobPlan, JobRow, PlannedItem, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
-import type { DatasetRow, ImageRow } from "../storage/tenant-rows";
+import type { BlobFacts, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { type ItemPlan, groupShards, planItems, shardBudget } from "./shards";
@@ -39,6 +39,7 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   artifact_import: "artifact_import",
   projection: "panorama",
   to_cubemap: "panorama",
+  vlad: "vlad_index",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {
@@ -59,6 +60,11 @@ export interface Stage {
    * inputs, so its cache key is its own and no other job's result is reused for it (3.2.1).
    */
   own_outputs?: boolean;
+  /**
+   * The stage reads the dataset's images and nothing upstream (a similarity index, 4.11): its cache
+   * key depends on the dataset alone, wherever it sits in a chain (`datasetStageCacheKey`).
+   */
+  dataset_only?: boolean;
 }
 
 /** A job to create, its inputs already checked and frozen. */
@@ -76,6 +82,8 @@ export interface Submission {
   recon: { pipeline: PipelineSpec } | { recon_id: string } | null;
   /** Outputs of a job done at submission (an artifact import, 4.10): its one task is born succeeded. */
   imported?: TaskOutputs;
+  /** Blobs the service itself wrote for `imported` (bytes already in R2): stored and held by the job. */
+  made_blobs?: BlobFacts[];
 }
 
 /** A stage or pipeline on a dataset (4.6, 4.7), as its route read it. */
@@ -169,11 +177,23 @@ function readsPriors(stage: Stage): boolean {
 /** What identifies an artifact as a task input: its kind, format and files' contents. */
 const artifactDigest = (a: StageArtifact) => hashJson({ kind: a.kind, artifact_format: a.artifact_format, files: a.files.map((f) => [f.path, f.blob_sha]) });
 
+/** The dataset as a stage input: its manifest and camera settings, not its ids (2.4). */
+const datasetHashOf = (dataset: DatasetSnapshot | null) => hashJson(dataset && (({ dataset_id: _id, images: _images, ...rest }) => rest)(dataset));
+
+/** The inputs of a stage that reads the dataset alone (`Stage.dataset_only`). */
+const datasetOnlyInputs = (datasetHash: string) => hashJson({ dataset: datasetHash, upstream: null });
+
+/**
+ * The cache key a `dataset_only` stage has on this dataset in any job (3.2.1): how the service
+ * finds the result such a stage computed (the similarity index of a manifest, 4.11 rule 4).
+ */
+export function datasetStageCacheKey(env: Env, dataset: DatasetSnapshot, stage: Stage): string {
+  return cacheKeyOf({ kind: stage.kind, inputs_hash: datasetOnlyInputs(datasetHashOf(dataset)), params_hash: hashJson(stage.params), rv_id: rvIdOf(runtimeVersions(env)) });
+}
+
 export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const tenant = tenantStore(env, s.tenantId);
-  // The dataset as a stage input: its manifest and camera settings, not its ids (2.4).
-  const settings = s.dataset && (({ dataset_id: _id, images: _images, ...rest }) => rest)(s.dataset);
-  const datasetHash = hashJson(settings);
+  const datasetHash = datasetHashOf(s.dataset);
   const priors = priorsDigest(s.dataset);
   const inputs = Object.entries(s.input_artifacts);
   const artifactsHash = inputs.length > 0 ? hashJson(Object.fromEntries(inputs.map(([role, a]) => [role, artifactDigest(a)]))) : null;
@@ -181,16 +201,20 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const jobId = ulid();
 
   const tasks: TaskPlan[] = [];
+  let artifactsFed = false;
   for (const stage of s.stages) {
     const upstream = tasks.at(-1);
-    // The input artifacts feed the first task; later ones inherit them through its cache key.
-    const inputs_hash = hashJson({
-      dataset: datasetHash,
-      upstream: upstream?.cache_key ?? null,
-      ...(artifactsHash && !upstream ? { artifacts: artifactsHash } : {}),
-      ...(priors && readsPriors(stage) ? { priors } : {}),
-      ...(stage.own_outputs ? { job: jobId } : {}),
-    });
+    // The input artifacts feed the first task that reads more than the dataset; later ones inherit them through its cache key.
+    const inputs_hash = stage.dataset_only
+      ? datasetOnlyInputs(datasetHash)
+      : hashJson({
+          dataset: datasetHash,
+          upstream: upstream?.cache_key ?? null,
+          ...(artifactsHash && !artifactsFed ? { artifacts: artifactsHash } : {}),
+          ...(priors && readsPriors(stage) ? { priors } : {}),
+          ...(stage.own_outputs ? { job: jobId } : {}),
+        });
+    artifactsFed ||= !stage.dataset_only;
     const params_hash = hashJson(stage.params);
     const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
     tasks.push({
@@ -237,7 +261,8 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const { hits, item_hits, recon_id, adopted } = unwrap<Registered>(
     (await tenant.registerJob({
       job,
-      input_shas: [...new Set(inputShas)],
+      input_shas: [...new Set(inputShas)].filter((sha) => !s.made_blobs?.some((b) => b.sha === sha)),
+      made_blobs: s.made_blobs ?? [],
       // A job done at submission has nothing to reuse.
       cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
       item_keys: items.flatMap((list) => list?.map((it) => it.key) ?? []),

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, expireUploads, newDataset, uploadBlob } from "../test/helpers";
 import { LUND_01, withOrientation } from "../test/photos";
-import { orient } from "./thumbnails";
+import { orient } from "./decode";
 
 async function register(bytes: Uint8Array, name = "img") {
   const sha = await uploadBlob(bytes);

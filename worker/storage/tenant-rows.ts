@@ -169,6 +169,8 @@ export interface ArtifactRow extends ArtifactScope {
 export interface JobRegistration {
   job: JobRow;
   input_shas: string[];
+  /** Blobs the service wrote for the job itself (a similarity index, 4.11): stored, and held by the job. */
+  made_blobs?: BlobFacts[];
   cache_keys: string[];
   /** Cache keys of sharded tasks' items (runners.md "Shards"), looked up like the tasks'. */
   item_keys?: string[];

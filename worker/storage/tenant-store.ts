@@ -158,6 +158,9 @@ export class TenantStore extends DurableObject<Env> {
   syncJob(job: JobRow, version: number, completed: JobCompletions) {
     return jobs.sync(this.db, job, version, completed);
   }
+  cachedTask(cacheKey: string) {
+    return jobs.cachedTask(this.db, cacheKey);
+  }
   hasJob(jobId: string) {
     return jobs.has(this.db, jobId);
   }

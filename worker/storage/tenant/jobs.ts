@@ -40,6 +40,7 @@ export function register(
       db.sql.exec("INSERT INTO jobs (job_id, project_id, status, job_json) VALUES (?, ?, ?, ?)", job.job_id, job.project_id, job.status, JSON.stringify(indexed));
       // The job's inputs stay readable even if their dataset is deleted while it runs.
       for (const sha of input.input_shas) blobs.hold(db, "job", job.job_id, sha);
+      for (const facts of input.made_blobs ?? []) blobs.holdNew(db, "job", job.job_id, facts);
       const hits: Record<string, TaskOutputs> = {};
       let sealer: string | null = null;
       for (const key of input.cache_keys) {
@@ -133,6 +134,11 @@ export function sync(
       );
     }
   });
+}
+
+/** The task whose outputs are the cache entry of `cacheKey` (3.2.1), if one succeeded. */
+export function cachedTask(db: DurableObjectStorage, cacheKey: string): { job_id: string; task_id: string } | null {
+  return first<{ job_id: string; task_id: string }>(db.sql, "SELECT job_id, task_id FROM task_cache WHERE cache_key = ?", cacheKey);
 }
 
 /** Whether the tenant has the job (its index row is written before the job's own object is created). */

@@ -1,0 +1,54 @@
+/**
+ * @module Similarity (spec 4.11, capabilities `similarity.dhash` / `similarity.vlad`): the query of
+ * `GET /v1/datasets/{did}/similarity`, its answer, and the manifest `:build` answers. The index
+ * itself is the wire format of wire/dhash.ts.
+ */
+import { z } from "zod";
+import { Id, Links, Sha256, Timestamp } from "./schemas/common";
+
+export const SIMILARITY_STRATEGIES = ["dhash", "vlad"] as const;
+export const SimilarityStrategy = z.enum(SIMILARITY_STRATEGIES);
+export type SimilarityStrategy = z.infer<typeof SimilarityStrategy>;
+/** 8 (Limits): at most 1000 neighbours per query. */
+export const MAX_SIMILARITY_K = 1000;
+
+const Flag = z.enum(["true", "false"]).default("false").transform((v) => v === "true");
+
+export const SimilarityQuery = z.object({
+  image_id: Id.describe("the query image, one of the dataset's"),
+  k: z.coerce.number().int().min(1).max(MAX_SIMILARITY_K).default(5).describe("how many images to answer, the query image included when include_self is true"),
+  strategy: SimilarityStrategy.default("dhash"),
+  include_self: Flag.describe("answer the query image first, at distance 0 (4.11 rule 3)"),
+});
+
+export const SimilarityNeighbors = z
+  .object({
+    query_image_id: Id,
+    strategy: SimilarityStrategy,
+    k: z.number().int(),
+    neighbors: z.array(z.object({ image_id: Id, distance: z.number() })).describe("ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order)"),
+  })
+  .meta({ id: "SimilarityNeighbors" });
+export type SimilarityNeighbors = z.infer<typeof SimilarityNeighbors>;
+
+export const SimilarityBuildQuery = z.object({
+  strategy: SimilarityStrategy.default("dhash"),
+  force: Flag.describe("hash every image again from its bytes, even when an index for the dataset's manifest exists"),
+});
+
+/** What `:build` answers for `dhash` (4.11: 200 manifest). The fields are this deployment's: the spec names none. */
+export const SimilarityManifest = z
+  .object({
+    dataset_id: Id,
+    strategy: SimilarityStrategy,
+    manifest_hash: Sha256.describe("the dataset manifest the index was built for (4.11 rule 4)"),
+    num_images: z.number().int(),
+    bits: z.number().int().describe("bits per image hash"),
+    built: z.boolean().describe("true when this request computed the index, false when the one for this manifest already existed"),
+    artifact_id: Id.describe("the index as a stage artifact (`features.global.v1`, format edgesfm.features.global.dhash.v1)"),
+    job_id: Id.describe("the job that owns the artifact"),
+    created_at: Timestamp,
+    _links: Links,
+  })
+  .meta({ id: "SimilarityManifest" });
+export type SimilarityManifest = z.infer<typeof SimilarityManifest>;

@@ -1,0 +1,174 @@
+/**
+ * @module Similarity (spec 4.11, capability `similarity.dhash`): the dataset's dHash index, as the
+ * `:build` route, a query and a pipeline's retrieval pairs (2.12) see it.
+ *
+ * The index is the output of the dataset's `vlad` stage (`DHASH_STAGE`, phase `vlad_index`): a
+ * `features.global.v1` artifact holding every image's hash. It is found by that stage's cache key,
+ * which depends on the dataset's manifest and settings alone (4.11 rule 4: a changed manifest has
+ * another key, so its index is built anew) and is the same whoever computed it: a pipeline's task
+ * on a runner, or the Worker here, synchronously, on `:build` or on the first query (rule 1), as a
+ * job born succeeded (like an artifact import, 4.10). Here each image's hash is cached in R2 beside
+ * its bytes, keyed by content, so a rebuild after adding photos decodes only the new ones.
+ */
+import { type StageArtifact, type SimilarityManifest, type SimilarityNeighbors } from "../../protocol";
+import { DHASH_BITS, DHASH_INDEX_FORMAT, DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, Dhash, type DhashIndex, decodeDhashIndex, dhash, encodeDhashIndex, nearestByHamming } from "../../protocol/wire/dhash";
+import { type FieldError, notFound, validation } from "../errors";
+import type { ArtifactRow, DatasetRow, ImageRow } from "../storage/tenant-rows";
+import { artifactResource } from "./artifacts";
+import { blobKey, sha256Hex } from "./blobs";
+import { DECODERS, MAX_DECODE_PIXELS, orient } from "./decode";
+import { readOrientation } from "./exif-tags";
+import { type Stage, datasetStageCacheKey, frozenDataset, submitJob } from "./jobs";
+import { tenantStore, unwrap } from "./stores";
+
+/** The stage that builds the dHash index: a runner's `vlad` task in a pipeline, the Worker's on `:build`. */
+export const DHASH_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "dhash" } }, dataset_only: true };
+
+/** Bumped whenever the bits of a hash computed here change: per-image cache entries are then recomputed. */
+const DHASH_CACHE_VERSION = 1;
+const imageHashKey = (key: string, upright: boolean) => `${key}/dhash/v${DHASH_CACHE_VERSION}-${upright ? "upright" : "stored"}.txt`;
+
+export interface BuiltIndex {
+  index: DhashIndex;
+  artifact: ArtifactRow;
+  /** Computed by this request. */
+  built: boolean;
+}
+
+/** The dataset's dHash index for its current manifest, or null when none was built. */
+export async function findDhashIndex(env: Env, tenantId: string, dataset: DatasetRow, images: ImageRow[]): Promise<BuiltIndex | null> {
+  const tenant = tenantStore(env, tenantId);
+  const cached = await tenant.cachedTask(datasetStageCacheKey(env, frozenDataset(dataset, images), DHASH_STAGE));
+  if (!cached) return null;
+  const page = unwrap(await tenant.listArtifacts({ job_id: cached.job_id }, { task_id: cached.task_id, kind: "features.global.v1" }, { page_size: 1 }));
+  const artifact = page.items[0];
+  const file = artifact && artifactResource(artifact).files.find((f) => f.path === DHASH_INDEX_PATH);
+  if (!artifact || !file) return null;
+  const bytes = await env.BLOBS.get(blobKey(tenantId, file.blob_sha));
+  if (!bytes) return null;
+  return { index: decodeDhashIndex(new Uint8Array(await bytes.arrayBuffer())), artifact, built: false };
+}
+
+/**
+ * The dataset's index, built here when there is none for its manifest (or always, with `force`).
+ * 422 for a dataset without images, and for images this Worker cannot decode (each named).
+ */
+export async function ensureDhashIndex(env: Env, tenantId: string, dataset: DatasetRow, o: { force: boolean }): Promise<BuiltIndex> {
+  const tenant = tenantStore(env, tenantId);
+  const images = await tenant.allImages(dataset.dataset_id);
+  if (images.length === 0) {
+    throw validation("the dataset has no registered images: nothing to index", [{ path: "dataset_id", message: "no registered images", code: "empty_dataset" }]);
+  }
+  if (!o.force) {
+    const found = await findDhashIndex(env, tenantId, dataset, images);
+    if (found) return found;
+  }
+  const hashes = await imageHashes(env.BLOBS, tenantId, images, { upright: dataset.respect_exif_orientation, force: o.force });
+  const bytes = encodeDhashIndex(images.map((im, i) => ({ image_id: im.image_id, name: im.name, content_sha: im.content_sha, dhash: hashes[i]! })));
+  const sha = await sha256Hex(bytes);
+  const key = blobKey(tenantId, sha);
+  await env.BLOBS.put(key, bytes, { httpMetadata: { contentType: DHASH_INDEX_MEDIA_TYPE } });
+  const descriptor = {
+    kind: "features.global.v1",
+    name: "dhash similarity index",
+    uri: null,
+    artifact_format: DHASH_INDEX_FORMAT,
+    schema_version: 1,
+    media_type: DHASH_INDEX_MEDIA_TYPE,
+    summary: { strategy: "dhash", num_images: images.length, bits: DHASH_BITS },
+    metadata: { manifest_hash: dataset.manifest_hash },
+    files: [{ path: DHASH_INDEX_PATH, blob_sha: sha, byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE }],
+  };
+  const accepted = await submitJob(env, {
+    tenantId,
+    projectId: dataset.project_id,
+    dataset: frozenDataset(dataset, images),
+    recipe: "similarity:build",
+    stages: [DHASH_STAGE],
+    input_artifacts: {},
+    recon: null,
+    imported: { artifacts: [descriptor], result: { strategy: "dhash", num_images: images.length } },
+    made_blobs: [{ sha, r2_key: key, size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE, width: null, height: null, focal_length_35mm: null, gps_json: null }],
+  });
+  const listed = unwrap(await tenant.listArtifacts({ job_id: accepted.job_id }, {}, { page_size: 1 }));
+  const artifact = listed.items[0];
+  if (!artifact) throw new Error(`the similarity job ${accepted.job_id} recorded no artifact`);
+  return { index: decodeDhashIndex(bytes), artifact, built: true };
+}
+
+/** Each image's hash, from its cache entry or its decoded bytes; every image that cannot be decoded here is named in one 422. */
+async function imageHashes(bucket: R2Bucket, tenantId: string, images: ImageRow[], o: { upright: boolean; force: boolean }): Promise<string[]> {
+  const errors: FieldError[] = [];
+  const hashes: string[] = [];
+  for (const [i, im] of images.entries()) {
+    const key = blobKey(tenantId, im.content_sha);
+    const cacheKey = imageHashKey(key, o.upright);
+    const cached = o.force ? null : await bucket.get(cacheKey);
+    const text = cached ? await cached.text() : null;
+    if (text && Dhash.safeParse(text).success) {
+      hashes.push(text);
+      continue;
+    }
+    const decode = im.media_type ? DECODERS[im.media_type] : undefined;
+    const problem = (message: string, code: string) => errors.push({ path: `images.${i}`, message: `'${im.name}': ${message}`, code });
+    if (!decode) {
+      problem(`${im.media_type ?? "not a recognised image"}; dHash is computed from JPEG and PNG images here`, "unsupported_media_type");
+      continue;
+    }
+    if ((im.width ?? 0) * (im.height ?? 0) > MAX_DECODE_PIXELS) {
+      problem(`more than ${MAX_DECODE_PIXELS} pixels, too many to decode here; a pipeline with retrieval pairs hashes it on a runner`, "image_too_large");
+      continue;
+    }
+    const object = await bucket.get(key);
+    if (!object) throw notFound(`the bytes of image '${im.name}'`);
+    const bytes = await object.arrayBuffer();
+    let pixels: ImageData;
+    try {
+      pixels = await decode(bytes);
+    } catch {
+      problem("corrupt or truncated image", "undecodable");
+      continue;
+    }
+    if (o.upright) pixels = orient(pixels, await readOrientation(new Uint8Array(bytes)));
+    const hash = dhash({ data: pixels.data, width: pixels.width, height: pixels.height, channels: 4 });
+    await bucket.put(cacheKey, hash, { httpMetadata: { contentType: "text/plain" } });
+    hashes.push(hash);
+  }
+  if (errors.length > 0) throw validation("some images cannot be hashed here; no index was built", errors);
+  return hashes;
+}
+
+/** `:build`'s answer (4.11: 200 manifest). */
+export function similarityManifest(dataset: DatasetRow, built: BuiltIndex): SimilarityManifest {
+  return {
+    dataset_id: dataset.dataset_id,
+    strategy: "dhash",
+    manifest_hash: dataset.manifest_hash,
+    num_images: built.index.images.length,
+    bits: built.index.bits,
+    built: built.built,
+    artifact_id: built.artifact.artifact_id,
+    job_id: built.artifact.job_id,
+    created_at: built.artifact.created_at,
+    _links: {
+      self: { href: `/v1/datasets/${dataset.dataset_id}/similarity:build` },
+      artifact: { href: `/v1/artifacts/${built.artifact.artifact_id}` },
+      job: { href: `/v1/jobs/${built.artifact.job_id}` },
+    },
+  };
+}
+
+/** The `k` images nearest to `imageId` (4.11), the query itself first when `includeSelf` (rule 3). */
+export function dhashNeighbors(index: DhashIndex, imageId: string, k: number, includeSelf: boolean): SimilarityNeighbors {
+  const at = index.images.findIndex((im) => im.image_id === imageId);
+  if (at < 0) throw notFound("image in this dataset's similarity index");
+  const others = nearestByHamming(
+    index.images.map((im) => im.dhash),
+    at,
+    includeSelf ? k - 1 : k,
+  ).map((n) => ({ image_id: index.images[n.index]!.image_id, distance: n.distance }));
+  return { query_image_id: imageId, strategy: "dhash", k, neighbors: includeSelf ? [{ image_id: imageId, distance: 0 }, ...others] : others };
+}
+
+/** The index as a matches stage's input artifact (2.12 `retrieval`: "the dataset must have a built index"). */
+export const indexArtifact = (built: BuiltIndex): StageArtifact => artifactResource(built.artifact);
