@@ -13,7 +13,7 @@ import { extractFeatures } from "../browser-runtime/stages/extract";
 import { matchFeatures } from "../browser-runtime/stages/match";
 import { exhaustivePairs } from "../browser-runtime/stages/pairs";
 import { readFocalLength35mm } from "../worker/services/exif-tags";
-import { INTRINSICS } from "../test/support/reconstruct";
+import { INTRINSICS } from "../scripts/reference-sets";
 import { datasets, root } from "./_args";
 
 export interface SetData {

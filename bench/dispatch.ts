@@ -9,8 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { RunnerClient } from "../client/index";
-import { startServer } from "../test/conformance/server";
+import { EdgeSfmClient, RunnerClient, unwrap } from "../client/index";
+import { startLocalStack } from "../scripts/local-stack";
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,31 +20,21 @@ const RUNNERS = arg("runners", 200);
 const JOBS = arg("jobs", 8);
 const IMAGES = arg("images", 1000);
 
-const server = await startServer({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "600" });
+const server = await startLocalStack({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "600" });
 const base = server.base;
-
-async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const binary = body instanceof Uint8Array;
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: binary ? headers : { "Content-Type": "application/json", ...headers },
-    body: binary ? (body as BodyInit) : body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
-}
+const client = new EdgeSfmClient({ baseUrl: base });
+const { api } = client;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? 0;
 
 // One blob under IMAGES names (unsized bytes weigh 1 MP: 8 images to an extraction shard).
-const project = await api("POST", "/v1/projects", { name: "dispatch bench" });
-const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`, { name: "bench", source: { kind: "upload", entries: [] } });
+const project = await unwrap(api.POST("/v1/projects", { body: { name: "dispatch bench" } }));
+const dataset = await unwrap(api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid: project.project_id } }, body: { name: "bench", source: { kind: "upload", entries: [] } } }));
+const did = { path: { did: dataset.dataset_id } };
 const image = new TextEncoder().encode(`dispatch bench image ${Date.now()}`);
-const up = await api("POST", "/v1/uploads", { expected_size: image.byteLength });
-await api("PATCH", `/v1/uploads/${up.upload_id}`, image, { "Content-Range": `bytes 0-${image.byteLength - 1}/${image.byteLength}` });
-const blob = (await api("POST", `/v1/uploads/${up.upload_id}:finalize`)).blob_sha as string;
+const blob = (await client.upload(image)).blob_sha;
 for (let i = 0; i < IMAGES; i += 1000) {
   const items = Array.from({ length: Math.min(1000, IMAGES - i) }, (_, k) => ({ name: `img${String(i + k).padStart(6, "0")}.jpg`, blob_sha: blob }));
-  await api("POST", `/v1/datasets/${dataset.dataset_id}/images:batchCreate`, { requests: items });
+  await unwrap(api.POST("/v1/datasets/{did}/images:batchCreate", { params: did, body: { requests: items } }));
 }
 
 const runtime = await new RunnerClient({ baseUrl: base }).serviceRuntimeVersions();
@@ -62,7 +52,7 @@ const clients = await Promise.all(
 );
 
 const jobs: string[] = [];
-for (let j = 0; j < JOBS; j++) jobs.push((await api("POST", `/v1/datasets/${dataset.dataset_id}/features`, { spec: { seed: j + 1 } })).job_id);
+for (let j = 0; j < JOBS; j++) jobs.push((await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: j + 1 } } }))).job_id);
 const expected = JOBS * Math.ceil(IMAGES / 8);
 
 const completions = new Map<string, number>();
@@ -96,7 +86,7 @@ await Promise.all(
 );
 const seconds = (performance.now() - t0) / 1000;
 
-const statuses = await Promise.all(jobs.map(async (j) => (await api("GET", `/v1/jobs/${j}`)) as { status: string; tasks: { "x-shards": { total: number; done: number } }[] }));
+const statuses = await Promise.all(jobs.map((jid) => unwrap(api.GET("/v1/jobs/{jid}", { params: { path: { jid } } }))));
 const twice = [...completions.values()].filter((n) => n > 1).length;
 const results = {
   runners: RUNNERS,
@@ -108,7 +98,7 @@ const results = {
   lease_ms_p99: quantile(leaseMs, 0.99),
   shards_completed: completions.size,
   shards_done_twice: twice,
-  jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]!["x-shards"].done === s.tasks[0]!["x-shards"].total).length,
+  jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]?.["x-shards"]?.done === s.tasks[0]?.["x-shards"]?.total).length,
   cores: availableParallelism(),
   load_average: loadavg()[0] ?? 0,
 };

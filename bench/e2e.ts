@@ -21,11 +21,10 @@ import { parseArgs } from "node:util";
 import { launchChromium } from "../browser-runtime/headless/chromium";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
-import { RunnerClient } from "../client/index";
-import type { TaskKind } from "../protocol";
-import { startServer } from "../test/conformance/server";
-import { httpClient } from "../test/support/http";
-import { INTRINSICS, datasetDir, scoreAgainstReference, submitSet, waitForJob } from "../test/support/reconstruct";
+import { EdgeSfmClient, RunnerClient, collect } from "../client/index";
+import type { ProgressEvent, TaskKind } from "../protocol";
+import { startLocalStack } from "../scripts/local-stack";
+import { INTRINSICS, datasetDir, scoreAgainstReference, submitSet } from "../scripts/reference-sets";
 import { processTreeCpuSeconds, root } from "./_args";
 import { type ProcessTiming, ensureColmap, runTimed } from "./_colmap";
 
@@ -104,8 +103,8 @@ class Stopwatch {
   };
 }
 
-const server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
-const http = httpClient(server.base);
+const server = await startLocalStack({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
+const client = new EdgeSfmClient({ baseUrl: server.base });
 const browser = values.browser ? await launchChromium() : null;
 if (browser) await (await browser.context.newPage()).goto(`${server.base}/runner.html?name=bench`);
 const haveColmap = !values["skip-colmap"] && ensureColmap(root);
@@ -118,30 +117,31 @@ try {
     const t0 = performance.now();
     const cpu0 = processTreeCpuSeconds();
     watch.enter("upload");
-    const { job_id, recon_id } = await submitSet(http, set);
+    const { job_id, recon_id } = await submitSet(client, set);
     if (!browser) {
       watch.enter("queue");
       const onStatus = (s: { state: string; kind?: TaskKind }) => watch.enter(s.state === "working" ? s.kind! : "queue");
       await new Runner(new RunnerClient({ baseUrl: server.base, fetch: watch.fetch }), await nodeRunnerHost("bench-node", { engineWorkers }), { onStatus }).drain();
     }
-    const job = await waitForJob(http, job_id);
+    const job = await client.waitForJob(job_id);
     watch.enter(null);
     const ours = { wall_s: (performance.now() - t0) / 1000, cpu_s: processTreeCpuSeconds() - cpu0 };
     // A failed job still gets its row (and COLMAP's column): the failed task's own words are printed.
     let failure: string | null = null;
     if (job.status !== "succeeded") {
-      const failed = job.tasks.find((t: { status: string }) => t.status === "failed");
-      const said = [...new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw).matchAll(/^data: (.*)$/gm)]
-        .map((m) => JSON.parse(m[1]!))
-        .filter((e) => e.task_id === failed?.task_id && ["log_line", "warning", "error"].includes(e.kind))
-        .map((e) => `  ${e.kind}: ${e.message}${e.detail ? ` ${JSON.stringify(e.detail)}` : ""}`);
+      const failed = job.tasks.find((t) => t.status === "failed");
+      const said = ((await collect(client.events(job_id, { reconnect: false }))) as ProgressEvent[]).flatMap((e) =>
+        (e.kind === "log_line" || e.kind === "warning" || e.kind === "error") && e.task_id === failed?.task_id
+          ? [`  ${e.kind}: ${e.message}${"detail" in e && e.detail ? ` ${JSON.stringify(e.detail)}` : ""}`]
+          : [],
+      );
       failure = `job ${job.status} in ${failed?.kind}: ${failed?.error_class}: ${failed?.error_message ?? job.error_message}`;
       console.error(`${set}: ${failure}\n${said.join("\n")}`);
     }
-    const r = failure ? null : await scoreAgainstReference(http, set, recon_id);
+    const r = failure ? null : await scoreAgainstReference(client, set, recon_id);
     // A browser runner's stages are timed by the service (task start to finish), without CPU.
     if (browser) {
-      for (const t of job.tasks) watch.spans[t.kind] = { wall_s: (Date.parse(t.finished_at) - Date.parse(t.started_at)) / 1000, cpu_s: NaN, transfer_s: NaN };
+      for (const t of job.tasks) watch.spans[t.kind] = { wall_s: (Date.parse(t.finished_at ?? "") - Date.parse(t.started_at ?? "")) / 1000, cpu_s: NaN, transfer_s: NaN };
     }
     const colmap = haveColmap ? colmapPipeline(set) : null;
     const colmapTotal = colmap && { wall_s: colmap.extract.wallSeconds + colmap.match.wallSeconds + colmap.map.wallSeconds, cpu_s: colmap.extract.cpuSeconds + colmap.match.cpuSeconds + colmap.map.cpuSeconds };

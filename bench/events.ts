@@ -6,10 +6,9 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { startServer } from "../test/conformance/server";
-import type { Lease } from "../protocol";
-import { DigestRunner } from "../test/runner/digest-runner";
-import { openSse } from "../test/runner/sse-client";
+import { EdgeSfmClient, type Lease, type ProgressEvent, unwrap } from "../client/index";
+import { DigestRunner } from "../scripts/digest-runner";
+import { startLocalStack } from "../scripts/local-stack";
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,19 +18,10 @@ const EVENTS_PER_CLIENT_RUN = arg("events", 40);
 const ROUNDS = arg("rounds", 40);
 const APPEND_SECONDS = 3;
 
-const server = await startServer({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "600" });
+const server = await startLocalStack({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "600" });
 const base = server.base;
-
-async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const binary = body instanceof Uint8Array;
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: binary ? headers : { "Content-Type": "application/json", ...headers },
-    body: binary ? (body as BodyInit) : body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
-}
+const client = new EdgeSfmClient({ baseUrl: base });
+const { api } = client;
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -39,15 +29,14 @@ const quantile = (xs: number[], q: number) => {
 };
 
 // One dataset with one image; each job differs by its seed, so none is a cache hit.
-const project = await api("POST", "/v1/projects", { name: "bench" });
-const dataset = await api("POST", `/v1/projects/${project.project_id}/datasets`, { name: "bench", source: { kind: "upload", entries: [] } });
+const project = await unwrap(api.POST("/v1/projects", { body: { name: "bench" } }));
+const dataset = await unwrap(api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid: project.project_id } }, body: { name: "bench", source: { kind: "upload", entries: [] } } }));
+const did = { path: { did: dataset.dataset_id } };
 const image = new TextEncoder().encode(`bench image ${Date.now()}`);
-const up = await api("POST", "/v1/uploads", { expected_size: image.byteLength });
-await api("PATCH", `/v1/uploads/${up.upload_id}`, image, { "Content-Range": `bytes 0-${image.byteLength - 1}/${image.byteLength}` });
-const blob = await api("POST", `/v1/uploads/${up.upload_id}:finalize`);
-await api("POST", `/v1/datasets/${dataset.dataset_id}/images`, { name: "a.jpg", blob_sha: blob.blob_sha });
+const { blob_sha } = await client.upload(image);
+await unwrap(api.POST("/v1/datasets/{did}/images", { params: did, body: { name: "a.jpg", blob_sha } }));
 let seed = 0;
-const submit = async () => (await api("POST", `/v1/datasets/${dataset.dataset_id}/features`, { spec: { seed: ++seed } })).job_id as string;
+const submit = async () => (await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: ++seed } } }))).job_id;
 
 const runner = new DigestRunner({ base, name: "bench" });
 await runner.register();
@@ -85,14 +74,14 @@ const appended = { one_per_request: 0, batches_of_100: 0 };
 const fanout: Record<string, { p50_ms: number; p99_ms: number; receipts: number }> = {};
 for (const clients of [1, 10, 100]) {
   const { jobId, lease } = await leasedJob();
-  const streams = await Promise.all(Array.from({ length: clients }, () => openSse(fetch, `${base}/v1/jobs/${jobId}/events`)));
+  const streams = Array.from({ length: clients }, () => client.events(jobId, { reconnect: false }));
   // Drain the backlog (job_status, phase_started) so every client is live.
-  for (const s of streams) for (let i = 0; i < 3; i++) await s.event();
+  for (const s of streams) for (let i = 0; i < 3; i++) await s.next();
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
   const readers = streams.map(async (s) => {
-    for (let e = await s.event(); e; e = await s.event()) {
-      const k = e.data.kind === "log_line" ? Number(e.data.message) : NaN;
+    for await (const e of s as AsyncIterable<ProgressEvent>) {
+      const k = e.kind === "log_line" ? Number(e.message) : NaN;
       if (Number.isFinite(k)) latencies.push(performance.now() - sentAt.get(k)!);
     }
   });

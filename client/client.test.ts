@@ -5,7 +5,7 @@ import { WebSocket as NodeWebSocket } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TERMINAL_STATUSES as PROTOCOL_TERMINAL } from "../protocol/events";
 import { type Server, startServer } from "../test/conformance/server";
-import { DigestRunner } from "../test/runner/digest-runner";
+import { DigestRunner } from "../scripts/digest-runner";
 import { EdgeSfmClient, type FetchLike, type JobEvent, type JobProgressUpdate, ProblemError, TERMINAL_STATUSES, sha256Hex, unwrap } from "./index.js";
 
 let server: Server;

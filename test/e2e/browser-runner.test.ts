@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
 import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes } from "../support/http";
+import { httpClient, uploadBytes, waitForJob } from "../support/http";
 import { encodePng, stripedPanorama } from "../support/panoramas";
-import { scoreAgainstReference, submitSet, waitForJob } from "../support/reconstruct";
+import { scoreAgainstReference, submitSet } from "../../scripts/reference-sets";
 
 const SET = "sacre-coeur";
 let server: Server;
@@ -36,10 +36,10 @@ describe("runner in headless Chromium", () => {
     const http = httpClient(server.base);
     const caps = (await http("GET", "/v1/capabilities")).json.features;
     for (const c of ["features.extract.sift", "matchers.nn-mutual", "matches.verify", "map.incremental", "pipelines.incremental"]) expect(caps[c], c).toBe(true);
-    const { job_id, recon_id } = await submitSet(http, SET);
+    const { job_id, recon_id } = await submitSet(http.client, SET);
     const job = await waitForJob(http, job_id);
     expect(job.status, `${JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))}\n${logs.join("\n")}`).toBe("succeeded");
-    const result = await scoreAgainstReference(http, SET, recon_id);
+    const result = await scoreAgainstReference(http.client, SET, recon_id);
     expect(result.failures).toEqual([]);
     expect(logs.some((l) => l.includes("registered"))).toBe(true);
     const said = new TextDecoder().decode((await http("GET", `/v1/jobs/${job_id}/events`)).raw);

@@ -1,6 +1,6 @@
 /**
  * Jobs end to end over real HTTP (issue 3, "done when"): the local stack from wrangler.toml, a
- * runner as a separate process (test/runner/digest-runner.ts), live SSE, a cache hit on the
+ * runner as a separate process (scripts/digest-runner.ts), live SSE, a cache hit on the
  * second identical submission, and a runner killed mid-task whose task another runner reclaims
  * and finishes, with no lost or duplicated events.
  */
@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Server, startServer } from "../conformance/server";
-import { openSse } from "../runner/sse-client";
+import { EdgeSfmClient } from "../../client/index";
 
 let server: Server;
 const children = new Set<ChildProcess>();
@@ -48,7 +48,7 @@ async function datasetWith(images: number) {
 
 /** A runner process; `lines` yields its stdout lines (registered, leased, progress, completed). */
 function startRunner(name: string, imageDelayMs: number) {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/runner/digest-runner.ts", server.base, name], {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/digest-runner.ts", server.base, name], {
     env: { ...process.env, RUNNER_IMAGE_DELAY_MS: String(imageDelayMs) },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -71,10 +71,9 @@ function startRunner(name: string, imageDelayMs: number) {
 }
 
 /** All events of a job as a live SSE client sees them, until the stream closes after the terminal event. */
-async function collect(jobId: string, lastEventId?: number) {
-  const stream = await openSse(fetch, `${server.base}/v1/jobs/${jobId}/events`, lastEventId ? { "Last-Event-ID": String(lastEventId) } : {});
+async function collect(jobId: string, lastEventId = 0) {
   const events: { id: number; data: any }[] = [];
-  for (let e = await stream.event(); e; e = await stream.event()) events.push(e);
+  for await (const e of new EdgeSfmClient({ baseUrl: server.base }).events(jobId, { after: lastEventId, reconnect: false })) events.push({ id: e.event_id, data: e });
   return events;
 }
 

@@ -20,8 +20,8 @@ import { ImagesFile, SummaryFile } from "../../protocol/schemas/snapshot";
 import { decodePointsHeader } from "../../protocol/wire/points";
 import { readTar } from "../../protocol/wire/tar";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient } from "../support/http";
-import { datasetDir, scoreAgainstReference, submitSet, waitForJob } from "../support/reconstruct";
+import { httpClient, waitForJob } from "../support/http";
+import { datasetDir, scoreAgainstReference, submitSet } from "../../scripts/reference-sets";
 
 const SET = "sacre-coeur";
 let server: Server;
@@ -39,11 +39,11 @@ afterAll(async () => {
 describe(`incremental recipe on ${SET} (Node runner)`, () => {
   it("reconstructs every image within issue 5's bars against COLMAP", async () => {
     const http = httpClient(server.base);
-    const { job_id, recon_id } = await submitSet(http, SET);
+    const { job_id, recon_id } = await submitSet(http.client, SET);
     expect(await runner.drain()).toBe(4);
     const job = await waitForJob(http, job_id);
     expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
-    const result = await scoreAgainstReference(http, SET, recon_id);
+    const result = await scoreAgainstReference(http.client, SET, recon_id);
     console.log(`${SET}: ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
     expect(result.failures).toEqual([]);
     expect(result.numPoints).toBeGreaterThan(0.5 * result.colmap.points3D);
@@ -53,7 +53,7 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
   it("a mapping that reconstructs no model fails its job with a NoModelError, sealing nothing", async () => {
     const http = httpClient(server.base);
     // No pair has a million matches, so no initial pair exists; the other stages are the first test's (cache hits).
-    const { job_id, recon_id } = await submitSet(http, SET, { min_num_matches: 1_000_000 });
+    const { job_id, recon_id } = await submitSet(http.client, SET, { min_num_matches: 1_000_000 });
     await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("pipeline-node")).drain();
     const job = await waitForJob(http, job_id);
     expect(job.status).toBe("failed");

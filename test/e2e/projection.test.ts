@@ -13,9 +13,9 @@ import { loadEngine } from "../../engine-wasm/ts/engine";
 import { packRgba, renderCubemapFace } from "../../engine-wasm/ts/projection";
 import { CUBEMAP_FACES, ProjectionManifest, RunnerAbilities, type StageArtifact } from "../../protocol";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes } from "../support/http";
+import { httpClient, uploadBytes, waitForJob } from "../support/http";
 import { encodePng, stripedPanorama } from "../support/panoramas";
-import { waitForJob } from "../support/reconstruct";
+
 
 let server: Server;
 let http: ReturnType<typeof httpClient>;

@@ -10,7 +10,7 @@ import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes } from "../support/http";
+import { httpClient, uploadBytes, waitForJob } from "../support/http";
 
 const SET = new URL("../../../shared/datasets/sacre-coeur/images/", import.meta.url);
 const NAMES = ["02928139_3448003521.jpg", "03903474_1471484089.jpg", "10265353_3838484249.jpg"];
@@ -33,15 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-async function waitForJob(jobId: string) {
-  for (let i = 0; i < 50; i++) {
-    const job = await http("GET", `/v1/jobs/${jobId}`);
-    if (["succeeded", "failed", "cancelled", "cancelled_dirty"].includes(job.json.status)) return job.json;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
 
 describe("runner stages over HTTP", () => {
   it("extracts SIFT features and matches them for a dataset of real photos", async () => {
@@ -101,14 +92,14 @@ describe("runner stages over HTTP", () => {
     const f = await http("POST", `/v1/datasets/${did}/features`, { spec: { type: "sift", max_num_features: 2000 } });
     expect(f.status, JSON.stringify(f.json)).toBe(202);
     await runner.drain();
-    expect((await waitForJob(f.json.job_id)).status).toBe("succeeded");
+    expect((await waitForJob(http, f.json.job_id)).status).toBe("succeeded");
     const features = await artifactOf(f.json.job_id);
     expect(features.kind).toBe("features.local.v1");
 
     const m = await http("POST", `/v1/datasets/${did}/matches`, { input_artifacts: { features: ref(features) } });
     expect(m.status, JSON.stringify(m.json)).toBe(202);
     expect(await runner.drain()).toBe(1);
-    const matchJob = await waitForJob(m.json.job_id);
+    const matchJob = await waitForJob(http, m.json.job_id);
     expect(matchJob.status, matchJob.error_message).toBe("succeeded");
     const matches = await artifactOf(m.json.job_id);
     expect(matches).toMatchObject({ kind: "matches.indexed.v1", dataset_id: did });
@@ -118,7 +109,7 @@ describe("runner stages over HTTP", () => {
     expect(v.status, JSON.stringify(v.json)).toBe(202);
     const verifier = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("e2e-verify"), { stages: ["verify"] });
     expect(await verifier.drain()).toBe(1);
-    const verifyJob = await waitForJob(v.json.job_id);
+    const verifyJob = await waitForJob(http, v.json.job_id);
     expect(verifyJob.status, verifyJob.error_message).toBe("succeeded");
     const verified = await artifactOf(v.json.job_id);
     expect(verified.kind).toBe("matches.verified.v1");

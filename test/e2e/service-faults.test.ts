@@ -16,10 +16,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type FetchLike, type Lease, RunnerClient, type SnapshotSeal, createEdgeSfmClient } from "../../client/index";
 import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
-import { DigestRunner } from "../runner/digest-runner";
-import { datasetDir } from "../support/reconstruct";
+import { DigestRunner } from "../../scripts/digest-runner";
+import { datasetDir } from "../../scripts/reference-sets";
 import { type StackProcess, startStackProcess } from "../support/stack-process";
-import { httpClient, uploadBytes } from "../support/http";
+import { eventLog, httpClient, uploadBytes } from "../support/http";
 import { enc, scene } from "../support/synthetic-model";
 
 const dir = mkdtempSync(join(tmpdir(), "edgesfm-service-faults-"));
@@ -41,14 +41,6 @@ async function restart(): Promise<StackProcess> {
 
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The job's whole event log (it has ended: the stream closes), checked to be one log: ids 1..N, no gap or repeat. */
-async function eventLog(base: string, jobId: string): Promise<any[]> {
-  const text = new TextDecoder().decode((await httpClient(base)("GET", `/v1/jobs/${jobId}/events`)).raw);
-  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-  expect(ids).toEqual(ids.map((_, i) => i + 1));
-  return [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
-}
 
 /** A project and dataset of `n` small distinct images, and an incremental pipeline job on it. */
 async function submitJob(base: string, n: number) {
@@ -194,7 +186,7 @@ describe("the service killed and restarted on its state", () => {
     expect(job.status).toBe("succeeded");
     expect(job.tasks.find((t: any) => t.kind === "map").attempts).toBe(2);
     expect(await checkSnapshots(base, recon_id, sent)).toEqual([1, 2]);
-    const events = await eventLog(base, job_id);
+    const events = await eventLog(createEdgeSfmClient({ baseUrl: base }), job_id);
     expect(events.filter((e) => e.kind === "snapshot_available").map((e) => e.snapshot_seq)).toEqual([1, 2]);
     expect(events.filter((e) => e.kind === "warning" && /queued again/.test(e.message)).length).toBeGreaterThanOrEqual(2);
     expect(events.at(-1)).toMatchObject({ kind: "job_status", status: "succeeded" });
@@ -233,7 +225,7 @@ describe("the service killed and restarted on its state", () => {
     await mapper.client.sealSnapshot(last.lease_id, body);
     await mapper.client.complete(last.lease_id, { artifacts: [], result: null });
     const seqs = await checkSnapshots(base, recon_id, sent);
-    const events = await eventLog(base, job_id);
+    const events = await eventLog(createEdgeSfmClient({ baseUrl: base }), job_id);
     expect(events.filter((e) => e.kind === "snapshot_available").map((e) => e.snapshot_seq)).toEqual(seqs);
   }, 300_000);
 });

@@ -14,9 +14,9 @@ import { Runner } from "../../browser-runtime/runner/runner";
 import { type ImagePose, compareToReference } from "../../engine-wasm/ts/accuracy";
 import { CUBEMAP_FACES, CamerasFile, FramesFile, ImagesFile, RigsFile } from "../../protocol";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes } from "../support/http";
+import { httpClient, uploadBytes, waitForJob } from "../support/http";
 import { camFromWorld, encodeJpeg, renderRoomPanorama, roomPath } from "../support/panoramas";
-import { waitForJob } from "../support/reconstruct";
+
 
 let server: Server;
 let http: ReturnType<typeof httpClient>;

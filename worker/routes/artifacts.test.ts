@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, StageArtifact } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { readTar } from "../../protocol/wire/tar";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
 import { BASE, call, collectGarbage, deployment, expectProblem, expectStatus, uploadBlob, selfFetch } from "../test/helpers";

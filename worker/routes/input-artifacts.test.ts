@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, type CoreArtifactKind, type Lease, type TaskKind } from "../../protocol";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus, uploadBlob, selfFetch } from "../test/helpers";
 import { enc } from "../test/scene";
 

@@ -1,7 +1,7 @@
 import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProgressEvent, type TaskKind } from "../../protocol";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import { EdgeSfmClient, type JobEvent } from "../../client/index";
 import worker from "../index";
 import { BASE, call, deployment, expectProblem, uploadBlob, selfFetch } from "../test/helpers";

@@ -1,6 +1,6 @@
 import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import { tenantStore } from "../services/stores";
 import { BASE, type Call, call, expectFieldError, expectProblem, expectStatus, newDataset, tenantCallers, selfFetch, uploadBlob } from "../test/helpers";
 import { LUND_01, SACRE_COEUR } from "../test/photos";

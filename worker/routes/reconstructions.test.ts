@@ -3,7 +3,7 @@ import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Lease } from "../../protocol";
 import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints } from "../../protocol/wire/points";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import { tenantStore } from "../services/stores";
 import { BASE, type Call, type Reply, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
 import { scene } from "../test/scene";

@@ -1,7 +1,7 @@
 import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lease, TaskKind } from "../../protocol";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
 import { groupCount, groupOf } from "../services/shards";
 import { BASE, call, deployment, selfFetch, uploadBlob } from "../test/helpers";

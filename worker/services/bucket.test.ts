@@ -8,7 +8,7 @@
 import { createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FetchLike } from "../../client/index";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
 import * as garbage from "../storage/tenant/garbage";
 import { tenantStore } from "./stores";

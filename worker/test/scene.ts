@@ -9,7 +9,7 @@ import { enc, scene } from "../../test/support/synthetic-model";
 import { MemoryBlobCache } from "../../browser-runtime/runner/blob-cache";
 import { createEnginePool } from "../../browser-runtime/runner/pool/engine-pool";
 import { Runner } from "../../browser-runtime/runner/runner";
-import { DigestRunner } from "../../test/runner/digest-runner";
+import { DigestRunner } from "../../scripts/digest-runner";
 import type { FetchLike } from "../../client/index";
 import { BASE, type Call, call as defaultCall, expectStatus, selfFetch, uploadBlob } from "./helpers";
 

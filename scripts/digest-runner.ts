@@ -1,14 +1,15 @@
 /**
- * @module A test runner that speaks the runner protocol (worker/routes/runners.md) and does
- * real but simple work for any task: it fetches every image of the leased dataset through its
+ * @module A runner that speaks the runner protocol (worker/routes/runners.md) without computing
+ * SfM, for the job machinery's tests and the events benchmark: it does real but simple work for
+ * any task: it fetches every image of the leased dataset through its
  * lease, checks each one's SHA-256 against the manifest, reports progress per image, uploads
  * a JSON list of the digests and sizes as a content-addressed blob and completes with it. A
  * shard lease (runners.md "Shards") covers its items' images only, with one such list per item.
  * The service treats it like any other runner. Runs on plain `fetch`, so it works inside
- * workerd tests (with SELF.fetch) and as a Node process (`npx tsx test/runner/digest-runner.ts`).
+ * workerd tests (with SELF.fetch) and as a Node process (`npx tsx scripts/digest-runner.ts`).
  */
-import { type FetchLike, type Lease, type LeaseState, type Runner, RunnerClient, type RunnerEvent, type TaskOutputs, sha256Hex } from "../../client/index";
-import type { TaskKind } from "../../protocol";
+import { type FetchLike, type Lease, type LeaseState, type Runner, RunnerClient, type RunnerEvent, type TaskOutputs, sha256Hex } from "../client/index";
+import type { TaskKind } from "../protocol";
 
 export interface RunnerOptions {
   base: string;
@@ -129,7 +130,7 @@ export class DigestRunner {
   }
 }
 
-// As a process: `npx tsx test/runner/digest-runner.ts <base_url> [name]` works until killed,
+// As a process: `npx tsx scripts/digest-runner.ts <base_url> [name]` works until killed,
 // polling when idle; it prints one line per lease so a parent process can follow it.
 const isMain = typeof process !== "undefined" && process.argv[1]?.endsWith("digest-runner.ts");
 if (isMain) {

@@ -1,0 +1,51 @@
+/**
+ * @module The shared photo sets (`../shared/datasets/<set>/`) through the incremental recipe over
+ * HTTP, and the sealed result compared with the set's COLMAP 3.8 reference (issue 5's bars).
+ * Shared by the benchmarks and the end-to-end suites; whoever computes (a Node runner, a headless
+ * browser) is the caller's choice.
+ */
+import { readFileSync } from "node:fs";
+import type { EdgeSfmClient } from "../client/index";
+import { type AccuracyReport, type ImagePose, barFailures, compareToReference, parseColmapResultsTsv, referencePoses } from "../engine-wasm/ts/accuracy";
+import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
+import { decodePointsHeader } from "../protocol/wire/points";
+import { type Submitted, lastSnapshot, submitFolder } from "./photo-folder";
+
+export const datasetDir = (set: string) => new URL(`../../shared/datasets/${set}/`, import.meta.url);
+
+/** The reference's camera setup: one shared camera, except sacre-coeur (one per photo). */
+export const INTRINSICS: Record<string, "single_camera" | "per_image"> = { "sacre-coeur": "per_image" };
+
+/** Uploads the set, creates its dataset and submits the incremental pipeline (`spec`: fields beside its kind). */
+export function submitSet(client: EdgeSfmClient, set: string, spec: Record<string, unknown> = {}): Promise<Submitted> {
+  return submitFolder(client, new URL("images/", datasetDir(set)).pathname, { name: set, camera_model: "SIMPLE_RADIAL", intrinsics_mode: INTRINSICS[set] ?? "single_camera", spec });
+}
+
+export interface SetResult {
+  report: AccuracyReport;
+  failures: string[];
+  numPoints: number;
+  meanReprojectionError: number;
+  colmap: { points3D: number; mean_reproj_px: number; total_s: number };
+}
+
+/** Reads the reconstruction's last sealed snapshot and scores it against the reference. */
+export async function scoreAgainstReference(client: EdgeSfmClient, set: string, reconId: string): Promise<SetResult> {
+  const { images, summary, points } = await lastSnapshot(client, reconId);
+  const ours: ImagePose[] = images.images.map((im) => {
+    const q = im.cam_from_world.rotation;
+    return { name: im.name, qvec: [q.w, q.x, q.y, q.z], tvec: im.cam_from_world.translation };
+  });
+  const dir = datasetDir(set);
+  const reference = await readColmapTextModel(new URL("reference/", dir).pathname);
+  const row = parseColmapResultsTsv(readFileSync(new URL("reference/colmap-3.8-results.tsv", dir), "utf8"))[0]!;
+  const colmap = { points3D: Number(row.points3D), mean_reproj_px: Number(row.mean_reproj_px), total_s: Number(row.total_s) };
+  const report = compareToReference(ours, referencePoses(reference));
+  return {
+    report,
+    failures: barFailures(report, summary.mean_reproj_err, colmap.mean_reproj_px),
+    numPoints: decodePointsHeader(points).count,
+    meanReprojectionError: summary.mean_reproj_err,
+    colmap,
+  };
+}
