@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadEngine } from "../engine-wasm/ts/engine";
 import { extractSift, matchDescriptors, type SiftFeatures } from "../engine-wasm/ts/feature";
-import { compareSift, matchAgreement } from "../browser-runtime/gpu/agreement";
+import { compareSift, matchAgreement } from "../protocol/agreement";
 import { loadGrayPhoto, photoNames } from "../browser-runtime/gpu/test-images";
 import { openGpuBench, timed } from "./_gpu";
 

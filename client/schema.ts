@@ -3460,6 +3460,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Payload too large */
                 413: {
                     headers: {
@@ -3524,6 +3533,15 @@ export interface paths {
                 };
                 /** @description Authentication required */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3607,6 +3625,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3681,6 +3708,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3743,6 +3779,15 @@ export interface paths {
                 };
                 /** @description Authentication required */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3841,6 +3886,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3889,6 +3943,15 @@ export interface paths {
                 };
                 /** @description Authentication required */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3992,6 +4055,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4071,6 +4143,15 @@ export interface paths {
                 };
                 /** @description Authentication required */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4163,6 +4244,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4241,6 +4331,15 @@ export interface paths {
                 };
                 /** @description Authentication required */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4537,6 +4636,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4629,6 +4737,15 @@ export interface paths {
                 };
                 /** @description Authentication required */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7666,6 +7783,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -9330,8 +9456,20 @@ export interface components {
                 /** @description cacheable units: images to extract, pair blocks to match or verify */
                 items: number;
                 items_cached: number;
-                /** @description shards completed by each runner */
+                /** @description shards completed by each runner (the runner whose result the task uses) */
                 by_runner: {
+                    [key: string]: number;
+                };
+                /** @description shards whose result was confirmed by a second runner's, or decided by a trusted runner (runners.md "Trust") */
+                validated: number;
+                /** @description shards holding an untrusted runner's result until another runner's confirms it */
+                awaiting_validation: number;
+                /** @description results that confirmed another runner's, by runner */
+                checked_by: {
+                    [key: string]: number;
+                };
+                /** @description results discarded as wrong, by runner (its token is quarantined) */
+                rejected_by: {
                     [key: string]: number;
                 };
             } | null;
@@ -9901,6 +10039,14 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description set when a runner of this token returned a result that disagreed with a trusted or independent one; the token is refused from then on
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            quarantined_at: string | null;
+            /** @description which result disagreed, with whose, by which measure */
+            quarantine_reason: string | null;
             /** @description `sfr_<ULID>_<random>`; present only in the issuing response */
             raw_token: string | null;
         };
@@ -14011,6 +14157,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Payload too large */
                     413: {
                         headers: {
@@ -14075,6 +14230,15 @@ export namespace input {
                     };
                     /** @description Authentication required */
                     401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -14158,6 +14322,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -14232,6 +14405,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -14294,6 +14476,15 @@ export namespace input {
                     };
                     /** @description Authentication required */
                     401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -14392,6 +14583,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -14440,6 +14640,15 @@ export namespace input {
                     };
                     /** @description Authentication required */
                     401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -14543,6 +14752,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -14622,6 +14840,15 @@ export namespace input {
                     };
                     /** @description Authentication required */
                     401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -14714,6 +14941,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -14792,6 +15028,15 @@ export namespace input {
                     };
                     /** @description Authentication required */
                     401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -15088,6 +15333,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -15180,6 +15434,15 @@ export namespace input {
                     };
                     /** @description Authentication required */
                     401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -18217,6 +18480,15 @@ export namespace input {
                             "application/problem+json": components["schemas"]["Problem"];
                         };
                     };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -19881,8 +20153,20 @@ export namespace input {
                     /** @description cacheable units: images to extract, pair blocks to match or verify */
                     items: number;
                     items_cached: number;
-                    /** @description shards completed by each runner */
+                    /** @description shards completed by each runner (the runner whose result the task uses) */
                     by_runner: {
+                        [key: string]: number;
+                    };
+                    /** @description shards whose result was confirmed by a second runner's, or decided by a trusted runner (runners.md "Trust") */
+                    validated: number;
+                    /** @description shards holding an untrusted runner's result until another runner's confirms it */
+                    awaiting_validation: number;
+                    /** @description results that confirmed another runner's, by runner */
+                    checked_by: {
+                        [key: string]: number;
+                    };
+                    /** @description results discarded as wrong, by runner (its token is quarantined) */
+                    rejected_by: {
                         [key: string]: number;
                     };
                 } | null;
@@ -20452,6 +20736,14 @@ export namespace input {
                  * @example 2026-01-01T00:00:00.000Z
                  */
                 revoked_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description set when a runner of this token returned a result that disagreed with a trusted or independent one; the token is refused from then on
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                quarantined_at: string | null;
+                /** @description which result disagreed, with whose, by which measure */
+                quarantine_reason: string | null;
                 /** @description `sfr_<ULID>_<random>`; present only in the issuing response */
                 raw_token: string | null;
             };

@@ -18,6 +18,8 @@ export interface RunnerOptions {
   authorization?: string;
   name?: string;
   stages?: TaskKind[];
+  /** A lying runner (tests of untrusted results, runners.md "Trust"): it reports every image's digest wrong. */
+  lie?: boolean;
 }
 
 /**
@@ -84,7 +86,7 @@ export class DigestRunner {
         await this.client.fail(lease.lease_id, { error_class: "IntegrityError", message: `${image.name} hashes to ${digest}`, detail: null });
         return "stopped";
       }
-      digests.push({ name: image.name, sha256: digest, byte_size: bytes.byteLength });
+      digests.push({ name: image.name, sha256: this.o.lie ? digest.replace(/^./, (c) => (c === "0" ? "1" : "0")) : digest, byte_size: bytes.byteLength });
       const state = await this.events(lease, [{ kind: "phase_progress", phase: lease.task.phase, current: i + 1, total: images.length, rate: null }]);
       await onImage?.(i + 1);
       if (state.directive === "teardown") return "stopped";

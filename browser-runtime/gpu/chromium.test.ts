@@ -8,7 +8,7 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEngine } from "../../engine-wasm/ts/engine";
 import { extractSift, matchDescriptors } from "../../engine-wasm/ts/feature";
-import { compareSift } from "./agreement";
+import { compareSift } from "../../protocol/agreement";
 import type { BrowserRunResult } from "./chromium-page";
 import { syntheticImage } from "./synthetic-image";
 import { launchChromium } from "../headless/chromium";

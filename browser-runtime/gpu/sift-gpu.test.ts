@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadEngine, type Engine } from "../../engine-wasm/ts/engine";
 import { extractSift, matchDescriptors, type SiftFeatures } from "../../engine-wasm/ts/feature";
-import { compareSift, matchAgreement } from "./agreement";
+import { compareSift, matchAgreement } from "../../protocol/agreement";
 import { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
 import { loadShaderSources } from "./shader-sources";
 import { SiftGpu, extractSiftGpu, gaussianTaps } from "./sift-gpu";

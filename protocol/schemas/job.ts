@@ -26,7 +26,11 @@ export const TaskShards = z
     done: z.number().int(),
     items: z.number().int().describe("cacheable units: images to extract, pair blocks to match or verify"),
     items_cached: z.number().int(),
-    by_runner: z.record(z.string(), z.number().int()).describe("shards completed by each runner"),
+    by_runner: z.record(z.string(), z.number().int()).describe("shards completed by each runner (the runner whose result the task uses)"),
+    validated: z.number().int().describe("shards whose result was confirmed by a second runner's, or decided by a trusted runner (runners.md \"Trust\")"),
+    awaiting_validation: z.number().int().describe("shards holding an untrusted runner's result until another runner's confirms it"),
+    checked_by: z.record(z.string(), z.number().int()).describe("results that confirmed another runner's, by runner"),
+    rejected_by: z.record(z.string(), z.number().int()).describe("results discarded as wrong, by runner (its token is quarantined)"),
   })
   .meta({ id: "TaskShards" });
 export type TaskShards = z.infer<typeof TaskShards>;

@@ -209,6 +209,8 @@ export const RunnerToken = z
     name: z.string().nullable(),
     created_at: Timestamp,
     revoked_at: Timestamp.nullable(),
+    quarantined_at: Timestamp.nullable().describe("set when a runner of this token returned a result that disagreed with a trusted or independent one; the token is refused from then on"),
+    quarantine_reason: z.string().nullable().describe("which result disagreed, with whose, by which measure"),
     raw_token: z.string().nullable().describe("`sfr_<ULID>_<random>`; present only in the issuing response"),
   })
   .meta({ id: "RunnerToken" });

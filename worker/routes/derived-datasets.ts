@@ -33,7 +33,7 @@ derivedDatasets.openapi(
     responses: {
       201: { content: { "application/json": { schema: DerivedDatasetRegistered } }, description: "registered" },
       200: { content: { "application/json": { schema: DerivedDatasetRegistered } }, description: "this task had registered it: reused" },
-      ...problemResponses(401, 404, 409, 413, 422),
+      ...problemResponses(401, 403, 404, 409, 413, 422),
     },
   }),
   async (c) => {

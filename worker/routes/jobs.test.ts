@@ -679,6 +679,11 @@ describe("who may run what", () => {
     // A pool lease is usable only with the pool credential.
     expectProblem(await call("POST", `/v1/leases/${lease.lease_id}:heartbeat`), 404, "not_found");
     await pool.work(lease);
+    // A volunteer's result waits for another principal's to confirm it (runners.md "Trust").
+    expect((await job(openJob)).tasks[0]["x-shards"]).toMatchObject({ done: 0, awaiting_validation: 1 });
+    const other = newRunner("another volunteer", { authorization: `Bearer ${(await call("POST", "/v1/admin/runner-tokens", { name: "another" })).json.raw_token}` });
+    await other.register();
+    await other.work((await other.lease())!);
     expect((await job(openJob)).status).toBe("succeeded");
     expect((await job(closedJob)).status).toBe("pending");
 

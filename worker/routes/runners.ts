@@ -28,8 +28,9 @@ import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
 import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
-import { issueRunnerToken, leaseScopeOf, leaseWaiting, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
+import { credentialOf, issueRunnerToken, leaseScopeOf, leaseWaiting, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
 import { dispatcher, tenantStore, unwrap } from "../services/stores";
+import { completeLease } from "../services/validation";
 import type { Context } from "hono";
 
 export const runners = newRouter();
@@ -43,6 +44,7 @@ const RunnerParams = z.object({ rid: Id });
 const done = { 204: { description: "done; the lease has ended" } };
 
 const scope = (c: Context<AppEnv>) => scopeOf(c.env, c.req.header("Authorization"), c.var.tenantId);
+const credential = (c: Context<AppEnv>) => credentialOf(c.env, c.req.header("Authorization"), c.var.tenantId);
 
 /** The lease's JobStore and the caller's lease scope, after the scope checks of services/runners. */
 async function lease(c: Context<AppEnv>, leaseId: string) {
@@ -61,10 +63,10 @@ runners.openapi(
     path: "/v1/runners",
     tags: ["runners"],
     request: jsonBody(RunnerRegister),
-    responses: { 201: json(Runner, "registered; lease with POST /v1/runners/{rid}:lease"), ...problemResponses(400, 401, 413, 422) },
+    responses: { 201: json(Runner, "registered; lease with POST /v1/runners/{rid}:lease"), ...problemResponses(400, 401, 403, 413, 422) },
   }),
   async (c) => {
-    const runner = await registerRunner(c.env, await scope(c), c.req.valid("json"));
+    const runner = await registerRunner(c.env, await credential(c), c.req.valid("json"));
     return c.json(runner, 201, { Location: `/v1/runners/${runner.runner_id}` });
   },
 );
@@ -75,7 +77,7 @@ runners.openapi(
     path: "/v1/runners/{rid}",
     tags: ["runners"],
     request: { params: RunnerParams },
-    responses: { 200: json(Runner, "the runner"), ...problemResponses(401, 404) },
+    responses: { 200: json(Runner, "the runner"), ...problemResponses(401, 403, 404) },
   }),
   async (c) => {
     const s = await scope(c);
@@ -94,11 +96,11 @@ runners.openapi(
     responses: {
       200: json(Lease, "a task (or a shard of one), its inputs and the lease to hold with heartbeats"),
       204: { description: "no task this runner can compute is ready (within `wait` seconds); ask again" },
-      ...problemResponses(401, 404, 409),
+      ...problemResponses(401, 403, 404, 409),
     },
   }),
   async (c) => {
-    const granted = await leaseWaiting(c.env, await scope(c), c.req.valid("param").rid, c.req.valid("query").wait * 1000);
+    const granted = await leaseWaiting(c.env, await credential(c), c.req.valid("param").rid, c.req.valid("query").wait * 1000);
     return granted ? c.json(granted, 200) : c.body(null, 204);
   },
 );
@@ -109,7 +111,7 @@ runners.openapi(
     path: "/v1/leases/{lease_id}:heartbeat",
     tags: ["runners"],
     request: { params: LeaseParams },
-    responses: { 200: json(LeaseState, "held for another TTL; follow the directive"), ...problemResponses(401, 404) },
+    responses: { 200: json(LeaseState, "held for another TTL; follow the directive"), ...problemResponses(401, 403, 404) },
   }),
   async (c) => {
     const { store, scope: ls } = await lease(c, c.req.valid("param").lease_id);
@@ -123,7 +125,7 @@ runners.openapi(
     path: "/v1/leases/{lease_id}/events",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(EventsPost) },
-    responses: { 200: json(LeaseState, "appended to the job's log, in order; the lease is held for another TTL"), ...problemResponses(401, 404, 409, 413, 422) },
+    responses: { 200: json(LeaseState, "appended to the job's log, in order; the lease is held for another TTL"), ...problemResponses(401, 403, 404, 409, 413, 422) },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
@@ -143,7 +145,7 @@ runners.openapi(
       params: BlobParams,
       body: { content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, required: true },
     },
-    responses: { 201: json(BlobStored, "stored content-addressed in the tenant's blob store"), ...problemResponses(401, 404, 409, 413, 422) },
+    responses: { 201: json(BlobStored, "stored content-addressed in the tenant's blob store"), ...problemResponses(401, 403, 404, 409, 413, 422) },
   }),
   async (c) => {
     const { lease_id, sha } = c.req.valid("param");
@@ -177,7 +179,7 @@ runners.openapi(
     request: { params: BlobParams },
     responses: {
       200: { content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, description: "an input of the leased task: a dataset image, an upstream output or the checkpoint" },
-      ...problemResponses(401, 404),
+      ...problemResponses(401, 403, 404),
     },
   }),
   async (c) => {
@@ -201,7 +203,7 @@ runners.openapi(
     path: "/v1/leases/{lease_id}/checkpoint",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(Checkpoint) },
-    responses: { 200: json(LeaseState, "stored; a resumed task is leased with it"), ...problemResponses(401, 404, 409, 422) },
+    responses: { 200: json(LeaseState, "stored; a resumed task is leased with it"), ...problemResponses(401, 403, 404, 409, 422) },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
@@ -216,11 +218,11 @@ runners.openapi(
     path: "/v1/leases/{lease_id}:complete",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(CompleteRequest) },
-    responses: { ...done, ...problemResponses(401, 404, 409, 422) },
+    responses: { ...done, ...problemResponses(401, 403, 404, 409, 422) },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
-    const { store, scope: ls, ended } = await lease(c, lease_id);
+    const { store, scope: ls, ended, tenant, job } = await lease(c, lease_id);
     const parsed = TaskOutputs.safeParse(c.req.valid("json").outputs_ref);
     if (!parsed.success) {
       // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
@@ -228,8 +230,8 @@ runners.openapi(
       await ended(unwrap(await store.fail(lease_id, ls, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } })).runner_id);
       throw validation("outputs_ref rejected; the task failed with a validation error", errors);
     }
-    // The JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
-    await ended(unwrap(await store.complete(lease_id, ls, parsed.data)).runner_id);
+    // Weighed by who computed it (services/validation.ts); the JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
+    await ended(await completeLease(c.env, tenant, job, lease_id, ls, parsed.data));
     return c.body(null, 204);
   },
 );
@@ -240,7 +242,7 @@ runners.openapi(
     path: "/v1/leases/{lease_id}:fail",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(FailRequest) },
-    responses: { ...done, ...problemResponses(401, 404, 409, 422) },
+    responses: { ...done, ...problemResponses(401, 403, 404, 409, 422) },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
@@ -256,7 +258,7 @@ runners.openapi(
     path: "/v1/leases/{lease_id}:release",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(ReleaseRequest) },
-    responses: { ...done, ...problemResponses(401, 404, 409, 422) },
+    responses: { ...done, ...problemResponses(401, 403, 404, 409, 422) },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");

@@ -50,7 +50,7 @@ snapshotSeal.openapi(
     responses: {
       201: { content: { "application/json": { schema: SnapshotSealed } }, description: "sealed and announced" },
       200: { content: { "application/json": { schema: SnapshotSealed } }, description: "this lease already sealed exactly this body" },
-      ...problemResponses(401, 404, 409, 413, 422),
+      ...problemResponses(401, 403, 404, 409, 413, 422),
     },
   }),
   async (c) => {
@@ -73,7 +73,7 @@ snapshotSeal.openapi(
       params: z.object({ lease_id: LeaseId, name: z.enum(RECONSTRUCTION_FILES) }),
       body: { content: { "application/json": { schema: ReconstructionFilePut } }, required: true },
     },
-    responses: { 204: { description: "written" }, ...problemResponses(401, 404, 409, 413, 422) },
+    responses: { 204: { description: "written" }, ...problemResponses(401, 403, 404, 409, 413, 422) },
   }),
   async (c) => {
     const { lease_id, name } = c.req.valid("param");

@@ -22,24 +22,42 @@ export const RUNNER_TOKEN = /^sfr_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/;
 /** How many stale queue entries one lease request skips before answering "nothing to do". */
 const MAX_CLAIMS = 16;
 
-/** The caller's dispatch scope: the operator's for its token, the pool for a valid runner token, else the request's tenant. */
-export async function scopeOf(env: Env, authorization: string | undefined, tenantId: string | undefined): Promise<DispatchScope> {
+/** A runner's credential: its dispatch scope and, in the pool, the id of its runner token. */
+export interface RunnerCredential {
+  scope: DispatchScope;
+  tokenId: string | null;
+}
+
+/**
+ * The caller's credential: the operator's scope for its token, the pool for a valid runner token
+ * (403 once the token is quarantined: runners.md "Trust"), else the request's tenant.
+ */
+export async function credentialOf(env: Env, authorization: string | undefined, tenantId: string | undefined): Promise<RunnerCredential> {
   const raw = bearer(authorization);
   if (raw?.startsWith("sfo_")) {
     const operator = readConfig(env).operatorRunnerToken;
     if (!operator || digestKey(raw) !== digestKey(operator)) {
       throw new ApiError(401, "auth", "unknown operator runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
     }
-    return "operator";
+    return { scope: "operator", tokenId: null };
   }
   if (raw?.startsWith("sfr_")) {
-    if (!RUNNER_TOKEN.test(raw) || !(await dispatcher(env, "pool").resolveToken(digestKey(raw)))) {
-      throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+    const token = RUNNER_TOKEN.test(raw) ? await dispatcher(env, "pool").resolveToken(digestKey(raw)) : null;
+    if (!token) throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+    if (token.quarantined_at) {
+      throw new ApiError(403, "auth", `this runner token is quarantined since ${token.quarantined_at}: ${token.quarantine_reason}`, {
+        "x-quarantine": { token_id: token.token_id, quarantined_at: token.quarantined_at, reason: token.quarantine_reason },
+      });
     }
-    return "pool";
+    return { scope: "pool", tokenId: token.token_id };
   }
   if (!tenantId) throw unauthorized("runners authenticate with an API key or a runner token");
-  return { tenant: tenantId };
+  return { scope: { tenant: tenantId }, tokenId: null };
+}
+
+/** The caller's dispatch scope (credentialOf). */
+export async function scopeOf(env: Env, authorization: string | undefined, tenantId: string | undefined): Promise<DispatchScope> {
+  return (await credentialOf(env, authorization, tenantId)).scope;
 }
 
 export const leaseScopeOf = (scope: DispatchScope): LeaseScope => ({ pool: scope === "pool" });
@@ -63,14 +81,14 @@ export function runnerResource(r: RunnerRow, scope: DispatchScope, env: Env): Ru
   };
 }
 
-export async function registerRunner(env: Env, scope: DispatchScope, body: RunnerRegister): Promise<Runner> {
+export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredential, body: RunnerRegister): Promise<Runner> {
   const row = await dispatcher(env, scope).registerRunner({
     name: body.name,
     stages: body.stages,
     runtime_versions: body.runtime_versions,
     rv_id: rvIdOf(body.runtime_versions),
     abilities: body.abilities,
-  });
+  }, tokenId);
   return runnerResource(row, scope, env);
 }
 
@@ -79,13 +97,13 @@ export async function registerRunner(env: Env, scope: DispatchScope, body: Runne
  * offered: answered the moment a task or shard is ready, so idle runners send one request per
  * ~25 s instead of polling.
  */
-export async function leaseWaiting(env: Env, scope: DispatchScope, runnerId: string, waitMs: number): Promise<Lease | null> {
+export async function leaseWaiting(env: Env, credential: RunnerCredential, runnerId: string, waitMs: number): Promise<Lease | null> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const lease = await leaseNext(env, scope, runnerId);
+    const lease = await leaseNext(env, credential, runnerId);
     const left = deadline - Date.now();
     if (lease || left <= 0) return lease;
-    await dispatcher(env, scope).waitForWork(runnerId, left);
+    await dispatcher(env, credential.scope).waitForWork(runnerId, left);
   }
 }
 
@@ -94,10 +112,12 @@ export async function leaseWaiting(env: Env, scope: DispatchScope, runnerId: str
  * The queue only proposes; the job's JobStore grants (or refuses a stale proposal), so a task or
  * shard is never leased twice whatever the race. 409 while the runner still holds a live lease.
  */
-export async function leaseNext(env: Env, scope: DispatchScope, runnerId: string): Promise<Lease | null> {
+export async function leaseNext(env: Env, { scope, tokenId }: RunnerCredential, runnerId: string): Promise<Lease | null> {
   const queue = dispatcher(env, scope);
+  // Entries whose job had no shard for this runner (only replicas of its own results): skipped for the rest of this request.
+  const skip: string[] = [];
   for (let i = 0; i < MAX_CLAIMS; i++) {
-    const claim = unwrap(await queue.claim(runnerId));
+    const claim = unwrap(await queue.claim(runnerId, tokenId, skip));
     if (claim.held !== null) {
       if (await jobStoreOfLease(env, claim.held).leaseActive(claim.held)) {
         throw conflict(`runner ${runnerId} already holds lease ${claim.held}: complete, fail or release it first`);
@@ -110,10 +130,14 @@ export async function leaseNext(env: Env, scope: DispatchScope, runnerId: string
     const allowed = scope !== "pool" || (await tenantStore(env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
     // (Cast: RPC typing cannot express the free-form members of a Lease.)
     const granted = allowed
-      ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, { runner_id: runnerId, pool: scope === "pool" })) as { lease: Lease | null; more: boolean })
+      ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, { runner_id: runnerId, pool: scope === "pool", principal: claim.principal })) as {
+          lease: Lease | null;
+          more: boolean;
+        })
       : { lease: null, more: false };
     await queue.settleClaim(runnerId, entry, granted.lease?.lease_id ?? null, granted.more);
     if (granted.lease) return granted.lease;
+    if (granted.more) skip.push(`${entry.tenant_id}/${entry.task_id}`);
   }
   return null;
 }

@@ -35,6 +35,13 @@ export const MIGRATIONS = [
     `ALTER TABLE queue ADD COLUMN units INTEGER NOT NULL DEFAULT 1`,
     `ALTER TABLE queue ADD COLUMN min_memory INTEGER NOT NULL DEFAULT 0`,
   ],
+  // Untrusted results (runners.md "Trust"): a pool runner belongs to the token it registered with,
+  // and a token whose runner returned a wrong result is quarantined (refused from then on).
+  [
+    `ALTER TABLE runners ADD COLUMN token_id TEXT`,
+    `ALTER TABLE runner_tokens ADD COLUMN quarantined_at TEXT`,
+    `ALTER TABLE runner_tokens ADD COLUMN quarantine_reason TEXT`,
+  ],
 ];
 
 /** Kinds a real GPU computes faster (SIFT, descriptor matching): runners with one get them first. */
@@ -74,10 +81,25 @@ export interface RunnerTokenRow {
   name: string | null;
   created_at: string;
   revoked_at: string | null;
+  quarantined_at: string | null;
+  quarantine_reason: string | null;
 }
 
-/** What a claim found: a task to lease, nothing, or the lease the runner already holds. */
-export type Claim = { entry: QueueEntry | null; held: null } | { entry: null; held: string };
+/** A live token: its id, and why it is quarantined when it is. */
+export interface TokenState {
+  token_id: string;
+  quarantined_at: string | null;
+  quarantine_reason: string | null;
+}
+
+/**
+ * What a claim found: a task to lease, nothing, or the lease the runner already holds. `principal`
+ * is who answers for the runner's results: its token in the pool (one volunteer may run many
+ * runners), else the runner itself.
+ */
+export type Claim = { entry: QueueEntry | null; held: null; principal: string } | { entry: null; held: string; principal: string };
+
+const TOKEN_COLUMNS = "token_id, name, created_at, revoked_at, quarantined_at, quarantine_reason";
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -106,12 +128,13 @@ export class Dispatcher extends DurableObject<Env> {
 
   // ---- runners ----
 
-  registerRunner(input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">): RunnerRow {
+  /** Registers a runner; a pool runner with the id of the token it presented (`tokenId`). */
+  registerRunner(input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">, tokenId: string | null = null): RunnerRow {
     const now = nowIso();
     const row: RunnerRow = { ...input, runner_id: ulid(), registered_at: now, last_seen_at: now, current_lease_id: null };
     this.sql.exec(
-      `INSERT INTO runners (runner_id, name, stages_json, runtime_json, rv_id, abilities_json, registered_at, last_seen_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runners (runner_id, name, stages_json, runtime_json, rv_id, abilities_json, registered_at, last_seen_at, token_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       row.runner_id,
       row.name,
       JSON.stringify(row.stages),
@@ -120,6 +143,7 @@ export class Dispatcher extends DurableObject<Env> {
       JSON.stringify(row.abilities),
       now,
       now,
+      tokenId,
     );
     return row;
   }
@@ -134,13 +158,15 @@ export class Dispatcher extends DurableObject<Env> {
    * the runner while the lease is made. A runner holds one lease at a time, so a crashed runner
    * loses at most one (3.2.3): when it already holds one, the claim names it instead.
    */
-  claim(runnerId: string): Outcome<Claim> {
+  claim(runnerId: string, tokenId: string | null = null, skip: string[] = []): Outcome<Claim> {
     const runner = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
-    if (!runner) return missing("runner");
+    // A pool runner is used only with the token it registered with: its results are that token's.
+    if (!runner || (runner.token_id !== null && runner.token_id !== tokenId)) return missing("runner");
+    const principal = (runner.token_id as string | null) ?? runnerId;
     const now = Date.now();
     if ((runner.claiming_until as number) > now) return clash("this runner already has a lease request in flight");
     this.sql.exec("UPDATE runners SET last_seen_at = ? WHERE runner_id = ?", nowIso(), runnerId);
-    if (runner.current_lease_id) return ok({ entry: null, held: runner.current_lease_id as string });
+    if (runner.current_lease_id) return ok({ entry: null, held: runner.current_lease_id as string, principal });
     const abilities = JSON.parse(runner.abilities_json as string) as RunnerAbilities;
     // Scheduling by ability: a real GPU takes SIFT and matching first, other runners the rest
     // first; a map task only where its model fits in the runner's memory (when the runner says).
@@ -148,21 +174,23 @@ export class Dispatcher extends DurableObject<Env> {
       .exec<QueueEntry & Row>(
         `SELECT tenant_id, job_id, task_id, project_id, kind, rv_id, units, min_memory FROM queue
          WHERE kind IN (SELECT value FROM json_each(?)) AND rv_id = ? AND held_until <= ? AND min_memory <= ?
+           AND tenant_id || '/' || task_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY (kind IN (SELECT value FROM json_each(?))) = ? DESC, enqueued_at, task_id LIMIT 1`,
         runner.stages_json,
         runner.rv_id,
         now,
         abilities.memory_bytes ?? Number.MAX_SAFE_INTEGER,
+        JSON.stringify(skip),
         JSON.stringify(GPU_KINDS),
         hasRealGpu(abilities) ? 1 : 0,
       )
       .toArray()[0];
-    if (!entry) return ok({ entry: null, held: null });
+    if (!entry) return ok({ entry: null, held: null, principal });
     // An entry with more leases to give stays offered to others; the last one is held while it is leased.
     if (entry.units > 1) this.sql.exec("UPDATE queue SET units = units - 1 WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
     else this.sql.exec("UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?", now + CLAIM_HOLD_MS, entry.tenant_id, entry.task_id);
     this.sql.exec("UPDATE runners SET claiming_until = ? WHERE runner_id = ?", now + CLAIM_HOLD_MS, runnerId);
-    return ok({ entry: { ...entry }, held: null });
+    return ok({ entry: { ...entry }, held: null, principal });
   }
 
   /**
@@ -244,24 +272,40 @@ export class Dispatcher extends DurableObject<Env> {
   // ---- runner tokens (pool scope) ----
 
   issueToken(name: string | null, digest: string, tokenId: string): RunnerTokenRow {
-    const row: RunnerTokenRow = { token_id: tokenId, name, created_at: nowIso(), revoked_at: null };
+    const row: RunnerTokenRow = { token_id: tokenId, name, created_at: nowIso(), revoked_at: null, quarantined_at: null, quarantine_reason: null };
     this.sql.exec("INSERT INTO runner_tokens (token_id, name, digest, created_at) VALUES (?, ?, ?, ?)", tokenId, name, digest, row.created_at);
     return row;
   }
 
   listTokens(): RunnerTokenRow[] {
-    return this.sql.exec("SELECT token_id, name, created_at, revoked_at FROM runner_tokens ORDER BY token_id").toArray() as unknown as RunnerTokenRow[];
+    return this.sql.exec(`SELECT ${TOKEN_COLUMNS} FROM runner_tokens ORDER BY token_id`).toArray() as unknown as RunnerTokenRow[];
   }
 
   revokeToken(tokenId: string): RunnerTokenRow | null {
     this.sql.exec("UPDATE runner_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE token_id = ?", nowIso(), tokenId);
-    const r = this.sql.exec("SELECT token_id, name, created_at, revoked_at FROM runner_tokens WHERE token_id = ?", tokenId).toArray()[0];
+    const r = this.sql.exec(`SELECT ${TOKEN_COLUMNS} FROM runner_tokens WHERE token_id = ?`, tokenId).toArray()[0];
     return (r as unknown as RunnerTokenRow | undefined) ?? null;
   }
 
-  /** The id of a live token, by digest. */
-  resolveToken(digest: string): string | null {
-    const r = this.sql.exec<{ token_id: string }>("SELECT token_id FROM runner_tokens WHERE digest = ? AND revoked_at IS NULL", digest).toArray()[0];
-    return r?.token_id ?? null;
+  /** A live (not revoked) token, by digest, with its quarantine. */
+  resolveToken(digest: string): TokenState | null {
+    const r = this.sql
+      .exec<{ token_id: string; quarantined_at: string | null; quarantine_reason: string | null }>(
+        "SELECT token_id, quarantined_at, quarantine_reason FROM runner_tokens WHERE digest = ? AND revoked_at IS NULL",
+        digest,
+      )
+      .toArray()[0];
+    return r ? { ...r } : null;
+  }
+
+  /**
+   * Quarantines the token a pool runner registered with (its result disagreed with a trusted or
+   * independent one): every request with the token is refused from now on. The first reason stays.
+   * Answers the token's id, or null for a runner of no token.
+   */
+  quarantine(runnerId: string, reason: string): string | null {
+    const tokenId = this.sql.exec<{ token_id: string | null }>("SELECT token_id FROM runners WHERE runner_id = ?", runnerId).toArray()[0]?.token_id ?? null;
+    if (tokenId) this.sql.exec("UPDATE runner_tokens SET quarantined_at = COALESCE(quarantined_at, ?), quarantine_reason = COALESCE(quarantine_reason, ?) WHERE token_id = ?", nowIso(), reason, tokenId);
+    return tokenId;
   }
 }

@@ -41,4 +41,15 @@ export const JOB_MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE tasks ADD COLUMN sharded INTEGER NOT NULL DEFAULT 0`,
     `ALTER TABLE leases ADD COLUMN shard_id TEXT`,
   ],
+  // Untrusted results (runners.md "Trust"): every shard result with who computed it and its verdict;
+  // a shard holding an unconfirmed result of an untrusted runner waits for a replica from another
+  // principal, or for a trusted runner when two results disagree (need).
+  [
+    `CREATE TABLE shard_results (
+      result_id INTEGER PRIMARY KEY, shard_id TEXT NOT NULL, lease_id TEXT NOT NULL, runner_id TEXT NOT NULL,
+      principal TEXT NOT NULL, trusted INTEGER NOT NULL, outputs_json TEXT NOT NULL, verdict TEXT NOT NULL, created_at TEXT NOT NULL)`,
+    `CREATE INDEX shard_results_by_shard ON shard_results(shard_id, verdict)`,
+    `ALTER TABLE shards ADD COLUMN need TEXT NOT NULL DEFAULT 'any'`,
+    `ALTER TABLE leases ADD COLUMN principal TEXT`,
+  ],
 ];

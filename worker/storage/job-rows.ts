@@ -95,7 +95,44 @@ export interface LeaseScope {
 
 export interface LeaseHolder extends LeaseScope {
   runner_id: string;
+  /** Who answers for the runner's results: its runner token in the pool, else the runner (runners.md "Trust"). */
+  principal?: string;
 }
+
+/** A shard's result as the validation service sees it (runners.md "Trust"). */
+export interface ShardResult {
+  result_id: number;
+  runner_id: string;
+  principal: string;
+  trusted: boolean;
+  outputs: TaskOutputs;
+}
+
+/**
+ * What completing a lease did: the result was recorded (`done`), the shard holds it until a
+ * replica confirms it (`held`), it must first be compared with the shard's earlier results
+ * (`compare`: the lease stays held until `judge`), or an untrusted result broke the shard's
+ * structure and was discarded (`rejected`: the shard is queued again).
+ */
+export type Completion =
+  | { state: "done" | "held"; task_id: string; runner_id: string }
+  | { state: "compare"; task_id: string; runner_id: string; shard_id: string; result: ShardResult; others: ShardResult[] }
+  | { state: "rejected"; task_id: string; runner_id: string; shard_id: string; errors: { path: string; message: string; code: string }[] };
+
+/** The validation service's decision on a compared shard result (services/validation.ts decides, judge applies). */
+export interface Judgement {
+  /** The verdict of each result compared: the one used (validated), those confirming it (agreed), wrong ones (rejected), or still open (candidate). */
+  verdicts: { result_id: number; verdict: "validated" | "agreed" | "rejected" | "candidate" }[];
+  /** The result whose outputs the shard takes; null: the shard waits for another result. */
+  use: number | null;
+  /** What the next result of a waiting shard must come from. */
+  need: ShardNeed;
+  /** Why, for the job's events (warnings). */
+  warnings: string[];
+}
+
+/** Who may compute a shard next: anyone; a runner of another principal than its candidates' (a replica); a trusted runner. */
+export type ShardNeed = "any" | "replica" | "trusted";
 
 /** Which of the job's tasks a dispatch queue should offer, and which to withdraw. */
 export interface QueueEntry {

@@ -15,7 +15,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Checkpoint, RunnerEvent, TaskOutputs } from "../../protocol";
 import { mayRead, recordBlob } from "./job/blobs";
-import { complete, fail, release } from "./job/completion";
+import { complete, fail, judge, release } from "./job/completion";
 import type { JobContext } from "./job/context";
 import { openStream } from "./job/events";
 import { Fanout } from "./job/fanout";
@@ -27,7 +27,7 @@ import { detail, frozenDataset, inputArtifacts, jobRow } from "./job/records";
 import { announceSnapshots, postEvents, putCheckpoint } from "./job/reports";
 import { cancel, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
-import type { JobPlan, LeaseHolder, LeaseScope } from "./job-rows";
+import type { JobPlan, Judgement, LeaseHolder, LeaseScope } from "./job-rows";
 import { migrate } from "./sql";
 
 export class JobStore extends DurableObject<Env> {
@@ -100,8 +100,12 @@ export class JobStore extends DurableObject<Env> {
 
   // ---- how a leased task ends (3.1, 3.2) ----
 
-  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs) {
-    return complete(this.cx, leaseId, scope, outputs);
+  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy?: { replicate: boolean }) {
+    return complete(this.cx, leaseId, scope, outputs, policy);
+  }
+  /** The validation service's decision on a result `complete` answered `compare` for (runners.md "Trust"). */
+  async judge(leaseId: string, scope: LeaseScope, resultId: number, judgement: Judgement) {
+    return judge(this.cx, leaseId, scope, resultId, judgement);
   }
   async fail(leaseId: string, scope: LeaseScope, error: { error_class: string; message: string; detail: Record<string, unknown> | null }) {
     return fail(this.cx, leaseId, scope, error);

@@ -4,16 +4,16 @@
  * lease, rolls the task states up into the job and propagates the change.
  */
 import type { Phase, TaskOutputs } from "../../../protocol";
-import type { LeaseScope } from "../job-rows";
-import { type Outcome, invalid, ok } from "../outcome";
-import { nowIso } from "../sql";
+import type { Completion, Judgement, LeaseScope } from "../job-rows";
+import { type Outcome, clash, invalid, ok } from "../outcome";
+import { exists, first, nowIso } from "../sql";
 import { inputSize } from "./blobs";
 import type { JobContext } from "./context";
 import { appendEvent } from "./events";
-import { heldLease, returnWork } from "./leases";
+import { extendLease, heldLease, returnWork, rollUpTask } from "./leases";
 import { propagate } from "./propagate";
 import { taskRow } from "./records";
-import { assembledOutputs, recordShard, returnShard, shardItems, shardResultErrors } from "./shards";
+import { addResult, assembledOutputs, awaitResult, dropResultsOf, recordShard, returnShard, shardItems, shardResultErrors, shardResults } from "./shards";
 import { settle } from "./status";
 
 /**
@@ -22,13 +22,14 @@ import { settle } from "./status";
  * it references), with the declared size; otherwise the task fails with a validation error
  * (2.11 rule 3) and nothing else is lost. The outputs are then recorded by the tenant
  * (propagate): the cache entry and the artifacts.
+ *
+ * A shard's result is first weighed by who computed it (runners.md "Trust"): an untrusted runner's
+ * invalid result is discarded and its shard queued again (the task goes on); a result the
+ * validation service wants confirmed (`replicate`) is held until a runner of another principal
+ * computes the shard again; a result for a shard that already holds one answers `compare` and
+ * keeps its lease until the service's `judge`.
  */
-export async function complete(
-  cx: JobContext,
-  leaseId: string,
-  scope: LeaseScope,
-  outputs: TaskOutputs,
-): Promise<Outcome<{ task_id: string; runner_id: string }>> {
+export async function complete(cx: JobContext, leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy = { replicate: false }): Promise<Outcome<Completion>> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   const errors = outputs.artifacts.flatMap((a, i) =>
@@ -40,26 +41,100 @@ export async function complete(
       return [];
     }),
   );
-  const shardId = lease.value.shard_id;
+  const { task_id: taskId, runner_id: runnerId, shard_id: shardId } = lease.value;
+  const trusted = lease.value.pool === 0;
   if (shardId) errors.push(...shardResultErrors(shardItems(cx, shardId), outputs));
+  if (errors.length > 0 && shardId && !trusted) {
+    // A volunteer's broken result costs the job nothing: it is discarded and the shard computed again.
+    cx.storage.transactionSync(() => {
+      cx.sql.exec("UPDATE leases SET state = 'rejected' WHERE lease_id = ?", leaseId);
+      returnWork(cx, lease.value, `the result of untrusted runner ${runnerId} was refused (${errors[0]!.message}); it is quarantined`);
+      settle(cx);
+    });
+    await propagate(cx);
+    return ok({ state: "rejected", task_id: taskId, runner_id: runnerId, shard_id: shardId, errors });
+  }
   if (errors.length > 0) {
     await fail(cx, leaseId, scope, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } });
     return invalid("outputs_ref rejected; the task failed with a validation error", errors);
   }
-  const taskId = lease.value.task_id;
-  const task = taskRow(cx, taskId)!;
+  const done = { state: "done" as const, task_id: taskId, runner_id: runnerId };
+  if (!shardId) {
+    cx.storage.transactionSync(() => {
+      cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
+      succeed(cx, taskId, outputs);
+    });
+    await propagate(cx);
+    return ok(done);
+  }
+  const who = { lease_id: leaseId, runner_id: runnerId, principal: lease.value.principal ?? runnerId, trusted };
+  const others = shardResults(cx, shardId, "candidate");
+  if (others.length > 0) {
+    // Compared by the validation service, outside this object; the lease stays held (a service that dies meanwhile loses only this result).
+    const resultId = cx.storage.transactionSync(() => {
+      extendLease(cx, leaseId);
+      return addResult(cx, shardId, who, outputs, "comparing");
+    });
+    return ok({ state: "compare", task_id: taskId, runner_id: runnerId, shard_id: shardId, result: { result_id: resultId, ...who, outputs }, others });
+  }
+  const hold = !trusted && policy.replicate;
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
-    // A shard's items are recorded; the task completes with the last one (unless it already ended, e.g. failed).
-    if (shardId && !recordShard(cx, shardId, lease.value.runner_id, outputs)) return;
-    if (shardId && task.status !== "running") return;
-    const taskOutputs = shardId ? assembledOutputs(cx, taskId) : outputs;
-    cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(taskOutputs), nowIso(), taskId);
-    appendEvent(cx, taskId, { kind: "phase_completed", phase: task.phase as Phase });
+    addResult(cx, shardId, who, outputs, hold ? "candidate" : trusted ? "accepted" : "unchecked");
+    if (hold) {
+      awaitResult(cx, shardId, "replica");
+      rollUpTask(cx, taskId);
+    } else finishShard(cx, taskId, shardId, runnerId, outputs);
     settle(cx);
   });
   await propagate(cx);
-  return ok({ task_id: taskId, runner_id: lease.value.runner_id });
+  return ok(hold ? { ...done, state: "held" } : done);
+}
+
+/**
+ * Applies the validation service's judgement of a compared result (runners.md "Trust"): the
+ * verdicts, the results of a rejected principal dropped from the whole job, the warnings, and
+ * the shard done with the result it uses, or waiting for the next one. Ends the lease.
+ */
+export async function judge(cx: JobContext, leaseId: string, scope: LeaseScope, resultId: number, judgement: Judgement): Promise<Outcome<{ task_id: string; runner_id: string }>> {
+  const lease = heldLease(cx, leaseId, scope);
+  if (!lease.ok) return lease;
+  const { task_id: taskId, runner_id: runnerId, shard_id: shardId } = lease.value;
+  if (!shardId || !exists(cx.sql, "SELECT 1 FROM shard_results WHERE result_id = ? AND lease_id = ? AND verdict = 'comparing'", resultId, leaseId)) {
+    return clash("the lease holds no result under comparison");
+  }
+  cx.storage.transactionSync(() => {
+    cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
+    for (const v of judgement.verdicts) cx.sql.exec("UPDATE shard_results SET verdict = ? WHERE result_id = ? AND shard_id = ?", v.verdict, v.result_id, shardId);
+    const rejected = cx.sql
+      .exec<{ principal: string }>("SELECT DISTINCT principal FROM shard_results WHERE shard_id = ? AND verdict = 'rejected' AND trusted = 0", shardId)
+      .toArray();
+    for (const r of rejected) dropResultsOf(cx, r.principal);
+    for (const message of judgement.warnings) appendEvent(cx, taskId, { kind: "warning", message });
+    const used = judgement.use === null ? null : first<{ runner_id: string; outputs_json: string }>(cx.sql, "SELECT runner_id, outputs_json FROM shard_results WHERE result_id = ?", judgement.use);
+    if (used) finishShard(cx, taskId, shardId, used.runner_id, JSON.parse(used.outputs_json) as TaskOutputs);
+    else {
+      awaitResult(cx, shardId, judgement.need);
+      rollUpTask(cx, taskId);
+    }
+    settle(cx);
+  });
+  await propagate(cx);
+  return ok({ task_id: taskId, runner_id: runnerId });
+}
+
+/** A shard's accepted result is recorded; the task succeeds with its last shard (unless it already ended, e.g. failed). */
+function finishShard(cx: JobContext, taskId: string, shardId: string, runnerId: string, outputs: TaskOutputs): void {
+  if (!recordShard(cx, shardId, runnerId, outputs)) return;
+  if (taskRow(cx, taskId)!.status !== "running") return;
+  succeed(cx, taskId, assembledOutputs(cx, taskId));
+}
+
+function succeed(cx: JobContext, taskId: string, outputs: TaskOutputs): void {
+  const task = taskRow(cx, taskId)!;
+  cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(outputs), nowIso(), taskId);
+  appendEvent(cx, taskId, { kind: "phase_completed", phase: task.phase as Phase });
+  settle(cx);
 }
 
 /** The runner reports failure: the task fails, the job fails with its error class (3.1, 7). */
@@ -72,6 +147,16 @@ export async function fail(
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   const taskId = lease.value.task_id;
+  if (lease.value.shard_id && lease.value.pool === 1) {
+    // A volunteer cannot fail a tenant's job: its shard goes back to the queue for another runner.
+    cx.storage.transactionSync(() => {
+      cx.sql.exec("UPDATE leases SET state = 'failed' WHERE lease_id = ?", leaseId);
+      returnWork(cx, lease.value, `untrusted runner ${lease.value.runner_id} failed its shard (${error.error_class}: ${error.message})`);
+      settle(cx);
+    });
+    await propagate(cx);
+    return ok({ runner_id: lease.value.runner_id });
+  }
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'failed' WHERE lease_id = ?", leaseId);
     // A failed shard fails its task (and the job) as a failed task does; resume retries the shards not done.

@@ -13,7 +13,7 @@ import type { JobContext } from "./context";
 import { appendEvent, latestEventId } from "./events";
 import { propagate, scheduleAlarm } from "./propagate";
 import { ancestors, dependsOn, inputArtifacts, jobDataset, jobRow, parse, taskRow } from "./records";
-import { hasPendingShard, isSharded, leaseShard, returnShard, rollUp, takeShard } from "./shards";
+import { hasEligibleShard, hasPendingShard, isSharded, leaseShard, principalOf, returnShard, rollUp, takeShard } from "./shards";
 import { setStatus, settle } from "./status";
 
 /** A lease id names its job so any route can find the object: `<tenant>.<job>.<task>.<secret>`. */
@@ -36,13 +36,15 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
   const sharded = isSharded(task);
   if (sharded ? !["pending", "running"].includes(task.status as string) || !hasPendingShard(cx, taskId) : task.status !== "pending") return none;
   if (!dependsOn(task).every((d) => taskRow(cx, d)?.status === "succeeded")) return none;
+  // Pending shards, but only replicas of this runner's own results or ones for a trusted runner: others may take them.
+  if (sharded && !hasEligibleShard(cx, taskId, holder)) return { lease: null, more: true };
   const ttl = readConfig(cx.env).leaseTtlMs;
   const leaseId = `${job.tenant_id}.${job.job_id}.${taskId}.${secret()}`;
   const now = Date.now();
   const shard = cx.storage.transactionSync(() => {
-    const shard = sharded ? takeShard(cx, taskId, holder.runner_id) : null;
+    const shard = sharded ? takeShard(cx, taskId, holder) : null;
     cx.sql.exec(
-      "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state, shard_id) VALUES (?, ?, ?, ?, ?, ?, 'active', ?)",
+      "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state, shard_id, principal) VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)",
       leaseId,
       taskId,
       holder.runner_id,
@@ -50,6 +52,7 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
       new Date(now).toISOString(),
       now + ttl,
       shard?.shard_id ?? null,
+      principalOf(holder),
     );
     const starting = task.status === "pending";
     cx.sql.exec(
@@ -109,7 +112,11 @@ export function heartbeat(cx: JobContext, leaseId: string, scope: LeaseScope): O
 }
 
 /** The lease when the holder still holds it: 404 for an unknown one, 409 for one no longer held. */
-export function heldLease(cx: JobContext, leaseId: string, scope: LeaseScope): Outcome<{ task_id: string; runner_id: string; shard_id: string | null; pool: number }> {
+export function heldLease(
+  cx: JobContext,
+  leaseId: string,
+  scope: LeaseScope,
+): Outcome<{ lease_id: string; task_id: string; runner_id: string; shard_id: string | null; pool: number; principal: string | null }> {
   const lease = leaseRow(cx, leaseId, scope);
   if (!lease) return missing("lease");
   if (lease.state !== "active") return clash(`the lease is no longer held (${lease.state})`);
@@ -175,12 +182,17 @@ export function returnWork(cx: JobContext, lease: { task_id: string; shard_id: s
   if (!lease.shard_id) return returnTask(cx, lease.task_id, why);
   const cancelling = jobRow(cx)!.cancel_requested;
   returnShard(cx, lease.shard_id, cancelling ? "cancelled" : "pending");
-  const status = rollUp(cx, lease.task_id);
-  cx.sql.exec("UPDATE tasks SET status = ?, finished_at = ? WHERE task_id = ?", status, TERMINAL_STATUSES.has(status) ? nowIso() : null, lease.task_id);
+  rollUpTask(cx, lease.task_id);
   appendEvent(cx, lease.task_id, {
     kind: "warning",
     message: cancelling ? `${why}; its shard ${lease.shard_id} is cancelled` : `${why}; its shard ${lease.shard_id} is queued again`,
   });
+}
+
+/** A sharded task's status follows its shards' (shards.ts rollUp). */
+export function rollUpTask(cx: JobContext, taskId: string): void {
+  const status = rollUp(cx, taskId);
+  cx.sql.exec("UPDATE tasks SET status = ?, finished_at = ? WHERE task_id = ?", status, TERMINAL_STATUSES.has(status) ? nowIso() : null, taskId);
 }
 
 /** An unfinished task goes back to pending, or to cancelled when a cancel is pending. */
@@ -196,9 +208,9 @@ export function returnTask(cx: JobContext, taskId: string, why: string): void {
 }
 
 function leaseRow(cx: JobContext, leaseId: string, scope: LeaseScope) {
-  return first<{ lease_id: string; task_id: string; runner_id: string; state: string; expires_at: number; shard_id: string | null; pool: number }>(
+  return first<{ lease_id: string; task_id: string; runner_id: string; state: string; expires_at: number; shard_id: string | null; pool: number; principal: string | null }>(
     cx.sql,
-    "SELECT lease_id, task_id, runner_id, state, expires_at, shard_id, pool FROM leases WHERE lease_id = ? AND pool = ?",
+    "SELECT lease_id, task_id, runner_id, state, expires_at, shard_id, pool, principal FROM leases WHERE lease_id = ? AND pool = ?",
     leaseId,
     scope.pool ? 1 : 0,
   );

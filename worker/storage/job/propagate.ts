@@ -11,7 +11,7 @@ import { dispatcher, tenantStore } from "../stubs";
 import type { JobContext } from "./context";
 import { latestEventId } from "./events";
 import { type Row, bool, dependsOn, jobDataset, jobRow, poolOptIn, taskRows } from "./records";
-import { isSharded, markItemsRecorded, pendingShards, unrecordedItems } from "./shards";
+import { isSharded, markItemsRecorded, pendingShards, unrecordedItems, untrustedShards } from "./shards";
 
 /**
  * Memory a runner needs to map n images: the engine's model (keypoints, tracks, the reduced
@@ -44,12 +44,16 @@ export async function propagate(cx: JobContext): Promise<void> {
   const ready = live ? rows.filter(leasable).map(entry) : [];
   const readyIds = new Set(ready.map((e) => e.task_id));
   const withdrawn = rows.filter((r) => !readyIds.has(r.task_id as string)).map((r) => r.task_id as string);
-  const queues = [
-    dispatcher(cx.env, { tenant: job.tenant_id }),
-    ...(readConfig(cx.env).operatorRunnerToken ? [dispatcher(cx.env, "operator")] : []),
-    ...(poolOptIn(cx) ? [dispatcher(cx.env, "pool")] : []),
-  ];
-  const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn]) };
+  const pool = poolOptIn(cx) ? dispatcher(cx.env, "pool") : null;
+  const queues = [dispatcher(cx.env, { tenant: job.tenant_id }), ...(readConfig(cx.env).operatorRunnerToken ? [dispatcher(cx.env, "operator")] : []), ...(pool ? [pool] : [])];
+  // The volunteer pool gets only work whose results are checked (runners.md "Trust"): shards, as many as wait for no trusted decision.
+  const poolReady = ready.flatMap((e) => {
+    const row = rows.find((r) => r.task_id === e.task_id)!;
+    const units = isSharded(row) ? untrustedShards(cx, e.task_id) : 0;
+    return units > 0 ? [{ ...e, units }] : [];
+  });
+  const poolWithdrawn = rows.map((r) => r.task_id as string).filter((id) => !poolReady.some((e) => e.task_id === id));
+  const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn, poolReady.map((e) => e.task_id)]) };
   // Succeeded tasks whose outputs the tenant has not recorded (its cache and artifact registry).
   const completed = rows
     .filter((r) => r.status === "succeeded" && r.recorded === 0)
@@ -71,12 +75,7 @@ export async function propagate(cx: JobContext): Promise<void> {
           })
         : null,
       ...(told.offer !== cx.told.offer
-        ? queues.map((q) => {
-            // The volunteer pool gets only work whose results are checked (runners.md "Trust"): shards.
-            if (q !== queues.at(-1) || !poolOptIn(cx)) return q.offer(job.tenant_id, job.job_id, ready, withdrawn);
-            const checked = ready.filter((e) => rows.some((r) => r.task_id === e.task_id && isSharded(r)));
-            return q.offer(job.tenant_id, job.job_id, checked, [...withdrawn, ...ready.filter((e) => !checked.includes(e)).map((e) => e.task_id)]);
-          })
+        ? queues.map((q) => (q === pool ? q.offer(job.tenant_id, job.job_id, poolReady, poolWithdrawn) : q.offer(job.tenant_id, job.job_id, ready, withdrawn)))
         : []),
     ]);
     cx.told = told;

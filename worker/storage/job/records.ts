@@ -113,11 +113,27 @@ export function shardStats(cx: JobContext, taskId: string): TaskShards | null {
   const shards = cx.sql.exec<{ status: string; runner_id: string | null }>("SELECT status, runner_id FROM shards WHERE task_id = ?", taskId).toArray();
   const byRunner: Record<string, number> = {};
   for (const s of shards) if (s.status === "succeeded" && s.runner_id) byRunner[s.runner_id] = (byRunner[s.runner_id] ?? 0) + 1;
+  const results = cx.sql
+    .exec<{ runner_id: string; verdict: string; shard_id: string; shard_status: string }>(
+      `SELECT r.runner_id, r.verdict, r.shard_id, s.status AS shard_status FROM shard_results r JOIN shards s ON s.shard_id = r.shard_id
+       WHERE s.task_id = ? AND r.verdict IN ('validated', 'agreed', 'rejected', 'candidate')`,
+      taskId,
+    )
+    .toArray();
+  const count = (verdict: string) => {
+    const by: Record<string, number> = {};
+    for (const r of results) if (r.verdict === verdict) by[r.runner_id] = (by[r.runner_id] ?? 0) + 1;
+    return by;
+  };
   return {
     total: shards.length,
     done: shards.filter((s) => s.status === "succeeded").length,
     items: items.n,
     items_cached: items.cached,
     by_runner: byRunner,
+    validated: results.filter((r) => r.verdict === "validated").length,
+    awaiting_validation: new Set(results.filter((r) => r.verdict === "candidate" && r.shard_status !== "succeeded").map((r) => r.shard_id)).size,
+    checked_by: count("agreed"),
+    rejected_by: count("rejected"),
   };
 }

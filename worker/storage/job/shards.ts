@@ -7,9 +7,9 @@
  * shard; cancel, resume and the cache work shard by shard and item by item.
  */
 import type { ArtifactDescriptor, JobStatus, Phase, ShardItem, TaskOutputs } from "../../../protocol";
-import type { PlannedItem } from "../job-rows";
+import type { LeaseHolder, PlannedItem, ShardNeed, ShardResult } from "../job-rows";
 import type { FieldError } from "../../errors";
-import { first } from "../sql";
+import { first, nowIso } from "../sql";
 import type { JobContext } from "./context";
 import { appendEvent } from "./events";
 import { type Row, shardStats } from "./records";
@@ -36,16 +36,35 @@ export function insertItems(cx: JobContext, taskId: string, items: PlannedItem[]
   for (const idx of shards) cx.sql.exec("INSERT INTO shards (shard_id, task_id, idx, status) VALUES (?, ?, ?, 'pending')", shardIdOf(taskId, idx), taskId, idx);
 }
 
-/** The lowest pending shard of the task, now running for `runnerId`; null when none is pending. */
-export function takeShard(cx: JobContext, taskId: string, runnerId: string): { shard_id: string; idx: number } | null {
-  const shard = first<{ shard_id: string; idx: number }>(cx.sql, "SELECT shard_id, idx FROM shards WHERE task_id = ? AND status = 'pending' ORDER BY idx LIMIT 1", taskId);
+/**
+ * Pending shards `holder` may compute (runners.md "Trust"): any shard for a trusted runner; for
+ * an untrusted one, not those waiting for a trusted decision, nor replicas of its own principal's results.
+ */
+const ELIGIBLE = `task_id = ? AND status = 'pending' AND (? = 0 OR (need <> 'trusted' AND NOT EXISTS (
+  SELECT 1 FROM shard_results r WHERE r.shard_id = shards.shard_id AND r.verdict = 'candidate' AND r.principal = ?)))`;
+const eligibleArgs = (taskId: string, holder: LeaseHolder) => [taskId, holder.pool ? 1 : 0, principalOf(holder)] as const;
+
+export const principalOf = (holder: LeaseHolder) => holder.principal ?? holder.runner_id;
+
+/** The lowest pending shard of the task `holder` may compute, now running for it; null when there is none. */
+export function takeShard(cx: JobContext, taskId: string, holder: LeaseHolder): { shard_id: string; idx: number } | null {
+  const shard = first<{ shard_id: string; idx: number }>(cx.sql, `SELECT shard_id, idx FROM shards WHERE ${ELIGIBLE} ORDER BY idx LIMIT 1`, ...eligibleArgs(taskId, holder));
   if (!shard) return null;
-  cx.sql.exec("UPDATE shards SET status = 'running', attempts = attempts + 1, runner_id = ? WHERE shard_id = ?", runnerId, shard.shard_id);
+  cx.sql.exec("UPDATE shards SET status = 'running', attempts = attempts + 1, runner_id = ? WHERE shard_id = ?", holder.runner_id, shard.shard_id);
   return shard;
+}
+
+export function hasEligibleShard(cx: JobContext, taskId: string, holder: LeaseHolder): boolean {
+  return cx.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM shards WHERE ${ELIGIBLE}`, ...eligibleArgs(taskId, holder)).one().n > 0;
 }
 
 export function hasPendingShard(cx: JobContext, taskId: string): boolean {
   return pendingShards(cx, taskId) > 0;
+}
+
+/** Pending shards an untrusted runner may compute (not waiting for a trusted decision): the pool queue's units. */
+export function untrustedShards(cx: JobContext, taskId: string): number {
+  return cx.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM shards WHERE task_id = ? AND status = 'pending' AND need <> 'trusted'", taskId).one().n;
 }
 
 export function pendingShards(cx: JobContext, taskId: string): number {
@@ -83,6 +102,59 @@ export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): Fie
   });
 }
 
+// ---- results of untrusted runners (runners.md "Trust") ----
+
+/** Records a shard result with who computed it; answers its id. */
+export function addResult(cx: JobContext, shardId: string, lease: { lease_id: string; runner_id: string; principal: string; trusted: boolean }, outputs: TaskOutputs, verdict: string): number {
+  return cx.sql
+    .exec<{ id: number }>(
+      "INSERT INTO shard_results (shard_id, lease_id, runner_id, principal, trusted, outputs_json, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING result_id AS id",
+      shardId,
+      lease.lease_id,
+      lease.runner_id,
+      lease.principal,
+      lease.trusted ? 1 : 0,
+      JSON.stringify(outputs),
+      verdict,
+      nowIso(),
+    )
+    .one().id;
+}
+
+/** The shard's results with `verdict`, oldest first. */
+export function shardResults(cx: JobContext, shardId: string, verdict: string): ShardResult[] {
+  return cx.sql
+    .exec<{ result_id: number; runner_id: string; principal: string; trusted: number; outputs_json: string }>(
+      "SELECT result_id, runner_id, principal, trusted, outputs_json FROM shard_results WHERE shard_id = ? AND verdict = ? ORDER BY result_id",
+      shardId,
+      verdict,
+    )
+    .toArray()
+    .map((r) => ({ result_id: r.result_id, runner_id: r.runner_id, principal: r.principal, trusted: r.trusted === 1, outputs: JSON.parse(r.outputs_json) as TaskOutputs }));
+}
+
+/** A shard waiting for another result: pending again, for whom `need` says. */
+export function awaitResult(cx: JobContext, shardId: string, need: ShardNeed): void {
+  const cancelling = cx.sql.exec<{ c: number }>("SELECT cancel_requested AS c FROM job WHERE id = 1").one().c === 1;
+  cx.sql.exec("UPDATE shards SET status = ?, need = ?, runner_id = NULL WHERE shard_id = ?", cancelling ? "cancelled" : "pending", need, shardId);
+}
+
+/**
+ * Drops the open results of a quarantined principal in this job (runners.md "Trust"): they are
+ * rejected, and a shard left with no open result no longer waits for a replica.
+ */
+export function dropResultsOf(cx: JobContext, principal: string): void {
+  const open = cx.sql
+    .exec<{ shard_id: string }>("SELECT DISTINCT shard_id FROM shard_results WHERE principal = ? AND verdict = 'candidate'", principal)
+    .toArray()
+    .map((r) => r.shard_id);
+  cx.sql.exec("UPDATE shard_results SET verdict = 'rejected' WHERE principal = ? AND verdict = 'candidate'", principal);
+  for (const shardId of open) {
+    const left = shardResults(cx, shardId, "candidate").length;
+    cx.sql.exec("UPDATE shards SET need = ? WHERE shard_id = ? AND status <> 'succeeded'", left === 0 ? "any" : left === 1 ? "replica" : "trusted", shardId);
+  }
+}
+
 /**
  * Records a shard's (checked) result: each item's artifact, the shard done by its runner, and a
  * `phase_progress` of shards done over total. Answers whether the task is now complete.
@@ -93,7 +165,7 @@ export function recordShard(cx: JobContext, shardId: string, runnerId: string, o
   ords.forEach(({ ord }, i) => {
     cx.sql.exec("UPDATE items SET outputs_json = ? WHERE task_id = ? AND ord = ?", JSON.stringify({ artifacts: [outputs.artifacts[i]], result: null }), taskId, ord);
   });
-  cx.sql.exec("UPDATE shards SET status = 'succeeded', runner_id = ? WHERE shard_id = ?", runnerId, shardId);
+  cx.sql.exec("UPDATE shards SET status = 'succeeded', need = 'any', runner_id = ? WHERE shard_id = ?", runnerId, shardId);
   const stats = shardStats(cx, taskId)!;
   const phase = cx.sql.exec<{ phase: string }>("SELECT phase FROM tasks WHERE task_id = ?", taskId).one().phase as Phase;
   appendEvent(cx, taskId, { kind: "phase_progress", phase, current: stats.done, total: stats.total, rate: null });

@@ -1,10 +1,17 @@
 /**
- * @module How closely two SIFT outputs agree (the WGSL twin against the WASM path): features
- * paired by position, scale and orientation, then descriptor differences over the pairs. Used by
- * the agreement tests and the benchmarks.
+ * @module How closely two feature or match outputs agree: features paired by position, scale and
+ * orientation, then descriptor differences over the pairs; match lists by their common pairs.
+ * Float results differ across devices (the WGSL SIFT against the WASM path agree to sub-pixel
+ * positions and a few descriptor levels, not bytes), so the agreement tests, the benchmarks and
+ * the service's validation of untrusted runners' results (worker/services/validation.ts) measure
+ * results with these, each against a stated tolerance.
  */
 
-import type { SiftFeatures } from "../../engine-wasm/ts/feature";
+/** Keypoints (x, y, scale, orientation per feature) and their descriptors (`descriptorDim` bytes each, 128 for SIFT). */
+export interface FeatureSet {
+  keypoints: Float32Array;
+  descriptors: Uint8Array;
+}
 
 export interface SiftAgreement {
   countA: number;
@@ -69,7 +76,8 @@ function pairFeatures(a: Float32Array, b: Float32Array, tol: AgreementTolerance)
   return out;
 }
 
-export function compareSift(a: SiftFeatures, b: SiftFeatures, tol: AgreementTolerance = DEFAULT_TOLERANCE): SiftAgreement {
+export function compareSift(a: FeatureSet, b: FeatureSet, tol: AgreementTolerance = DEFAULT_TOLERANCE): SiftAgreement {
+  const dim = a.keypoints.length ? a.descriptors.length / (a.keypoints.length / 4) : 128;
   const ab = pairFeatures(a.keypoints, b.keypoints, tol);
   const ba = pairFeatures(b.keypoints, a.keypoints, tol);
   let paired = 0;
@@ -87,8 +95,8 @@ export function compareSift(a: SiftFeatures, b: SiftFeatures, tol: AgreementTole
     maxScaleError = Math.max(maxScaleError, Math.abs(kb[4 * j + 2]! / ka[4 * i + 2]! - 1));
     maxAngleError = Math.max(maxAngleError, angleDiff(ka[4 * i + 3]!, kb[4 * j + 3]!));
     let l1 = 0;
-    for (let k = 0; k < 128; k++) {
-      const d = Math.abs(a.descriptors[128 * i + k]! - b.descriptors[128 * j + k]!);
+    for (let k = 0; k < dim; k++) {
+      const d = Math.abs((a.descriptors[dim * i + k] ?? 0) - (b.descriptors[dim * j + k] ?? 0));
       l1 += d;
       maxDescriptorByteDiff = Math.max(maxDescriptorByteDiff, d);
     }

@@ -1,0 +1,291 @@
+// Untrusted results (runners.md "Trust"): volunteers' shard results are confirmed by a second
+// runner of another principal before they are accepted; a liar is caught, quarantined, and costs
+// the job nothing. Digest runners speak the real protocol against workerd; a lying one reports
+// wrong digests.
+import { createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { FetchLike } from "../../client/index";
+import type { TaskKind } from "../../protocol";
+import { DigestRunner } from "../../scripts/digest-runner";
+import worker from "../index";
+import { BASE, type Call, expectProblem, tenantClient, uploadBlob } from "../test/helpers";
+
+vi.setConfig({ testTimeout: 60_000 });
+
+const TENANT = "validation-tests";
+let key = "";
+let call: Call;
+let fetch: FetchLike;
+
+beforeAll(async () => {
+  ({ key, call, fetch } = await tenantClient(TENANT));
+});
+
+/** A runner's fetch on a deployment of this file's tenant with other `vars` (a runner token replaces the key). */
+const fetchWith =
+  (vars: Record<string, string>): FetchLike =>
+  async (request: Request) => {
+    const req = new Request(request);
+    if (!req.headers.has("Authorization")) req.headers.set("Authorization", `Bearer ${key}`);
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(req, { ...env, SVC_AUTH_MODE: "api_key", ...vars } as unknown as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  };
+
+afterEach(async () => {
+  for (const status of ["pending", "running"]) {
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+  }
+});
+
+/** A volunteer: a runner of a fresh pool token (or of `token`). */
+async function volunteer(name: string, opts: { token?: string; lie?: boolean; via?: FetchLike } = {}) {
+  const token = opts.token ?? (await call("POST", "/v1/admin/runner-tokens", { name })).json.raw_token;
+  const r = new DigestRunner({ base: BASE, fetch: opts.via ?? fetch, name, authorization: `Bearer ${token}`, lie: opts.lie, stages: ["extract", "match", "verify"] });
+  await r.register();
+  return Object.assign(r, { token: token as string });
+}
+
+/** A trusted runner: the tenant's own key. */
+async function trusted(name: string, stages: TaskKind[] = ["extract", "match", "verify"], via: FetchLike = fetch) {
+  const r = new DigestRunner({ base: BASE, fetch: via, name, stages });
+  await r.register();
+  return r;
+}
+
+/** A project that opted in to the pool, with a dataset of n images (1 MP each without a size: 8 to an extraction shard). */
+async function dataset(n: number) {
+  const p = await call("POST", "/v1/projects", { name: "volunteers", "x-pool_opt_in": true });
+  const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } });
+  const did = d.json.dataset_id as string;
+  const salt = Math.random();
+  for (let i = 0; i < n; i++) {
+    const sha = await uploadBlob(new TextEncoder().encode(`image ${i} ${salt}`), { Authorization: `Bearer ${key}` }, call);
+    expect((await call("POST", `/v1/datasets/${did}/images`, { name: `img${i}.jpg`, blob_sha: sha })).status).toBe(201);
+  }
+  return { pid: p.json.project_id as string, did };
+}
+
+const features = async (did: string) => (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id as string;
+const job = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json;
+const shards = async (jid: string) => (await job(jid)).tasks[0]["x-shards"];
+
+/** The job's event log so far, read from its object (the SSE stream stays open while the job runs). */
+async function events(jid: string): Promise<any[]> {
+  const stub = env.JOB.get(env.JOB.idFromName(`${TENANT}/${jid}`));
+  return runInDurableObject(stub, (_o, state) => state.storage.sql.exec<{ body: string }>("SELECT body FROM events ORDER BY event_id").toArray().map((r) => JSON.parse(r.body)));
+}
+
+/** The task's assembled artifact's files, parsed (read from R2). */
+async function outputFiles(jid: string): Promise<any[]> {
+  const files = (await job(jid)).tasks[0].outputs_ref.artifacts[0].files as { blob_sha: string }[];
+  return Promise.all(files.map(async (f) => (await env.BLOBS.get(`t/${TENANT}/blobs/${f.blob_sha}`))!.json()));
+}
+
+describe("untrusted results", () => {
+  it("an honest volunteer's shard is held until a volunteer of another token computes it again; agreeing, it is accepted", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const a = await volunteer("a");
+    const lease = (await a.lease())!;
+    expect(lease.shard).toMatchObject({ index: 0, count: 1 });
+    expect(await a.work(lease)).toBe("completed");
+    // Held: not done, awaiting its replica; the task runs on.
+    expect(await shards(jid)).toMatchObject({ total: 1, done: 0, validated: 0, awaiting_validation: 1 });
+    expect((await job(jid)).status).toBe("running");
+    // Neither the same runner nor another runner of the same token may confirm it.
+    expect(await a.lease()).toBeNull();
+    expect(await (await volunteer("a-again", { token: a.token })).lease()).toBeNull();
+    // A runner of another token may.
+    const b = await volunteer("b");
+    const replica = (await b.lease())!;
+    expect(replica.shard!.shard_id).toBe(lease.shard!.shard_id);
+    expect(await b.work(replica)).toBe("completed");
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({
+      total: 1,
+      done: 1,
+      validated: 1,
+      awaiting_validation: 0,
+      by_runner: { [a.runner!.runner_id]: 1 },
+      checked_by: { [b.runner!.runner_id]: 1 },
+      rejected_by: {},
+    });
+    expect((await events(jid)).filter((e: any) => e.kind === "warning")).toEqual([]);
+    // Both volunteers are still welcome.
+    expect((await call("GET", "/v1/admin/runner-tokens")).json.filter((t: any) => t.quarantined_at !== null && [a.token, b.token].some((raw) => raw.includes(t.token_id)))).toEqual([]);
+  });
+
+  it("a trusted runner's shard is accepted as computed, never replicated", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const own = await trusted("own");
+    await own.work((await own.lease())!);
+    expect((await job(jid)).status).toBe("succeeded");
+    expect(await shards(jid)).toMatchObject({ total: 1, done: 1, validated: 0, awaiting_validation: 0, checked_by: {}, rejected_by: {} });
+  });
+
+  it("a lying volunteer is caught by a trusted runner's recomputation: its result discarded, its token quarantined, the job correct", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const liar = await volunteer("liar", { lie: true });
+    const lie = (await liar.lease())!;
+    await liar.work(lie);
+    expect(await shards(jid)).toMatchObject({ awaiting_validation: 1 });
+    const own = await trusted("own");
+    const check = (await own.lease())!;
+    expect(check.shard!.shard_id).toBe(lie.shard!.shard_id);
+    await own.work(check);
+
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({ done: 1, validated: 1, awaiting_validation: 0, by_runner: { [own.runner!.runner_id]: 1 }, rejected_by: { [liar.runner!.runner_id]: 1 } });
+    // The task's output is the trusted runner's: every digest right.
+    const files = await outputFiles(jid);
+    const images = (await call("GET", `/v1/datasets/${did}/images?page_size=100`)).json.items as { name: string; content_sha: string }[];
+    expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(images.map((im) => im.content_sha).sort());
+    const warning = (await events(jid)).find((e: any) => e.kind === "warning");
+    expect(warning.message).toMatch(new RegExp(`the result of untrusted runner ${liar.runner!.runner_id} disagrees with trusted runner ${own.runner!.runner_id}'s .*quarantined`));
+    // The liar's token is refused, with the reason; the operator sees it.
+    const refused = await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` });
+    expectProblem(refused, 403, "auth");
+    expect(refused.json.detail).toMatch(/quarantined/);
+    expect(refused.json["x-quarantine"].reason).toMatch(/disagreed with trusted runner/);
+    expect((await call("POST", "/v1/runners", { name: "again", stages: ["extract"], runtime_versions: {} }, { Authorization: `Bearer ${liar.token}` })).status).toBe(403);
+    const token = (await call("GET", "/v1/admin/runner-tokens")).json.find((t: any) => liar.token.includes(t.token_id));
+    expect(token.quarantined_at).not.toBeNull();
+    expect(token.quarantine_reason).toMatch(new RegExp(`shard ${lie.shard!.shard_id}`));
+  });
+
+  it("two volunteers that disagree wait for a trusted runner, which decides: the liar is quarantined, the honest one confirmed", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const honest = await volunteer("honest");
+    const liar = await volunteer("liar", { lie: true });
+    await honest.work((await honest.lease())!);
+    await liar.work((await liar.lease())!);
+    expect(await shards(jid)).toMatchObject({ done: 0, awaiting_validation: 1 });
+    expect((await events(jid)).find((e: any) => e.kind === "warning").message).toMatch(/disagree .*a trusted runner decides/);
+    // A third volunteer may not break the tie.
+    expect(await (await volunteer("third")).lease()).toBeNull();
+    const own = await trusted("own");
+    await own.work((await own.lease())!);
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({
+      done: 1,
+      validated: 1,
+      checked_by: { [honest.runner!.runner_id]: 1 },
+      rejected_by: { [liar.runner!.runner_id]: 1 },
+    });
+    expect((await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` })).status).toBe(403);
+    expect((await call("POST", `/v1/runners/${honest.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${honest.token}` })).status).toBe(204);
+  });
+
+  it("a liar among volunteers only: its open results in the job are dropped and its shards computed by others; the job succeeds", async () => {
+    const { did } = await dataset(20);
+    const jid = await features(did);
+    const liar = await volunteer("liar", { lie: true });
+    const [a, b] = [await volunteer("a"), await volunteer("b")];
+    // The liar computes shards 0 and 1: two open results.
+    await liar.work((await liar.lease())!);
+    const second = (await liar.lease())!;
+    expect(second.shard!.index).toBe(1);
+    await liar.work(second);
+    // b replicates shard 0: they disagree, and a trusted runner decides it.
+    const r0 = (await b.lease())!;
+    expect(r0.shard!.index).toBe(0);
+    await b.work(r0);
+    const own = await trusted("own", ["extract"]);
+    const decide = (await own.lease())!;
+    expect(decide.shard!.index).toBe(0);
+    await own.work(decide);
+    // The liar is quarantined, and its open result for shard 1 dropped: shard 1 waits for anyone again.
+    expect((await shards(jid)).rejected_by).toEqual({ [liar.runner!.runner_id]: 2 });
+    for (let lease = await b.lease(); lease; lease = await b.lease()) await b.work(lease);
+    for (let lease = await a.lease(); lease; lease = await a.lease()) await a.work(lease);
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 3, done: 3, validated: 3, awaiting_validation: 0 });
+    const images = (await call("GET", `/v1/datasets/${did}/images?page_size=100`)).json.items as { content_sha: string }[];
+    const files = await outputFiles(jid);
+    expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(images.map((im) => im.content_sha).sort());
+  });
+
+  it("a volunteer's result that breaks the shard's structure is refused (422) and its token quarantined; the task goes on", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const v = await volunteer("broken");
+    const lease = (await v.lease())!;
+    const r = await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [], result: null } }, { Authorization: `Bearer ${v.token}` });
+    expectProblem(r, 422, "validation");
+    expect(r.json.errors[0].code).toBe("shard_items");
+    expect((await job(jid)).tasks[0].status).toBe("pending");
+    expect((await call("POST", `/v1/runners/${v.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${v.token}` })).status).toBe(403);
+    const own = await trusted("own");
+    await own.work((await own.lease())!);
+    expect((await job(jid)).status).toBe("succeeded");
+  });
+
+  it("a volunteer's :fail puts its shard back instead of failing the job", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const v = await volunteer("flaky");
+    const lease = (await v.lease())!;
+    await v.client.fail(lease.lease_id, { error_class: "EngineError", message: "out of memory", detail: null });
+    const after = await job(jid);
+    expect(after.status).not.toBe("failed");
+    expect((await events(jid)).find((e: any) => e.kind === "warning").message).toMatch(/failed its shard \(EngineError: out of memory\)/);
+    const own = await trusted("own");
+    await own.work((await own.lease())!);
+    expect((await job(jid)).status).toBe("succeeded");
+  });
+
+  it("reclaim: a replica's runner dies mid-shard; the shard waits for a replica again and the job succeeds", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const a = await volunteer("a");
+    await a.work((await a.lease())!);
+    const dying = await volunteer("dying");
+    const lost = (await dying.lease())!;
+    const stub = env.JOB.get(env.JOB.idFromName(`${TENANT}/${jid}`));
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("UPDATE leases SET expires_at = 0 WHERE lease_id = ?", lost.lease_id);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await shards(jid)).toMatchObject({ done: 0, awaiting_validation: 1 });
+    expect(await a.lease()).toBeNull();
+    const c = await volunteer("c");
+    await c.work((await c.lease())!);
+    expect(await shards(jid)).toMatchObject({ done: 1, validated: 1 });
+    expect((await job(jid)).status).toBe("succeeded");
+  });
+
+  it("cancel while a shard awaits its replica: the job is cancelled; resume: the held result still waits for its replica", async () => {
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const a = await volunteer("a");
+    await a.work((await a.lease())!);
+    expect((await call("POST", `/v1/jobs/${jid}:cancel`)).status).toBe(200);
+    expect((await job(jid)).status).toBe("cancelled");
+    expect(await (await volunteer("b")).lease()).toBeNull();
+    expect((await call("POST", `/v1/jobs/${jid}:resume`)).status).toBeLessThan(300);
+    expect(await a.lease()).toBeNull();
+    const b = await volunteer("b2");
+    await b.work((await b.lease())!);
+    expect(await shards(jid)).toMatchObject({ done: 1, validated: 1, checked_by: { [b.runner!.runner_id]: 1 } });
+    expect((await job(jid)).status).toBe("succeeded");
+  });
+
+  it("SVC_POOL_VALIDATION_RATE=0: volunteers' results are accepted unconfirmed (the operator's choice)", async () => {
+    const unchecked = fetchWith({ SVC_POOL_VALIDATION_RATE: "0" });
+    const { did } = await dataset(4);
+    const jid = await features(did);
+    const v = await volunteer("trusted-enough", { via: unchecked });
+    await v.work((await v.lease())!);
+    expect((await job(jid)).status).toBe("succeeded");
+    expect(await shards(jid)).toMatchObject({ done: 1, validated: 0, awaiting_validation: 0 });
+  });
+});

@@ -1,0 +1,141 @@
+// The measures and decision rules of services/validation.ts on real wire formats: float results
+// within the device tolerance agree, tampered ones do not; the rules decide who is right.
+import { describe, expect, it } from "vitest";
+import type { ArtifactDescriptor, TaskOutputs } from "../../protocol";
+import { FEATURES_FORMAT, MATCHES_FORMAT, VERIFIED_MATCHES_FORMAT, DescriptorKind, encodeFeatures, encodeMatches } from "../../protocol/wire";
+import type { ShardResult } from "../storage/job-rows";
+import { type Compared, type ValidationPolicy, compareOutputs, decide } from "./validation";
+
+const policy: ValidationPolicy = { rate: 1, keypointAgreement: 0.95, descriptorL1: 16, matchAgreement: 0.9 };
+
+/** A seeded pseudo-random stream (tests must not depend on Math.random). */
+function random(seed: number) {
+  return () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+function features(n: number, jitter: (k: number, v: number) => number = (_k, v) => v) {
+  const rnd = random(7);
+  const keypoints = new Float32Array(4 * n);
+  for (let i = 0; i < n; i++) keypoints.set([10 + 620 * rnd(), 10 + 460 * rnd(), 1 + 4 * rnd(), 6 * rnd() - 3], 4 * i);
+  const descriptors = Uint8Array.from({ length: 128 * n }, () => Math.floor(200 * rnd()));
+  return { keypoints: keypoints.map((v, k) => jitter(k, v)), descriptors };
+}
+
+const encode = (f: { keypoints: Float32Array; descriptors: Uint8Array }) =>
+  encodeFeatures({ imageWidth: 640, imageHeight: 480, descriptorDim: 128, descriptorKind: DescriptorKind.siftL1Root, ...f });
+
+/** A store of blobs by name, and outputs of one item per file (as a shard's result). */
+function results(format: string, files: Record<string, Uint8Array>) {
+  const read = async (sha: string) => files[sha]!;
+  const outputs = (...names: string[]): TaskOutputs => ({
+    artifacts: names.map(
+      (name, i): ArtifactDescriptor => ({
+        kind: "x",
+        name: "x",
+        uri: null,
+        artifact_format: format,
+        schema_version: 1,
+        media_type: "application/octet-stream",
+        summary: {},
+        metadata: {},
+        files: [{ path: `item${i}`, blob_sha: name, byte_size: files[name]!.byteLength }],
+      }),
+    ),
+    result: null,
+  });
+  return { read, outputs };
+}
+
+describe("compareOutputs", () => {
+  it("features: sub-pixel jitter and a few descriptor levels (another device's SIFT) agree; moved or dropped keypoints do not", async () => {
+    const base = features(800);
+    const device = { keypoints: features(800, (k, v) => (k % 4 < 2 ? v + 0.004 : v)).keypoints, descriptors: base.descriptors.map((d, i) => (i % 64 === 0 ? d + 2 : d)) };
+    const moved = features(800, (k, v) => (k % 4 < 2 && k < 4 * 200 ? v + 3 : v));
+    const dropped = { keypoints: base.keypoints.slice(0, 4 * 700), descriptors: base.descriptors.slice(0, 128 * 700) };
+    const noise = { keypoints: base.keypoints, descriptors: base.descriptors.map((d, i) => (i % 2 ? 255 - d : d)) };
+    const { read, outputs } = results(FEATURES_FORMAT, { base: encode(base), device: encode(device), moved: encode(moved), dropped: encode(dropped), noise: encode(noise) });
+
+    expect(await compareOutputs(read, outputs("base"), outputs("base"), policy)).toEqual({ agrees: true, measure: "identical bytes" });
+    const close = await compareOutputs(read, outputs("base"), outputs("device"), policy);
+    expect(close).toMatchObject({ agrees: true });
+    expect(close.measure).toMatch(/within tolerance/);
+    const far = await compareOutputs(read, outputs("base"), outputs("moved"), policy);
+    expect(far.agrees).toBe(false);
+    expect(far.measure).toMatch(/^item0: 75\.0% of keypoints agree \(95% needed\)/);
+    expect((await compareOutputs(read, outputs("dropped"), outputs("base"), policy)).agrees).toBe(false);
+    expect((await compareOutputs(read, outputs("base"), outputs("noise"), policy)).measure).toMatch(/100\.0% of keypoints agree .*mean descriptor L1 \d+/);
+    expect((await compareOutputs(read, outputs("base"), outputs("noise"), policy)).agrees).toBe(false);
+    // Every item must agree: one bad item of two is a disagreement, named by its path.
+    expect(await compareOutputs(read, outputs("base", "base"), outputs("base", "moved"), policy)).toMatchObject({ agrees: false, measure: expect.stringMatching(/^item1: /) });
+  });
+
+  it("matches: by their common pairs over all image pairs; a missing pair counts against", async () => {
+    const pair = (n: number, shift = 0) => Uint32Array.from({ length: 2 * n }, (_, k) => (k % 2 ? k + shift : k));
+    const file = (a: Uint32Array, b?: Uint32Array) =>
+      encodeMatches([{ imageName1: "a.jpg", imageName2: "b.jpg", matches: a }, ...(b ? [{ imageName1: "a.jpg", imageName2: "c.jpg", matches: b }] : [])]);
+    const { read, outputs } = results(MATCHES_FORMAT, {
+      one: file(pair(100), pair(100)),
+      // 3 of 100 matches of one pair differ: 197 / 203 common.
+      near: file(Uint32Array.from(pair(100), (v, k) => (k % 2 && k < 6 ? v + 1000 : v)), pair(100)),
+      half: file(pair(100), pair(100, 1)),
+      missing: file(pair(100)),
+    });
+    expect((await compareOutputs(read, outputs("one"), outputs("near"), policy)).agrees).toBe(true);
+    expect((await compareOutputs(read, outputs("one"), outputs("half"), policy)).measure).toMatch(/33\.3% of matches agree/);
+    expect((await compareOutputs(read, outputs("one"), outputs("missing"), policy)).agrees).toBe(false);
+  });
+
+  it("verified matches: inlier lists per pair and type; another type is a disagreement", async () => {
+    const file = (type: string, inliers: [number, number][]) =>
+      new TextEncoder().encode(
+        JSON.stringify({ pairs: [{ image_id1: 1, image_id2: 2, type, num_inliers: inliers.length, F: null, E: null, H: null, inlier_matches: inliers }], "x-images": [] }),
+      );
+    const inliers = Array.from({ length: 50 }, (_, i): [number, number] => [i, i + 1]);
+    const { read, outputs } = results(VERIFIED_MATCHES_FORMAT, {
+      a: file("calibrated", inliers),
+      b: file("calibrated", [...inliers.slice(0, 49), [999, 999]]),
+      c: file("planar", inliers),
+    });
+    expect((await compareOutputs(read, outputs("a"), outputs("b"), policy)).agrees).toBe(true);
+    expect((await compareOutputs(read, outputs("a"), outputs("c"), policy)).agrees).toBe(false);
+  });
+
+  it("a format without a tolerance must match byte for byte; an undecodable file disagrees", async () => {
+    const { read, outputs } = results("testrunner.image_digests.v1", { a: new Uint8Array([1]), b: new Uint8Array([2]) });
+    expect((await compareOutputs(read, outputs("a"), outputs("b"), policy)).measure).toMatch(/has no tolerance/);
+    const broken = results(FEATURES_FORMAT, { a: encode(features(10)), b: new Uint8Array([1, 2, 3]) });
+    expect((await compareOutputs(broken.read, broken.outputs("a"), broken.outputs("b"), policy)).measure).toMatch(/^item0: undecodable/);
+  });
+});
+
+describe("decide", () => {
+  const outputs: TaskOutputs = { artifacts: [], result: null };
+  const result = (id: number, trusted: boolean): ShardResult => ({ result_id: id, runner_id: `r${id}`, principal: `p${id}`, trusted, outputs });
+  const compared = (id: number, agrees: boolean): Compared => ({ ...result(id, false), agreement: { agrees, measure: agrees ? "same" : "40% of keypoints agree" } });
+
+  it("an untrusted result agreeing with an open one confirms it; disagreeing, a trusted runner must decide", () => {
+    expect(decide("s", result(2, false), [compared(1, true)])).toEqual({
+      verdicts: [
+        { result_id: 1, verdict: "validated" },
+        { result_id: 2, verdict: "agreed" },
+      ],
+      use: 1,
+      need: "any",
+      warnings: [],
+    });
+    const dispute = decide("s", result(2, false), [compared(1, false)]);
+    expect(dispute).toMatchObject({ use: null, need: "trusted", verdicts: [{ result_id: 2, verdict: "candidate" }] });
+    expect(dispute.warnings[0]).toMatch(/untrusted runner r1 and untrusted runner r2 disagree \(40% of keypoints agree\); a trusted runner decides/);
+  });
+
+  it("a trusted result decides: those agreeing are confirmations, the others rejected", () => {
+    const j = decide("s", result(3, true), [compared(1, true), compared(2, false)]);
+    expect(j.use).toBe(3);
+    expect(j.verdicts).toEqual([
+      { result_id: 3, verdict: "validated" },
+      { result_id: 1, verdict: "agreed" },
+      { result_id: 2, verdict: "rejected" },
+    ]);
+    expect(j.warnings).toEqual(["shard s: the result of untrusted runner r2 disagrees with trusted runner r3's (40% of keypoints agree); it is discarded and the runner quarantined"]);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * @module Untrusted results (runners.md "Trust"): the one place that decides whether a shard
+ * computed by a volunteer is accepted. A pool runner's result is held until a runner of another
+ * principal (another token, or a trusted runner) computes the same shard and the two agree by a
+ * measure with a stated tolerance (float results differ across devices: features are compared
+ * by how many keypoints find a counterpart, matches by their common pairs, not by bytes). Two
+ * untrusted results that disagree wait for a trusted runner, whose result decides; a result
+ * that disagrees with a trusted one, or that breaks the shard's structure, is discarded and its
+ * runner's token quarantined. Trusted runners' results (the tenant's own key, the operator's
+ * token) are accepted as computed.
+ *
+ * The JobStore keeps the results and applies the judgement; this module compares (reading the
+ * blobs in the Worker, not in the job's single-threaded object) and decides.
+ */
+import type { TaskOutputs } from "../../protocol";
+import { compareSift, matchAgreement } from "../../protocol/agreement";
+import { FEATURES_FORMAT, MATCHES_FORMAT, VERIFIED_MATCHES_FORMAT, VerifiedMatchesFile, decodeFeatures, decodeMatches } from "../../protocol/wire";
+import { validation } from "../errors";
+import type { Judgement, LeaseScope, ShardResult } from "../storage/job-rows";
+import { blobKey } from "./blobs";
+import { dispatcher, jobStore, unwrap } from "./stores";
+
+/** The validation policy, from the deployment's vars (docs/operations.md). */
+export interface ValidationPolicy {
+  /** Share of untrusted shard results confirmed by a second runner (`SVC_POOL_VALIDATION_RATE`, 0..1). */
+  rate: number;
+  /** Keypoints of each result that must have a counterpart in the other (`SVC_VALIDATION_KEYPOINT_AGREEMENT`). */
+  keypointAgreement: number;
+  /** Largest mean L1 distance of paired descriptors (`SVC_VALIDATION_DESCRIPTOR_L1`). */
+  descriptorL1: number;
+  /** Jaccard index of two match lists, or of two verifications' inlier lists (`SVC_VALIDATION_MATCH_AGREEMENT`). */
+  matchAgreement: number;
+}
+
+const fraction = (v: string | undefined, d: number) => {
+  const n = Number(v);
+  return v !== undefined && v !== "" && Number.isFinite(n) && n >= 0 && n <= 1 ? n : d;
+};
+
+export function validationPolicy(env: Env): ValidationPolicy {
+  const vars = env as unknown as Record<string, string | undefined>;
+  const l1 = Number(vars.SVC_VALIDATION_DESCRIPTOR_L1);
+  return {
+    rate: fraction(vars.SVC_POOL_VALIDATION_RATE, 1),
+    // WGSL and WASM SIFT pair >= 98% of keypoints on photos, mean descriptor L1 < 2 (browser-runtime/gpu/sift-gpu.test.ts).
+    keypointAgreement: fraction(vars.SVC_VALIDATION_KEYPOINT_AGREEMENT, 0.95),
+    descriptorL1: Number.isFinite(l1) && l1 > 0 ? l1 : 16,
+    matchAgreement: fraction(vars.SVC_VALIDATION_MATCH_AGREEMENT, 0.9),
+  };
+}
+
+/** Whether two results agree, and the measure that says so. */
+export interface Agreement {
+  agrees: boolean;
+  measure: string;
+}
+
+type Read = (sha: string) => Promise<Uint8Array>;
+
+/** Compares two results of one shard item by item (same order, one file each: the JobStore checked their structure). */
+export async function compareOutputs(read: Read, a: TaskOutputs, b: TaskOutputs, policy: ValidationPolicy): Promise<Agreement> {
+  if (a.artifacts.length !== b.artifacts.length) return { agrees: false, measure: "different numbers of items" };
+  let identical = 0;
+  for (const [i, x] of a.artifacts.entries()) {
+    const y = b.artifacts[i]!;
+    const [fa, fb] = [x.files[0]!, y.files[0]!];
+    if (x.artifact_format !== y.artifact_format) return { agrees: false, measure: `${fa.path}: formats ${x.artifact_format} and ${y.artifact_format}` };
+    if (fa.blob_sha === fb.blob_sha) {
+      identical++;
+      continue;
+    }
+    const item = await compareFiles(x.artifact_format, await read(fa.blob_sha), await read(fb.blob_sha), policy).catch((e: unknown) => ({
+      agrees: false,
+      measure: `undecodable (${e instanceof Error ? e.message : String(e)})`,
+    }));
+    if (!item.agrees) return { agrees: false, measure: `${fa.path}: ${item.measure}` };
+  }
+  return { agrees: true, measure: identical === a.artifacts.length ? "identical bytes" : `within tolerance (${identical} of ${a.artifacts.length} items identical)` };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** One item's two files, by the measure of their format; a format without a tolerance must match byte for byte. */
+async function compareFiles(format: string, a: Uint8Array, b: Uint8Array, policy: ValidationPolicy): Promise<Agreement> {
+  if (format === FEATURES_FORMAT) {
+    const [fa, fb] = [decodeFeatures(a), decodeFeatures(b)];
+    if (fa.imageWidth !== fb.imageWidth || fa.imageHeight !== fb.imageHeight || fa.descriptorDim !== fb.descriptorDim || fa.descriptorKind !== fb.descriptorKind) {
+      return { agrees: false, measure: "different image sizes or descriptor layouts" };
+    }
+    const s = compareSift(fa, fb);
+    const agreement = Math.min(s.matchedA, s.matchedB);
+    const agrees = agreement >= policy.keypointAgreement && s.meanDescriptorL1 <= policy.descriptorL1;
+    return {
+      agrees,
+      measure: `${pct(agreement)} of keypoints agree (${policy.keypointAgreement * 100}% needed), mean descriptor L1 ${s.meanDescriptorL1.toFixed(1)} (at most ${policy.descriptorL1})`,
+    };
+  }
+  if (format === MATCHES_FORMAT) {
+    const pairs = (bytes: Uint8Array) => new Map(decodeMatches(bytes).map((p) => [`${p.imageName1}\u0000${p.imageName2}`, p.matches]));
+    return jaccard(pairs(a), pairs(b), "matches", policy);
+  }
+  if (format === VERIFIED_MATCHES_FORMAT) {
+    const pairs = (bytes: Uint8Array) =>
+      new Map(
+        VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(bytes))).pairs.map((p) => [
+          `${p.image_id1}-${p.image_id2}-${p.type}`,
+          Uint32Array.from(p.inlier_matches.flat()),
+        ]),
+      );
+    return jaccard(pairs(a), pairs(b), "inlier matches", policy);
+  }
+  return { agrees: false, measure: `the bytes differ and ${format} has no tolerance` };
+}
+
+/** Common matches over all pairs (a pair one side lacks counts all its matches as disagreeing). */
+function jaccard(a: Map<string, Uint32Array>, b: Map<string, Uint32Array>, what: string, policy: ValidationPolicy): Agreement {
+  let both = 0;
+  let union = 0;
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
+    const [x, y] = [a.get(key) ?? new Uint32Array(), b.get(key) ?? new Uint32Array()];
+    const n = x.length / 2 + y.length / 2;
+    const j = matchAgreement(x, y);
+    // matchAgreement = common / union, so common = j * n / (1 + j).
+    const common = (j * n) / (1 + j);
+    both += common;
+    union += n - common;
+  }
+  const agreement = union ? both / union : 1;
+  return { agrees: agreement >= policy.matchAgreement, measure: `${pct(agreement)} of ${what} agree (${policy.matchAgreement * 100}% needed)` };
+}
+
+/** A compared result: the runner's, with how it agrees with each earlier open result of the shard. */
+export type Compared = ShardResult & { agreement: Agreement };
+
+const who = (r: ShardResult) => `${r.trusted ? "trusted" : "untrusted"} runner ${r.runner_id}`;
+
+/**
+ * The decision rules. A trusted result decides: it is used, the results agreeing with it are
+ * confirmations, the others wrong. An untrusted result agreeing with an open one of another
+ * principal confirms it (the earlier is used); disagreeing, both wait for a trusted runner.
+ */
+export function decide(shardId: string, result: ShardResult, others: Compared[]): Judgement {
+  if (result.trusted) {
+    const wrong = others.filter((o) => !o.agreement.agrees);
+    return {
+      verdicts: [{ result_id: result.result_id, verdict: "validated" }, ...others.map((o) => ({ result_id: o.result_id, verdict: o.agreement.agrees ? ("agreed" as const) : ("rejected" as const) }))],
+      use: result.result_id,
+      need: "any",
+      warnings: wrong.map((o) => `shard ${shardId}: the result of ${who(o)} disagrees with ${who(result)}'s (${o.agreement.measure}); it is discarded and the runner quarantined`),
+    };
+  }
+  const confirmed = others.find((o) => o.agreement.agrees);
+  if (confirmed) {
+    return {
+      verdicts: [
+        { result_id: confirmed.result_id, verdict: "validated" },
+        { result_id: result.result_id, verdict: "agreed" },
+      ],
+      use: confirmed.result_id,
+      need: "any",
+      warnings: [],
+    };
+  }
+  return {
+    verdicts: [{ result_id: result.result_id, verdict: "candidate" }],
+    use: null,
+    need: "trusted",
+    warnings: others.map((o) => `shard ${shardId}: the results of ${who(o)} and ${who(result)} disagree (${o.agreement.measure}); a trusted runner decides`),
+  };
+}
+
+/**
+ * Completes a lease (the `:complete` route's service): the JobStore records or holds the result;
+ * when the shard already holds one, the two are compared here and judged; a wrong or broken
+ * untrusted result quarantines its runner's token. Answers the runner's id.
+ */
+export async function completeLease(env: Env, tenant: string, job: string, leaseId: string, scope: LeaseScope, outputs: TaskOutputs): Promise<string> {
+  const store = jobStore(env, tenant, job);
+  const policy = validationPolicy(env);
+  const replicate = scope.pool && Math.random() < policy.rate;
+  const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate }));
+  if (completion.state === "rejected") {
+    await dispatcher(env, "pool").quarantine(completion.runner_id, `its result for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`);
+    throw validation("outputs_ref rejected: the result is discarded, the shard computed again and this runner's token quarantined", completion.errors);
+  }
+  if (completion.state !== "compare") return completion.runner_id;
+  const read = async (sha: string) => {
+    const object = await env.BLOBS.get(blobKey(tenant, sha));
+    if (!object) throw new Error(`blob ${sha} is missing`);
+    return new Uint8Array(await object.arrayBuffer());
+  };
+  const others = await Promise.all(completion.others.map(async (o) => ({ ...o, agreement: await compareOutputs(read, o.outputs, completion.result.outputs, policy) })));
+  const judgement = decide(completion.shard_id, completion.result, others);
+  // Quarantined before the judgement is recorded: a Worker dying in between leaves the result unjudged (the lease lapses), never the liar free.
+  const compared = [completion.result, ...others];
+  for (const v of judgement.verdicts) {
+    const r = compared.find((c) => c.result_id === v.result_id)!;
+    if (v.verdict === "rejected" && !r.trusted) {
+      const measure = others.find((o) => o.result_id === r.result_id)?.agreement.measure ?? "";
+      await dispatcher(env, "pool").quarantine(r.runner_id, `its result for shard ${completion.shard_id} of job ${job} disagreed with trusted runner ${completion.runner_id}'s (${measure})`);
+    }
+  }
+  unwrap(await store.judge(leaseId, scope, completion.result.result_id, judgement));
+  return completion.runner_id;
+}
