@@ -6959,6 +6959,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reconstructions/{rid}/localize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * localizes an image against the reconstruction (4.13)
+         * @description The query is a finalized upload of this tenant (`blob_sha`, 64 hex characters). A job with one `relocalize` task: a runner extracts the query's SIFT features
+         *     (`sift` overrides max_num_features, first_octave, peak_threshold, edge_threshold), matches them to the 3D points of the reconstruction's largest sealed snapshot
+         *     (each point described by the mean descriptor of the keypoints observing it) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,
+         *     the focal length scanned when the photo's EXIF gives none. The task's `outputs_ref.result` is a LocalizationResult (`success: false` with `diagnostics.reason` when it
+         *     cannot be localized). 404 unknown reconstruction; 422 `blob_sha` missing, malformed, not stored in this tenant (`unknown_blob`) or not an image (`not_an_image`);
+         *     409 no snapshot sealed yet.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    rid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LocalizationRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted; follow the job: its task's outputs_ref.result is a LocalizationResult */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/api-keys": {
         parameters: {
             query?: never;
@@ -8301,65 +8425,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/reconstructions/{rid}/localize": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * localizes an image against the reconstruction (4.13)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `localize.from_memory` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    rid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        blob_sha: string;
-                        sift?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/reconstructions/{rid}/georegister": {
         parameters: {
             query?: never;
@@ -8587,7 +8652,7 @@ export interface paths {
         put?: never;
         /**
          * localizes one image, in the response (4.15)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `localize.from_memory` is false in /v1/capabilities.
+         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `oneshot.features` is false in /v1/capabilities.
          */
         post: {
             parameters: {
@@ -10361,6 +10426,16 @@ export interface components {
             /** @description the artifact's name; default `<format>` */
             name?: string;
             options?: components["schemas"]["ExportOptions"];
+        };
+        LocalizationRequest: {
+            blob_sha: string;
+            sift?: components["schemas"]["SiftOverrides"];
+        };
+        SiftOverrides: {
+            max_num_features?: number;
+            first_octave?: number;
+            peak_threshold?: number;
+            edge_threshold?: number;
         };
         ApiKeyOut: {
             api_key_id: string;
@@ -17656,6 +17731,130 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/reconstructions/{rid}/localize": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * localizes an image against the reconstruction (4.13)
+             * @description The query is a finalized upload of this tenant (`blob_sha`, 64 hex characters). A job with one `relocalize` task: a runner extracts the query's SIFT features
+             *     (`sift` overrides max_num_features, first_octave, peak_threshold, edge_threshold), matches them to the 3D points of the reconstruction's largest sealed snapshot
+             *     (each point described by the mean descriptor of the keypoints observing it) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,
+             *     the focal length scanned when the photo's EXIF gives none. The task's `outputs_ref.result` is a LocalizationResult (`success: false` with `diagnostics.reason` when it
+             *     cannot be localized). 404 unknown reconstruction; 422 `blob_sha` missing, malformed, not stored in this tenant (`unknown_blob`) or not an image (`not_an_image`);
+             *     409 no snapshot sealed yet.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        rid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["LocalizationRequest"];
+                    };
+                };
+                responses: {
+                    /** @description accepted; follow the job: its task's outputs_ref.result is a LocalizationResult */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Payload too large */
+                    413: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/admin/api-keys": {
             parameters: {
                 query?: never;
@@ -18998,65 +19197,6 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
-        "/v1/reconstructions/{rid}/localize": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * localizes an image against the reconstruction (4.13)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `localize.from_memory` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path: {
-                        rid: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "application/json": {
-                            blob_sha: string;
-                            sift?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
         "/v1/reconstructions/{rid}/georegister": {
             parameters: {
                 query?: never;
@@ -19284,7 +19424,7 @@ export namespace input {
             put?: never;
             /**
              * localizes one image, in the response (4.15)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `localize.from_memory` is false in /v1/capabilities.
+             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `oneshot.features` is false in /v1/capabilities.
              */
             post: {
                 parameters: {
@@ -21058,6 +21198,16 @@ export namespace input {
                 /** @description the artifact's name; default `<format>` */
                 name?: string;
                 options?: components["schemas"]["ExportOptions"];
+            };
+            LocalizationRequest: {
+                blob_sha: string;
+                sift?: components["schemas"]["SiftOverrides"];
+            };
+            SiftOverrides: {
+                max_num_features?: number;
+                first_octave?: number;
+                peak_threshold?: number;
+                edge_threshold?: number;
             };
             ApiKeyOut: {
                 api_key_id: string;

@@ -23,6 +23,7 @@ import { errorPages } from "./routes/errors";
 import { exportRoutes } from "./routes/exports";
 import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
+import { localizeRoutes } from "./routes/localize";
 import { meta } from "./routes/meta";
 import { posePriors } from "./routes/pose-priors";
 import { projections } from "./routes/projections";
@@ -112,6 +113,7 @@ export function createApp() {
   app.route("/", reconstructions);
   app.route("/", artifacts);
   app.route("/", exportRoutes);
+  app.route("/", localizeRoutes);
   app.route("/", admin);
   app.route("/", projections);
   app.route("/", derivedDatasets);

@@ -196,6 +196,23 @@ export const LocalizationResult = z
   .meta({ id: "LocalizationResult" });
 export type LocalizationResult = z.infer<typeof LocalizationResult>;
 
+/** The query image a relocalize task reads: a blob of the tenant, with what its header says (2.5). */
+export interface LocalizationQuery {
+  blob_sha: string;
+  byte_size: number;
+  width: number | null;
+  height: number | null;
+  focal_length_35mm: number | null;
+}
+
+/**
+ * The params of a `relocalize` task (2.9): the query, the SIFT overrides, and the snapshot it is
+ * localized against (the job's input artifact `snapshot`, with the features its mapper read as `features`).
+ */
+export type RelocalizeTaskParams = {
+  relocalize: { query: LocalizationQuery; sift: z.infer<typeof SiftOverrides>; recon_id: string; seq: number };
+};
+
 // ---- merge (4.9) ----
 
 export const MergeRequest = z

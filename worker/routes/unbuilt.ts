@@ -7,7 +7,7 @@
  * capability, so they are absent until built rather than listed here.
  */
 import { type RouteConfig, createRoute, z } from "@hono/zod-openapi";
-import { type OptionalCapability, Id, Sha256, Sim3 } from "../../protocol";
+import { type OptionalCapability, Id, Sim3 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { capabilityUnavailable } from "../errors";
 import { jsonBody, problemResponses } from "../openapi";
@@ -77,13 +77,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
   },
   {
     method: "post",
-    path: "/v1/reconstructions/{rid}/localize",
-    capability: "localize.from_memory",
-    summary: "localizes an image against the reconstruction (4.13)",
-    request: { params: ReconParams, ...jsonBody(z.object({ blob_sha: Sha256, sift: z.record(z.string(), z.unknown()).optional() })) },
-  },
-  {
-    method: "post",
     path: "/v1/reconstructions/{rid}/georegister",
     capability: "georegister.sim3",
     summary: "applies a Sim3 to the latest sealed snapshot (4.13)",
@@ -102,7 +95,8 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
   {
     method: "post",
     path: "/v1/oneshot/localize",
-    capability: "localize.from_memory",
+    // Localization itself runs (localize.from_memory); answering within the request is the one-shot part.
+    capability: "oneshot.features",
     summary: "localizes one image, in the response (4.15)",
     request: { query: z.object({ recon_id: Id }), ...imageBytes },
   },

@@ -39,6 +39,8 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "projection.cubemap_rig",
   // dHash similarity (4.11): the index built by the Worker on :build or the first query (routes/similarity.ts, tested in routes/similarity.test.ts).
   "similarity.dhash",
+  // Localization against a reconstruction's largest snapshot (4.13): the runners' `relocalize` executor (test/e2e/localize.test.ts).
+  "localize.from_memory",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -40,6 +40,7 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   projection: "panorama",
   to_cubemap: "panorama",
   vlad: "vlad_index",
+  relocalize: "relocalize",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {
@@ -78,6 +79,8 @@ export interface Submission {
   stages: Stage[];
   /** Resolved input artifacts by role (2.11): in every lease, and part of the first task's inputs. */
   input_artifacts: Record<string, StageArtifact>;
+  /** Blobs of the tenant the job reads besides its dataset and input artifacts (a query image): held by the job, readable by its leases. */
+  input_blobs?: { blob_sha: string; byte_size: number }[];
   /** A pipeline creates (or reuses) its Reconstruction (2.7); work on a reconstruction (an export) names it. */
   recon: { pipeline: PipelineSpec } | { recon_id: string } | null;
   /** Outputs of a job done at submission (an artifact import, 4.10): its one task is born succeeded. */
@@ -253,6 +256,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const inputShas = [
     ...(s.dataset?.images.map((i) => i.content_sha) ?? []),
     ...[...Object.values(s.input_artifacts), ...(s.imported?.artifacts ?? [])].flatMap((a) => a.files.map((f) => f.blob_sha)),
+    ...(s.input_blobs ?? []).map((b) => b.blob_sha),
   ];
   // Sharded stages (extract, match, verify): their content-keyed items, each reusable on its own.
   const items = s.imported ? tasks.map(() => null) : planItems(s.dataset, tasks);
@@ -279,6 +283,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     pool_opt_in: project?.pool_opt_in ?? false,
     dataset: s.dataset,
     input_artifacts: s.input_artifacts,
+    input_blobs: s.input_blobs,
     tasks: tasks.map((t, i) => ({ ...t, cached: hits[t.cache_key] ?? null, imported: s.imported ?? null, items: plannedItems(t.kind, items[i] ?? null, item_hits) })),
     adopted_snapshot: adopted,
   };

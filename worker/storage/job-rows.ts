@@ -77,6 +77,8 @@ export interface JobPlan {
   dataset: DatasetSnapshot | null;
   /** Resolved `input_artifacts` by role (2.11); every lease carries them, and their files are readable inputs. */
   input_artifacts: Record<string, StageArtifact>;
+  /** Blobs of the tenant the job reads besides its dataset and input artifacts (a query image, 4.13 localize). */
+  input_blobs?: { blob_sha: string; byte_size: number }[];
   tasks: TaskPlan[];
   /** The snapshot the reconstruction took from the cached last task, announced as that task's (TenantStore.registerJob). */
   adopted_snapshot: AdoptedSnapshot | null;

@@ -182,6 +182,9 @@ export class TenantStore extends DurableObject<Env> {
   snapshotSeqs(reconId: string) {
     return snapshots.seqs(this.db, reconId);
   }
+  largestSnapshot(reconId: string) {
+    return snapshots.largest(this.db, reconId);
+  }
   snapshotsSealedBy(reconId: string, jobId: string) {
     return snapshots.sealedBy(this.db, reconId, jobId);
   }

@@ -9,9 +9,10 @@ import { extract } from "./extract";
 import { map } from "./map";
 import { match } from "./match";
 import { projection } from "./projection";
+import { relocalize } from "./relocalize";
 import { toCubemap } from "./to-cubemap";
 import { verify } from "./verify";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap, relocalize };

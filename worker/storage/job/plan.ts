@@ -29,7 +29,7 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       JSON.stringify(plan.dataset),
       JSON.stringify(plan.input_artifacts),
     );
-    recordFiles(cx, Object.values(plan.input_artifacts));
+    recordFiles(cx, [...Object.values(plan.input_artifacts), { files: plan.input_blobs ?? [] }]);
     plan.tasks.forEach((t, ord) => {
       let done = t.cached ?? t.imported ?? null;
       cx.sql.exec(

@@ -73,6 +73,20 @@ export function seqs(db: DurableObjectStorage, reconId: string): number[] | null
   return db.sql.exec<{ seq: number }>("SELECT seq FROM snapshots WHERE recon_id = ? ORDER BY seq", reconId).toArray().map((r) => r.seq);
 }
 
+/**
+ * The seq of the reconstruction's largest sealed snapshot: the most registered images in its root
+ * model, then the most points, then the latest. Null when none is sealed (or no such reconstruction).
+ */
+export function largest(db: DurableObjectStorage, reconId: string): number | null {
+  const r = first<{ seq: number }>(
+    db.sql,
+    `SELECT seq FROM snapshots WHERE recon_id = ?
+     ORDER BY coalesce(json_extract(summary_json, '$.num_reg_images'), 0) DESC, coalesce(json_extract(summary_json, '$.num_points3D'), 0) DESC, seq DESC LIMIT 1`,
+    reconId,
+  );
+  return r?.seq ?? null;
+}
+
 /** The snapshots of the reconstruction that `jobId` sealed, with the summary each was sealed with. */
 export function sealedBy(db: DurableObjectStorage, reconId: string, jobId: string): { seq: number; summary: Record<string, unknown> }[] {
   return db.sql
