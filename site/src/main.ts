@@ -3,8 +3,8 @@
  * API key box, the compute switches, and deep links: `#job=<job_id>` opens a job's live view,
  * `#recon=<recon_id>` shows a reconstruction's newest snapshot (`&seq=<n>` a given one).
  */
-import { apiKey, authedObjectUrl, describeError, getJson, setApiKey } from "./api/client";
-import { listImages, serverInfo, snapshotSeqs } from "./api/resources";
+import { apiKey, authedObjectUrl, describeError, setApiKey } from "./api/client";
+import { getReconstruction, listImages, serverInfo, snapshotSeqs } from "./api/resources";
 import { ComputePanel } from "./compute/compute-panel";
 import { JobList } from "./jobs/job-list";
 import { LiveView } from "./jobs/live-view";
@@ -22,7 +22,7 @@ async function photoUrl(rid: string, name: string): Promise<string | null> {
   if (local) return local;
   let ids = imageIdsByRecon.get(rid);
   if (!ids) {
-    ids = getJson<{ dataset_id: string }>(`/v1/reconstructions/${rid}`)
+    ids = getReconstruction(rid)
       .then((r) => listImages(r.dataset_id))
       .then((images) => new Map(images.map((i) => [i.name, i.image_id])));
     imageIdsByRecon.set(rid, ids);

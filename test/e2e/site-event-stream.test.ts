@@ -1,6 +1,6 @@
 /**
- * The site's job event stream (site/src/jobs/event-stream.ts) against a server that drops the
- * connection mid-job: it reconnects with `Last-Event-ID` set to the last event it saw (spec 4.8,
+ * The site's job event stream (site/src/jobs/event-stream.ts, on the client's client/events.ts)
+ * against a server that drops the connection mid-job: it reconnects with `Last-Event-ID` set to the last event it saw (spec 4.8,
  * 6), delivers every event once and in order, surfaces an unknown kind instead of failing
  * (6.1), and ends after the terminal job_status.
  */
@@ -42,10 +42,8 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // The site's client speaks to its own origin and reads its API key from localStorage.
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = ((url: string, init?: RequestInit) => realFetch(`${base}${url}`, init)) as typeof fetch;
-  (globalThis as { localStorage?: unknown }).localStorage = { getItem: () => null };
+  // The site's client speaks to the page's own origin and reads its API key from localStorage.
+  Object.assign(globalThis, { location: new URL(base), localStorage: { getItem: () => null } });
 });
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -5,11 +5,10 @@
  * that file; a several-file one (COLMAP text: cameras.txt, images.txt, points3D.txt) as the one
  * tar archive the server builds of them (`/content` without `path`), named by the server.
  */
-import { EXPORT_ARTIFACT_TYPES, type ExportFormat, type ExportRequest, exportCapability } from "../../../protocol/exports";
+import { EXPORT_ARTIFACT_TYPES, type ExportFormat, exportCapability } from "../../../protocol/exports";
 import { TERMINAL_STATUSES } from "../../../protocol/events";
-import type { JobAccepted } from "../../../protocol/schemas/job";
-import { request, sendJson } from "../api/client";
-import { getJob, jobArtifacts } from "../api/resources";
+import { request } from "../api/client";
+import { getJob, jobArtifacts, startExport } from "../api/resources";
 import { h, say, sayError } from "../ui/dom";
 import { JobEventStream } from "./event-stream";
 
@@ -62,8 +61,7 @@ export const downloadLabel = (artifactFormat: string): string | undefined =>
 /** Exports reconstruction `reconId`'s newest snapshot to `format` and saves the result. */
 export async function downloadModel(reconId: string, format: ExportFormat, onStatus: (text: string) => void): Promise<void> {
   onStatus("Starting the export…");
-  const body: Pick<ExportRequest, "format"> = { format };
-  const accepted = await sendJson<JobAccepted>("POST", `/v1/reconstructions/${reconId}/export`, body);
+  const accepted = await startExport(reconId, { format });
   await untilSucceeded(accepted.job_id, onStatus);
   onStatus("Downloading…");
   await downloadJobArtifact(accepted.job_id, format);

@@ -1,11 +1,13 @@
 /**
  * @module Step 3, the live job: initial state from `GET /progress` (4.8), then the SSE stream
- * from its `latest_event_id` (6): a phase timeline with per-phase progress, the job's progress
+ * from its `latest_event_id` (6): a phase timeline with per-phase progress, rate and time left
+ * (at the stage's rate: the runner's, else measured from its events; client/progress.ts), the job's progress
  * bar, a log pane (log lines, warnings, errors, unknown kinds), and the 3D view reloaded at every
  * `snapshot_available`.
  */
+import { type JobProgressOut, StageClock, formatEta } from "../../../client/index";
 import { type JobStatus, type Phase, TERMINAL_STATUSES } from "../../../protocol/events";
-import type { JobProgress, TaskKind } from "../../../protocol/schemas/job";
+import type { TaskKind } from "../../../protocol/schemas/job";
 import { ProblemError, describeError } from "../api/client";
 import { getJob, getProgress, snapshotSeqs } from "../api/resources";
 import { byId, h, say } from "../ui/dom";
@@ -42,6 +44,7 @@ export interface SnapshotTarget {
 
 export class LiveView {
   private stream: JobEventStream | null = null;
+  private clock = new StageClock();
   private phases = new Map<string, PhaseRow>();
   private jobId: string | null = null;
   private reconId: string | null = null;
@@ -68,6 +71,7 @@ export class LiveView {
     say(byId("job-note"), "");
     byId("job-downloads").hidden = true;
     this.phases.clear();
+    this.clock = new StageClock();
     this.timeline.replaceChildren();
     this.log.replaceChildren();
     byId("live-empty").hidden = true;
@@ -97,7 +101,7 @@ export class LiveView {
     }
   }
 
-  private showProgress(p: JobProgress): void {
+  private showProgress(p: JobProgressOut): void {
     const phase = p.status === "running" && p.current_phase ? `, ${PHASE_LABEL[p.current_phase] ?? p.current_phase}` : "";
     byId("live-title").textContent = `Job ${p.job_id} (${p.recipe}): ${p.status}${phase}`;
     if (p.status !== this.status) {
@@ -198,8 +202,10 @@ export class LiveView {
         break;
       case "phase_progress": {
         const frac = e.total ? e.current / e.total : null;
-        const rate = e.rate ? ` · ${e.rate.toFixed(1)}/s` : "";
-        this.setPhase(this.phase(e.phase), "running", frac, `${e.current}${e.total ? `/${e.total}` : ""}${rate}`);
+        const stage = this.clock.observe(e);
+        const rate = stage.rate !== null ? ` · ${stage.rate.toFixed(1)}/s` : "";
+        const eta = stage.eta_seconds !== null && stage.current < (stage.total ?? 0) ? ` · ${formatEta(stage.eta_seconds)} left` : "";
+        this.setPhase(this.phase(e.phase), "running", frac, `${e.current}${e.total ? `/${e.total}` : ""}${rate}${eta}`);
         this.refreshSoon();
         break;
       }

@@ -7,8 +7,8 @@
 import { CAMERA_MODEL_NAMES } from "../../../protocol/camera-models";
 import { MATCHER_TYPES, PipelineRequest } from "../../../protocol/schemas/specs";
 import type { JobAccepted } from "../../../protocol/schemas/job";
-import { ProblemError, sendJson } from "../api/client";
-import { type CapabilitiesOut, startPipeline } from "../api/resources";
+import { ProblemError } from "../api/client";
+import { type CameraModel, type CapabilitiesOut, setCameraSettings, startPipeline } from "../api/resources";
 import { byId, h, say } from "../ui/dom";
 import type { UploadedSet } from "../upload/photo-panel";
 
@@ -67,9 +67,10 @@ export class RecipeForm {
       : `${set.images.length} photo ready: a reconstruction needs at least ${MIN_PHOTOS} overlapping photos (10 or more work best). Add more and upload them.`;
   }
 
-  cameraSettings(): { camera_model: string; intrinsics_mode: IntrinsicsChoice } {
+  cameraSettings(): { camera_model: CameraModel; intrinsics_mode: IntrinsicsChoice } {
     const data = new FormData(this.form);
-    return { camera_model: String(data.get("camera_model")), intrinsics_mode: data.get("intrinsics_mode") === "per_image" ? "per_image" : "single_camera" };
+    // The select offers the spec's camera models; the server checks the name all the same.
+    return { camera_model: String(data.get("camera_model")) as CameraModel, intrinsics_mode: data.get("intrinsics_mode") === "per_image" ? "per_image" : "single_camera" };
   }
 
   private showOverlap(): void {
@@ -107,7 +108,7 @@ export class RecipeForm {
     say(this.status, "Starting…");
     try {
       // The camera knobs live on the dataset (2.4); the pipeline reads them from there.
-      await sendJson("PATCH", `/v1/projects/${set.project.project_id}/datasets/${set.dataset.dataset_id}?update_mask=camera_model,intrinsics_mode`, this.cameraSettings());
+      await setCameraSettings(set.project.project_id, set.dataset.dataset_id, this.cameraSettings());
       const accepted = await startPipeline(set.project.project_id, body.value);
       say(this.status, `Started job ${accepted.job_id}.`, "ok");
       this.onStarted(accepted, set);

@@ -8,7 +8,7 @@ import type { Image } from "../../../protocol/schemas/image";
 import { MAX_BATCH_IMAGES } from "../../../protocol/schemas/image";
 import type { Project } from "../../../protocol/schemas/project";
 import { describeError } from "../api/client";
-import { batchCreateImages, createDataset, createProject } from "../api/resources";
+import { type CameraModel, batchCreateImages, createDataset, createProject } from "../api/resources";
 import { byId, formatBytes, h, say, sayError } from "../ui/dom";
 import { type PickedFile, filesFromDrop, filesFromInput, photosOnly } from "./files";
 import { thumbnailUrl } from "./thumbnails";
@@ -65,7 +65,7 @@ export class PhotoPanel {
   private readonly uploadButton = byId<HTMLButtonElement>("upload-button");
 
   constructor(
-    private readonly datasetDefaults: () => { camera_model: string; intrinsics_mode: "single_camera" | "per_image" },
+    private readonly datasetDefaults: () => { camera_model: CameraModel; intrinsics_mode: "single_camera" | "per_image" },
     private readonly onRegistered: (set: UploadedSet) => void,
   ) {
     const drop = byId("drop-zone");

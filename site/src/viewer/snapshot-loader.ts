@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { CamerasFile, ImagesFile } from "../../../protocol/schemas/snapshot";
 import { POINTS_HEADER_BYTES, POINT_RECORD_BYTES, type PointCloud, decodePoints, decodePointsHeader } from "../../../protocol/wire/points";
-import { getJson, request } from "../api/client";
+import { request } from "../api/client";
 import { snapshotPath } from "../api/resources";
 
 /** Records per Range request: about 1.7 MB, a fraction of a second on a phone. */
@@ -40,8 +40,8 @@ export interface PointSink {
 
 export async function loadGeometry(rid: string, seq: number, signal: AbortSignal): Promise<SnapshotGeometry> {
   const [cameras, images] = await Promise.all([
-    getJson<unknown>(snapshotPath(rid, seq, "cameras.json"), { signal }),
-    getJson<unknown>(snapshotPath(rid, seq, "images.json"), { signal }),
+    request(snapshotPath(rid, seq, "cameras.json"), { signal }).then((r) => r.json()),
+    request(snapshotPath(rid, seq, "images.json"), { signal }).then((r) => r.json()),
   ]);
   return { cameras: CamerasFile.parse(cameras), images: ImagesFile.parse(images) };
 }
