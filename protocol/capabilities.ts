@@ -52,6 +52,9 @@ export const OPTIONAL_CAPABILITIES = [
   // Backend-added key (1.2 rule 2): one-shot features (4.15) is named by no spec capability, and
   // `features.extract.sift` being true for jobs says nothing about answering within one request.
   "oneshot.features",
+  // Backend-added key: PairsSpec `retrieval_strategy: netvlad` (2.12) needs learned weights, which
+  // no spec capability names; advertised false while they cannot be loaded.
+  "similarity.netvlad",
 ] as const;
 
 /**

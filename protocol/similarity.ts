@@ -6,6 +6,18 @@
 import { z } from "zod";
 import { Id, Links, Sha256, Timestamp } from "./schemas/common";
 
+/**
+ * The role under which a matches stage's lease carries the dataset's similarity index for
+ * retrieval pairs (2.11: backend-specific roles use the dot-key syntax); in a pipeline the index
+ * is the output of the job's own `vlad` task instead.
+ */
+export const RETRIEVAL_INDEX_ROLE = "edgesfm.similarity_index";
+
+/** The capabilities pairs of this spec need (1.2): the strategy's, and for retrieval its index's. */
+export function pairsCapabilities(pairs: { strategy: string; retrieval_strategy: string }): string[] {
+  return pairs.strategy === "retrieval" ? ["pairs.retrieval", `similarity.${pairs.retrieval_strategy}`] : [`pairs.${pairs.strategy}`];
+}
+
 export const SIMILARITY_STRATEGIES = ["dhash", "vlad"] as const;
 export const SimilarityStrategy = z.enum(SIMILARITY_STRATEGIES);
 export type SimilarityStrategy = z.infer<typeof SimilarityStrategy>;

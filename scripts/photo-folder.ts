@@ -27,6 +27,8 @@ export interface SubmitOptions {
   intrinsics_mode?: DatasetCreate["intrinsics_mode"];
   /** Fields of the incremental spec beside its `kind`. */
   spec?: Record<string, unknown>;
+  /** How pairs are chosen (2.12 PairsSpec); the recipe's default (exhaustive) when absent. */
+  pairs?: components["schemas"]["PairsSpec"];
   signal?: AbortSignal;
   /** Each photo's upload progress: its index, its name, and the client's progress of its bytes. */
   onUpload?(index: number, name: string, p: UploadProgress): void;
@@ -62,7 +64,7 @@ export async function submitFolder(client: EdgeSfmClient, folder: string, o: Sub
   const job = await unwrap(
     client.api.POST("/v1/projects/{pid}/pipelines/{recipe}", {
       params: { path: { pid, recipe: "incremental" } },
-      body: { dataset_id: dataset.dataset_id, spec: { kind: "incremental", ...o.spec } },
+      body: { dataset_id: dataset.dataset_id, spec: { kind: "incremental", ...o.spec }, ...(o.pairs ? { pairs: o.pairs } : {}) },
       signal,
     }),
   );

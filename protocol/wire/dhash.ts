@@ -10,7 +10,8 @@
  * bits, row-major, most significant bit first, written as 16 lower-case hex digits.
  */
 import { z } from "zod";
-import { Id, Sha256 } from "../schemas/common";
+import type { ArtifactDescriptor } from "../artifacts";
+import { Sha256 } from "../schemas/common";
 
 /** What the hash reads: 8-bit interleaved pixels, 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA) channels. */
 export interface DhashPixels {
@@ -79,16 +80,34 @@ export const DHASH_INDEX_MEDIA_TYPE = "application/json";
 /** The index file's path inside its artifact. */
 export const DHASH_INDEX_PATH = "similarity/dhash.json";
 
-/** The index: every image of the dataset (in dataset order) with its hash. */
+/**
+ * The index: every image of the dataset (in dataset order) by name, with its content and hash. No
+ * image ids: an index is reused by any dataset with the same manifest (the same names and bytes).
+ */
 export const DhashIndex = z.object({
   format: z.literal(DHASH_INDEX_FORMAT),
   bits: z.literal(DHASH_BITS),
-  images: z.array(z.object({ image_id: Id, name: z.string(), content_sha: Sha256, dhash: Dhash })),
+  images: z.array(z.object({ name: z.string(), content_sha: Sha256, dhash: Dhash })),
 });
 export type DhashIndex = z.infer<typeof DhashIndex>;
 
 export const encodeDhashIndex = (images: DhashIndex["images"]): Uint8Array =>
   new TextEncoder().encode(JSON.stringify({ format: DHASH_INDEX_FORMAT, bits: DHASH_BITS, images } satisfies DhashIndex));
+
+/** The index's artifact descriptor (2.11), whoever built it: a `features.global.v1` with its one file. */
+export function dhashIndexArtifact(file: ArtifactDescriptor["files"][number], numImages: number, manifestHash: string): ArtifactDescriptor {
+  return {
+    kind: "features.global.v1",
+    name: "dhash similarity index",
+    uri: null,
+    artifact_format: DHASH_INDEX_FORMAT,
+    schema_version: 1,
+    media_type: DHASH_INDEX_MEDIA_TYPE,
+    summary: { strategy: "dhash", num_images: numImages, bits: DHASH_BITS },
+    metadata: { manifest_hash: manifestHash },
+    files: [file],
+  };
+}
 
 export const decodeDhashIndex = (bytes: Uint8Array): DhashIndex => DhashIndex.parse(JSON.parse(new TextDecoder().decode(bytes)));
 

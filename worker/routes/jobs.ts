@@ -20,12 +20,14 @@ import {
   PipelineRequest,
   ProgressEvent,
   VerifyRequest,
+  pairsCapabilities,
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { ApiError, notFound, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
+import { DHASH_STAGE, retrievalIndex } from "../services/similarity";
 import { tenantStore, unwrap } from "../services/stores";
 import { sphericalStageParams } from "../services/projections";
 import type { Context } from "hono";
@@ -55,8 +57,11 @@ async function submit(c: Context<AppEnv>, s: Omit<DatasetSubmission, "tenantId">
 
 // ---- 4.6 stages: single-task jobs ----
 
+type StagePlan = Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pipeline">;
+type DatasetRow = DatasetSubmission["dataset"];
+
 /** `POST /v1/datasets/{did}/<stage>`: one task on the dataset, planned from the validated body. */
-function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: z.output<S>) => Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pipeline">) {
+function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: z.output<S>, ctx: { env: Env; tenantId: string; dataset: DatasetRow }) => StagePlan | Promise<StagePlan>) {
   jobs.openapi(
     createRoute({
       method: "post",
@@ -68,9 +73,10 @@ function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: 
     async (c) => {
       // (The generic schema hides valid()'s typing; the validator ran with exactly these schemas.)
       const req = c.req as unknown as { valid(t: "json"): z.output<S>; valid(t: "param"): { did: string } };
+      const ds = await dataset(c.env, c.var.tenantId, req.valid("param").did);
       return submit(c, {
-        ...plan(req.valid("json")),
-        dataset: await dataset(c.env, c.var.tenantId, req.valid("param").did),
+        ...(await plan(req.valid("json"), { env: c.env, tenantId: c.var.tenantId, dataset: ds })),
+        dataset: ds,
         recipe: stage,
         pipeline: null,
       });
@@ -85,12 +91,13 @@ stageRoute("features", FeaturesRequest, ({ spec }) => ({
   roles: { accepted: [], required: [] },
 }));
 
-// A single-stage matches or verify job reads an earlier job's outputs (4.6 rule 4, 2.11).
-stageRoute("matches", MatchesRequest, ({ pairs, matcher, input_artifacts }) => ({
+// A single-stage matches or verify job reads an earlier job's outputs (4.6 rule 4, 2.11); retrieval pairs read the dataset's index.
+stageRoute("matches", MatchesRequest, async ({ pairs, matcher, input_artifacts }, { env, tenantId, dataset }) => ({
   stages: [{ kind: "match", params: { pairs, matcher } }],
-  capabilities: [`pairs.${pairs.strategy}`, `matchers.${matcher.type}`],
+  capabilities: [...pairsCapabilities(pairs), `matchers.${matcher.type}`],
   input_artifacts,
   roles: { accepted: ["features"], required: ["features"] },
+  service_artifacts: await retrievalIndex(env, tenantId, dataset, pairs),
 }));
 
 stageRoute("verify", VerifyRequest, ({ spec, input_artifacts }) => ({
@@ -125,7 +132,7 @@ jobs.openapi(
     const panorama = body.spec.kind === "spherical" ? await sphericalStageParams(c.env, c.var.tenantId, ds, body.spec) : {};
     const chain: { stage: Stage; capabilities: string[]; replaced_by: "features" | "matches" | "verified_matches" | null }[] = [
       { stage: { kind: "extract", params: { features: body.features, ...panorama } }, capabilities: [`features.extract.${body.features.type}`], replaced_by: "features" },
-      { stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } }, capabilities: [`pairs.${body.pairs.strategy}`, `matchers.${body.matcher.type}`], replaced_by: "matches" },
+      { stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } }, capabilities: [...pairsCapabilities(body.pairs), `matchers.${body.matcher.type}`], replaced_by: "matches" },
       { stage: { kind: "verify", params: { verify: body.verify } }, capabilities: ["matches.verify"], replaced_by: "verified_matches" },
       { stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null, ...panorama }, map_kind: kind }, capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])], replaced_by: null },
     ];
@@ -134,10 +141,14 @@ jobs.openapi(
     const given = Object.keys(body.input_artifacts);
     const skip = Math.max(0, ...chain.map((c, i) => (c.replaced_by && given.includes(c.replaced_by) ? i + 1 : 0)));
     const run = chain.slice(skip);
+    // Retrieval pairs read the dataset's similarity index: its build is the job's first task, a
+    // cache hit when the index of this manifest exists (2.12 retrieval, 4.11 rule 4).
+    const stages = run.map((c) => c.stage);
+    if (body.pairs.strategy === "retrieval" && stages.some((st) => st.kind === "match")) stages.unshift(DHASH_STAGE);
     return submit(c, {
       dataset: ds,
       recipe,
-      stages: run.map((c) => c.stage),
+      stages,
       capabilities: [`pipelines.${kind}`, ...run.flatMap((c) => c.capabilities)],
       input_artifacts: body.input_artifacts,
       roles: { accepted: ["features", "matches", "verified_matches"], required: skip > 0 ? ["features"] : [] },

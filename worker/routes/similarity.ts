@@ -56,7 +56,7 @@ similarity.openapi(
     const image = await tenantStore(c.env, c.var.tenantId).getImage(image_id);
     if (!image || image.dataset_id !== did) throw notFound("image in this dataset");
     const built = await ensureDhashIndex(c.env, c.var.tenantId, dataset, { force: false });
-    return c.json(dhashNeighbors(built.index, image_id, k, include_self), 200);
+    return c.json(dhashNeighbors(built, image, k, include_self), 200);
   },
 );
 

@@ -37,8 +37,10 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "map.spherical",
   "pipelines.spherical",
   "projection.cubemap_rig",
-  // dHash similarity (4.11): the index built by the Worker on :build or the first query (routes/similarity.ts, tested in routes/similarity.test.ts).
+  // dHash similarity (4.11): the index built by the Worker on :build or the first query, or by a
+  // runner's vlad task (routes/similarity.ts); retrieval pairs from it (2.12, test/e2e/retrieval.test.ts).
   "similarity.dhash",
+  "pairs.retrieval",
   // Localization against a reconstruction's largest snapshot (4.13): the runners' `relocalize` executor (test/e2e/localize.test.ts).
   "localize.from_memory",
 ]);

@@ -102,6 +102,8 @@ export interface DatasetSubmission {
   roles: RoleNeeds;
   /** A pipeline's spec: pipelines create (or reuse) a Reconstruction (2.7). */
   pipeline: PipelineSpec | null;
+  /** Artifacts the service chose for the job by role (the similarity index of retrieval pairs), beside `input_artifacts`. */
+  service_artifacts?: Record<string, StageArtifact>;
 }
 
 /**
@@ -119,7 +121,7 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
   }
   for (const name of s.capabilities) requireCapability(env, name);
   const refs = await withDatasetOutputs(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
-  const input_artifacts = await resolveInputArtifacts(env, s.tenantId, refs, s.roles, s.dataset);
+  const input_artifacts = { ...(await resolveInputArtifacts(env, s.tenantId, refs, s.roles, s.dataset)), ...s.service_artifacts };
   const dataset = frozenDataset(s.dataset, images, unwrap(await tenant.datasetPosePriors(s.dataset.dataset_id)));
   return submitJob(env, {
     tenantId: s.tenantId,

@@ -10,13 +10,14 @@
  * job born succeeded (like an artifact import, 4.10). Here each image's hash is cached in R2 beside
  * its bytes, keyed by content, so a rebuild after adding photos decodes only the new ones.
  */
-import { type StageArtifact, type SimilarityManifest, type SimilarityNeighbors } from "../../protocol";
-import { DHASH_BITS, DHASH_INDEX_FORMAT, DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, Dhash, type DhashIndex, decodeDhashIndex, dhash, encodeDhashIndex, nearestByHamming } from "../../protocol/wire/dhash";
+import { type PairsSpec, RETRIEVAL_INDEX_ROLE, type SimilarityManifest, type SimilarityNeighbors, type StageArtifact, pairsCapabilities } from "../../protocol";
+import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, Dhash, type DhashIndex, decodeDhashIndex, dhash, dhashIndexArtifact, encodeDhashIndex, nearestByHamming } from "../../protocol/wire/dhash";
 import { type FieldError, notFound, validation } from "../errors";
 import type { ArtifactRow, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { artifactResource } from "./artifacts";
 import { blobKey, sha256Hex } from "./blobs";
 import { DECODERS, MAX_DECODE_PIXELS, orient } from "./decode";
+import { requireCapability } from "./capabilities";
 import { readOrientation } from "./exif-tags";
 import { type Stage, datasetStageCacheKey, frozenDataset, submitJob } from "./jobs";
 import { tenantStore, unwrap } from "./stores";
@@ -30,10 +31,14 @@ const imageHashKey = (key: string, upright: boolean) => `${key}/dhash/v${DHASH_C
 
 export interface BuiltIndex {
   index: DhashIndex;
+  /** The dataset's image ids by name (the index holds names). */
+  ids: Map<string, string>;
   artifact: ArtifactRow;
   /** Computed by this request. */
   built: boolean;
 }
+
+const idsByName = (images: ImageRow[]) => new Map(images.map((im) => [im.name, im.image_id]));
 
 /** The dataset's dHash index for its current manifest, or null when none was built. */
 export async function findDhashIndex(env: Env, tenantId: string, dataset: DatasetRow, images: ImageRow[]): Promise<BuiltIndex | null> {
@@ -46,7 +51,7 @@ export async function findDhashIndex(env: Env, tenantId: string, dataset: Datase
   if (!artifact || !file) return null;
   const bytes = await env.BLOBS.get(blobKey(tenantId, file.blob_sha));
   if (!bytes) return null;
-  return { index: decodeDhashIndex(new Uint8Array(await bytes.arrayBuffer())), artifact, built: false };
+  return { index: decodeDhashIndex(new Uint8Array(await bytes.arrayBuffer())), ids: idsByName(images), artifact, built: false };
 }
 
 /**
@@ -64,21 +69,11 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
     if (found) return found;
   }
   const hashes = await imageHashes(env.BLOBS, tenantId, images, { upright: dataset.respect_exif_orientation, force: o.force });
-  const bytes = encodeDhashIndex(images.map((im, i) => ({ image_id: im.image_id, name: im.name, content_sha: im.content_sha, dhash: hashes[i]! })));
+  const bytes = encodeDhashIndex(images.map((im, i) => ({ name: im.name, content_sha: im.content_sha, dhash: hashes[i]! })));
   const sha = await sha256Hex(bytes);
   const key = blobKey(tenantId, sha);
   await env.BLOBS.put(key, bytes, { httpMetadata: { contentType: DHASH_INDEX_MEDIA_TYPE } });
-  const descriptor = {
-    kind: "features.global.v1",
-    name: "dhash similarity index",
-    uri: null,
-    artifact_format: DHASH_INDEX_FORMAT,
-    schema_version: 1,
-    media_type: DHASH_INDEX_MEDIA_TYPE,
-    summary: { strategy: "dhash", num_images: images.length, bits: DHASH_BITS },
-    metadata: { manifest_hash: dataset.manifest_hash },
-    files: [{ path: DHASH_INDEX_PATH, blob_sha: sha, byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE }],
-  };
+  const descriptor = dhashIndexArtifact({ path: DHASH_INDEX_PATH, blob_sha: sha, byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE }, images.length, dataset.manifest_hash);
   const accepted = await submitJob(env, {
     tenantId,
     projectId: dataset.project_id,
@@ -93,7 +88,7 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
   const listed = unwrap(await tenant.listArtifacts({ job_id: accepted.job_id }, {}, { page_size: 1 }));
   const artifact = listed.items[0];
   if (!artifact) throw new Error(`the similarity job ${accepted.job_id} recorded no artifact`);
-  return { index: decodeDhashIndex(bytes), artifact, built: true };
+  return { index: decodeDhashIndex(bytes), ids: idsByName(images), artifact, built: true };
 }
 
 /** Each image's hash, from its cache entry or its decoded bytes; every image that cannot be decoded here is named in one 422. */
@@ -158,17 +153,37 @@ export function similarityManifest(dataset: DatasetRow, built: BuiltIndex): Simi
   };
 }
 
-/** The `k` images nearest to `imageId` (4.11), the query itself first when `includeSelf` (rule 3). */
-export function dhashNeighbors(index: DhashIndex, imageId: string, k: number, includeSelf: boolean): SimilarityNeighbors {
-  const at = index.images.findIndex((im) => im.image_id === imageId);
+/** The `k` images nearest to `image` (4.11), the query itself first when `includeSelf` (rule 3); the index's names are the dataset's. */
+export function dhashNeighbors(built: BuiltIndex, image: ImageRow, k: number, includeSelf: boolean): SimilarityNeighbors {
+  const { images } = built.index;
+  const at = images.findIndex((im) => im.name === image.name);
   if (at < 0) throw notFound("image in this dataset's similarity index");
   const others = nearestByHamming(
-    index.images.map((im) => im.dhash),
+    images.map((im) => im.dhash),
     at,
     includeSelf ? k - 1 : k,
-  ).map((n) => ({ image_id: index.images[n.index]!.image_id, distance: n.distance }));
-  return { query_image_id: imageId, strategy: "dhash", k, neighbors: includeSelf ? [{ image_id: imageId, distance: 0 }, ...others] : others };
+  ).map((n) => ({ image_id: built.ids.get(images[n.index]!.name)!, distance: n.distance }));
+  return { query_image_id: image.image_id, strategy: "dhash", k, neighbors: includeSelf ? [{ image_id: image.image_id, distance: 0 }, ...others] : others };
 }
 
-/** The index as a matches stage's input artifact (2.12 `retrieval`: "the dataset must have a built index"). */
-export const indexArtifact = (built: BuiltIndex): StageArtifact => artifactResource(built.artifact);
+/**
+ * The similarity index a single matches stage with retrieval pairs reads (2.12: "the dataset must
+ * have a built index"): 422 pointing to `:build` when the dataset's current manifest has none. The
+ * capabilities are checked first (501 before 422); a dataset without images is left to
+ * `submitOnDataset` (7: 422 empty dataset).
+ */
+export async function retrievalIndex(env: Env, tenantId: string, dataset: DatasetRow, pairs: PairsSpec): Promise<Record<string, StageArtifact>> {
+  if (pairs.strategy !== "retrieval") return {};
+  for (const name of pairsCapabilities(pairs)) requireCapability(env, name);
+  const images = await tenantStore(env, tenantId).allImages(dataset.dataset_id);
+  if (images.length === 0) return {};
+  const found = await findDhashIndex(env, tenantId, dataset, images);
+  if (!found) {
+    const build = `/v1/datasets/${dataset.dataset_id}/similarity:build?strategy=${pairs.retrieval_strategy}`;
+    throw validation(`retrieval pairs need the dataset's similarity index, and none is built for its current images: POST ${build} first, or run a pipeline (which builds it)`, [
+      { path: "pairs.strategy", message: `no ${pairs.retrieval_strategy} index for this dataset's manifest: POST ${build}`, code: "index_not_built" },
+    ]);
+  }
+  return { [RETRIEVAL_INDEX_ROLE]: artifactResource(found.artifact) };
+}
+

@@ -12,7 +12,8 @@ import { projection } from "./projection";
 import { relocalize } from "./relocalize";
 import { toCubemap } from "./to-cubemap";
 import { verify } from "./verify";
+import { vlad } from "./vlad";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap, relocalize };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap, relocalize, vlad };

@@ -5,7 +5,8 @@
  * block's one file. A block reads only its images' features. On WASM the shard's pairs are matched
  * on the runner's engine pool, one pair per engine at once (items.ts), in pair order.
  */
-import { MatcherSpec, PairsSpec, type TaskOutputs } from "../../../protocol";
+import { type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
+import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
@@ -31,10 +32,9 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     if (!file) throw new Error(`no features for image '${name}' in the features input`);
     features.set(name, decodeFeatures(await ctx.read(file.blob_sha)));
   }
-  const all = selectPairs(
-    images.map((i) => i.name),
-    pairsSpec,
-  );
+  const names = images.map((i) => i.name);
+  const retrieval = pairsSpec.strategy === "retrieval" ? { hashes: await indexHashes(ctx, names) } : null;
+  const all = selectPairs(names, pairsSpec, retrieval);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   const sift = await ctx.sift();
@@ -53,4 +53,28 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     artifacts.push(coreArtifact("matches.indexed.v1", "descriptor matches", [file], { num_pairs: mine.length, num_matches: mine.reduce((s, p) => s + p.matches.length / 2, 0) }));
   }
   return { artifacts, result: null };
+}
+
+/**
+ * The dHash of each image (in `names` order) from the dataset's similarity index: the one the
+ * service resolved for a matches stage, else the output of the job's own `vlad` task (a pipeline).
+ */
+async function indexHashes(ctx: TaskContext, names: string[]): Promise<string[]> {
+  const file = indexFile(ctx.lease);
+  const index = decodeDhashIndex(await ctx.read(file.blob_sha));
+  const byName = new Map(index.images.map((im) => [im.name, im.dhash]));
+  return names.map((name) => {
+    const hash = byName.get(name);
+    if (!hash) throw new Error(`the similarity index has no hash for image '${name}'`);
+    return hash;
+  });
+}
+
+function indexFile(lease: Lease): { blob_sha: string } {
+  const artifact =
+    lease.inputs.artifacts[RETRIEVAL_INDEX_ROLE] ??
+    lease.inputs.upstream.filter((up) => up.kind === "vlad").flatMap((up) => up.outputs_ref.artifacts).find((a) => a.kind === "features.global.v1");
+  const file = artifact?.files.find((f) => f.path === DHASH_INDEX_PATH);
+  if (!file) throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
+  return file;
 }

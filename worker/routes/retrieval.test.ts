@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CORE_ARTIFACT_FORMATS, type Lease, RETRIEVAL_INDEX_ROLE, type TaskKind } from "../../protocol";
+import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, dhashIndexArtifact, encodeDhashIndex } from "../../protocol/wire/dhash";
+import { DigestRunner } from "../../scripts/digest-runner";
+import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob } from "../test/helpers";
+import { LUND_01, LUND_02, SACRE_COEUR } from "../test/photos";
+import { enc } from "../test/scene";
+
+// Whole jobs run through the Durable Objects; slow on a loaded machine.
+vi.setConfig({ testTimeout: 60_000 });
+
+const PHOTOS = { "lund-01.jpg": LUND_01, "lund-02.jpg": LUND_02, "sacre-coeur.jpg": SACRE_COEUR };
+const RETRIEVAL = { strategy: "retrieval", retrieval_strategy: "dhash", retrieval_k: 1 };
+
+/** The photos under names of their own: another manifest, so no cached index or features of another test's dataset apply. */
+async function dataset(prefix: string) {
+  const p = await expectStatus(call("POST", "/v1/projects", { name: "retrieval" }), 201);
+  const entries = [];
+  for (const [name, bytes] of Object.entries(PHOTOS)) entries.push({ name: `${prefix}/${name}`, blob_sha: await uploadBlob(bytes) });
+  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
+  return { pid: p.json.project_id as string, did: d.json.dataset_id as string };
+}
+
+const runner = async (stages: TaskKind[]) => {
+  const r = new DigestRunner({ base: BASE, fetch: selfFetch, name: "retrieval", stages });
+  await r.register();
+  return r;
+};
+
+/** The features of the dataset, as a finished features job (the test stands in for the extraction runner). */
+async function features(did: string) {
+  const job = await expectStatus(call("POST", `/v1/datasets/${did}/features`, { spec: {} }), 202);
+  const r = await runner(["extract"]);
+  const lease = (await r.lease())!;
+  const artifacts = [];
+  for (const it of lease.shard!.items) {
+    const bytes = enc({ features: it.path });
+    const file = { path: it.path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" };
+    artifacts.push({ kind: "features.local.v1", name: "f", uri: null, artifact_format: CORE_ARTIFACT_FORMATS["features.local.v1"], schema_version: 1, media_type: "application/json", summary: {}, metadata: {}, files: [file] });
+  }
+  await r.client.complete(lease.lease_id, { artifacts, result: null });
+  return job.json.job_id as string;
+}
+
+const jobCount = async () => (await call("GET", "/v1/jobs?page_size=1")).json.total as number;
+
+afterEach(async () => {
+  for (const status of ["pending", "running"]) {
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+  }
+});
+
+describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)", () => {
+  it("a matches stage without an index answers 422 pointing to :build, and creates no job; after :build its lease carries the index", async () => {
+    const { did } = await dataset("t1");
+    await features(did);
+    const before = await jobCount();
+    const r = await call("POST", `/v1/datasets/${did}/matches`, { pairs: RETRIEVAL });
+    expectFieldError(r, "pairs.strategy", "index_not_built");
+    expect(r.json.detail).toContain(`/v1/datasets/${did}/similarity:build?strategy=dhash`);
+    expect(await jobCount()).toBe(before);
+
+    const manifest = (await expectStatus(call("POST", `/v1/datasets/${did}/similarity:build`), 200)).json;
+    const m = await expectStatus(call("POST", `/v1/datasets/${did}/matches`, { pairs: RETRIEVAL }), 202);
+    expect(m.json.task_ids).toHaveLength(1);
+    const lease = (await (await runner(["match"])).lease())!;
+    expect(lease.task).toMatchObject({ job_id: m.json.job_id, kind: "match" });
+    expect(lease.inputs.artifacts[RETRIEVAL_INDEX_ROLE]).toMatchObject({ artifact_id: manifest.artifact_id, kind: "features.global.v1" });
+    expect(lease.inputs.artifacts.features?.kind).toBe("features.local.v1");
+  });
+
+  it("capabilities: vlad (the spec default) and netvlad answer 501 with theirs; dhash and pairs.retrieval are advertised", async () => {
+    const { did } = await dataset("t2");
+    for (const [retrieval_strategy, capability] of [
+      [undefined, "similarity.vlad"],
+      ["vlad", "similarity.vlad"],
+      ["netvlad", "similarity.netvlad"],
+    ] as const) {
+      const r = await call("POST", `/v1/datasets/${did}/matches`, { pairs: { strategy: "retrieval", ...(retrieval_strategy ? { retrieval_strategy } : {}) } });
+      expectProblem(r, 501, "capability_unavailable");
+      expect(r.json.capability).toBe(capability);
+    }
+    const { features: flags } = (await call("GET", "/v1/capabilities")).json;
+    expect(flags).toMatchObject({ "pairs.retrieval": true, "similarity.dhash": true, "similarity.vlad": false, "similarity.netvlad": false });
+  });
+
+  it("a pipeline without an index builds it first as its own task (vlad, phase vlad_index); a runner's index is then the dataset's (GET similarity reads it)", async () => {
+    const { pid, did } = await dataset("t3");
+    const job = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL }), 202);
+    expect(job.json.task_ids).toHaveLength(5);
+    const detail = (await call("GET", `/v1/jobs/${job.json.job_id}`)).json;
+    expect(detail.tasks.map((t: { kind: string }) => t.kind)).toEqual(["vlad", "extract", "match", "verify", "map"]);
+    expect(detail.tasks[0].status).toBe("pending");
+
+    const r = await runner(["vlad"]);
+    const lease: Lease = (await r.lease())!;
+    expect(lease.task).toMatchObject({ job_id: job.json.job_id, kind: "vlad", phase: "vlad_index", params: { similarity: { strategy: "dhash" } } });
+    // The runner's hashes: sacre-coeur 0 bits from lund-01, lund-02 all 64 away.
+    const hashes = ["0000000000000000", "ffffffffffffffff", "0000000000000000"];
+    const bytes = encodeDhashIndex(lease.inputs.dataset!.images.map((im, i) => ({ name: im.name, content_sha: im.content_sha, dhash: hashes[i]! })));
+    const file = { path: DHASH_INDEX_PATH, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE };
+    await r.client.complete(lease.lease_id, { artifacts: [dhashIndexArtifact(file, 3, lease.inputs.dataset!.manifest_hash)], result: null });
+
+    const ids = lease.inputs.dataset!.images.map((im) => im.image_id);
+    const near = await expectStatus(call("GET", `/v1/datasets/${did}/similarity?image_id=${ids[0]}&k=2`), 200);
+    expect(near.json.neighbors).toEqual([
+      { image_id: ids[2], distance: 0 },
+      { image_id: ids[1], distance: 64 },
+    ]);
+    const manifest = (await expectStatus(call("POST", `/v1/datasets/${did}/similarity:build`), 200)).json;
+    expect(manifest).toMatchObject({ built: false, job_id: job.json.job_id });
+    // Another dataset of the same names and bytes (the same manifest) reuses the index, with its own image ids.
+    const twin = await dataset("t3");
+    const twinIds = (await call("GET", `/v1/datasets/${twin.did}/images`)).json.items.map((im: { image_id: string }) => im.image_id);
+    expect((await expectStatus(call("GET", `/v1/datasets/${twin.did}/similarity?image_id=${twinIds[0]}&k=2`), 200)).json.neighbors).toEqual([
+      { image_id: twinIds[2], distance: 0 },
+      { image_id: twinIds[1], distance: 64 },
+    ]);
+
+    // The same pipeline again: the index task is a cache hit, born succeeded; the match task reads its output.
+    const again = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL, matcher: { max_ratio: 0.7 } }), 202);
+    const tasks = (await call("GET", `/v1/jobs/${again.json.job_id}`)).json.tasks;
+    expect(tasks[0]).toMatchObject({ kind: "vlad", status: "succeeded", cache_key: detail.tasks[0].cache_key });
+  });
+
+  it("a pipeline given features still builds the index first; other pair strategies have no index task", async () => {
+    const { pid, did } = await dataset("t4");
+    const fjob = await features(did);
+    const artifact = (await call("GET", `/v1/jobs/${fjob}/artifacts`)).json.items[0];
+    const job = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL, input_artifacts: { features: { artifact_id: artifact.artifact_id, kind: artifact.kind } } }),
+      202,
+    );
+    expect((await call("GET", `/v1/jobs/${job.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual(["vlad", "match", "verify", "map"]);
+    const plain = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } }), 202);
+    expect((await call("GET", `/v1/jobs/${plain.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual(["extract", "match", "verify", "map"]);
+  });
+});
