@@ -38,7 +38,8 @@ export interface RunnerHost {
 export type RunnerStatus =
   | { state: "idle" }
   | { state: "working"; task_id: string; kind: TaskKind; job_id: string }
-  | { state: "stopped" };
+  /** `refused`: the service refused the runner's credential (revoked, or quarantined for a wrong result: runners.md "Trust"). */
+  | { state: "stopped"; refused?: string };
 
 export interface RunnerOptions {
   /** Stages to offer; default every stage this build has an executor for. */
@@ -104,7 +105,13 @@ export class Runner {
         failed = true;
         // The service forgot this runner (e.g. its state was reset): register again.
         if (e instanceof ProblemError && e.status === 404) await this.register().catch(() => {});
-        else this.log(`lease failed: ${(e as Error).message}`);
+        else if (e instanceof ProblemError && (e.status === 401 || e.status === 403)) {
+          // The credential is no longer accepted: asking again would only be refused again.
+          this.log(`stopped: the service refuses this runner's credential: ${e.message}`);
+          this.running = false;
+          this.o.onStatus?.({ state: "stopped", refused: e.message });
+          return;
+        } else this.log(`lease failed: ${(e as Error).message}`);
       }
       if (lease) {
         idle = false;

@@ -95,7 +95,8 @@ interface FeaturesHeader {
   descriptorKind: DescriptorKind;
 }
 
-function readHeader(bytes: Uint8Array): FeaturesHeader {
+/** The header of a features file from its first 32 bytes (`head`), checked against the file's size (a ranged read's answer). */
+export function readFeaturesHeader(bytes: Uint8Array, totalBytes: number): FeaturesHeader {
   if (bytes.length < FEATURES_HEADER_BYTES) throw new WireFormatError(`features: ${bytes.length} bytes, header needs 32`);
   for (let i = 0; i < 8; i += 1) {
     if (bytes[i] !== FEATURES_MAGIC[i]) throw new WireFormatError("features: bad magic (expected SFMFEAT\\0)");
@@ -114,8 +115,8 @@ function readHeader(bytes: Uint8Array): FeaturesHeader {
     throw new WireFormatError(`features: unknown descriptor_kind ${header.descriptorKind}`);
   }
   const expected = FEATURES_HEADER_BYTES + header.count * (KEYPOINT_BYTES + header.descriptorDim);
-  if (bytes.length !== expected) {
-    throw new WireFormatError(`features: ${bytes.length} bytes, layout needs ${expected} for ${header.count} keypoints`);
+  if (totalBytes !== expected) {
+    throw new WireFormatError(`features: ${totalBytes} bytes, layout needs ${expected} for ${header.count} keypoints`);
   }
   return header;
 }
@@ -125,7 +126,7 @@ function readHeader(bytes: Uint8Array): FeaturesHeader {
  * finite keypoint values. Returns the header, or throws WireFormatError.
  */
 export function validateFeatures(bytes: Uint8Array): FeaturesHeader {
-  const header = readHeader(bytes);
+  const header = readFeaturesHeader(bytes, bytes.length);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let i = 0; i < header.count * 4; i += 1) {
     if (!Number.isFinite(view.getFloat32(FEATURES_HEADER_BYTES + 4 * i, true))) {

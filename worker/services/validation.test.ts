@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { ArtifactDescriptor, TaskOutputs } from "../../protocol";
 import { FEATURES_FORMAT, MATCHES_FORMAT, VERIFIED_MATCHES_FORMAT, DescriptorKind, encodeFeatures, encodeMatches } from "../../protocol/wire";
-import type { ShardResult } from "../storage/job-rows";
-import { type Compared, type ValidationPolicy, compareOutputs, decide } from "./validation";
+import type { ShardContext, ShardResult } from "../storage/job-rows";
+import { type Compared, type ValidationPolicy, compareOutputs, decide, structureErrors } from "./validation";
 
 const policy: ValidationPolicy = { rate: 1, keypointAgreement: 0.95, descriptorL1: 16, matchAgreement: 0.9 };
 
@@ -137,5 +137,55 @@ describe("decide", () => {
       { result_id: 2, verdict: "rejected" },
     ]);
     expect(j.warnings).toEqual(["shard s: the result of untrusted runner r2 disagrees with trusted runner r3's (40% of keypoints agree); it is discarded and the runner quarantined"]);
+  });
+});
+
+describe("structureErrors", () => {
+  const kp = encode(features(10));
+  const files: Record<string, Uint8Array> = { "fa": kp, "fb": kp, "fc": kp };
+  const read = async (sha: string) => files[sha]!;
+  const readHead = async (sha: string) => ({ head: files[sha]!.subarray(0, 32), size: files[sha]!.byteLength });
+  const item = (path: string, block: [string[], string[]] | null, images: string[]) => ({ key: "0".repeat(64), path, images, block });
+  const context = (kind: ShardContext["kind"], items: ShardContext["items"]): ShardContext => ({
+    kind,
+    items,
+    images: ["a.jpg", "b.jpg", "c.jpg"].map((name) => ({ name, width: 640, height: 480 })),
+    features: [
+      { name: "a.jpg", blob_sha: "fa" },
+      { name: "b.jpg", blob_sha: "fb" },
+      { name: "c.jpg", blob_sha: "fc" },
+    ],
+  });
+  const outputs = (format: string, bytes: Uint8Array, summary: Record<string, unknown> = {}): TaskOutputs => {
+    files.out = bytes;
+    return {
+      artifacts: [{ kind: "x", name: "x", uri: null, artifact_format: format, schema_version: 1, media_type: "x", summary, metadata: {}, files: [{ path: "p", blob_sha: "out", byte_size: bytes.byteLength }] }],
+      result: null,
+    };
+  };
+
+  it("features: decodable, with the keypoint count the summary states", async () => {
+    const ctx = context("extract", [item("features/a.jpg", null, ["a.jpg"])]);
+    expect(await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 10 }))).toEqual([]);
+    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 11 })))[0]).toMatchObject({ code: "summary_mismatch" });
+    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp.subarray(0, 40))))[0]).toMatchObject({ code: "invalid_file" });
+  });
+
+  it("matches and verified matches: pairs inside the item's block, indices inside the images' keypoints", async () => {
+    const ctx = (kind: ShardContext["kind"]) => context(kind, [item("m", [["a.jpg"], ["b.jpg", "c.jpg"]], ["a.jpg", "b.jpg", "c.jpg"])]);
+    const matches = (n1: string, n2: string, index: number) => encodeMatches([{ imageName1: n1, imageName2: n2, matches: Uint32Array.from([0, index]) }]);
+    expect(await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("b.jpg", "a.jpg", 9)))).toEqual([]);
+    expect((await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("b.jpg", "c.jpg", 1))))[0]).toMatchObject({ code: "outside_block" });
+    expect((await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("a.jpg", "c.jpg", 10))))[0]).toMatchObject({ code: "index_range" });
+    const verified = (id2: number, inlier: number) =>
+      new TextEncoder().encode(
+        JSON.stringify({
+          pairs: [{ image_id1: 1, image_id2: id2, type: "calibrated", num_inliers: 1, F: null, E: null, H: null, inlier_matches: [[0, inlier]] }],
+          "x-images": ["a.jpg", "b.jpg", "c.jpg"].map((name, i) => ({ image_id: i + 1, name, resource_id: "r" })),
+        }),
+      );
+    expect(await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(3, 9)))).toEqual([]);
+    expect((await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(3, 99))))[0]).toMatchObject({ code: "index_range" });
+    expect((await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(7, 0))))[0]).toMatchObject({ code: "outside_block" });
   });
 });

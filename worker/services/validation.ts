@@ -14,9 +14,18 @@
  */
 import type { TaskOutputs } from "../../protocol";
 import { compareSift, matchAgreement } from "../../protocol/agreement";
-import { FEATURES_FORMAT, MATCHES_FORMAT, VERIFIED_MATCHES_FORMAT, VerifiedMatchesFile, decodeFeatures, decodeMatches } from "../../protocol/wire";
-import { validation } from "../errors";
-import type { Judgement, LeaseScope, ShardResult } from "../storage/job-rows";
+import {
+  FEATURES_FORMAT,
+  MATCHES_FORMAT,
+  VERIFIED_MATCHES_FORMAT,
+  VerifiedMatchesFile,
+  decodeFeatures,
+  decodeMatches,
+  readFeaturesHeader,
+  validateFeatures,
+} from "../../protocol/wire";
+import { type FieldError, validation } from "../errors";
+import type { Judgement, LeaseScope, ShardContext, ShardResult } from "../storage/job-rows";
 import { blobKey } from "./blobs";
 import { dispatcher, jobStore, unwrap } from "./stores";
 
@@ -129,6 +138,72 @@ function jaccard(a: Map<string, Uint32Array>, b: Map<string, Uint32Array>, what:
   return { agrees: agreement >= policy.matchAgreement, measure: `${pct(agreement)} of ${what} agree (${policy.matchAgreement * 100}% needed)` };
 }
 
+type ReadHead = (sha: string) => Promise<{ head: Uint8Array; size: number }>;
+
+/**
+ * The structure of an untrusted result's files against its shard, read before anything is
+ * recorded: features decode, with the keypoint count their summary states; every matched or
+ * verified pair joins two images of the item's block, with keypoint indices inside those images'
+ * features. Formats other than the core ones are left to the comparison (byte for byte).
+ */
+export async function structureErrors(read: Read, readHead: ReadHead, context: ShardContext, outputs: TaskOutputs): Promise<FieldError[]> {
+  const featureShas = new Map(context.features.map((f) => [f.name, f.blob_sha]));
+  const counts = new Map<string, Promise<number | null>>();
+  const keypoints = (name: string) => {
+    const sha = featureShas.get(name);
+    if (!counts.has(name)) counts.set(name, sha ? readHead(sha).then(({ head, size }) => readFeaturesHeader(head, size).count) : Promise.resolve(null));
+    return counts.get(name)!;
+  };
+  const errors: FieldError[] = [];
+  for (const [i, artifact] of outputs.artifacts.entries()) {
+    const item = context.items[i]!;
+    const file = artifact.files[0]!;
+    const path = `outputs_ref.artifacts.${i}.files.0`;
+    const inBlock = (a: string, b: string) => {
+      if (!item.block) return item.images.includes(a) && item.images.includes(b);
+      const [g, h] = item.block;
+      return (g.includes(a) && h.includes(b)) || (h.includes(a) && g.includes(b));
+    };
+    const checkPair = async (a: string, b: string, indices: ArrayLike<number>): Promise<FieldError | null> => {
+      if (!inBlock(a, b)) return { path, message: `the pair ${a} ${b} is not in the item's block`, code: "outside_block" };
+      const [na, nb] = [await keypoints(a), await keypoints(b)];
+      for (let k = 0; k + 1 < indices.length; k += 2) {
+        if ((na !== null && indices[k]! >= na) || (nb !== null && indices[k + 1]! >= nb)) return { path, message: `a match of ${a} ${b} indexes past their keypoints`, code: "index_range" };
+      }
+      return null;
+    };
+    try {
+      if (artifact.artifact_format === FEATURES_FORMAT) {
+        const header = validateFeatures(await read(file.blob_sha));
+        const stated = artifact.summary.num_keypoints;
+        if (typeof stated === "number" && stated !== header.count) errors.push({ path, message: `the file has ${header.count} keypoints, the summary says ${stated}`, code: "summary_mismatch" });
+      } else if (artifact.artifact_format === MATCHES_FORMAT) {
+        for (const p of decodeMatches(await read(file.blob_sha))) {
+          const e = await checkPair(p.imageName1, p.imageName2, p.matches);
+          if (e) {
+            errors.push(e);
+            break;
+          }
+        }
+      } else if (artifact.artifact_format === VERIFIED_MATCHES_FORMAT) {
+        const parsed = VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(await read(file.blob_sha))));
+        const names = new Map(parsed["x-images"].map((im) => [im.image_id, im.name]));
+        for (const p of parsed.pairs) {
+          const [a, b] = [names.get(p.image_id1), names.get(p.image_id2)];
+          const e = a && b ? await checkPair(a, b, p.inlier_matches.flat()) : { path, message: `pair ${p.image_id1} ${p.image_id2} names an image not in x-images`, code: "outside_block" };
+          if (e) {
+            errors.push(e);
+            break;
+          }
+        }
+      }
+    } catch (e) {
+      errors.push({ path, message: `the file does not decode as ${artifact.artifact_format}: ${e instanceof Error ? e.message : String(e)}`, code: "invalid_file" });
+    }
+  }
+  return errors;
+}
+
 /** A compared result: the runner's, with how it agrees with each earlier open result of the shard. */
 export type Compared = ShardResult & { agreement: Agreement };
 
@@ -178,17 +253,26 @@ export async function completeLease(env: Env, tenant: string, job: string, lease
   const store = jobStore(env, tenant, job);
   const policy = validationPolicy(env);
   const replicate = scope.pool && Math.random() < policy.rate;
-  const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate }));
-  if (completion.state === "rejected") {
-    await dispatcher(env, "pool").quarantine(completion.runner_id, `its result for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`);
-    throw validation("outputs_ref rejected: the result is discarded, the shard computed again and this runner's token quarantined", completion.errors);
-  }
-  if (completion.state !== "compare") return completion.runner_id;
   const read = async (sha: string) => {
     const object = await env.BLOBS.get(blobKey(tenant, sha));
     if (!object) throw new Error(`blob ${sha} is missing`);
     return new Uint8Array(await object.arrayBuffer());
   };
+  const readHead = async (sha: string) => {
+    const object = await env.BLOBS.get(blobKey(tenant, sha), { range: { offset: 0, length: 32 } });
+    if (!object) throw new Error(`blob ${sha} is missing`);
+    return { head: new Uint8Array(await object.arrayBuffer()), size: object.size };
+  };
+  // An untrusted result's files are read against its shard first (a trusted runner's are not: they cost a read each).
+  // (Cast: RPC typing widens the block tuple.)
+  const context = scope.pool ? (unwrap(await store.shardContext(leaseId, scope)) as ShardContext | null) : null;
+  const refused = context ? await structureErrors(read, readHead, context, outputs) : [];
+  const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate, refused }));
+  if (completion.state === "rejected") {
+    await dispatcher(env, "pool").quarantine(completion.runner_id, `its result for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`);
+    throw validation("outputs_ref rejected: the result is discarded, the shard computed again and this runner's token quarantined", completion.errors);
+  }
+  if (completion.state !== "compare") return completion.runner_id;
   const others = await Promise.all(completion.others.map(async (o) => ({ ...o, agreement: await compareOutputs(read, o.outputs, completion.result.outputs, policy) })));
   const judgement = decide(completion.shard_id, completion.result, others);
   // Quarantined before the judgement is recorded: a Worker dying in between leaves the result unjudged (the lease lapses), never the liar free.

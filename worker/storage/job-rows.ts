@@ -133,6 +133,15 @@ export interface Judgement {
   warnings: string[];
 }
 
+/** What a shard lease's result is checked against (JobStore.shardContext). */
+export interface ShardContext {
+  kind: TaskKind;
+  items: ShardItem[];
+  images: { name: string; width: number | null; height: number | null }[];
+  /** The `features/<name>` file of each image in the features input. */
+  features: { name: string; blob_sha: string }[];
+}
+
 /** Who may compute a shard next: anyone; a runner of another principal than its candidates' (a replica); a trusted runner. */
 export type ShardNeed = "any" | "replica" | "trusted";
 

@@ -14,12 +14,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Checkpoint, RunnerEvent, TaskOutputs } from "../../protocol";
+import type { FieldError } from "../errors";
 import { mayRead, recordBlob } from "./job/blobs";
 import { complete, fail, judge, release } from "./job/completion";
 import type { JobContext } from "./job/context";
 import { openStream } from "./job/events";
 import { Fanout } from "./job/fanout";
-import { expireLeases, grantLease, heartbeat, leaseActive, leaseTask } from "./job/leases";
+import { expireLeases, grantLease, heartbeat, leaseActive, leaseTask, shardContext } from "./job/leases";
 import { createJob } from "./job/plan";
 import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
@@ -82,6 +83,9 @@ export class JobStore extends DurableObject<Env> {
   leaseTask(leaseId: string, scope: LeaseScope) {
     return leaseTask(this.cx, leaseId, scope);
   }
+  shardContext(leaseId: string, scope: LeaseScope) {
+    return shardContext(this.cx, leaseId, scope);
+  }
   postEvents(leaseId: string, scope: LeaseScope, events: RunnerEvent[]) {
     return postEvents(this.cx, leaseId, scope, events);
   }
@@ -100,7 +104,7 @@ export class JobStore extends DurableObject<Env> {
 
   // ---- how a leased task ends (3.1, 3.2) ----
 
-  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy?: { replicate: boolean }) {
+  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy?: { replicate: boolean; refused?: FieldError[] }) {
     return complete(this.cx, leaseId, scope, outputs, policy);
   }
   /** The validation service's decision on a result `complete` answered `compare` for (runners.md "Trust"). */

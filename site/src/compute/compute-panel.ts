@@ -78,7 +78,14 @@ class RunnerSwitch {
   }
 
   private onStatus(s: RunnerStatus): void {
-    if (s.state === "working") {
+    if (s.state === "stopped" && s.refused) {
+      // A revoked or quarantined credential: off until another is given (restart).
+      this.box.checked = false;
+      this.startFailed = true;
+      void this.runner?.stop();
+      this.runner = null;
+      say(this.status, `${this.label}: stopped: ${s.refused}`, "error");
+    } else if (s.state === "working") {
       this.taskStarted = performance.now();
       this.lastTask = s.kind;
       say(this.status, `${this.label}: computing ${s.kind} for job ${s.job_id} with ${this.engine}…`, "ok");

@@ -4,6 +4,7 @@
  * lease, rolls the task states up into the job and propagates the change.
  */
 import type { Phase, TaskOutputs } from "../../../protocol";
+import type { FieldError } from "../../errors";
 import type { Completion, Judgement, LeaseScope } from "../job-rows";
 import { type Outcome, clash, invalid, ok } from "../outcome";
 import { exists, first, nowIso } from "../sql";
@@ -24,12 +25,18 @@ import { settle } from "./status";
  * (propagate): the cache entry and the artifacts.
  *
  * A shard's result is first weighed by who computed it (runners.md "Trust"): an untrusted runner's
- * invalid result is discarded and its shard queued again (the task goes on); a result the
+ * invalid result (here, or `refused` by the validation service's reading of its files) is discarded and its shard queued again (the task goes on); a result the
  * validation service wants confirmed (`replicate`) is held until a runner of another principal
  * computes the shard again; a result for a shard that already holds one answers `compare` and
  * keeps its lease until the service's `judge`.
  */
-export async function complete(cx: JobContext, leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy = { replicate: false }): Promise<Outcome<Completion>> {
+export async function complete(
+  cx: JobContext,
+  leaseId: string,
+  scope: LeaseScope,
+  outputs: TaskOutputs,
+  policy: { replicate: boolean; refused?: FieldError[] } = { replicate: false },
+): Promise<Outcome<Completion>> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   const errors = outputs.artifacts.flatMap((a, i) =>
@@ -44,6 +51,8 @@ export async function complete(cx: JobContext, leaseId: string, scope: LeaseScop
   const { task_id: taskId, runner_id: runnerId, shard_id: shardId } = lease.value;
   const trusted = lease.value.pool === 0;
   if (shardId) errors.push(...shardResultErrors(shardItems(cx, shardId), outputs));
+  // What the validation service found reading the files (runners.md "Trust"): the files' structure against the shard.
+  if (errors.length === 0) errors.push(...(policy.refused ?? []));
   if (errors.length > 0 && shardId && !trusted) {
     // A volunteer's broken result costs the job nothing: it is discarded and the shard computed again.
     cx.storage.transactionSync(() => {

@@ -5,7 +5,7 @@
  */
 import { type Checkpoint, type Lease, type LeaseDirective, type LeaseState, type Phase, type TaskKind, type TaskOutputs, TERMINAL_STATUSES } from "../../../protocol";
 import { readConfig } from "../../config";
-import type { LeaseHolder, LeaseScope } from "../job-rows";
+import type { LeaseHolder, LeaseScope, ShardContext } from "../job-rows";
 import { secret } from "../key-registry";
 import { type Outcome, clash, missing, ok } from "../outcome";
 import { exists, first, nowIso } from "../sql";
@@ -13,7 +13,7 @@ import type { JobContext } from "./context";
 import { appendEvent, latestEventId } from "./events";
 import { propagate, scheduleAlarm } from "./propagate";
 import { ancestors, dependsOn, inputArtifacts, jobDataset, jobRow, parse, taskRow } from "./records";
-import { hasEligibleShard, hasPendingShard, isSharded, leaseShard, principalOf, returnShard, rollUp, takeShard } from "./shards";
+import { hasEligibleShard, hasPendingShard, isSharded, leaseShard, principalOf, returnShard, rollUp, shardItems, takeShard } from "./shards";
 import { setStatus, settle } from "./status";
 
 /** A lease id names its job so any route can find the object: `<tenant>.<job>.<task>.<secret>`. */
@@ -141,6 +141,30 @@ export function leaseTask(
     params_json: task.params_json as string,
     recon_id: job.recon_id,
     manifest_hash: jobDataset(cx)?.manifest_hash ?? null,
+  });
+}
+
+/**
+ * What a held shard lease's result is checked against (runners.md "Trust"): the shard's items, the
+ * dataset's image sizes, and the features its images' matches index into (`features/<name>` files
+ * of the features input: the job's input artifact, or the upstream extraction). Null for a whole-task lease.
+ */
+export function shardContext(cx: JobContext, leaseId: string, scope: LeaseScope): Outcome<ShardContext | null> {
+  const lease = heldLease(cx, leaseId, scope);
+  if (!lease.ok) return lease;
+  if (!lease.value.shard_id) return ok(null);
+  const given = inputArtifacts(cx).features;
+  const upstream = ancestors(cx, lease.value.task_id)
+    .map((d) => taskRow(cx, d)!)
+    .filter((t) => t.kind === "extract" && t.outputs_json)
+    .flatMap((t) => (JSON.parse(t.outputs_json as string) as TaskOutputs).artifacts)
+    .find((a) => a.kind === "features.local.v1");
+  const files = given?.files ?? upstream?.files ?? [];
+  return ok({
+    kind: taskRow(cx, lease.value.task_id)!.kind as TaskKind,
+    items: shardItems(cx, lease.value.shard_id),
+    images: (jobDataset(cx)?.images ?? []).map((im) => ({ name: im.name, width: im.width ?? null, height: im.height ?? null })),
+    features: files.filter((f) => f.path.startsWith("features/")).map((f) => ({ name: f.path.slice("features/".length), blob_sha: f.blob_sha })),
   });
 }
 
