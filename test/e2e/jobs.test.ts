@@ -8,14 +8,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Server, startServer } from "../conformance/server";
-import { EdgeSfmClient } from "../../client/index";
+import { type Http, httpClient, uploadBytes } from "../support/http";
 
 let server: Server;
+/** Raw requests of the server (statuses and bodies under test). */
+let api: Http;
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   // Test capabilities: the compute stages do not run in a real runner yet (worker/services/capabilities.ts).
   server = await startServer({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "2" });
+  api = httpClient(server.base);
 });
 
 afterAll(async () => {
@@ -23,25 +26,12 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.base}${path}`, {
-    method,
-    headers: body instanceof Uint8Array ? { "Content-Range": `bytes 0-${body.byteLength - 1}/${body.byteLength}` } : { "Content-Type": "application/json" },
-    body: body instanceof Uint8Array ? (body as BodyInit) : body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text && /json/.test(res.headers.get("Content-Type") ?? "") ? JSON.parse(text) : undefined, headers: res.headers };
-}
-
 async function datasetWith(images: number) {
   const p = await api("POST", "/v1/projects", { name: "e2e" });
   const d = await api("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "photos", source: { kind: "upload", entries: [] } });
   for (let i = 0; i < images; i++) {
     const bytes = new TextEncoder().encode(`e2e image ${i} ${Date.now()} ${Math.random()}`);
-    const up = await api("POST", "/v1/uploads", { expected_size: bytes.byteLength });
-    await api("PATCH", `/v1/uploads/${up.json.upload_id}`, bytes);
-    const f = await api("POST", `/v1/uploads/${up.json.upload_id}:finalize`);
-    expect((await api("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: `img${i}.jpg`, blob_sha: f.json.blob_sha })).status).toBe(201);
+    expect((await api("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: `img${i}.jpg`, blob_sha: await uploadBytes(api, bytes) })).status).toBe(201);
   }
   return d.json.dataset_id as string;
 }
@@ -73,7 +63,7 @@ function startRunner(name: string, imageDelayMs: number) {
 /** All events of a job as a live SSE client sees them, until the stream closes after the terminal event. */
 async function collect(jobId: string, lastEventId = 0) {
   const events: { id: number; data: any }[] = [];
-  for await (const e of new EdgeSfmClient({ baseUrl: server.base }).events(jobId, { after: lastEventId, reconnect: false })) events.push({ id: e.event_id, data: e });
+  for await (const e of api.client.events(jobId, { after: lastEventId, reconnect: false })) events.push({ id: e.event_id, data: e });
   return events;
 }
 

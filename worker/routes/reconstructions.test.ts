@@ -5,7 +5,7 @@ import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, type Reply, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
+import { BASE, type Call, type Reply, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, jobEvents, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
 import { scene } from "../test/scene";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
@@ -411,12 +411,7 @@ const refcount = (sha: string) =>
 describe("after the map task", () => {
   it("snapshot_available appears in the job's SSE once per seq, with its summary; the reconstruction then reads succeeded", async () => {
     await ctx.runner.work(ctx.map);
-    const res = await SELF.fetch(`${BASE}/v1/jobs/${ctx.jid}/events`);
-    const events = (await res.text())
-      .split("\n\n")
-      .filter((f) => f.includes("data: "))
-      .map((f) => JSON.parse(/^data: (.*)$/m.exec(f)![1]!));
-    const announced = events.filter((e) => e.kind === "snapshot_available");
+    const announced: any[] = (await jobEvents(ctx.jid)).filter((e) => e.kind === "snapshot_available");
     expect(announced.map((e) => e.snapshot_seq)).toEqual([1, 2, 3]);
     expect(announced[0]).toMatchObject({ task_id: ctx.map.task.task_id, summary: { ...modelSummary, phase: "incremental_register" } });
     expect((await call("GET", `/v1/reconstructions/${ctx.rid}`)).json.status).toBe("succeeded");
@@ -451,8 +446,7 @@ describe("after the map task", () => {
     for (const name of ["two_view_geometries.json", "correspondence_graph.json"]) {
       expect(await etag(`/v1/reconstructions/${rid}/${name}`)).toBe(await etag(`/v1/reconstructions/${ctx.rid}/${name}`));
     }
-    const text = await (await SELF.fetch(`${BASE}/v1/jobs/${job.json.job_id}/events`)).text();
-    const announced = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!)).filter((e) => e.kind === "snapshot_available");
+    const announced = (await jobEvents(job.json.job_id)).filter((e) => e.kind === "snapshot_available");
     expect(announced).toEqual([expect.objectContaining({ task_id: detail.tasks.at(-1).task_id, snapshot_seq: 1, summary: { ...modelSummary } })]);
 
     // The adopted files are held by the new reconstruction too, until its project goes.

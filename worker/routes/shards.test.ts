@@ -4,7 +4,7 @@ import type { Lease, TaskKind } from "../../protocol";
 import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
 import { groupCount, groupOf } from "../services/shards";
-import { BASE, call, deployment, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob } from "../test/helpers";
 
 // Whole jobs through many Durable Object calls; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -32,13 +32,7 @@ async function addImage(did: string, name: string, content: string) {
   return sha;
 }
 
-async function events(jid: string) {
-  const text = await (await SELF.fetch(`${BASE}/v1/jobs/${jid}/events`)).text();
-  return text
-    .split("\n\n")
-    .filter((f) => f.includes("data: "))
-    .map((f) => JSON.parse(/^data: (.*)$/m.exec(f)![1]!));
-}
+const events = (jid: string): Promise<any[]> => jobEvents(jid);
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {

@@ -1,6 +1,6 @@
 /** @module Test helpers for requests against the Worker inside workerd. */
 import { SELF, createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import type { FetchLike } from "../../client/index";
+import { EdgeSfmClient, type FetchLike, type JobEvent, collect } from "../../client/index";
 import { DEFAULT_TENANT } from "../context";
 import worker from "../index";
 import { tenantStore } from "../services/stores";
@@ -75,9 +75,11 @@ export async function tenantCallers(...tenants: string[]): Promise<Call[]> {
   return Promise.all(tenants.map(async (tenant) => (await tenantClient(tenant)).call));
 }
 
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const d = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
-  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
+export { sha256Hex } from "../../client/index";
+
+/** Every event of an ended job, as its SSE stream delivers them (one connection, read by the client). */
+export function jobEvents(jid: string, fetch: FetchLike = selfFetch): Promise<JobEvent[]> {
+  return collect(new EdgeSfmClient({ baseUrl: BASE, fetch }).events(jid, { reconnect: false }));
 }
 
 /** Uploads bytes in one chunk and finalizes; returns the blob sha. */
