@@ -4584,7 +4584,7 @@ export interface paths {
          *     `submodels[]` one entry per disconnected component (2.8) with its own files and `summary` (`num_reg_images`, `num_points3D`, others kept).
          *     A root file the seal omits is served from the largest component (2.8 rule 2). Without `submodels`, the root is component 0 with the top-level `summary`.
          *
-         *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap` task (else 409; unknown lease 404);
+         *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap`, `georegister` or `merge` task (else 409; unknown lease 404);
          *     names are among cameras.json, images.json, rigs.json, frames.json, pose_graph.json, summary.json, points.bin, points_preview.bin, once per model (422);
          *     each blob was uploaded under this job (or is one of its input images) with exactly `byte_size` bytes (422 `unknown_blob` / `size_mismatch`);
          *     JSON files match their 2.14 schema, points files have a valid header, a size of 44 + 26 count bytes, ascending point3d_id and every point inside the header's bbox (422 `invalid_file`);
@@ -7083,6 +7083,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reconstructions/{rid}/georegister": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a Sim3 to the latest sealed snapshot
+         * @description Moves every camera and 3D point of the reconstruction's latest sealed snapshot (its root and each component) by the Sim3 `new_from_old * x = scale * R x + translation`
+         *     and seals the result as a new snapshot, announced by `snapshot_available` (4.13). A job with one `georegister` task (an extension kind, 9.2; phase `georegister`).
+         *     Poses: cam_from_world (R_c, t_c) becomes (R_c R^T, scale t_c - R_c R^T translation); rigs' sensor_from_rig and pose-graph edges scale their translation;
+         *     points are moved in float64 and stored as float32; intrinsics, observations and ids are unchanged. The task's result: `{snapshot_seq, source_seq, sim3}`.
+         *
+         *     Our extension (2.0): `{"x-from_gps": true}` instead of a Sim3 estimates it robustly (Umeyama's similarity inside RANSAC, inlier threshold `x-max_error_m`,
+         *     refitted on the inliers) from the registered cameras' centres and their images' positions: `x-reference` `gps` (a pose prior's `gps`, else the photo's EXIF GPS,
+         *     in a local East-North-Up frame in metres whose origin is their mean position) or `pose_priors` (the priors' camera centres and orientations, in their frame);
+         *     `auto` (default) takes gps when 3 images have one. The result's `x-alignment` reports the ENU origin, the inlier count and each image's residual (`rmse_m`, `median_m`, `max_m`);
+         *     the task fails (ValidationError) when fewer than 3 registered images have a position, or the inlier GPS positions lie on a line (the roll about it is then unknown).
+         *
+         *     404 unknown reconstruction; 422 a malformed Sim3 (a rotation not a unit quaternion within 1e-3, a scale not positive, a number not finite), or x-from_gps with fewer
+         *     than 3 images with a position; 409 before any snapshot is sealed. Nothing is created when the request is refused.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    rid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["GeoregisterRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted; the new snapshot is announced by the job's `snapshot_available` event */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/api-keys": {
         parameters: {
             query?: never;
@@ -8425,60 +8556,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/reconstructions/{rid}/georegister": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * applies a Sim3 to the latest sealed snapshot (4.13)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `georegister.sim3` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    rid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["Sim3"];
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/reconstructions/{rid}/mesh": {
         parameters: {
             query?: never;
@@ -9488,7 +9565,7 @@ export interface components {
             task_id: string;
             job_id: string;
             /** @enum {string} */
-            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
             /** @enum {string} */
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
             /** @description tasks that must succeed before this one can be leased */
@@ -9587,15 +9664,15 @@ export interface components {
             };
             current_task_id: string | null;
             /** @enum {string|null} */
-            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | null;
+            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | null;
             /** @enum {string|null} */
-            current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | null;
+            current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
             /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
             latest_event_id: number;
             tasks: {
                 task_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 progress: number;
@@ -9609,7 +9686,7 @@ export interface components {
             /** @enum {string} */
             kind: "phase_started";
             /** @enum {string} */
-            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
             /** @enum {number} */
             schema_version: 1;
             /** @description position in the job's log; the SSE id and Last-Event-ID cursor */
@@ -9627,7 +9704,7 @@ export interface components {
             /** @enum {string} */
             kind: "phase_progress";
             /** @enum {string} */
-            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
             current: number;
             total: number | null;
             rate: number | null;
@@ -9648,7 +9725,7 @@ export interface components {
             /** @enum {string} */
             kind: "phase_completed";
             /** @enum {string} */
-            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
             /** @enum {number} */
             schema_version: 1;
             /** @description position in the job's log; the SSE id and Last-Event-ID cursor */
@@ -9782,7 +9859,7 @@ export interface components {
             name: string;
             /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
             pool: boolean;
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -9839,7 +9916,7 @@ export interface components {
         RunnerRegister: {
             name: string;
             /** @description task kinds this runner computes */
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -9858,12 +9935,12 @@ export interface components {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                 /**
                  * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                  * @enum {string}
                  */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
                 attempt: number;
                 /** @description the normalised specs the task runs with */
                 params: {
@@ -9940,7 +10017,7 @@ export interface components {
                 upstream: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                     outputs_ref: components["schemas"]["TaskOutputs"];
                 }[];
                 /**
@@ -10042,12 +10119,12 @@ export interface components {
             /** @enum {string} */
             kind: "phase_started";
             /** @enum {string} */
-            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
         } | {
             /** @enum {string} */
             kind: "phase_progress";
             /** @enum {string} */
-            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
             current: number;
             total: number | null;
             rate: number | null;
@@ -10055,7 +10132,7 @@ export interface components {
             /** @enum {string} */
             kind: "phase_completed";
             /** @enum {string} */
-            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+            phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
         } | {
             /** @enum {string} */
             kind: "metric";
@@ -10437,6 +10514,37 @@ export interface components {
             peak_threshold?: number;
             edge_threshold?: number;
         };
+        GeoregisterRequest: components["schemas"]["Sim3"] | components["schemas"]["GeoregisterFromGps"];
+        /** @description `new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0 */
+        Sim3: {
+            rotation: {
+                w: number;
+                x: number;
+                y: number;
+                z: number;
+            };
+            translation: [
+                number,
+                number,
+                number
+            ];
+            scale: number;
+        };
+        GeoregisterFromGps: {
+            /** @enum {boolean} */
+            "x-from_gps": true;
+            /**
+             * @description RANSAC inlier threshold on a camera centre's distance to its GPS/prior position, in metres (prior units for pose priors)
+             * @default 10
+             */
+            "x-max_error_m": number;
+            /**
+             * @description gps: GPS positions (ENU metres); pose_priors: the priors' camera centres, in their frame; auto: gps when 3 images have one, else pose_priors
+             * @default auto
+             * @enum {string}
+             */
+            "x-reference": "auto" | "gps" | "pose_priors";
+        };
         ApiKeyOut: {
             api_key_id: string;
             tenant_id: string;
@@ -10748,21 +10856,6 @@ export interface components {
              */
             created_at: string;
             _links: components["schemas"]["Links"];
-        };
-        /** @description `new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0 */
-        Sim3: {
-            rotation: {
-                w: number;
-                x: number;
-                y: number;
-                z: number;
-            };
-            translation: [
-                number,
-                number,
-                number
-            ];
-            scale: number;
         };
     };
     responses: never;
@@ -15356,7 +15449,7 @@ export namespace input {
              *     `submodels[]` one entry per disconnected component (2.8) with its own files and `summary` (`num_reg_images`, `num_points3D`, others kept).
              *     A root file the seal omits is served from the largest component (2.8 rule 2). Without `submodels`, the root is component 0 with the top-level `summary`.
              *
-             *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap` task (else 409; unknown lease 404);
+             *     Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap`, `georegister` or `merge` task (else 409; unknown lease 404);
              *     names are among cameras.json, images.json, rigs.json, frames.json, pose_graph.json, summary.json, points.bin, points_preview.bin, once per model (422);
              *     each blob was uploaded under this job (or is one of its input images) with exactly `byte_size` bytes (422 `unknown_blob` / `size_mismatch`);
              *     JSON files match their 2.14 schema, points files have a valid header, a size of 44 + 26 count bytes, ascending point3d_id and every point inside the header's bbox (422 `invalid_file`);
@@ -17855,6 +17948,137 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/reconstructions/{rid}/georegister": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * Apply a Sim3 to the latest sealed snapshot
+             * @description Moves every camera and 3D point of the reconstruction's latest sealed snapshot (its root and each component) by the Sim3 `new_from_old * x = scale * R x + translation`
+             *     and seals the result as a new snapshot, announced by `snapshot_available` (4.13). A job with one `georegister` task (an extension kind, 9.2; phase `georegister`).
+             *     Poses: cam_from_world (R_c, t_c) becomes (R_c R^T, scale t_c - R_c R^T translation); rigs' sensor_from_rig and pose-graph edges scale their translation;
+             *     points are moved in float64 and stored as float32; intrinsics, observations and ids are unchanged. The task's result: `{snapshot_seq, source_seq, sim3}`.
+             *
+             *     Our extension (2.0): `{"x-from_gps": true}` instead of a Sim3 estimates it robustly (Umeyama's similarity inside RANSAC, inlier threshold `x-max_error_m`,
+             *     refitted on the inliers) from the registered cameras' centres and their images' positions: `x-reference` `gps` (a pose prior's `gps`, else the photo's EXIF GPS,
+             *     in a local East-North-Up frame in metres whose origin is their mean position) or `pose_priors` (the priors' camera centres and orientations, in their frame);
+             *     `auto` (default) takes gps when 3 images have one. The result's `x-alignment` reports the ENU origin, the inlier count and each image's residual (`rmse_m`, `median_m`, `max_m`);
+             *     the task fails (ValidationError) when fewer than 3 registered images have a position, or the inlier GPS positions lie on a line (the roll about it is then unknown).
+             *
+             *     404 unknown reconstruction; 422 a malformed Sim3 (a rotation not a unit quaternion within 1e-3, a scale not positive, a number not finite), or x-from_gps with fewer
+             *     than 3 images with a position; 409 before any snapshot is sealed. Nothing is created when the request is refused.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        rid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["GeoregisterRequest"];
+                    };
+                };
+                responses: {
+                    /** @description accepted; the new snapshot is announced by the job's `snapshot_available` event */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Payload too large */
+                    413: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/admin/api-keys": {
             parameters: {
                 query?: never;
@@ -19197,60 +19421,6 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
-        "/v1/reconstructions/{rid}/georegister": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * applies a Sim3 to the latest sealed snapshot (4.13)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `georegister.sim3` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path: {
-                        rid: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "application/json": components["schemas"]["Sim3"];
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
         "/v1/reconstructions/{rid}/mesh": {
             parameters: {
                 query?: never;
@@ -20260,7 +20430,7 @@ export namespace input {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 /** @description tasks that must succeed before this one can be leased */
@@ -20359,15 +20529,15 @@ export namespace input {
                 };
                 current_task_id: string | null;
                 /** @enum {string|null} */
-                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | null;
+                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | null;
                 /** @enum {string|null} */
-                current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | null;
+                current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
                 /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
                 latest_event_id: number;
                 tasks: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                     /** @enum {string} */
                     status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                     progress: number;
@@ -20381,7 +20551,7 @@ export namespace input {
                 /** @enum {string} */
                 kind: "phase_started";
                 /** @enum {string} */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
                 /** @enum {number} */
                 schema_version: 1;
                 /** @description position in the job's log; the SSE id and Last-Event-ID cursor */
@@ -20399,7 +20569,7 @@ export namespace input {
                 /** @enum {string} */
                 kind: "phase_progress";
                 /** @enum {string} */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
                 current: number;
                 total: number | null;
                 rate: number | null;
@@ -20420,7 +20590,7 @@ export namespace input {
                 /** @enum {string} */
                 kind: "phase_completed";
                 /** @enum {string} */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
                 /** @enum {number} */
                 schema_version: 1;
                 /** @description position in the job's log; the SSE id and Last-Event-ID cursor */
@@ -20554,7 +20724,7 @@ export namespace input {
                 name: string;
                 /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
                 pool: boolean;
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -20611,7 +20781,7 @@ export namespace input {
             RunnerRegister: {
                 name: string;
                 /** @description task kinds this runner computes */
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -20630,12 +20800,12 @@ export namespace input {
                     task_id: string;
                     job_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                     /**
                      * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                      * @enum {string}
                      */
-                    phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                    phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
                     attempt: number;
                     /** @description the normalised specs the task runs with */
                     params: {
@@ -20712,7 +20882,7 @@ export namespace input {
                     upstream: {
                         task_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
                         outputs_ref: components["schemas"]["TaskOutputs"];
                     }[];
                     /**
@@ -20814,12 +20984,12 @@ export namespace input {
                 /** @enum {string} */
                 kind: "phase_started";
                 /** @enum {string} */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
             } | {
                 /** @enum {string} */
                 kind: "phase_progress";
                 /** @enum {string} */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
                 current: number;
                 total: number | null;
                 rate: number | null;
@@ -20827,7 +20997,7 @@ export namespace input {
                 /** @enum {string} */
                 kind: "phase_completed";
                 /** @enum {string} */
-                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import";
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
             } | {
                 /** @enum {string} */
                 kind: "metric";
@@ -21209,6 +21379,37 @@ export namespace input {
                 peak_threshold?: number;
                 edge_threshold?: number;
             };
+            GeoregisterRequest: components["schemas"]["Sim3"] | components["schemas"]["GeoregisterFromGps"];
+            /** @description `new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0 */
+            Sim3: {
+                rotation: {
+                    w: number;
+                    x: number;
+                    y: number;
+                    z: number;
+                };
+                translation: [
+                    number,
+                    number,
+                    number
+                ];
+                scale: number;
+            };
+            GeoregisterFromGps: {
+                /** @enum {boolean} */
+                "x-from_gps": true;
+                /**
+                 * @description RANSAC inlier threshold on a camera centre's distance to its GPS/prior position, in metres (prior units for pose priors)
+                 * @default 10
+                 */
+                "x-max_error_m"?: number;
+                /**
+                 * @description gps: GPS positions (ENU metres); pose_priors: the priors' camera centres, in their frame; auto: gps when 3 images have one, else pose_priors
+                 * @default auto
+                 * @enum {string}
+                 */
+                "x-reference"?: "auto" | "gps" | "pose_priors";
+            };
             ApiKeyOut: {
                 api_key_id: string;
                 tenant_id: string;
@@ -21520,21 +21721,6 @@ export namespace input {
                  */
                 created_at: string;
                 _links: components["schemas"]["Links"];
-            };
-            /** @description `new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0 */
-            Sim3: {
-                rotation: {
-                    w: number;
-                    x: number;
-                    y: number;
-                    z: number;
-                };
-                translation: [
-                    number,
-                    number,
-                    number
-                ];
-                scale: number;
             };
         };
         responses: never;

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { Id, Timestamp } from "./schemas/common";
 
-/** The `phase` values of section 6, plus `artifact_import` (an additive value, 9.2): the phase of an `artifact_import` task (4.10). */
+/** The `phase` values of section 6, plus `artifact_import` and `georegister` (additive values, 9.2): the phases of an `artifact_import` task (4.10) and of a `georegister` task (4.13). */
 export const PHASES = [
   "feature_extraction",
   "matching",
@@ -32,6 +32,7 @@ export const PHASES = [
   "backend_action",
   "artifact_conversion",
   "artifact_import",
+  "georegister",
 ] as const;
 export const Phase = z.enum(PHASES);
 export type Phase = z.infer<typeof Phase>;

@@ -21,6 +21,7 @@ import { datasets } from "./routes/datasets";
 import { derivedDatasets } from "./routes/derived-datasets";
 import { errorPages } from "./routes/errors";
 import { exportRoutes } from "./routes/exports";
+import { georegisterRoutes } from "./routes/georegister";
 import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { localizeRoutes } from "./routes/localize";
@@ -114,6 +115,7 @@ export function createApp() {
   app.route("/", artifacts);
   app.route("/", exportRoutes);
   app.route("/", localizeRoutes);
+  app.route("/", georegisterRoutes);
   app.route("/", admin);
   app.route("/", projections);
   app.route("/", derivedDatasets);

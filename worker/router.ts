@@ -20,19 +20,19 @@ export function fieldErrors(error: ZodError, prefix = ""): FieldError[] {
 /** The OpenAPI entries of custom-method routes, registered under their spec path (see `createActionRoute`). */
 const actionDocs = new WeakMap<object, RouteConfig>();
 
+/** The validation hook of every route: a path that does not parse is 404, anything else 422. */
+export function validationHook(result: { success: boolean; error?: ZodError; target: string }): void {
+  if (result.success || !result.error) return;
+  if (result.target === "param") {
+    const what = fieldErrors(result.error).map((e) => `${e.path}: ${e.message}`);
+    throw new ApiError(404, "not_found", `no resource at this path (${what.join("; ")})`);
+  }
+  const where = result.target === "json" ? "body" : result.target;
+  throw validation(`invalid request ${where}`, fieldErrors(result.error, where === "body" ? "" : where));
+}
+
 export function newRouter() {
-  const router = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success && result.target === "param") {
-        const what = fieldErrors(result.error).map((e) => `${e.path}: ${e.message}`);
-        throw new ApiError(404, "not_found", `no resource at this path (${what.join("; ")})`);
-      }
-      if (!result.success) {
-        const where = result.target === "json" ? "body" : result.target;
-        throw validation(`invalid request ${where}`, fieldErrors(result.error, where === "body" ? "" : where));
-      }
-    },
-  });
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const openapi = router.openapi;
   router.openapi = ((route, handler, hook) => {
     const doc = actionDocs.get(route);

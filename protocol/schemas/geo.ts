@@ -150,23 +150,68 @@ export const Sim3 = z
   .meta({ id: "Sim3", description: "`new_from_old * x = scale * R x + t`: rotation a unit Hamilton quaternion (scalar first), scale > 0" });
 export type Sim3 = z.infer<typeof Sim3>;
 
+/** Where `x-from_gps` takes the positions the cameras are aligned to. */
+export const GEOREGISTER_REFERENCES = ["gps", "pose_priors"] as const;
+export type GeoregisterReference = (typeof GEOREGISTER_REFERENCES)[number];
+
 /**
- * The georegister body: a Sim3 (4.13), or, our extension, `{"x-from_gps": true}`: the Sim3 is then
- * estimated robustly from the registered cameras' centres and their images' EXIF GPS (through a
- * local ENU frame) or pose priors, and its residuals reported in the task's result.
+ * Our extension of the georegister body (2.0 `x-` fields): no Sim3, `"x-from_gps": true`. The
+ * Sim3 is then estimated robustly (Umeyama in RANSAC) from the registered cameras' centres and
+ * their images' GPS positions (a pose prior's `gps`, else EXIF GPS; through a local ENU frame
+ * whose origin the result names) or pose-prior centres, and its residuals reported in the task's result.
  */
-export const GeoregisterRequest = z.union([
-  Sim3,
-  z
-    .object({
-      "x-from_gps": z.literal(true),
-      "x-max_error_m": Finite.pipe(z.number().positive())
-        .default(10)
-        .describe("RANSAC inlier threshold on a camera centre's distance to its GPS/prior position, in metres"),
-    })
-    .meta({ id: "GeoregisterFromGps" }),
-]);
+export const GeoregisterFromGps = z
+  .object({
+    "x-from_gps": z.literal(true),
+    "x-max_error_m": Finite.pipe(z.number().positive())
+      .default(10)
+      .describe("RANSAC inlier threshold on a camera centre's distance to its GPS/prior position, in metres (prior units for pose priors)"),
+    "x-reference": z
+      .enum(["auto", ...GEOREGISTER_REFERENCES])
+      .default("auto")
+      .describe("gps: GPS positions (ENU metres); pose_priors: the priors' camera centres, in their frame; auto: gps when 3 images have one, else pose_priors"),
+  })
+  .meta({ id: "GeoregisterFromGps" });
+export type GeoregisterFromGps = z.infer<typeof GeoregisterFromGps>;
+
+/** The georegister body: a Sim3 (4.13), or our `x-from_gps` extension. */
+export const GeoregisterRequest = z.union([Sim3, GeoregisterFromGps]).meta({ id: "GeoregisterRequest" });
 export type GeoregisterRequest = z.infer<typeof GeoregisterRequest>;
+
+/**
+ * Parses a georegister body by its form, so a refusal names the fields of the form meant: a body
+ * with `x-from_gps` is the extension (and may not carry a Sim3 too), any other a Sim3.
+ */
+export function parseGeoregisterRequest(raw: unknown) {
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "x-from_gps" in raw) {
+    return GeoregisterFromGps.superRefine((_, ctx) => {
+      for (const key of ["rotation", "translation", "scale"]) {
+        if (key in raw) ctx.addIssue({ code: "custom", path: [key], message: "a Sim3 and x-from_gps exclude each other: give one" });
+      }
+    }).safeParse(raw);
+  }
+  return Sim3.safeParse(raw);
+}
+
+/** A `georegister` task: the snapshot `seq` (input artifacts `snapshot`, `submodel.<idx>`) transformed by `sim3`, or by one estimated `from_gps`. */
+export type GeoregisterTaskParams = {
+  georegister: { seq: number; submodels: number[]; sim3: Sim3 | null; from_gps: { reference: GeoregisterReference; max_error_m: number } | null };
+};
+
+/** How an estimated Sim3 fits its references (the `x-alignment` member of a georegister task's result). */
+export interface GeoregisterAlignment {
+  reference: GeoregisterReference;
+  /** The ENU frame's origin (gps): the model comes out in metres east, north, up of it. */
+  enu_origin: { latitude: number; longitude: number; altitude: number } | null;
+  max_error_m: number;
+  num_references: number;
+  num_inliers: number;
+  /** Over the inliers: root mean square, median and largest distance of an aligned centre to its reference. */
+  rmse_m: number;
+  median_m: number;
+  max_m: number;
+  residuals: { image_name: string; residual_m: number; inlier: boolean }[];
+}
 
 // ---- localization (2.13, 4.13, 4.15) ----
 

@@ -22,6 +22,8 @@ export const TASK_KINDS = [
   // Extension kinds (additive enum values, 9.2) for work no spec kind names:
   "projection", // 4.14 projection jobs on datasets
   "to_cubemap", // 4.13 a spherical reconstruction's snapshot as cubemap rigs
+  "georegister", // 4.13 a Sim3 applied to a reconstruction's latest snapshot, sealed as a new one
+  "merge", // 4.9 source reconstructions merged into the target, sealed as its new snapshot
 ] as const;
 export const TaskKind = z.enum(TASK_KINDS);
 export type TaskKind = z.infer<typeof TaskKind>;

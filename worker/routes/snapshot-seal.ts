@@ -34,7 +34,7 @@ snapshotSeal.openapi(
       "`submodels[]` one entry per disconnected component (2.8) with its own files and `summary` (`num_reg_images`, `num_points3D`, others kept).",
       "A root file the seal omits is served from the largest component (2.8 rule 2). Without `submodels`, the root is component 0 with the top-level `summary`.",
       "",
-      "Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap` task (else 409; unknown lease 404);",
+      "Checks, all before anything is recorded (a refusal records nothing): the lease is held by a `map` task of a pipeline job or a `to_cubemap`, `georegister` or `merge` task (else 409; unknown lease 404);",
       "names are among cameras.json, images.json, rigs.json, frames.json, pose_graph.json, summary.json, points.bin, points_preview.bin, once per model (422);",
       "each blob was uploaded under this job (or is one of its input images) with exactly `byte_size` bytes (422 `unknown_blob` / `size_mismatch`);",
       "JSON files match their 2.14 schema, points files have a valid header, a size of 44 + 26 count bytes, ascending point3d_id and every point inside the header's bbox (422 `invalid_file`);",

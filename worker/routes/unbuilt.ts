@@ -77,13 +77,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
   },
   {
     method: "post",
-    path: "/v1/reconstructions/{rid}/georegister",
-    capability: "georegister.sim3",
-    summary: "applies a Sim3 to the latest sealed snapshot (4.13)",
-    request: { params: ReconParams, ...jsonBody(Sim3) },
-  },
-  {
-    method: "post",
     path: "/v1/reconstructions/{rid}/mesh",
     capability: "mesh.poisson",
     variant: { in: "body", field: "method", capabilities: { poisson: "mesh.poisson", delaunay: "mesh.delaunay" } },

@@ -43,6 +43,8 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "pairs.retrieval",
   // Localization against a reconstruction's largest snapshot (4.13): the runners' `relocalize` executor (test/e2e/localize.test.ts).
   "localize.from_memory",
+  // A Sim3 applied to a sealed snapshot, or estimated from GPS or pose priors: the runners' `georegister` executor (worker/routes/georegister.test.ts).
+  "georegister.sim3",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

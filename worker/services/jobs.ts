@@ -41,6 +41,8 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   to_cubemap: "panorama",
   vlad: "vlad_index",
   relocalize: "relocalize",
+  georegister: "georegister",
+  merge: "hierarchical_merge",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {

@@ -12,21 +12,19 @@ import {
   type ProjectionJobRequest,
   type ProjectionTaskParams,
   type PipelineSpec,
-  type StageArtifact,
   type ToCubemapRequest,
   type ToCubemapTaskParams,
   cubemapGroups,
   defaultFaceSize,
   projectionCapability,
 } from "../../protocol";
-import { conflict, notFound, validation } from "../errors";
-import { artifactResource } from "./artifacts";
+import { notFound, validation } from "../errors";
 import { producerDataset } from "./exports";
-import { reconstructionOf } from "./snapshots";
+import { reconstructionOf, snapshotInputs } from "./snapshots";
 import type { DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { requireCapability } from "./capabilities";
 import { frozenDataset, submitJob } from "./jobs";
-import { tenantStore, unwrap } from "./stores";
+import { tenantStore } from "./stores";
 
 /** What the derived dataset is called unless the request names it. */
 const NAME_SUFFIX: Record<ProjectionJobRequest["projection"], string> = {
@@ -126,25 +124,12 @@ export async function submitToCubemap(env: Env, tenantId: string, reconId: strin
   const dataset = await tenant.getDataset(recon.dataset_id);
   if (!dataset) throw notFound("dataset of the reconstruction");
   requireSpherical(dataset, ":to_cubemap");
-  const seqs: number[] = (await tenant.snapshotSeqs(reconId)) ?? [];
-  const seq = body.seq ?? seqs.at(-1);
-  if (seq === undefined) throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: convert it once snapshot_available was announced`);
-  if (!seqs.includes(seq)) throw notFound(`snapshot ${seq} of reconstruction ${reconId}`);
-  const root = await tenant.snapshotArtifact(reconId, seq, null);
-  if (!root) throw notFound(`snapshot ${seq}`);
-  const input_artifacts: Record<string, StageArtifact> = { snapshot: artifactResource(root) };
-  const submodels: number[] = [];
-  for (const m of unwrap(await tenant.listSubmodels(reconId, { page_size: 500 })).items) {
-    const row = await tenant.snapshotArtifact(reconId, seq, m.idx);
-    if (!row) continue;
-    input_artifacts[`submodel.${m.idx}`] = artifactResource(row);
-    submodels.push(m.idx);
-  }
+  const { seq, input_artifacts, submodels, root } = await snapshotInputs(env, tenantId, reconId, body.seq, "convert");
   const params: ToCubemapTaskParams = { to_cubemap: { face_size: body.face_size, seq, submodels } };
   return submitJob(env, {
     tenantId,
     projectId: recon.project_id,
-    dataset: await producerDataset(env, tenantId, input_artifacts.snapshot!),
+    dataset: await producerDataset(env, tenantId, root),
     recipe: "to_cubemap",
     stages: [{ kind: "to_cubemap", params }],
     input_artifacts,

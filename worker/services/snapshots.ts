@@ -7,10 +7,11 @@
  * blob under its lease, then names them in one seal request. Every check runs before the one
  * write, so a refused seal leaves nothing behind.
  */
-import type { ReconstructionFileName, SnapshotSeal } from "../../protocol";
+import type { ReconstructionFileName, SnapshotSeal, StageArtifact } from "../../protocol";
 import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
 import { conflict, type FieldError, notFound, validation } from "../errors";
 import type { ReconRow, StoredFile, SubmodelRow } from "../storage/tenant-rows";
+import { artifactResource } from "./artifacts";
 import { serveBytes } from "./bytes";
 import { fileProblem, modelProblem } from "./snapshot-files";
 import { hashJson } from "./runtime";
@@ -73,13 +74,16 @@ function duplicates(names: string[], path: (i: number) => string, code: string):
   return names.flatMap((n, i) => (names.indexOf(n) !== i ? [{ path: path(i), message: `'${n}' appears twice`, code }] : []));
 }
 
+/** The task kinds that seal snapshots: a pipeline's mapping, and the reconstruction-level stages that seal a new one from a sealed one (4.9, 4.13). */
+const SEALING_TASKS = ["map", "to_cubemap", "georegister", "merge"] as const;
+
 /**
  * Seals the next snapshot of the lease's reconstruction and announces it (6 rule 5). 422 when
  * any file is unknown, of another size or invalid, or a name repeats; 409 when the lease is not a
  * map task's of a pipeline job or is no longer held. Nothing is recorded unless all checks pass.
  */
 export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) {
-  const ctx = await leasedTask(env, ref, ["map", "to_cubemap"], "snapshots");
+  const ctx = await leasedTask(env, ref, SEALING_TASKS, "snapshots");
   const cited: Cited[] = [
     ...body.files.map((f, i) => ({ ...f, path: `files.${i}` })),
     ...body.submodels.flatMap((m, j) => m.files.map((f, i) => ({ ...f, path: `submodels.${j}.files.${i}` }))),
@@ -189,6 +193,30 @@ export async function reconstructionOf(env: Env, tenantId: string, reconId: stri
   const r = await tenantStore(env, tenantId).getReconstruction(reconId);
   if (!r) throw notFound("reconstruction");
   return r as ReconRow;
+}
+
+/**
+ * The sealed snapshot `seq` (default the latest) of a reconstruction as a job's input artifacts:
+ * `snapshot` (the root) and `submodel.<idx>` per component it has. 409 before any snapshot is
+ * sealed (`verb` says what to wait for), 404 an unknown seq.
+ */
+export async function snapshotInputs(env: Env, tenantId: string, reconId: string, seq: number | undefined, verb: string) {
+  const tenant = tenantStore(env, tenantId);
+  const seqs: number[] = (await tenant.snapshotSeqs(reconId)) ?? [];
+  const chosen = seq ?? seqs.at(-1);
+  if (chosen === undefined) throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: ${verb} it once snapshot_available was announced`);
+  if (!seqs.includes(chosen)) throw notFound(`snapshot ${chosen} of reconstruction ${reconId}`);
+  const root = await tenant.snapshotArtifact(reconId, chosen, null);
+  if (!root) throw notFound(`snapshot ${chosen}`);
+  const input_artifacts: Record<string, StageArtifact> = { snapshot: artifactResource(root) };
+  const submodels: number[] = [];
+  for (const m of unwrap(await tenant.listSubmodels(reconId, { page_size: 500 })).items) {
+    const row = await tenant.snapshotArtifact(reconId, chosen, m.idx);
+    if (!row) continue;
+    input_artifacts[`submodel.${m.idx}`] = artifactResource(row);
+    submodels.push(m.idx);
+  }
+  return { seq: chosen, input_artifacts, submodels, root: input_artifacts.snapshot! };
 }
 
 /** Where a file of a snapshot is read: the root (the largest model, 2.8 rule 2) or component `idx`. */

@@ -4,6 +4,7 @@
  * conversion executors.
  */
 import { RunnerClient, type TaskOutputs } from "../../client/index";
+import type { TaskKind } from "../../protocol";
 import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
 import { enc, scene } from "../../test/support/synthetic-model";
 import { MemoryBlobCache } from "../../browser-runtime/runner/blob-cache";
@@ -70,11 +71,12 @@ export async function sealedReconstruction(model = scene(30), as: { call: Call; 
 }
 
 /**
- * The real runner (browser-runtime/runner) with only the executors that need no engine: exports
- * and conversions, run inside workerd against this Worker.
+ * The real runner (browser-runtime/runner) with only executors that need no engine (by default
+ * exports and conversions; also `georegister`), run inside workerd against this Worker; `fetch`
+ * sends its requests as a tenant's (default: the none-mode default tenant).
  */
-export async function exportRunner() {
-  const client = new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
+export async function exportRunner(stages: TaskKind[] = ["export", "convert_artifact"], fetch: FetchLike = selfFetch) {
+  const client = new RunnerClient({ baseUrl: BASE, fetch });
   const unavailable = () => Promise.reject(new Error("exports need no engine"));
   const abilities = { webgpu: null, wasm: { simd: false, threads: false }, memory_bytes: null, hardware_concurrency: null };
   return new Runner(
@@ -91,6 +93,6 @@ export async function exportRunner() {
       projector: unavailable,
       cache: new MemoryBlobCache(),
     },
-    { stages: ["export", "convert_artifact"] },
+    { stages },
   );
 }

@@ -6,6 +6,7 @@ import type { TaskKind, TaskOutputs } from "../../../protocol";
 import type { TaskContext } from "../task-context";
 import { convertArtifact, exportTask } from "./convert";
 import { extract } from "./extract";
+import { georegister } from "./georegister";
 import { map } from "./map";
 import { match } from "./match";
 import { projection } from "./projection";
@@ -16,4 +17,4 @@ import { vlad } from "./vlad";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap, relocalize, vlad };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap, relocalize, vlad, georegister };
