@@ -10189,6 +10189,8 @@ export interface components {
             quarantined_at: string | null;
             /** @description which result disagreed, with whose, by which measure */
             quarantine_reason: string | null;
+            /** @description results of this token's runners that another runner's confirmed; below SVC_POOL_VALIDATION_TRUST_AFTER every result is replicated */
+            confirmed: number;
             /** @description `sfr_<ULID>_<random>`; present only in the issuing response */
             raw_token: string | null;
         };
@@ -21054,6 +21056,8 @@ export namespace input {
                 quarantined_at: string | null;
                 /** @description which result disagreed, with whose, by which measure */
                 quarantine_reason: string | null;
+                /** @description results of this token's runners that another runner's confirmed; below SVC_POOL_VALIDATION_TRUST_AFTER every result is replicated */
+                confirmed: number;
                 /** @description `sfr_<ULID>_<random>`; present only in the issuing response */
                 raw_token: string | null;
             };

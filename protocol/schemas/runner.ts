@@ -211,6 +211,7 @@ export const RunnerToken = z
     revoked_at: Timestamp.nullable(),
     quarantined_at: Timestamp.nullable().describe("set when a runner of this token returned a result that disagreed with a trusted or independent one; the token is refused from then on"),
     quarantine_reason: z.string().nullable().describe("which result disagreed, with whose, by which measure"),
+    confirmed: z.number().int().describe("results of this token's runners that another runner's confirmed; below SVC_POOL_VALIDATION_TRUST_AFTER every result is replicated"),
     raw_token: z.string().nullable().describe("`sfr_<ULID>_<random>`; present only in the issuing response"),
   })
   .meta({ id: "RunnerToken" });

@@ -48,10 +48,12 @@ const credential = (c: Context<AppEnv>) => credentialOf(c.env, c.req.header("Aut
 
 /** The lease's JobStore and the caller's lease scope, after the scope checks of services/runners. */
 async function lease(c: Context<AppEnv>, leaseId: string) {
-  const s = await scope(c);
+  const cred = await credential(c);
+  const s = cred.scope;
   return {
     ...leaseStore(c.env, s, leaseId),
     scope: leaseScopeOf(s),
+    credential: cred,
     /** The runner no longer holds the lease, so its next lease request needs no check. */
     ended: (runnerId: string) => dispatcher(c.env, s).forgetLease(runnerId, leaseId),
   };
@@ -222,7 +224,7 @@ runners.openapi(
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
-    const { store, scope: ls, ended, tenant, job } = await lease(c, lease_id);
+    const { store, scope: ls, ended, tenant, job, credential: cred } = await lease(c, lease_id);
     const parsed = TaskOutputs.safeParse(c.req.valid("json").outputs_ref);
     if (!parsed.success) {
       // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
@@ -231,7 +233,7 @@ runners.openapi(
       throw validation("outputs_ref rejected; the task failed with a validation error", errors);
     }
     // Weighed by who computed it (services/validation.ts); the JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
-    await ended(await completeLease(c.env, tenant, job, lease_id, ls, parsed.data));
+    await ended(await completeLease(c.env, { tenant, job, leaseId: lease_id, scope: ls, confirmed: cred.confirmed }, parsed.data));
     return c.body(null, 204);
   },
 );

@@ -279,13 +279,20 @@ describe("untrusted results", () => {
     expect((await job(jid)).status).toBe("succeeded");
   });
 
-  it("SVC_POOL_VALIDATION_RATE=0: volunteers' results are accepted unconfirmed (the operator's choice)", async () => {
-    const unchecked = fetchWith({ SVC_POOL_VALIDATION_RATE: "0" });
-    const { did } = await dataset(4);
-    const jid = await features(did);
-    const v = await volunteer("trusted-enough", { via: unchecked });
-    await v.work((await v.lease())!);
-    expect((await job(jid)).status).toBe("succeeded");
-    expect(await shards(jid)).toMatchObject({ done: 1, validated: 0, awaiting_validation: 0 });
+  it("SVC_POOL_VALIDATION_RATE=0: a token's results are replicated until SVC_POOL_VALIDATION_TRUST_AFTER of them were confirmed, then accepted unconfirmed", async () => {
+    const lenient = fetchWith({ SVC_POOL_VALIDATION_RATE: "0", SVC_POOL_VALIDATION_TRUST_AFTER: "1" });
+    const [a, b] = [await volunteer("new", { via: lenient }), await volunteer("other", { via: lenient })];
+    const first = await features((await dataset(4)).did);
+    await a.work((await a.lease())!);
+    expect(await shards(first)).toMatchObject({ done: 0, awaiting_validation: 1 });
+    await b.work((await b.lease())!);
+    expect(await shards(first)).toMatchObject({ done: 1, validated: 1 });
+    const tokens = (await call("GET", "/v1/admin/runner-tokens")).json as { token_id: string; confirmed: number }[];
+    expect(tokens.filter((t) => [a.token, b.token].some((raw) => raw.includes(t.token_id))).map((t) => t.confirmed)).toEqual([1, 1]);
+    // Now trusted enough for this deployment: its next result is accepted as computed.
+    const second = await features((await dataset(4)).did);
+    await a.work((await a.lease())!);
+    expect((await job(second)).status).toBe("succeeded");
+    expect(await shards(second)).toMatchObject({ done: 1, validated: 0, awaiting_validation: 0 });
   });
 });

@@ -26,6 +26,8 @@ const MAX_CLAIMS = 16;
 export interface RunnerCredential {
   scope: DispatchScope;
   tokenId: string | null;
+  /** The pool token's confirmed results (runners.md "Trust"); 0 elsewhere. */
+  confirmed: number;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function credentialOf(env: Env, authorization: string | undefined, 
     if (!operator || digestKey(raw) !== digestKey(operator)) {
       throw new ApiError(401, "auth", "unknown operator runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
     }
-    return { scope: "operator", tokenId: null };
+    return { scope: "operator", tokenId: null, confirmed: 0 };
   }
   if (raw?.startsWith("sfr_")) {
     const token = RUNNER_TOKEN.test(raw) ? await dispatcher(env, "pool").resolveToken(digestKey(raw)) : null;
@@ -49,10 +51,10 @@ export async function credentialOf(env: Env, authorization: string | undefined, 
         "x-quarantine": { token_id: token.token_id, quarantined_at: token.quarantined_at, reason: token.quarantine_reason },
       });
     }
-    return { scope: "pool", tokenId: token.token_id };
+    return { scope: "pool", tokenId: token.token_id, confirmed: token.confirmed };
   }
   if (!tenantId) throw unauthorized("runners authenticate with an API key or a runner token");
-  return { scope: { tenant: tenantId }, tokenId: null };
+  return { scope: { tenant: tenantId }, tokenId: null, confirmed: 0 };
 }
 
 /** The caller's dispatch scope (credentialOf). */

@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import type { ArtifactDescriptor, TaskOutputs } from "../../protocol";
 import { FEATURES_FORMAT, MATCHES_FORMAT, VERIFIED_MATCHES_FORMAT, DescriptorKind, encodeFeatures, encodeMatches } from "../../protocol/wire";
 import type { ShardContext, ShardResult } from "../storage/job-rows";
-import { type Compared, type ValidationPolicy, compareOutputs, decide, structureErrors } from "./validation";
+import { type Compared, type ValidationPolicy, compareOutputs, decide, replicates, structureErrors } from "./validation";
 
-const policy: ValidationPolicy = { rate: 1, keypointAgreement: 0.95, descriptorL1: 16, matchAgreement: 0.9 };
+const policy: ValidationPolicy = { rate: 1, trustAfter: 20, keypointAgreement: 0.95, descriptorL1: 16, matchAgreement: 0.9 };
 
 /** A seeded pseudo-random stream (tests must not depend on Math.random). */
 function random(seed: number) {
@@ -105,6 +105,16 @@ describe("compareOutputs", () => {
     expect((await compareOutputs(read, outputs("a"), outputs("b"), policy)).measure).toMatch(/has no tolerance/);
     const broken = results(FEATURES_FORMAT, { a: encode(features(10)), b: new Uint8Array([1, 2, 3]) });
     expect((await compareOutputs(broken.read, broken.outputs("a"), broken.outputs("b"), policy)).measure).toMatch(/^item0: undecodable/);
+  });
+});
+
+describe("replicates", () => {
+  it("every result of a token with fewer confirmed results than trustAfter; then a share of `rate`", () => {
+    const p = { ...policy, rate: 0.25, trustAfter: 3 };
+    expect([0, 1, 2].map((confirmed) => replicates(p, confirmed, 0.99))).toEqual([true, true, true]);
+    expect(replicates(p, 3, 0.2)).toBe(true);
+    expect(replicates(p, 3, 0.3)).toBe(false);
+    expect(replicates({ ...p, rate: 1 }, 100, 0.999)).toBe(true);
   });
 });
 

@@ -33,6 +33,8 @@ import { dispatcher, jobStore, unwrap } from "./stores";
 export interface ValidationPolicy {
   /** Share of untrusted shard results confirmed by a second runner (`SVC_POOL_VALIDATION_RATE`, 0..1). */
   rate: number;
+  /** Confirmed results a token needs before the rate applies to it; until then all its results are (`SVC_POOL_VALIDATION_TRUST_AFTER`). */
+  trustAfter: number;
   /** Keypoints of each result that must have a counterpart in the other (`SVC_VALIDATION_KEYPOINT_AGREEMENT`). */
   keypointAgreement: number;
   /** Largest mean L1 distance of paired descriptors (`SVC_VALIDATION_DESCRIPTOR_L1`). */
@@ -51,6 +53,7 @@ export function validationPolicy(env: Env): ValidationPolicy {
   const l1 = Number(vars.SVC_VALIDATION_DESCRIPTOR_L1);
   return {
     rate: fraction(vars.SVC_POOL_VALIDATION_RATE, 1),
+    trustAfter: /^\d+$/.test(vars.SVC_POOL_VALIDATION_TRUST_AFTER ?? "") ? Number(vars.SVC_POOL_VALIDATION_TRUST_AFTER) : 20,
     // WGSL and WASM SIFT pair >= 98% of keypoints on photos, mean descriptor L1 < 2 (browser-runtime/gpu/sift-gpu.test.ts).
     keypointAgreement: fraction(vars.SVC_VALIDATION_KEYPOINT_AGREEMENT, 0.95),
     descriptorL1: Number.isFinite(l1) && l1 > 0 ? l1 : 16,
@@ -244,15 +247,22 @@ export function decide(shardId: string, result: ShardResult, others: Compared[])
   };
 }
 
+/** Whether an untrusted result is held for a replica: always while its token has fewer confirmed results than `trustAfter` (BOINC's adaptive replication), then at `rate`. */
+export const replicates = (policy: ValidationPolicy, confirmed: number, draw: number) => confirmed < policy.trustAfter || draw < policy.rate;
+
 /**
  * Completes a lease (the `:complete` route's service): the JobStore records or holds the result;
  * when the shard already holds one, the two are compared here and judged; a wrong or broken
- * untrusted result quarantines its runner's token. Answers the runner's id.
+ * untrusted result quarantines its runner's token, a confirmed one counts for it. Answers the runner's id.
  */
-export async function completeLease(env: Env, tenant: string, job: string, leaseId: string, scope: LeaseScope, outputs: TaskOutputs): Promise<string> {
+export async function completeLease(
+  env: Env,
+  { tenant, job, leaseId, scope, confirmed }: { tenant: string; job: string; leaseId: string; scope: LeaseScope; confirmed: number },
+  outputs: TaskOutputs,
+): Promise<string> {
   const store = jobStore(env, tenant, job);
   const policy = validationPolicy(env);
-  const replicate = scope.pool && Math.random() < policy.rate;
+  const replicate = scope.pool && replicates(policy, confirmed, Math.random());
   const read = async (sha: string) => {
     const object = await env.BLOBS.get(blobKey(tenant, sha));
     if (!object) throw new Error(`blob ${sha} is missing`);
@@ -285,5 +295,9 @@ export async function completeLease(env: Env, tenant: string, job: string, lease
     }
   }
   unwrap(await store.judge(leaseId, scope, completion.result.result_id, judgement));
+  for (const v of judgement.verdicts) {
+    const r = compared.find((c) => c.result_id === v.result_id)!;
+    if ((v.verdict === "validated" || v.verdict === "agreed") && !r.trusted) await dispatcher(env, "pool").credit(r.runner_id);
+  }
   return completion.runner_id;
 }

@@ -42,6 +42,8 @@ export const MIGRATIONS = [
     `ALTER TABLE runner_tokens ADD COLUMN quarantined_at TEXT`,
     `ALTER TABLE runner_tokens ADD COLUMN quarantine_reason TEXT`,
   ],
+  // How many of a token's results other runners confirmed: below SVC_POOL_VALIDATION_TRUST_AFTER, all are replicated.
+  [`ALTER TABLE runner_tokens ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0`],
 ];
 
 /** Kinds a real GPU computes faster (SIFT, descriptor matching): runners with one get them first. */
@@ -83,11 +85,14 @@ export interface RunnerTokenRow {
   revoked_at: string | null;
   quarantined_at: string | null;
   quarantine_reason: string | null;
+  /** Results of the token's runners that another runner's confirmed (runners.md "Trust"). */
+  confirmed: number;
 }
 
-/** A live token: its id, and why it is quarantined when it is. */
+/** A live token: its id, its confirmed results, and why it is quarantined when it is. */
 export interface TokenState {
   token_id: string;
+  confirmed: number;
   quarantined_at: string | null;
   quarantine_reason: string | null;
 }
@@ -99,7 +104,7 @@ export interface TokenState {
  */
 export type Claim = { entry: QueueEntry | null; held: null; principal: string } | { entry: null; held: string; principal: string };
 
-const TOKEN_COLUMNS = "token_id, name, created_at, revoked_at, quarantined_at, quarantine_reason";
+const TOKEN_COLUMNS = "token_id, name, created_at, revoked_at, quarantined_at, quarantine_reason, confirmed";
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -272,7 +277,7 @@ export class Dispatcher extends DurableObject<Env> {
   // ---- runner tokens (pool scope) ----
 
   issueToken(name: string | null, digest: string, tokenId: string): RunnerTokenRow {
-    const row: RunnerTokenRow = { token_id: tokenId, name, created_at: nowIso(), revoked_at: null, quarantined_at: null, quarantine_reason: null };
+    const row: RunnerTokenRow = { token_id: tokenId, name, created_at: nowIso(), revoked_at: null, quarantined_at: null, quarantine_reason: null, confirmed: 0 };
     this.sql.exec("INSERT INTO runner_tokens (token_id, name, digest, created_at) VALUES (?, ?, ?, ?)", tokenId, name, digest, row.created_at);
     return row;
   }
@@ -290,12 +295,17 @@ export class Dispatcher extends DurableObject<Env> {
   /** A live (not revoked) token, by digest, with its quarantine. */
   resolveToken(digest: string): TokenState | null {
     const r = this.sql
-      .exec<{ token_id: string; quarantined_at: string | null; quarantine_reason: string | null }>(
-        "SELECT token_id, quarantined_at, quarantine_reason FROM runner_tokens WHERE digest = ? AND revoked_at IS NULL",
+      .exec<{ token_id: string; confirmed: number; quarantined_at: string | null; quarantine_reason: string | null }>(
+        "SELECT token_id, confirmed, quarantined_at, quarantine_reason FROM runner_tokens WHERE digest = ? AND revoked_at IS NULL",
         digest,
       )
       .toArray()[0];
     return r ? { ...r } : null;
+  }
+
+  /** Counts a result of this runner's token that another runner confirmed. */
+  credit(runnerId: string): void {
+    this.sql.exec("UPDATE runner_tokens SET confirmed = confirmed + 1 WHERE token_id = (SELECT token_id FROM runners WHERE runner_id = ?)", runnerId);
   }
 
   /**
