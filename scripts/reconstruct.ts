@@ -4,6 +4,8 @@
 // recipe with a progress bar (the job's fraction, the running stage's progress and its time left
 // at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
+// --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N) or
+// retrieval (the dataset's dHash index, --retrieval-k N).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -11,10 +13,11 @@ import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/
 import { Runner } from "../browser-runtime/runner/runner";
 import { exportSnapshot } from "../browser-runtime/stages/export";
 import { EdgeSfmClient, type JobProgressUpdate, RunnerClient, describeError, formatEta } from "../client/index";
+import { PairsSpec } from "../protocol";
 import { startLocalStack } from "./local-stack";
 import { lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
-const USAGE = "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras]";
+const USAGE = "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval] [--overlap N] [--retrieval-k N]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -23,6 +26,9 @@ const { values, positionals } = parseArgs({
     key: { type: "string", default: process.env.EDGESFM_API_KEY },
     "camera-model": { type: "string", default: "SIMPLE_RADIAL" },
     "per-image-cameras": { type: "boolean", default: false },
+    pairs: { type: "string", default: "exhaustive" },
+    overlap: { type: "string" },
+    "retrieval-k": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -33,6 +39,16 @@ if (values.help) {
 const folder = positionals[0];
 if (!folder) {
   console.error(USAGE);
+  process.exit(2);
+}
+const pairs = PairsSpec.safeParse({
+  strategy: values.pairs,
+  ...(values.pairs === "retrieval" ? { retrieval_strategy: "dhash" } : {}),
+  ...(values.overlap !== undefined ? { overlap: Number(values.overlap) } : {}),
+  ...(values["retrieval-k"] !== undefined ? { retrieval_k: Number(values["retrieval-k"]) } : {}),
+});
+if (!pairs.success) {
+  console.error(`${USAGE}\n${pairs.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n")}`);
   process.exit(2);
 }
 const names = photoNames(folder);
@@ -68,6 +84,7 @@ try {
     name: resolve(folder).split("/").at(-1)!,
     camera_model: values["camera-model"] as "SIMPLE_RADIAL",
     intrinsics_mode: values["per-image-cameras"] ? "per_image" : "single_camera",
+    pairs: pairs.data,
     onUpload: (i, name, p) => bar((i + (p.phase === "hashing" ? 0 : p.done / Math.max(1, p.total))) / names.length, `${p.phase} ${name}`),
   });
   bar(1, `${names.length} photos uploaded`);
