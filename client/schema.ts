@@ -8211,7 +8211,7 @@ export interface paths {
             parameters: {
                 query?: {
                     strategy?: "dhash" | "vlad";
-                    /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists */
+                    /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it */
                     force?: "true" | "false";
                 };
                 header?: never;
@@ -19078,7 +19078,7 @@ export namespace input {
                 parameters: {
                     query?: {
                         strategy?: "dhash" | "vlad";
-                        /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists */
+                        /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it */
                         force?: "true" | "false";
                     };
                     header?: never;

@@ -45,7 +45,7 @@ export type SimilarityNeighbors = z.infer<typeof SimilarityNeighbors>;
 
 export const SimilarityBuildQuery = z.object({
   strategy: SimilarityStrategy.default("dhash"),
-  force: Flag.describe("hash every image again from its bytes, even when an index for the dataset's manifest exists"),
+  force: Flag.describe("hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it"),
 });
 
 /** What `:build` answers for `dhash` (4.11: 200 manifest). The fields are this deployment's: the spec names none. */

@@ -81,6 +81,8 @@ describe("similarity (4.11, dhash)", () => {
     expect(forced.json.built).toBe(true);
     expect(forced.json.artifact_id).not.toBe(r.json.artifact_id);
     expect((await call("GET", `/v1/artifacts/${forced.json.artifact_id}/content`)).json).toEqual(content);
+    // The forced build is now the dataset's index.
+    expect((await expectStatus(build(did), 200)).json).toMatchObject({ built: false, artifact_id: forced.json.artifact_id });
   });
 
   it("a changed manifest gets a new index (rule 4), hashing only the new image: each hash is cached by content beside the bytes", async () => {

@@ -74,6 +74,8 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
   const key = blobKey(tenantId, sha);
   await env.BLOBS.put(key, bytes, { httpMetadata: { contentType: DHASH_INDEX_MEDIA_TYPE } });
   const descriptor = dhashIndexArtifact({ path: DHASH_INDEX_PATH, blob_sha: sha, byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE }, images.length, dataset.manifest_hash);
+  // force: the index built now replaces the one found by the key (the job recording it makes the new entry).
+  if (o.force) await tenant.forgetCacheEntry(datasetStageCacheKey(env, frozenDataset(dataset, images), DHASH_STAGE));
   const accepted = await submitJob(env, {
     tenantId,
     projectId: dataset.project_id,

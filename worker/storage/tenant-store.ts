@@ -161,6 +161,9 @@ export class TenantStore extends DurableObject<Env> {
   cachedTask(cacheKey: string) {
     return jobs.cachedTask(this.db, cacheKey);
   }
+  forgetCacheEntry(cacheKey: string) {
+    return jobs.forgetCacheEntry(this.db, cacheKey);
+  }
   hasJob(jobId: string) {
     return jobs.has(this.db, jobId);
   }

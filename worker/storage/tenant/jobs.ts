@@ -141,6 +141,11 @@ export function cachedTask(db: DurableObjectStorage, cacheKey: string): { job_id
   return first<{ job_id: string; task_id: string }>(db.sql, "SELECT job_id, task_id FROM task_cache WHERE cache_key = ?", cacheKey);
 }
 
+/** Forgets the cache entry of `cacheKey` (the job and its outputs stay): the next task with that key computes again and its result becomes the entry. */
+export function forgetCacheEntry(db: DurableObjectStorage, cacheKey: string): void {
+  db.sql.exec("DELETE FROM task_cache WHERE cache_key = ?", cacheKey);
+}
+
 /** Whether the tenant has the job (its index row is written before the job's own object is created). */
 export function has(db: DurableObjectStorage, jobId: string): boolean {
   return exists(db.sql, "SELECT 1 FROM jobs WHERE job_id = ?", jobId);
