@@ -7214,6 +7214,271 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oneshot/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SIFT features of one image, in the response (4.15)
+         * @description Capability `oneshot.features`. The extract stage's defaults (FeaturesSpec 2.12); EXIF orientation applied.
+         *     Computed by one of the tenant's runners (or the deployment's own) while the request waits: the bytes are kept beside an unindexed one-shot job whose one task
+         *     the dispatcher offers like any other; the answer comes back in this response, then the job and the bytes are deleted (no image, blob, job or artifact row).
+         *     503 with Retry-After when no live runner computes the task, none takes it within SVC_ONESHOT_LEASE_WAIT_SECONDS (10) or it is not done within
+         *     SVC_ONESHOT_TIMEOUT_SECONDS (120). 413 beyond SVC_ONESHOT_MAX_REQUEST_BYTES; 415 a body that is not image/* or application/octet-stream;
+         *     422 `not_an_image` for bytes without an image header, or the runner's error when it could not read the image.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
+            requestBody: {
+                content: {
+                    "image/*": string;
+                    "application/octet-stream": string;
+                };
+            };
+            responses: {
+                /** @description the features */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OneShotFeaturesResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description error */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oneshot/localize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * localizes one image against a reconstruction, in the response (4.15)
+         * @description Capability `localize.from_memory`. As `POST /v1/reconstructions/{rid}/localize` (against the largest sealed snapshot; 404 unknown reconstruction,
+         *     409 nothing sealed yet), but the image is the body and the LocalizationResult the response, with the reconstruction and snapshot it is in.
+         *     Computed by one of the tenant's runners (or the deployment's own) while the request waits: the bytes are kept beside an unindexed one-shot job whose one task
+         *     the dispatcher offers like any other; the answer comes back in this response, then the job and the bytes are deleted (no image, blob, job or artifact row).
+         *     503 with Retry-After when no live runner computes the task, none takes it within SVC_ONESHOT_LEASE_WAIT_SECONDS (10) or it is not done within
+         *     SVC_ONESHOT_TIMEOUT_SECONDS (120). 413 beyond SVC_ONESHOT_MAX_REQUEST_BYTES; 415 a body that is not image/* or application/octet-stream;
+         *     422 `not_an_image` for bytes without an image header, or the runner's error when it could not read the image.
+         */
+        post: {
+            parameters: {
+                query: {
+                    recon_id: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
+            requestBody: {
+                content: {
+                    "image/*": string;
+                    "application/octet-stream": string;
+                };
+            };
+            responses: {
+                /** @description the localization (`success: false` with diagnostics.reason when the image could not be localized) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OneShotLocalizeResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description error */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/api-keys": {
         parameters: {
             query?: never;
@@ -8666,112 +8931,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/oneshot/features": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * features of one image, in the response (4.15)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `oneshot.features` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "image/*": string;
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/oneshot/localize": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * localizes one image, in the response (4.15)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `oneshot.features` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query: {
-                    recon_id: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "image/*": string;
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -9565,7 +9724,7 @@ export interface components {
             task_id: string;
             job_id: string;
             /** @enum {string} */
-            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
             /** @enum {string} */
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
             /** @description tasks that must succeed before this one can be leased */
@@ -9664,7 +9823,7 @@ export interface components {
             };
             current_task_id: string | null;
             /** @enum {string|null} */
-            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | null;
+            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | null;
             /** @enum {string|null} */
             current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
             /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -9672,7 +9831,7 @@ export interface components {
             tasks: {
                 task_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 progress: number;
@@ -9859,7 +10018,7 @@ export interface components {
             name: string;
             /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
             pool: boolean;
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -9916,7 +10075,7 @@ export interface components {
         RunnerRegister: {
             name: string;
             /** @description task kinds this runner computes */
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -9935,7 +10094,7 @@ export interface components {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                 /**
                  * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                  * @enum {string}
@@ -10017,7 +10176,7 @@ export interface components {
                 upstream: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                     outputs_ref: components["schemas"]["TaskOutputs"];
                 }[];
                 /**
@@ -10546,6 +10705,62 @@ export interface components {
              * @enum {string}
              */
             "x-reference": "auto" | "gps" | "pose_priors";
+        };
+        /** @description SIFT features of the posted image (the extract stage's defaults, FeaturesSpec 2.12), computed by a runner within the request */
+        OneShotFeaturesResponse: {
+            /** @description of the image as decoded (EXIF orientation applied) */
+            width: number;
+            height: number;
+            num_keypoints: number;
+            /**
+             * @description RootSIFT (COLMAP's default) or L2-normalised SIFT
+             * @enum {string}
+             */
+            descriptor_kind: "sift_l1_root" | "sift_l2";
+            /** @description x, y (pixels, COLMAP convention: the top-left pixel's centre is 0.5, 0.5), scale, orientation (radians) */
+            keypoints: [
+                number,
+                number,
+                number,
+                number
+            ][];
+            /** @description base64 of num_keypoints x 128 bytes, one row per keypoint in `keypoints` order (COLMAP's bin order) */
+            descriptors: string;
+        };
+        /** @description A LocalizationResult (2.13) of the posted image against the reconstruction, computed by a runner within the request */
+        OneShotLocalizeResponse: {
+            success: boolean;
+            /** @description the query's pose in the snapshot's frame (identity when success is false) */
+            cam_from_world: {
+                rotation: components["schemas"]["Rotation"];
+                translation: [
+                    number,
+                    number,
+                    number
+                ];
+            };
+            num_inliers: number;
+            /** @description [query keypoint index, point3d_id] per inlier */
+            inlier_matches: [
+                number,
+                number
+            ][];
+            /** @description query_path: the query's blob; sparse_dir: the snapshot localized against; also counts, the camera used and why it failed */
+            diagnostics: {
+                query_path: string;
+                sparse_dir: string;
+            } & {
+                [key: string]: unknown;
+            };
+            recon_id: string;
+            /** @description the snapshot localized against: the reconstruction's largest */
+            snapshot_seq: number;
+        };
+        Rotation: {
+            w: number;
+            x: number;
+            y: number;
+            z: number;
         };
         ApiKeyOut: {
             api_key_id: string;
@@ -18081,6 +18296,271 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/oneshot/features": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * SIFT features of one image, in the response (4.15)
+             * @description Capability `oneshot.features`. The extract stage's defaults (FeaturesSpec 2.12); EXIF orientation applied.
+             *     Computed by one of the tenant's runners (or the deployment's own) while the request waits: the bytes are kept beside an unindexed one-shot job whose one task
+             *     the dispatcher offers like any other; the answer comes back in this response, then the job and the bytes are deleted (no image, blob, job or artifact row).
+             *     503 with Retry-After when no live runner computes the task, none takes it within SVC_ONESHOT_LEASE_WAIT_SECONDS (10) or it is not done within
+             *     SVC_ONESHOT_TIMEOUT_SECONDS (120). 413 beyond SVC_ONESHOT_MAX_REQUEST_BYTES; 415 a body that is not image/* or application/octet-stream;
+             *     422 `not_an_image` for bytes without an image header, or the runner's error when it could not read the image.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
+                requestBody: {
+                    content: {
+                        "image/*": string;
+                        "application/octet-stream": string;
+                    };
+                };
+                responses: {
+                    /** @description the features */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["OneShotFeaturesResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Payload too large */
+                    413: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description error */
+                    415: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description error */
+                    503: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/oneshot/localize": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * localizes one image against a reconstruction, in the response (4.15)
+             * @description Capability `localize.from_memory`. As `POST /v1/reconstructions/{rid}/localize` (against the largest sealed snapshot; 404 unknown reconstruction,
+             *     409 nothing sealed yet), but the image is the body and the LocalizationResult the response, with the reconstruction and snapshot it is in.
+             *     Computed by one of the tenant's runners (or the deployment's own) while the request waits: the bytes are kept beside an unindexed one-shot job whose one task
+             *     the dispatcher offers like any other; the answer comes back in this response, then the job and the bytes are deleted (no image, blob, job or artifact row).
+             *     503 with Retry-After when no live runner computes the task, none takes it within SVC_ONESHOT_LEASE_WAIT_SECONDS (10) or it is not done within
+             *     SVC_ONESHOT_TIMEOUT_SECONDS (120). 413 beyond SVC_ONESHOT_MAX_REQUEST_BYTES; 415 a body that is not image/* or application/octet-stream;
+             *     422 `not_an_image` for bytes without an image header, or the runner's error when it could not read the image.
+             */
+            post: {
+                parameters: {
+                    query: {
+                        recon_id: string;
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
+                requestBody: {
+                    content: {
+                        "image/*": string;
+                        "application/octet-stream": string;
+                    };
+                };
+                responses: {
+                    /** @description the localization (`success: false` with diagnostics.reason when the image could not be localized) */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["OneShotLocalizeResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Payload too large */
+                    413: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description error */
+                    415: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description error */
+                    503: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/admin/api-keys": {
             parameters: {
                 query?: never;
@@ -19533,112 +20013,6 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
-        "/v1/oneshot/features": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * features of one image, in the response (4.15)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `oneshot.features` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path?: never;
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "image/*": string;
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
-        "/v1/oneshot/localize": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * localizes one image, in the response (4.15)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `oneshot.features` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query: {
-                        recon_id: string;
-                    };
-                    header?: never;
-                    path?: never;
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "image/*": string;
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
         "/openapi.json": {
             parameters: {
                 query?: never;
@@ -20432,7 +20806,7 @@ export namespace input {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 /** @description tasks that must succeed before this one can be leased */
@@ -20531,7 +20905,7 @@ export namespace input {
                 };
                 current_task_id: string | null;
                 /** @enum {string|null} */
-                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | null;
+                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | null;
                 /** @enum {string|null} */
                 current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
                 /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -20539,7 +20913,7 @@ export namespace input {
                 tasks: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                     /** @enum {string} */
                     status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                     progress: number;
@@ -20726,7 +21100,7 @@ export namespace input {
                 name: string;
                 /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
                 pool: boolean;
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -20783,7 +21157,7 @@ export namespace input {
             RunnerRegister: {
                 name: string;
                 /** @description task kinds this runner computes */
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -20802,7 +21176,7 @@ export namespace input {
                     task_id: string;
                     job_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                     /**
                      * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                      * @enum {string}
@@ -20884,7 +21258,7 @@ export namespace input {
                     upstream: {
                         task_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
                         outputs_ref: components["schemas"]["TaskOutputs"];
                     }[];
                     /**
@@ -21413,6 +21787,62 @@ export namespace input {
                  * @enum {string}
                  */
                 "x-reference"?: "auto" | "gps" | "pose_priors";
+            };
+            /** @description SIFT features of the posted image (the extract stage's defaults, FeaturesSpec 2.12), computed by a runner within the request */
+            OneShotFeaturesResponse: {
+                /** @description of the image as decoded (EXIF orientation applied) */
+                width: number;
+                height: number;
+                num_keypoints: number;
+                /**
+                 * @description RootSIFT (COLMAP's default) or L2-normalised SIFT
+                 * @enum {string}
+                 */
+                descriptor_kind: "sift_l1_root" | "sift_l2";
+                /** @description x, y (pixels, COLMAP convention: the top-left pixel's centre is 0.5, 0.5), scale, orientation (radians) */
+                keypoints: [
+                    number,
+                    number,
+                    number,
+                    number
+                ][];
+                /** @description base64 of num_keypoints x 128 bytes, one row per keypoint in `keypoints` order (COLMAP's bin order) */
+                descriptors: string;
+            };
+            /** @description A LocalizationResult (2.13) of the posted image against the reconstruction, computed by a runner within the request */
+            OneShotLocalizeResponse: {
+                success: boolean;
+                /** @description the query's pose in the snapshot's frame (identity when success is false) */
+                cam_from_world: {
+                    rotation: components["schemas"]["Rotation"];
+                    translation: [
+                        number,
+                        number,
+                        number
+                    ];
+                };
+                num_inliers: number;
+                /** @description [query keypoint index, point3d_id] per inlier */
+                inlier_matches: [
+                    number,
+                    number
+                ][];
+                /** @description query_path: the query's blob; sparse_dir: the snapshot localized against; also counts, the camera used and why it failed */
+                diagnostics: {
+                    query_path: string;
+                    sparse_dir: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                recon_id: string;
+                /** @description the snapshot localized against: the reconstruction's largest */
+                snapshot_seq: number;
+            };
+            Rotation: {
+                w: number;
+                x: number;
+                y: number;
+                z: number;
             };
             ApiKeyOut: {
                 api_key_id: string;

@@ -26,6 +26,7 @@ import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { localizeRoutes } from "./routes/localize";
 import { meta } from "./routes/meta";
+import { oneshot } from "./routes/oneshot";
 import { posePriors } from "./routes/pose-priors";
 import { projections } from "./routes/projections";
 import { projects } from "./routes/projects";
@@ -116,6 +117,7 @@ export function createApp() {
   app.route("/", exportRoutes);
   app.route("/", localizeRoutes);
   app.route("/", georegisterRoutes);
+  app.route("/", oneshot);
   app.route("/", admin);
   app.route("/", projections);
   app.route("/", derivedDatasets);

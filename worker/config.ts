@@ -12,6 +12,10 @@ export interface Config {
   maxChunkBytes: number;
   maxJsonBytes: number;
   oneshotMaxBytes: number;
+  /** How long a one-shot request waits for a runner to lease its task before answering 503 (`SVC_ONESHOT_LEASE_WAIT_SECONDS`). */
+  oneshotLeaseWaitMs: number;
+  /** How long a one-shot request waits in all for its answer (`SVC_ONESHOT_TIMEOUT_SECONDS`). */
+  oneshotTimeoutMs: number;
   uploadLifetimeMs: number;
   /** How long one R2 call may take before the request answers 503 (`SVC_BLOB_TIMEOUT_SECONDS`; services/bucket.ts). */
   blobTimeoutMs: number;
@@ -42,6 +46,8 @@ export function readConfig(env: Env): Config {
     maxChunkBytes: int(vars.SVC_MAX_CHUNK_BYTES, 100 * 1024 ** 2),
     maxJsonBytes: int(vars.SVC_MAX_JSON_BYTES, 1024 ** 2),
     oneshotMaxBytes: int(vars.SVC_ONESHOT_MAX_REQUEST_BYTES, 50 * 1024 ** 2),
+    oneshotLeaseWaitMs: int(vars.SVC_ONESHOT_LEASE_WAIT_SECONDS, 10) * 1000,
+    oneshotTimeoutMs: int(vars.SVC_ONESHOT_TIMEOUT_SECONDS, 120) * 1000,
     uploadLifetimeMs: int(vars.SVC_UPLOAD_LIFETIME_SECONDS, 24 * 3600) * 1000,
     blobTimeoutMs: int(vars.SVC_BLOB_TIMEOUT_SECONDS, 60) * 1000,
     leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,

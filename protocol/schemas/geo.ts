@@ -258,6 +258,29 @@ export type RelocalizeTaskParams = {
   relocalize: { query: LocalizationQuery; sift: z.infer<typeof SiftOverrides>; recon_id: string; seq: number };
 };
 
+/** The params of a `oneshot_features` task (4.15): the image of the request, extracted with the default FeaturesSpec. */
+export type OneshotFeaturesTaskParams = { oneshot_features: { query: LocalizationQuery } };
+
+// ---- one-shot (4.15): the spec leaves the response shapes open ----
+
+export const OneShotFeaturesResponse = z
+  .object({
+    width: z.number().int().positive().describe("of the image as decoded (EXIF orientation applied)"),
+    height: z.number().int().positive(),
+    num_keypoints: z.number().int().min(0),
+    descriptor_kind: z.enum(["sift_l1_root", "sift_l2"]).describe("RootSIFT (COLMAP's default) or L2-normalised SIFT"),
+    keypoints: z.array(z.tuple([z.number(), z.number(), z.number(), z.number()])).describe("x, y (pixels, COLMAP convention: the top-left pixel's centre is 0.5, 0.5), scale, orientation (radians)"),
+    descriptors: z.string().describe("base64 of num_keypoints x 128 bytes, one row per keypoint in `keypoints` order (COLMAP's bin order)"),
+  })
+  .meta({ id: "OneShotFeaturesResponse", description: "SIFT features of the posted image (the extract stage's defaults, FeaturesSpec 2.12), computed by a runner within the request" });
+export type OneShotFeaturesResponse = z.infer<typeof OneShotFeaturesResponse>;
+
+export const OneShotLocalizeResponse = LocalizationResult.extend({
+  recon_id: Id,
+  snapshot_seq: z.number().int().min(1).describe("the snapshot localized against: the reconstruction's largest"),
+}).meta({ id: "OneShotLocalizeResponse", description: "A LocalizationResult (2.13) of the posted image against the reconstruction, computed by a runner within the request" });
+export type OneShotLocalizeResponse = z.infer<typeof OneShotLocalizeResponse>;
+
 // ---- merge (4.9) ----
 
 export const MergeRequest = z

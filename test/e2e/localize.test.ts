@@ -16,7 +16,7 @@ import { type ImagePose, type Quat, type Vec3, applySimilarity, compareToReferen
 import { readColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
-import { ImagesFile, LocalizationResult } from "../../protocol";
+import { ImagesFile, LocalizationResult, OneShotFeaturesResponse, OneShotLocalizeResponse } from "../../protocol";
 import { type Server, startServer } from "../conformance/server";
 import { httpClient, uploadBytes, waitForJob } from "../support/http";
 import { photoNames, submitFolder } from "../../scripts/photo-folder";
@@ -24,6 +24,7 @@ import { INTRINSICS, datasetDir } from "../../scripts/reference-sets";
 
 const SET = "sacre-coeur";
 const HELD_BACK = "51091044_3486849416.jpg";
+let localizedPose: LocalizationResult["cam_from_world"] | undefined;
 let server: Server;
 let runner: Runner;
 let reconId: string;
@@ -94,6 +95,7 @@ describe(`localize on ${SET} (Node runner)`, () => {
     );
     expect(rotationErrorDeg).toBeLessThan(1);
     expect(centreErrorFraction).toBeLessThan(0.02);
+    localizedPose = result.cam_from_world;
   }, 600_000);
 
   it("a photo of another place is not localized: success false, with the reason", async () => {
@@ -101,5 +103,34 @@ describe(`localize on ${SET} (Node runner)`, () => {
     const { result } = await localized(elsewhere);
     expect(result).toMatchObject({ success: false, num_inliers: 0, inlier_matches: [] });
     expect(String(result.diagnostics.reason)).toMatch(/descriptor matches|no pose/);
+  }, 600_000);
+
+  it("the one-shot routes answer the held-back photo's features and pose within the request, leaving no job", async () => {
+    const http = httpClient(server.base);
+    const photo = new Uint8Array(readFileSync(new URL(`images/${HELD_BACK}`, datasetDir(SET))));
+    const jobsBefore = (await http("GET", "/v1/jobs?page_size=500")).json.items.length;
+    const serving = runner.run();
+    try {
+      const f = await http("POST", "/v1/oneshot/features", photo, { "Content-Type": "image/jpeg" });
+      expect(f.status, JSON.stringify(f.json)).toBe(200);
+      const features = OneShotFeaturesResponse.parse(f.json);
+      expect(features).toMatchObject({ width: 761, height: 1015, descriptor_kind: "sift_l1_root" });
+      expect(features.num_keypoints).toBeGreaterThan(1000);
+      expect(features.keypoints).toHaveLength(features.num_keypoints);
+      expect(Buffer.from(features.descriptors, "base64").byteLength).toBe(128 * features.num_keypoints);
+
+      const l = await http("POST", `/v1/oneshot/localize?recon_id=${reconId}`, photo, { "Content-Type": "image/jpeg" });
+      expect(l.status, JSON.stringify(l.json)).toBe(200);
+      const located = OneShotLocalizeResponse.parse(l.json);
+      expect(located).toMatchObject({ success: true, recon_id: reconId });
+      // The same computation as the localize job's: the same pose.
+      const q = located.cam_from_world.rotation;
+      const p = localizedPose!.rotation;
+      expect(rotationAngleDeg([q.w, q.x, q.y, q.z], [p.w, p.x, p.y, p.z])).toBeLessThan(0.01);
+    } finally {
+      runner.stop();
+      await serving;
+    }
+    expect((await http("GET", "/v1/jobs?page_size=500")).json.items.length).toBe(jobsBefore);
   }, 600_000);
 });

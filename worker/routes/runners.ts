@@ -26,7 +26,7 @@ import type { AppEnv } from "../context";
 import { conflict, notFound, payloadTooLarge, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
-import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
+import { SNIFF_BYTES, blobFacts, blobKey, oneshotKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
 import { credentialOf, issueRunnerToken, leaseScopeOf, leaseWaiting, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
 import { dispatcher, tenantStore, unwrap } from "../services/stores";
@@ -160,14 +160,18 @@ runners.openapi(
     if (bytes.byteLength > max) throw payloadTooLarge(`output blobs are limited to ${max} bytes`);
     const actual = await sha256Hex(bytes);
     if (actual !== sha) throw validation(`the body hashes to ${actual}`, [{ path: "sha", message: "SHA-256 mismatch", code: "sha_mismatch" }]);
-    const key = blobKey(tenant, sha);
+    // A one-shot job's outputs stay beside it, out of the tenant's store, and go with its answer (4.15).
+    const ephemeral = await store.ephemeral();
+    const key = ephemeral ? oneshotKey(tenant, job, sha) : blobKey(tenant, sha);
     const mediaType = c.req.header("Content-Type") ?? "application/octet-stream";
     if (!(await c.env.BLOBS.head(key))) await c.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: mediaType } });
-    // Stage outputs are data, except the images a task derives (projections): those get an image's facts, as uploads do (2.5).
-    const facts = mediaType.startsWith("image/")
-      ? await blobFacts(bytes.subarray(0, SNIFF_BYTES), key, sha, bytes.byteLength, mediaType)
-      : { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null, gps_json: null };
-    await tenantStore(c.env, tenant).retainJobBlob(job, facts);
+    if (!ephemeral) {
+      // Stage outputs are data, except the images a task derives (projections): those get an image's facts, as uploads do (2.5).
+      const facts = mediaType.startsWith("image/")
+        ? await blobFacts(bytes.subarray(0, SNIFF_BYTES), key, sha, bytes.byteLength, mediaType)
+        : { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null, gps_json: null };
+      await tenantStore(c.env, tenant).retainJobBlob(job, facts);
+    }
     unwrap(await store.recordBlob(lease_id, ls, sha, bytes.byteLength));
     return c.json({ blob_sha: sha, byte_size: bytes.byteLength }, 201);
   },
@@ -186,14 +190,17 @@ runners.openapi(
   }),
   async (c) => {
     const { lease_id, sha } = c.req.valid("param");
-    const { store, scope: ls, tenant } = await lease(c, lease_id);
-    const blob = (await store.mayRead(lease_id, ls, sha)) ? await tenantStore(c.env, tenant).getBlob(sha) : null;
-    if (!blob) throw notFound("blob");
+    const { store, scope: ls, tenant, job } = await lease(c, lease_id);
+    if (!(await store.mayRead(lease_id, ls, sha))) throw notFound("blob");
+    // The tenant's blob, else a one-shot job's own (its request's image, 4.15).
+    const blob = await tenantStore(c.env, tenant).getBlob(sha);
+    const own = blob ? null : await c.env.BLOBS.head(oneshotKey(tenant, job, sha));
+    if (!blob && !own) throw notFound("blob");
     return serveBytes(c.env.BLOBS, c.req.raw, {
-      key: blob.r2_key,
-      size: blob.size,
+      key: blob?.r2_key ?? own!.key,
+      size: blob?.size ?? own!.size,
       etag: `"${sha}"`,
-      contentType: blob.media_type ?? "application/octet-stream",
+      contentType: blob?.media_type ?? own?.httpMetadata?.contentType ?? "application/octet-stream",
       cache: { immutable: true, shared: false },
     });
   },

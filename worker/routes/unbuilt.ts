@@ -37,7 +37,6 @@ export interface UnbuiltRoute {
 const ProjectParams = z.object({ pid: Id });
 const ReconParams = z.object({ rid: Id });
 const SnapshotParams = ReconParams.extend({ seq: z.string() });
-const imageBytes = { body: { content: { "image/*": { schema: z.string().meta({ format: "binary" }) } }, required: true } };
 
 export const UNBUILT: readonly UnbuiltRoute[] = [
   {
@@ -84,15 +83,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     request: { params: ReconParams, ...jsonBody(z.object({ method: z.enum(["poisson", "delaunay"]), options: z.record(z.string(), z.unknown()).optional() })) },
   },
   { method: "post", path: "/v1/reconstructions/{rid}/dense", capability: "dense.patch_match_stereo", summary: "dense reconstruction (4.13)", request: { params: ReconParams } },
-  { method: "post", path: "/v1/oneshot/features", capability: "oneshot.features", summary: "features of one image, in the response (4.15)", request: imageBytes },
-  {
-    method: "post",
-    path: "/v1/oneshot/localize",
-    // Localization itself runs (localize.from_memory); answering within the request is the one-shot part.
-    capability: "oneshot.features",
-    summary: "localizes one image, in the response (4.15)",
-    request: { query: z.object({ recon_id: Id }), ...imageBytes },
-  },
 ];
 
 /** The capability a request to `row` needs: the row's, or the one its query or body names. */

@@ -45,6 +45,8 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "localize.from_memory",
   // A Sim3 applied to a sealed snapshot, or estimated from GPS or pose priors: the runners' `georegister` executor (worker/routes/georegister.test.ts).
   "georegister.sim3",
+  // One-shot features and localization (4.15), computed by a runner within the request (services/oneshot.ts; test/e2e/localize.test.ts).
+  "oneshot.features",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -30,7 +30,7 @@ import { jobStore, tenantStore, unwrap } from "./stores";
 import type { z } from "zod";
 
 /** The phase the service reports started and completed for each core task (6.3). */
-const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
+export const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   extract: "feature_extraction",
   match: "matching",
   verify: "geometric_verification",
@@ -43,6 +43,7 @@ const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   relocalize: "relocalize",
   georegister: "georegister",
   merge: "hierarchical_merge",
+  oneshot_features: "feature_extraction",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {

@@ -158,6 +158,14 @@ export class Dispatcher extends DurableObject<Env> {
     return r ? runnerOf(r) : null;
   }
 
+  /** Whether a runner of this scope that computes `kind` under `rvId` asked for work since `sinceMs` (a live runner that could answer a one-shot request). */
+  hasLiveRunner(kind: TaskKind, rvId: string, sinceMs: number): boolean {
+    const since = new Date(sinceMs).toISOString();
+    return this.sql
+      .exec("SELECT 1 FROM runners WHERE rv_id = ? AND last_seen_at >= ? AND ? IN (SELECT value FROM json_each(stages_json)) LIMIT 1", rvId, since, kind)
+      .toArray().length > 0;
+  }
+
   /**
    * The oldest ready task this runner can compute (its stages, its runtime's rv_id), held for
    * the runner while the lease is made. A runner holds one lease at a time, so a crashed runner

@@ -65,6 +65,12 @@ export interface TaskPlan {
   items?: PlannedItem[] | null;
 }
 
+/**
+ * The recipe of a one-shot job (4.15): never indexed in the tenant, its blobs kept beside it in R2
+ * (services/blobs.ts `oneshotKey`) rather than in the tenant's store, and purged once answered.
+ */
+export const ONESHOT_RECIPE = "oneshot";
+
 export interface JobPlan {
   job_id: string;
   tenant_id: string;

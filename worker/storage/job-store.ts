@@ -28,7 +28,7 @@ import { detail, frozenDataset, inputArtifacts, jobRow } from "./job/records";
 import { announceSnapshots, postEvents, putCheckpoint } from "./job/reports";
 import { cancel, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
-import type { JobPlan, Judgement, LeaseHolder, LeaseScope } from "./job-rows";
+import { type JobPlan, type Judgement, type LeaseHolder, type LeaseScope, ONESHOT_RECIPE } from "./job-rows";
 import { migrate } from "./sql";
 
 export class JobStore extends DurableObject<Env> {
@@ -54,6 +54,10 @@ export class JobStore extends DurableObject<Env> {
   }
   frozenDataset() {
     return frozenDataset(this.cx);
+  }
+  /** A one-shot job (4.15): its blobs live beside it, not in the tenant's store. */
+  ephemeral(): boolean {
+    return jobRow(this.cx)?.recipe === ONESHOT_RECIPE;
   }
   /** The id of the artifact the job was given for `role` (2.11), or null. */
   inputArtifactId(role: string): string | null {

@@ -9,6 +9,7 @@ import { extract } from "./extract";
 import { georegister } from "./georegister";
 import { map } from "./map";
 import { match } from "./match";
+import { oneshotFeatures } from "./oneshot-features";
 import { projection } from "./projection";
 import { relocalize } from "./relocalize";
 import { toCubemap } from "./to-cubemap";
@@ -17,4 +18,17 @@ import { vlad } from "./vlad";
 
 export type Executor = (ctx: TaskContext) => Promise<TaskOutputs>;
 
-export const EXECUTORS: Partial<Record<TaskKind, Executor>> = { extract, match, verify, map, export: exportTask, convert_artifact: convertArtifact, projection, to_cubemap: toCubemap, relocalize, vlad, georegister };
+export const EXECUTORS: Partial<Record<TaskKind, Executor>> = {
+  extract,
+  match,
+  verify,
+  map,
+  export: exportTask,
+  convert_artifact: convertArtifact,
+  projection,
+  to_cubemap: toCubemap,
+  relocalize,
+  vlad,
+  georegister,
+  oneshot_features: oneshotFeatures,
+};
