@@ -12,10 +12,10 @@ import { parseArgs } from "node:util";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
 import { exportSnapshot } from "../browser-runtime/stages/export";
-import { EdgeSfmClient, type JobProgressUpdate, RunnerClient, describeError, formatEta } from "../client/index";
+import { EdgeSfmClient, type JobProgressUpdate, ProblemError, RunnerClient, describeError, formatEta } from "../client/index";
 import { PairsSpec } from "../protocol";
 import { startLocalStack } from "./local-stack";
-import { lastSnapshot, photoNames, submitFolder } from "./photo-folder";
+import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE = "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval] [--overlap N] [--retrieval-k N]";
 const { values, positionals } = parseArgs({
@@ -73,6 +73,12 @@ function stageLabel(p: JobProgressUpdate): string {
   return `${s.kind ?? ""} ${s.phase} ${count}${eta}`.trim();
 }
 
+/** An error as the user can act on it: the problem's title and detail, and each field a 422 names. */
+function explain(e: unknown): string {
+  const fields = e instanceof ProblemError ? (e.problem.errors ?? []) : [];
+  return [describeError(e), ...fields.map((f) => `  ${f.path}: ${f.message}`)].join("\n");
+}
+
 const local = values.server ? null : await startLocalStack({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
 let runner: Runner | null = null;
 let computing: Promise<void> | undefined;
@@ -82,7 +88,8 @@ try {
 
   const { job_id, recon_id } = await submitFolder(client, folder, {
     name: resolve(folder).split("/").at(-1)!,
-    camera_model: values["camera-model"] as "SIMPLE_RADIAL",
+    // Any name: the service checks it against the spec's models and answers a 422 naming the field.
+    camera_model: values["camera-model"] as SubmitOptions["camera_model"],
     intrinsics_mode: values["per-image-cameras"] ? "per_image" : "single_camera",
     pairs: pairs.data,
     onUpload: (i, name, p) => bar((i + (p.phase === "hashing" ? 0 : p.done / Math.max(1, p.total))) / names.length, `${p.phase} ${name}`),
@@ -118,7 +125,7 @@ try {
   }
 } catch (e) {
   process.stdout.write("\n");
-  console.error(describeError(e));
+  console.error(explain(e));
   process.exitCode = 1;
 } finally {
   runner?.stop();
