@@ -157,7 +157,19 @@ describe("x-from_gps: the Sim3 estimated from GPS or pose priors (our extension)
   /** The scene with its three cameras at non-collinear centres `centres` (identity rotations). */
   function placed(centres: [number, number, number][], seed: number) {
     const model = scene(12, seed);
-    model.images.images.forEach((im, i) => (im.cam_from_world = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: centres[i]!.map((v) => -v) as [number, number, number] }));
+    const [fx, fy, cx, cy] = model.cameras.cameras[0]!.params as [number, number, number, number];
+    const at = new Map(Array.from(model.ids, (id, k) => [Number(id), k]));
+    model.images.images.forEach((im, i) => {
+      const t = centres[i]!.map((v) => -v) as [number, number, number];
+      im.cam_from_world = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: t };
+      // The observations follow the new poses: a seal checks that they reproject (worker/services/snapshot-files.ts).
+      for (const p of im.points2D) {
+        if (p.point3d_id === null) continue;
+        const k = at.get(p.point3d_id)!;
+        const [x, y, z] = [model.xyz[3 * k]! + t[0], model.xyz[3 * k + 1]! + t[1], model.xyz[3 * k + 2]! + t[2]];
+        p.xy = [(fx * x) / z + cx, (fy * y) / z + cy];
+      }
+    });
     return model;
   }
 
