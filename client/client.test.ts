@@ -141,6 +141,18 @@ describe("events (6)", () => {
     expect(states).toContain("reconnecting");
   });
 
+  it("a job resumed after it ended: its stream goes past the earlier terminal status to the end", async () => {
+    const job = await featuresJob(1);
+    const path = { params: { path: { jid: job.jobId } } };
+    await unwrap(client.api.POST("/v1/jobs/{jid}:cancel", path));
+    await unwrap(client.api.POST("/v1/jobs/{jid}:resume", path));
+    await job.run();
+    const statuses = (await all(client.events(job.jobId))).flatMap((e) => (e.kind === "job_status" ? [e.status] : []));
+    expect(statuses).toContain("cancelled");
+    expect(statuses.at(-1)).toBe("succeeded");
+    expect((await all(client.socket(job.jobId))).at(-1)).toMatchObject({ kind: "job_status", status: "succeeded" });
+  });
+
   it("an abort ends the stream at once", async () => {
     const job = await featuresJob(1);
     const abort = new AbortController();

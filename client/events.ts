@@ -1,7 +1,8 @@
 /**
  * @module A job's events (spec 6) as an async iterable, over SSE (`GET /v1/jobs/{jid}/events`)
  * or WebSocket (`/ws/v1/jobs/{jid}`), resumed after any drop from the last event received
- * (`Last-Event-ID`, `?last_event_id` on a WebSocket), until the job's terminal `job_status`.
+ * (`Last-Event-ID`, `?last_event_id` on a WebSocket), until the server closes the stream after
+ * the job's terminal `job_status` (spec 6).
  * SSE is read with fetch rather than EventSource: EventSource can neither send `Authorization`
  * (api_key mode, spec 5) nor choose the `Last-Event-ID` of a fresh connection. Frames are parsed
  * by eventsource-parser (the WHATWG event-stream format).
@@ -67,14 +68,17 @@ async function* follow(connect: (after: number) => Promise<Connection>, o: Event
       connection = await connect(after);
       o.onState?.("live");
       failures = 0;
+      // A terminal status ends the stream when the server then closes it: a job resumed after it
+      // ended has its old terminal status in the log it replays, followed by what came after.
+      let ended = false;
       for (let batch = await connection.next(); batch; batch = await connection.next()) {
         for (const e of batch) {
           if (e.event_id > after) after = e.event_id;
           yield e;
-          if (isTerminal(e)) return;
+          if (e.kind === "job_status") ended = isTerminal(e);
         }
       }
-      if (o.reconnect === false) return;
+      if (ended || o.reconnect === false) return;
       o.onState?.("reconnecting", "the server closed the stream");
     } catch (e) {
       if (o.signal?.aborted) throw o.signal.reason;
