@@ -314,3 +314,21 @@ runners.openapi(
     return c.json({ ...row, raw_token: null }, 200);
   },
 );
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/admin/runner-tokens/{token_id}:reinstate",
+    tags: ["admin"],
+    request: { params: z.object({ token_id: Id }) },
+    responses: {
+      200: json(RunnerToken, "the quarantine is lifted (the operator judged it a false alarm): the token works again; its results are replicated as a new token's"),
+      ...problemResponses(401, 404),
+    },
+  }),
+  async (c) => {
+    const row = await dispatcher(c.env, "pool").reinstate(c.req.valid("param").token_id);
+    if (!row) throw notFound("runner token");
+    return c.json({ ...row, raw_token: null }, 200);
+  },
+);

@@ -157,6 +157,12 @@ describe("untrusted results", () => {
     const token = (await call("GET", "/v1/admin/runner-tokens")).json.find((t: any) => liar.token.includes(t.token_id));
     expect(token.quarantined_at).not.toBeNull();
     expect(token.quarantine_reason).toMatch(new RegExp(`shard ${lie.shard!.shard_id}`));
+    // An operator who judges it a false alarm lifts the quarantine: the token works again, with no record.
+    const reinstated = await call("POST", `/v1/admin/runner-tokens/${token.token_id}:reinstate`);
+    expect(reinstated.status).toBe(200);
+    expect(reinstated.json).toMatchObject({ token_id: token.token_id, quarantined_at: null, quarantine_reason: null, confirmed: 0, raw_token: null });
+    expect((await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` })).status).toBe(204);
+    expectProblem(await call("POST", "/v1/admin/runner-tokens/01M8ZZZZZZZZZZZZZZZZZZZZZZ:reinstate"), 404, "not_found");
   });
 
   it("two volunteers that disagree wait for a trusted runner, which decides: the liar is quarantined, the honest one confirmed", async () => {

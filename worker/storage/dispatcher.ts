@@ -311,6 +311,13 @@ export class Dispatcher extends DurableObject<Env> {
     return r ? { ...r } : null;
   }
 
+  /** Lifts a token's quarantine; its record starts again (every result replicated until it has one anew). */
+  reinstate(tokenId: string): RunnerTokenRow | null {
+    this.sql.exec("UPDATE runner_tokens SET quarantined_at = NULL, quarantine_reason = NULL, confirmed = 0 WHERE token_id = ?", tokenId);
+    const r = this.sql.exec(`SELECT ${TOKEN_COLUMNS} FROM runner_tokens WHERE token_id = ?`, tokenId).toArray()[0];
+    return (r as unknown as RunnerTokenRow | undefined) ?? null;
+  }
+
   /** Counts a result of this runner's token that another runner confirmed. */
   credit(runnerId: string): void {
     this.sql.exec("UPDATE runner_tokens SET confirmed = confirmed + 1 WHERE token_id = (SELECT token_id FROM runners WHERE runner_id = ?)", runnerId);
