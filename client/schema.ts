@@ -7543,6 +7543,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reconstructions:merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge source reconstructions into the target
+         * @description Joins the latest sealed snapshot (its largest model) of each source into the target's and seals the result as the target's next snapshot (4.9 rule 3),
+         *     announced by `snapshot_available`; a job with one `merge` task (an extension kind, 9.2; phase `hierarchical_merge`) under the target reconstruction.
+         *     `sim3_aligners[i]` is `target_from_source` for `source_recon_ids[i]` (an identity leaves that model where it is); without aligners each is estimated
+         *     (Umeyama's similarity in RANSAC, inliers within 2% of the target's spread) from the camera centres of the images the models share (the same photo bytes)
+         *     and the 3D points both triangulated from one keypoint of a shared image. Joined: the target keeps its ids; a shared image keeps the target's pose and
+         *     gains the source's observations; points seen at one keypoint of a shared image are fused (weighted mean position); the other images, cameras and points
+         *     are added under new ids; track lengths and `mean_reproj_err` are computed again. Rigs and frames of the inputs are not carried over.
+         *     The task's result: `{snapshot_seq, sources: [{recon_id, seq, sim3, estimated, shared_images, shared_points, num_inliers, rmse}], fused_points, added_images}`.
+         *     404 an unknown reconstruction (or another tenant's); 422 a malformed body (sim3_aligners not one per source, a Sim3 as georegister refuses it, the target
+         *     among the sources), or a source in another project (`other_project`); 409 a reconstruction with no sealed snapshot. Nothing is created when refused.
+         *     A source sharing no image with the target and given no aligner fails the task (ValidationError) and nothing is sealed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MergeRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted; the merged snapshot is announced by the job's `snapshot_available` event */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/api-keys": {
         parameters: {
             query?: never;
@@ -8697,62 +8824,6 @@ export interface paths {
                 content: {
                     "application/json": {
                         archive_path: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/reconstructions:merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * source reconstructions merged into the target (4.9)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `recon.merge` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        target_recon_id: string;
-                        source_recon_ids: string[];
-                        sim3_aligners?: components["schemas"]["Sim3"][];
                     };
                 };
             };
@@ -10825,6 +10896,12 @@ export interface components {
             x: number;
             y: number;
             z: number;
+        };
+        MergeRequest: {
+            target_recon_id: string;
+            source_recon_ids: string[];
+            /** @description parallel to source_recon_ids: target_from_source; estimated when absent */
+            sim3_aligners?: components["schemas"]["Sim3"][] | null;
         };
         ApiKeyOut: {
             api_key_id: string;
@@ -18689,6 +18766,133 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/reconstructions:merge": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * Merge source reconstructions into the target
+             * @description Joins the latest sealed snapshot (its largest model) of each source into the target's and seals the result as the target's next snapshot (4.9 rule 3),
+             *     announced by `snapshot_available`; a job with one `merge` task (an extension kind, 9.2; phase `hierarchical_merge`) under the target reconstruction.
+             *     `sim3_aligners[i]` is `target_from_source` for `source_recon_ids[i]` (an identity leaves that model where it is); without aligners each is estimated
+             *     (Umeyama's similarity in RANSAC, inliers within 2% of the target's spread) from the camera centres of the images the models share (the same photo bytes)
+             *     and the 3D points both triangulated from one keypoint of a shared image. Joined: the target keeps its ids; a shared image keeps the target's pose and
+             *     gains the source's observations; points seen at one keypoint of a shared image are fused (weighted mean position); the other images, cameras and points
+             *     are added under new ids; track lengths and `mean_reproj_err` are computed again. Rigs and frames of the inputs are not carried over.
+             *     The task's result: `{snapshot_seq, sources: [{recon_id, seq, sim3, estimated, shared_images, shared_points, num_inliers, rmse}], fused_points, added_images}`.
+             *     404 an unknown reconstruction (or another tenant's); 422 a malformed body (sim3_aligners not one per source, a Sim3 as georegister refuses it, the target
+             *     among the sources), or a source in another project (`other_project`); 409 a reconstruction with no sealed snapshot. Nothing is created when refused.
+             *     A source sharing no image with the target and given no aligner fails the task (ValidationError) and nothing is sealed.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["MergeRequest"];
+                    };
+                };
+                responses: {
+                    /** @description accepted; the merged snapshot is announced by the job's `snapshot_available` event */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Payload too large */
+                    413: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/admin/api-keys": {
             parameters: {
                 query?: never;
@@ -19843,62 +20047,6 @@ export namespace input {
                     content: {
                         "application/json": {
                             archive_path: string;
-                        };
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
-        "/v1/reconstructions:merge": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * source reconstructions merged into the target (4.9)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `recon.merge` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path?: never;
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "application/json": {
-                            target_recon_id: string;
-                            source_recon_ids: string[];
-                            sim3_aligners?: components["schemas"]["Sim3"][];
                         };
                     };
                 };
@@ -21971,6 +22119,12 @@ export namespace input {
                 x: number;
                 y: number;
                 z: number;
+            };
+            MergeRequest: {
+                target_recon_id: string;
+                source_recon_ids: string[];
+                /** @description parallel to source_recon_ids: target_from_source; estimated when absent */
+                sim3_aligners?: components["schemas"]["Sim3"][] | null;
             };
             ApiKeyOut: {
                 api_key_id: string;

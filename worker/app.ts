@@ -22,6 +22,7 @@ import { derivedDatasets } from "./routes/derived-datasets";
 import { errorPages } from "./routes/errors";
 import { exportRoutes } from "./routes/exports";
 import { georegisterRoutes } from "./routes/georegister";
+import { mergeRoutes } from "./routes/merge";
 import { images } from "./routes/images";
 import { jobs } from "./routes/jobs";
 import { localizeRoutes } from "./routes/localize";
@@ -118,6 +119,7 @@ export function createApp() {
   app.route("/", localizeRoutes);
   app.route("/", georegisterRoutes);
   app.route("/", oneshot);
+  app.route("/", mergeRoutes);
   app.route("/", admin);
   app.route("/", projections);
   app.route("/", derivedDatasets);

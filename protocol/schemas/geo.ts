@@ -299,3 +299,12 @@ export const MergeRequest = z
   })
   .meta({ id: "MergeRequest" });
 export type MergeRequest = z.infer<typeof MergeRequest>;
+
+/** One model of a `merge` task: its reconstruction, the snapshot taken and its images' content SHA-256 by name (shared images are found by it). */
+export type MergeTaskModel = { recon_id: string; seq: number; image_shas: Record<string, string> };
+
+/**
+ * A `merge` task: the target's snapshot (input artifact `snapshot`) and each source's (`source.<i>`),
+ * with its `target_from_source` Sim3 when the request gave one.
+ */
+export type MergeTaskParams = { merge: { target: MergeTaskModel; sources: (MergeTaskModel & { sim3: Sim3 | null })[] } };

@@ -7,7 +7,7 @@
  * capability, so they are absent until built rather than listed here.
  */
 import { type RouteConfig, createRoute, z } from "@hono/zod-openapi";
-import { type OptionalCapability, Id, Sim3 } from "../../protocol";
+import { type OptionalCapability, Id } from "../../protocol";
 import type { AppEnv } from "../context";
 import { capabilityUnavailable } from "../errors";
 import { jsonBody, problemResponses } from "../openapi";
@@ -52,13 +52,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     capability: "import.kapture",
     summary: "a Kapture archive imported as a dataset (4.2)",
     request: { params: ProjectParams, ...jsonBody(z.object({ archive_path: z.string() })) },
-  },
-  {
-    method: "post",
-    path: "/v1/reconstructions:merge",
-    capability: "recon.merge",
-    summary: "source reconstructions merged into the target (4.9)",
-    request: jsonBody(z.object({ target_recon_id: Id, source_recon_ids: z.array(Id).min(1), sim3_aligners: z.array(Sim3).optional() })),
   },
   {
     method: "get",

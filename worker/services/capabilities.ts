@@ -47,6 +47,8 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "georegister.sim3",
   // One-shot features and localization (4.15), computed by a runner within the request (services/oneshot.ts; test/e2e/localize.test.ts).
   "oneshot.features",
+  // Reconstructions merged, aligned by given or estimated Sim3s: the runners' `merge` executor (worker/routes/merge.test.ts).
+  "recon.merge",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

@@ -21,15 +21,20 @@ export { enc, scene };
  * img2.jpg), and an incremental pipeline job on it computed by a DigestRunner up to its map
  * task, which seals `model` as snapshot 1 and completes with the root files as its
  * `reconstruction.sparse.v1` artifact. The tenant's queue must hold no other ready task. `as`: the
- * tenant's client (default: the none-mode default tenant).
+ * tenant's client (default: the none-mode default tenant). `o.projectId`: in that project rather than
+ * a new one; `o.photo`: the bytes of each image by name (default distinct small blobs).
  */
-export async function sealedReconstruction(model = scene(30), as: { call: Call; fetch: FetchLike } = { call: defaultCall, fetch: selfFetch }) {
+export async function sealedReconstruction<M extends Pick<ReturnType<typeof scene>, "cameras" | "images" | "points" | "summary"> = ReturnType<typeof scene>>(
+  model: M = scene(30) as unknown as M,
+  as: { call: Call; fetch: FetchLike } = { call: defaultCall, fetch: selfFetch },
+  o: { projectId?: string; photo?: (name: string) => Uint8Array } = {},
+) {
   const { call } = as;
-  const p = await expectStatus(call("POST", "/v1/projects", { name: "sealed" }), 201);
+  const projectId = o.projectId ?? (await expectStatus(call("POST", "/v1/projects", { name: "sealed" }), 201)).json.project_id;
   const entries = [];
-  for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBlob(enc({ photo: im.name, nonce: Math.random() }), {}, call) });
-  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
-  const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+  for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBlob(o.photo?.(im.name) ?? enc({ photo: im.name, nonce: Math.random() }), {}, call) });
+  const d = await expectStatus(call("POST", `/v1/projects/${projectId}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
+  const job = await expectStatus(call("POST", `/v1/projects/${projectId}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
   const runner = new DigestRunner({ base: BASE, fetch: as.fetch, name: "sealer" });
   await runner.register();
   for (;;) {
@@ -66,7 +71,7 @@ export async function sealedReconstruction(model = scene(30), as: { call: Call; 
       result: null,
     };
     await runner.client.complete(lease.lease_id, outputs);
-    return { pid: p.json.project_id as string, did: d.json.dataset_id as string, rid: job.json.recon_id as string, jid: job.json.job_id as string, photos: entries, model, runner };
+    return { pid: projectId as string, did: d.json.dataset_id as string, rid: job.json.recon_id as string, jid: job.json.job_id as string, photos: entries, model, runner };
   }
 }
 

@@ -9,6 +9,7 @@ import { extract } from "./extract";
 import { georegister } from "./georegister";
 import { map } from "./map";
 import { match } from "./match";
+import { merge } from "./merge";
 import { oneshotFeatures } from "./oneshot-features";
 import { projection } from "./projection";
 import { relocalize } from "./relocalize";
@@ -31,4 +32,5 @@ export const EXECUTORS: Partial<Record<TaskKind, Executor>> = {
   vlad,
   georegister,
   oneshot_features: oneshotFeatures,
+  merge,
 };

@@ -1,0 +1,212 @@
+/**
+ * @module Merging snapshot models (spec 4.9 `:merge`): source models moved into the target's frame
+ * by `target_from_source` Sim3s (given, or estimated here) and joined into one model.
+ *
+ * Images are the same image when their photos are the same bytes (content SHA-256). Without an
+ * aligner, `target_from_source` is estimated (stages/sim3.ts, Umeyama in RANSAC) from the shared
+ * images' camera centres and the 3D points both models triangulated from the same keypoint of a
+ * shared image. Joining: the target's cameras, images and points keep their ids; a source's other
+ * images and cameras are added under new ids; a shared image keeps the target's pose and gains the
+ * source's observations of keypoints the target left out of any track; a source point observed at
+ * the same keypoint of a shared image as a target point is fused into it (their mean position,
+ * weighted by track length); the other source points are added under new ids. Track lengths are
+ * recounted from the observations, and the mean reprojection error is measured again.
+ */
+import type { CamerasFile, ImagesFile, Sim3 } from "../../protocol";
+import type { PointCloud } from "../../protocol/wire/points";
+import type { Vec3 } from "../../engine-wasm/ts/accuracy";
+import { projectToImage } from "./export/camera-projection";
+import { type Alignment, type AlignmentPair, AlignmentError, applySim3, centreOf, estimateAlignment, transformPose } from "./sim3";
+import { worldToCamera } from "./export/geometry";
+
+export interface SnapshotModel {
+  cameras: CamerasFile;
+  images: ImagesFile;
+  points: PointCloud;
+}
+
+/** A model to merge and the content SHA-256 of each of its images, by name. */
+export interface MergeInput {
+  model: SnapshotModel;
+  shaOf: ReadonlyMap<string, string>;
+}
+
+type Image = ImagesFile["images"][number];
+
+/** The images two models share (same photo bytes) and the 3D points both triangulated from one keypoint of such an image. */
+export function correspondences(target: MergeInput, source: MergeInput) {
+  const targetBySha = new Map<string, Image>();
+  for (const im of target.model.images.images) {
+    const sha = target.shaOf.get(im.name);
+    if (sha) targetBySha.set(sha, im);
+  }
+  const images: [Image, Image][] = [];
+  const points = new Map<number, number>(); // source point -> target point (first seen)
+  for (const s of source.model.images.images) {
+    const sha = source.shaOf.get(s.name);
+    const t = sha ? targetBySha.get(sha) : undefined;
+    if (!t) continue;
+    images.push([t, s]);
+    s.points2D.forEach((kp, k) => {
+      const tp = t.points2D[k]?.point3d_id;
+      if (kp.point3d_id !== null && tp !== null && tp !== undefined && !points.has(kp.point3d_id)) points.set(kp.point3d_id, tp);
+    });
+  }
+  return { images, points };
+}
+
+const xyzOf = (cloud: PointCloud) => {
+  const at = new Map<number, Vec3>();
+  cloud.ids.forEach((id, i) => at.set(Number(id), [cloud.xyz[3 * i]!, cloud.xyz[3 * i + 1]!, cloud.xyz[3 * i + 2]!]));
+  return at;
+};
+
+/**
+ * `target_from_source` from what the models share: camera centres of shared images and points of
+ * shared keypoints, in RANSAC with an inlier threshold of `relativeThreshold` times the spread of
+ * the target's positions. Throws an AlignmentError when they share too little.
+ */
+export function estimateTargetFromSource(target: MergeInput, source: MergeInput, relativeThreshold = 0.02): Alignment & { shared_images: number; shared_points: number } {
+  const { images, points } = correspondences(target, source);
+  const pairs: AlignmentPair[] = images.map(([t, s]) => ({ name: t.name, centre: centreOf(s.cam_from_world), reference: centreOf(t.cam_from_world) }));
+  const [tx, sx] = [xyzOf(target.model.points), xyzOf(source.model.points)];
+  for (const [s, t] of points) {
+    const [ps, pt] = [sx.get(s), tx.get(t)];
+    if (ps && pt) pairs.push({ name: `point ${t}`, centre: ps, reference: pt });
+  }
+  if (images.length === 0) throw new AlignmentError("the source shares no image (same photo bytes) with the target: give its sim3_aligner");
+  const mean = [0, 1, 2].map((k) => pairs.reduce((a, p) => a + p.reference[k]!, 0) / pairs.length);
+  const spread = Math.sqrt(pairs.reduce((a, p) => a + (p.reference[0] - mean[0]!) ** 2 + (p.reference[1] - mean[1]!) ** 2 + (p.reference[2] - mean[2]!) ** 2, 0) / pairs.length);
+  return { ...estimateAlignment(pairs, Math.max(relativeThreshold * spread, 1e-12)), shared_images: images.length, shared_points: points.size };
+}
+
+/** Per-point mean reprojection error over all observations, averaged over observations (COLMAP's mean_reproj_err). */
+export function meanReprojectionError(model: { cameras: CamerasFile; images: ImagesFile }, xyz: ReadonlyMap<number, Vec3>): number {
+  const cams = new Map(model.cameras.cameras.map((c) => [c.camera_id, c]));
+  let sum = 0;
+  let n = 0;
+  for (const im of model.images.images) {
+    const cam = cams.get(im.camera_id);
+    if (!cam) continue;
+    for (const kp of im.points2D) {
+      const x = kp.point3d_id === null ? undefined : xyz.get(kp.point3d_id);
+      if (!x) continue;
+      const px = projectToImage(cam, worldToCamera(im.cam_from_world, x));
+      if (!px) continue;
+      sum += Math.hypot(px[0] - kp.xy[0], px[1] - kp.xy[1]);
+      n++;
+    }
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+export interface MergedModel extends SnapshotModel {
+  mean_reproj_err: number;
+  fused_points: number;
+  added_images: number;
+}
+
+/** The target with every source joined, each moved by its `target_from_source`. */
+export function mergeModels(target: MergeInput, sources: { input: MergeInput; sim3: Sim3 }[]): MergedModel {
+  const cameras = target.model.cameras.cameras.map((c) => ({ ...c }));
+  const images: Image[] = target.model.images.images.map((im) => ({ ...im, points2D: im.points2D.map((p) => ({ ...p })) }));
+  const byName = new Map(images.map((im) => [im.name, im]));
+  const targetBySha = new Map<string, Image>();
+  for (const im of images) {
+    const sha = target.shaOf.get(im.name);
+    if (sha) targetBySha.set(sha, im);
+  }
+  // Positions (float64) and colours by point id; fused points are union-find sets of ids.
+  const xyz = xyzOf(target.model.points);
+  const rgb = new Map<number, [number, number, number]>();
+  const weight = new Map<number, number>();
+  target.model.points.ids.forEach((id, i) => {
+    rgb.set(Number(id), [target.model.points.rgb[3 * i]!, target.model.points.rgb[3 * i + 1]!, target.model.points.rgb[3 * i + 2]!]);
+    weight.set(Number(id), target.model.points.trackLength[i]!);
+  });
+  const parent = new Map<number, number>();
+  const find = (id: number): number => {
+    let r = id;
+    while (parent.has(r)) r = parent.get(r)!;
+    return r;
+  };
+  let nextPoint = Math.max(0, ...xyz.keys()) + 1;
+  let nextImage = Math.max(0, ...images.map((im) => im.image_id)) + 1;
+  let nextCamera = Math.max(0, ...cameras.map((c) => c.camera_id)) + 1;
+  let fused = 0;
+  let added = 0;
+
+  for (const { input, sim3 } of sources) {
+    const pointId = new Map<number, number>();
+    input.model.points.ids.forEach((id, i) => {
+      const nid = nextPoint++;
+      pointId.set(Number(id), nid);
+      xyz.set(nid, applySim3(sim3, [input.model.points.xyz[3 * i]!, input.model.points.xyz[3 * i + 1]!, input.model.points.xyz[3 * i + 2]!]));
+      rgb.set(nid, [input.model.points.rgb[3 * i]!, input.model.points.rgb[3 * i + 1]!, input.model.points.rgb[3 * i + 2]!]);
+      weight.set(nid, input.model.points.trackLength[i]!);
+    });
+    const cameraId = new Map<number, number>();
+    for (const c of input.model.cameras.cameras) {
+      cameraId.set(c.camera_id, nextCamera);
+      cameras.push({ ...c, camera_id: nextCamera++ });
+    }
+    for (const s of input.model.images.images) {
+      const sha = input.shaOf.get(s.name);
+      const t = sha ? targetBySha.get(sha) : undefined;
+      const mapped = (p: number | null) => (p === null ? null : (pointId.get(p) ?? null));
+      if (!t) {
+        images.push({ ...s, image_id: nextImage++, camera_id: cameraId.get(s.camera_id)!, cam_from_world: transformPose(s.cam_from_world, sim3), points2D: s.points2D.map((kp) => ({ xy: kp.xy, point3d_id: mapped(kp.point3d_id) })) });
+        byName.set(s.name, images.at(-1)!);
+        added++;
+        continue;
+      }
+      // A shared image: the target's pose; the same keypoint in two tracks fuses them.
+      s.points2D.forEach((kp, k) => {
+        const sp = mapped(kp.point3d_id);
+        const tk = t.points2D[k];
+        if (sp === null || !tk) return;
+        if (tk.point3d_id === null) {
+          tk.point3d_id = sp;
+          return;
+        }
+        const [a, b] = [find(tk.point3d_id), find(sp)];
+        if (a === b) return;
+        parent.set(b, a);
+        fused++;
+      });
+    }
+  }
+
+  // Each fused set becomes its root: weighted mean position, the root's colour.
+  const members = new Map<number, number[]>();
+  for (const id of xyz.keys()) {
+    const r = find(id);
+    if (!members.has(r)) members.set(r, []);
+    members.get(r)!.push(id);
+  }
+  for (const [root, ids] of members) {
+    if (ids.length === 1) continue;
+    const total = ids.reduce((a, id) => a + Math.max(1, weight.get(id)!), 0);
+    const mean: Vec3 = [0, 0, 0];
+    for (const id of ids) for (let k = 0; k < 3; k++) mean[k]! += (xyz.get(id)![k]! * Math.max(1, weight.get(id)!)) / total;
+    for (const id of ids) if (id !== root) xyz.delete(id);
+    xyz.set(root, mean);
+  }
+  const count = new Map<number, number>();
+  for (const im of images) {
+    for (const kp of im.points2D) {
+      if (kp.point3d_id === null) continue;
+      kp.point3d_id = find(kp.point3d_id);
+      count.set(kp.point3d_id, (count.get(kp.point3d_id) ?? 0) + 1);
+    }
+  }
+  const ids = [...xyz.keys()].sort((a, b) => a - b);
+  const points: PointCloud = {
+    xyz: Float32Array.from(ids.flatMap((id) => xyz.get(id)!)),
+    rgb: Uint8Array.from(ids.flatMap((id) => rgb.get(id)!)),
+    trackLength: Uint16Array.from(ids.map((id) => Math.min(65535, count.get(id) ?? 0))),
+    ids: BigUint64Array.from(ids.map(BigInt)),
+  };
+  const model = { cameras: { cameras }, images: { images } };
+  return { ...model, points, mean_reproj_err: meanReprojectionError(model, new Map(ids.map((id) => [id, xyz.get(id)!]))), fused_points: fused, added_images: added };
+}
