@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { splitScene } from "../../test/support/synthetic-model";
-import { type MergeInput, correspondences, estimateTargetFromSource, mergeModels } from "./merge";
+import { loadEngine } from "../../engine-wasm/ts/engine";
+import { type MergeInput, correspondences, estimateTargetFromSource, mergeModels, refineMerged } from "./merge";
 import { applySim3, centreOf, invertSim3, transformPose } from "./sim3";
 
 const S: Sim3 = { rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 }, translation: [40, -7.5, 3], scale: 0.3 };
@@ -73,5 +74,23 @@ describe("merging models (4.9)", () => {
     expect(() => estimateTargetFromSource(target, stranger)).toThrow(/shares no image/);
     // Merged with an aligner, it is added whole: no point fused.
     expect(mergeModels(target, [{ input: stranger, sim3: S }])).toMatchObject({ added_images: 4, fused_points: 0 });
+  });
+});
+
+describe("bundle adjustment of the merged model", () => {
+  it("a slightly wrong aligner leaves fused tracks inconsistent; the adjustment brings them back to the whole model", async () => {
+    const { whole, target, source } = halves();
+    // 1% off in scale and a little translation: fused points land between two places.
+    const off: Sim3 = { ...S, scale: S.scale * 1.01, translation: [S.translation[0] + 0.02, S.translation[1], S.translation[2]] };
+    const joined = mergeModels(target, [{ input: source, sim3: off }]);
+    expect(joined.mean_reproj_err).toBeGreaterThan(1);
+    const refined = refineMerged(await loadEngine(), joined);
+    expect(refined.mean_reproj_err).toBeLessThan(0.01);
+    expect(refined.ba.final_cost).toBeLessThan(refined.ba.initial_cost);
+    // The gauge is the first image's pose and the second's distance: the whole model's, so every camera comes back.
+    refined.images.images.forEach((im, i) => {
+      const [got, want] = [centreOf(im.cam_from_world), centreOf(whole.poses[i]!)];
+      for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
+    });
   });
 });

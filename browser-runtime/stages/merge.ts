@@ -10,7 +10,8 @@
  * source's observations of keypoints the target left out of any track; a source point observed at
  * the same keypoint of a shared image as a target point is fused into it (their mean position,
  * weighted by track length); the other source points are added under new ids. Track lengths are
- * recounted from the observations, and the mean reprojection error is measured again.
+ * recounted from the observations, and the mean reprojection error is measured again;
+ * `refineMerged` then adjusts the joined model on the engine.
  */
 import type { CamerasFile, ImagesFile, Sim3 } from "../../protocol";
 import type { PointCloud } from "../../protocol/wire/points";
@@ -18,6 +19,8 @@ import type { Vec3 } from "../../engine-wasm/ts/accuracy";
 import { projectToImage } from "./export/camera-projection";
 import { type Alignment, type AlignmentPair, AlignmentError, applySim3, centreOf, estimateAlignment, transformPose } from "./sim3";
 import { worldToCamera } from "./export/geometry";
+import { type BundleAdjustmentScene, bundleAdjust } from "../../engine-wasm/ts/ba";
+import type { Engine } from "../../engine-wasm/ts/engine";
 
 export interface SnapshotModel {
   cameras: CamerasFile;
@@ -209,4 +212,48 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
   };
   const model = { cameras: { cameras }, images: { images } };
   return { ...model, points, mean_reproj_err: meanReprojectionError(model, new Map(ids.map((id) => [id, xyz.get(id)!]))), fused_points: fused, added_images: added };
+}
+
+/**
+ * The merged model refined by bundle adjustment (engine-wasm/ts/ba.ts): every pose and point,
+ * intrinsics held, a Cauchy loss of 1 px against the fused tracks' outliers, the gauge held by the
+ * first image's pose and the second's scale. Answers the refined model with its reprojection error measured again.
+ */
+export function refineMerged(engine: Engine, merged: MergedModel): MergedModel & { ba: { iterations: number; initial_cost: number; final_cost: number } } {
+  const cameraIndex = new Map(merged.cameras.cameras.map((c, i) => [c.camera_id, i]));
+  const pointIndex = new Map([...merged.points.ids].map((id, i) => [Number(id), i]));
+  const observations: number[] = [];
+  const xy: number[] = [];
+  merged.images.images.forEach((im, i) => {
+    for (const kp of im.points2D) {
+      const p = kp.point3d_id === null ? undefined : pointIndex.get(kp.point3d_id);
+      if (p === undefined) continue;
+      observations.push(i, p);
+      xy.push(kp.xy[0], kp.xy[1]);
+    }
+  });
+  const scene: BundleAdjustmentScene = {
+    cameras: merged.cameras.cameras.map((c) => ({ model: c.model, width: c.width, height: c.height, params: c.params, constant: true })),
+    images: merged.images.images.map((im) => {
+      const r = im.cam_from_world.rotation;
+      return { camera: cameraIndex.get(im.camera_id)!, qvec: [r.w, r.x, r.y, r.z], tvec: [...im.cam_from_world.translation] };
+    }),
+    points: Float64Array.from(merged.points.xyz),
+    observations: Int32Array.from(observations),
+    observationsXY: Float64Array.from(xy),
+  };
+  const result = bundleAdjust(engine, scene, { mode: "standard", loss_kernel: "cauchy", loss_threshold: 1, refine_focal_length: false, refine_principal_point: false, refine_extra_params: false, fix_gauge: true, max_num_iterations: 50 });
+  const images = merged.images.images.map((im, i) => {
+    const { qvec, tvec } = result.scene.images[i]!;
+    return { ...im, cam_from_world: { rotation: { w: qvec[0], x: qvec[1], y: qvec[2], z: qvec[3] }, translation: [...tvec] as [number, number, number] } };
+  });
+  const xyz = new Map([...merged.points.ids].map((id, i) => [Number(id), [result.scene.points[3 * i]!, result.scene.points[3 * i + 1]!, result.scene.points[3 * i + 2]!] as Vec3]));
+  const model = { cameras: merged.cameras, images: { images } };
+  return {
+    ...merged,
+    images: model.images,
+    points: { ...merged.points, xyz: Float32Array.from(result.scene.points) },
+    mean_reproj_err: meanReprojectionError(model, xyz),
+    ba: { iterations: result.numIterations, initial_cost: result.initialCost, final_cost: result.finalCost },
+  };
 }

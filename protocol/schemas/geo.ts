@@ -288,6 +288,10 @@ export const MergeRequest = z
     target_recon_id: Id,
     source_recon_ids: z.array(Id).min(1).max(16),
     sim3_aligners: z.array(Sim3).nullable().optional().describe("parallel to source_recon_ids: target_from_source; estimated when absent"),
+    "x-bundle_adjust": z
+      .boolean()
+      .default(true)
+      .describe("our extension: refine the joined model's poses and points by bundle adjustment (Cauchy loss, intrinsics held); default true"),
   })
   .superRefine((m, ctx) => {
     if (m.sim3_aligners && m.sim3_aligners.length !== m.source_recon_ids.length) {
@@ -307,4 +311,4 @@ export type MergeTaskModel = { recon_id: string; seq: number; image_shas: Record
  * A `merge` task: the target's snapshot (input artifact `snapshot`) and each source's (`source.<i>`),
  * with its `target_from_source` Sim3 when the request gave one.
  */
-export type MergeTaskParams = { merge: { target: MergeTaskModel; sources: (MergeTaskModel & { sim3: Sim3 | null })[] } };
+export type MergeTaskParams = { merge: { target: MergeTaskModel; sources: (MergeTaskModel & { sim3: Sim3 | null })[]; bundle_adjust: boolean } };

@@ -24,6 +24,7 @@ beforeAll(async () => {
 const S: Sim3 = { rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 }, translation: [40, -7.5, 3], scale: 0.3 };
 const IDENTITY: Sim3 = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0], scale: 1 };
 const moveBy = (s: Sim3) => ({ pose: (p: Parameters<typeof transformPose>[0]) => transformPose(p, s), point: (x: [number, number, number]) => applySim3(s, x) });
+// The workerd runner has no engine: merges here skip the bundle adjustment (x-bundle_adjust, tested with the engine in browser-runtime/stages/merge.test.ts).
 const mergeOf = (body: unknown, via = call) => via("POST", "/v1/reconstructions:merge", body);
 
 /**
@@ -61,7 +62,7 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
 
   it("two overlapping halves merged without aligners give the whole model, sealed under the target", async () => {
     const { whole, target, source } = await halves();
-    const r = await expectStatus(mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid] }), 202);
+    const r = await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid] }), 202);
     expect(r.headers.get("Location")).toBe(`/v1/jobs/${r.json.job_id}`);
     expect(r.json.recon_id).toBe(target.rid);
     const job = await run(r.json.job_id);
@@ -88,7 +89,7 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
 
   it("with aligners: the right Sim3 gives the whole model; an identity leaves the source where it is", async () => {
     const { whole, target, source } = await halves();
-    const right = await run((await expectStatus(mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [S] }), 202)).json.job_id);
+    const right = await run((await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [S] }), 202)).json.job_id);
     expect(right.tasks[0].outputs_ref.result.sources[0]).toMatchObject({ estimated: false, sim3: { scale: S.scale } });
     const merged = await snapshot(target.rid, 2);
     merged.images.forEach((im, i) => {
@@ -96,7 +97,7 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
       for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-5);
     });
     // Merged again (onto snapshot 2) with an identity: the source's own images keep its poses.
-    const again = await run((await expectStatus(mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY] }), 202)).json.job_id);
+    const again = await run((await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY] }), 202)).json.job_id);
     expect(again.tasks[0].outputs_ref.result).toMatchObject({ snapshot_seq: 3, target_seq: 2 });
     const unmoved = await snapshot(target.rid, 3);
     // img4 and img5 were added by the first merge; the second adds none, so no source pose is copied: the target's stay as they were.
@@ -107,7 +108,7 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
   it("a source sharing no image and given no aligner fails the task and seals nothing", async () => {
     const { whole, target, pid } = await halves();
     const stranger = await sealedReconstruction(whole.half([4, 5], 9000, moveBy(IDENTITY)), as, { projectId: pid });
-    const job = await run((await expectStatus(mergeOf({ target_recon_id: target.rid, source_recon_ids: [stranger.rid] }), 202)).json.job_id);
+    const job = await run((await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [stranger.rid] }), 202)).json.job_id);
     expect(job).toMatchObject({ status: "failed", error_class: "ValidationError" });
     expect(job.error_message).toContain("shares no image");
     expect((await call("GET", `/v1/reconstructions/${target.rid}/snapshots`)).json.seqs).toEqual([1]);
@@ -125,16 +126,16 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     const before = await state();
     const absent = "01J00000000000000000000000";
     expectProblem(await mergeOf({ target_recon_id: absent, source_recon_ids: [source.rid] }), 404, "not_found");
-    expectProblem(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [absent] }), 404, "not_found");
+    expectProblem(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [absent] }), 404, "not_found");
     const [other] = await tenantCallers("merge-other");
-    expectProblem(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid] }, other), 404, "not_found");
-    expectFieldError(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [elsewhere.rid] }), "source_recon_ids.0", "other_project");
-    expectProblem(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [unsealed.json.recon_id] }), 409, "conflict");
-    expectFieldError(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY, IDENTITY] }), "sim3_aligners");
-    expectFieldError(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [{ ...IDENTITY, scale: 0 }] }), "sim3_aligners.0.scale");
-    expectFieldError(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [{ ...IDENTITY, rotation: { w: 2, x: 0, y: 0, z: 0 } }] }), "sim3_aligners.0.rotation");
-    expectFieldError(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [target.rid] }), "source_recon_ids");
-    expectFieldError(await mergeOf({ target_recon_id: target.rid, source_recon_ids: [] }), "source_recon_ids");
+    expectProblem(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid] }, other), 404, "not_found");
+    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [elsewhere.rid] }), "source_recon_ids.0", "other_project");
+    expectProblem(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [unsealed.json.recon_id] }), 409, "conflict");
+    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY, IDENTITY] }), "sim3_aligners");
+    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [{ ...IDENTITY, scale: 0 }] }), "sim3_aligners.0.scale");
+    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [{ ...IDENTITY, rotation: { w: 2, x: 0, y: 0, z: 0 } }] }), "sim3_aligners.0.rotation");
+    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [target.rid] }), "source_recon_ids");
+    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [] }), "source_recon_ids");
     expectFieldError(await mergeOf({ source_recon_ids: [source.rid] }), "target_recon_id");
     expect(await state()).toEqual(before);
     await call("POST", `/v1/jobs/${unsealed.json.job_id}:cancel?force=true`);

@@ -51,7 +51,7 @@ export async function submitMerge(env: Env, tenantId: string, body: MergeRequest
   if (strangers.length > 0) throw validation("every source must belong to the target's project (4.9 rule 3)", strangers);
   const t = await modelOf(env, tenantId, target.recon_id);
   const input_artifacts: Record<string, StageArtifact> = { snapshot: t.root };
-  const params: MergeTaskParams = { merge: { target: t.model, sources: [] } };
+  const params: MergeTaskParams = { merge: { target: t.model, sources: [], bundle_adjust: body["x-bundle_adjust"] } };
   for (const [i, s] of sources.entries()) {
     const m = await modelOf(env, tenantId, s.recon_id);
     input_artifacts[`source.${i}`] = m.root;

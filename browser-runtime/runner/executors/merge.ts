@@ -7,7 +7,7 @@
  */
 import { CamerasFile, ImagesFile, type MergeTaskParams, type Sim3, type StageArtifact, SummaryFile, type TaskOutputs } from "../../../protocol";
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
-import { type MergeInput, estimateTargetFromSource, mergeModels } from "../../stages/merge";
+import { type MergeInput, estimateTargetFromSource, mergeModels, refineMerged } from "../../stages/merge";
 import { AlignmentError, normalizedSim3 } from "../../stages/sim3";
 import { PREVIEW_POINTS } from "../../stages/snapshot";
 import { type TaskContext, TaskValidationError } from "../task-context";
@@ -72,7 +72,10 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
     });
     ctx.log("INFO", `source ${s.recon_id}: target_from_source estimated from ${fit.shared_images} shared images and ${fit.shared_points} shared points (${inliers.length} inliers)`);
   }
-  const merged = mergeModels(target, sources);
+  const joined = mergeModels(target, sources);
+  const refined = params.bundle_adjust ? refineMerged(await ctx.engine(), joined) : null;
+  if (refined) ctx.log("INFO", `bundle adjustment: ${refined.ba.iterations} iterations, mean reprojection error ${joined.mean_reproj_err.toPrecision(3)} -> ${refined.mean_reproj_err.toPrecision(3)} px`);
+  const merged = refined ?? joined;
   const n = merged.points.ids.length;
   const step = Math.max(1, Math.ceil(n / PREVIEW_POINTS));
   const keep = Array.from({ length: Math.ceil(n / step) }, (_, i) => i * step);
@@ -95,6 +98,6 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
   return {
     // The merged model's photos by name: a later merge (or georegister, which keeps it) finds its shared images by them.
     artifacts: [coreArtifact("reconstruction.snapshot", `snapshot ${params.target.seq} merged with ${params.sources.length} source(s)`, files, { snapshot_seq: seq, ...counts }, { image_shas: imageShas(params) })],
-    result: { snapshot_seq: seq, target_seq: params.target.seq, sources: report, fused_points: merged.fused_points, added_images: merged.added_images, mean_reproj_err: merged.mean_reproj_err },
+    result: { snapshot_seq: seq, target_seq: params.target.seq, sources: report, fused_points: merged.fused_points, added_images: merged.added_images, mean_reproj_err: merged.mean_reproj_err, bundle_adjusted: params.bundle_adjust },
   };
 }
