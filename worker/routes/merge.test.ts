@@ -3,8 +3,9 @@ import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { applySim3, centreOf, invertSim3, transformPose } from "../../browser-runtime/stages/sim3";
 import { splitScene } from "../../test/support/synthetic-model";
-import type { FetchLike } from "../../client/index";
-import { type Call, expectFieldError, expectProblem, expectStatus, tenantCallers, tenantClient, uploadBlob } from "../test/helpers";
+import { type FetchLike, RunnerClient } from "../../client/index";
+import { RunnerAbilities } from "../../protocol";
+import { BASE, type Call, expectFieldError, expectProblem, expectStatus, tenantCallers, tenantClient, uploadBlob } from "../test/helpers";
 import { enc, exportRunner, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
 
@@ -103,6 +104,18 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     // img4 and img5 were added by the first merge; the second adds none, so no source pose is copied: the target's stay as they were.
     expect(unmoved.images.map((im) => im.cam_from_world)).toEqual(merged.images.map((im) => im.cam_from_world));
     expect(source.model.images.images.map((im) => im.cam_from_world)).toEqual((await snapshot(source.rid, 1)).images.map((im) => im.cam_from_world));
+  });
+
+  it("by default the merge task is bundle adjusted on a runner's engine (x-bundle_adjust)", async () => {
+    const { target, source } = await halves();
+    const r = await expectStatus(call("POST", "/v1/reconstructions:merge", { target_recon_id: target.rid, source_recon_ids: [source.rid] }), 202);
+    const client = new RunnerClient({ baseUrl: BASE, fetch: as.fetch });
+    const runner = await client.register({ name: "merge-params", stages: ["merge"], runtime_versions: await client.serviceRuntimeVersions(), abilities: RunnerAbilities.parse({}) });
+    const lease = await client.lease(runner.runner_id);
+    expect(lease?.task).toMatchObject({ job_id: r.json.job_id, kind: "merge", phase: "hierarchical_merge" });
+    expect(lease!.task.params).toMatchObject({ merge: { bundle_adjust: true, target: { recon_id: target.rid, seq: 1 }, sources: [{ recon_id: source.rid, seq: 1, sim3: null }] } });
+    expect(Object.keys(lease!.inputs.artifacts).sort()).toEqual(["snapshot", "source.0"]);
+    await call("POST", `/v1/jobs/${r.json.job_id}:cancel?force=true`);
   });
 
   it("a source sharing no image and given no aligner fails the task and seals nothing", async () => {
