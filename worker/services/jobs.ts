@@ -199,6 +199,23 @@ export function datasetStageCacheKey(env: Env, dataset: DatasetSnapshot, stage: 
   return cacheKeyOf({ kind: stage.kind, inputs_hash: datasetOnlyInputs(datasetHashOf(dataset)), params_hash: hashJson(stage.params), rv_id: rvIdOf(runtimeVersions(env)) });
 }
 
+/** A task of a job's plan: its cache key from what it reads, its parameters and the runtime that computes it (3.2 rule 1). */
+export function taskPlan(t: { kind: TaskKind; phase: TaskPlan["phase"]; params: TaskPlan["params"]; inputs_hash: string; rvId: string; depends_on?: string[] }): TaskPlan {
+  const params_hash = hashJson(t.params);
+  return {
+    task_id: ulid(),
+    kind: t.kind,
+    phase: t.phase,
+    depends_on: t.depends_on ?? [],
+    params: t.params,
+    inputs_hash: t.inputs_hash,
+    params_hash,
+    rv_id: t.rvId,
+    cache_key: cacheKeyOf({ kind: t.kind, inputs_hash: t.inputs_hash, params_hash, rv_id: t.rvId }),
+    cached: null,
+  };
+}
+
 export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const tenant = tenantStore(env, s.tenantId);
   const datasetHash = datasetHashOf(s.dataset);
@@ -223,20 +240,8 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
           ...(stage.own_outputs ? { job: jobId } : {}),
         });
     artifactsFed ||= !stage.dataset_only;
-    const params_hash = hashJson(stage.params);
     const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
-    tasks.push({
-      task_id: ulid(),
-      kind: stage.kind,
-      phase,
-      depends_on: upstream ? [upstream.task_id] : [],
-      params: stage.params,
-      inputs_hash,
-      params_hash,
-      rv_id: rvId,
-      cache_key: cacheKeyOf({ kind: stage.kind, inputs_hash, params_hash, rv_id: rvId }),
-      cached: null,
-    });
+    tasks.push(taskPlan({ kind: stage.kind, phase, params: stage.params, inputs_hash, rvId, depends_on: upstream ? [upstream.task_id] : [] }));
   }
 
   const job: JobRow = {

@@ -11,13 +11,13 @@
  * SVC_ONESHOT_TIMEOUT_SECONDS, the answer is 503 with Retry-After.
  */
 import { ulid } from "../storage/ids";
-import { type JobPlan, ONESHOT_RECIPE, type TaskPlan, type TaskRow } from "../storage/job-rows";
+import { type JobPlan, ONESHOT_RECIPE, type TaskRow } from "../storage/job-rows";
 import type { DatasetSnapshot, StageArtifact, TaskKind, TaskOutputs } from "../../protocol";
 import { readConfig } from "../config";
 import { ApiError, validation } from "../errors";
 import { SNIFF_BYTES, blobFacts, oneshotKey, oneshotPrefix, sha256Hex } from "./blobs";
-import { STAGE_PHASE } from "./jobs";
-import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
+import { STAGE_PHASE, taskPlan } from "./jobs";
+import { hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { dispatcher, jobStore } from "./stores";
 import type { LocalizationQuery } from "../../protocol";
 
@@ -67,20 +67,7 @@ export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: Ta
   const store = jobStore(env, w.tenantId, jobId);
   await env.BLOBS.put(oneshotKey(w.tenantId, jobId, w.image.blob_sha), w.bytes, { httpMetadata: w.image.media_type ? { contentType: w.image.media_type } : undefined });
   try {
-    const params_hash = hashJson(w.params);
-    const inputs_hash = hashJson({ oneshot: jobId });
-    const task: TaskPlan = {
-      task_id: ulid(),
-      kind: w.kind,
-      phase: STAGE_PHASE[w.kind]!,
-      depends_on: [],
-      params: w.params,
-      inputs_hash,
-      params_hash,
-      rv_id: rvId,
-      cache_key: cacheKeyOf({ kind: w.kind, inputs_hash, params_hash, rv_id: rvId }),
-      cached: null,
-    };
+    const task = taskPlan({ kind: w.kind, phase: STAGE_PHASE[w.kind]!, params: w.params, inputs_hash: hashJson({ oneshot: jobId }), rvId });
     const plan: JobPlan = {
       job_id: jobId,
       tenant_id: w.tenantId,

@@ -8,11 +8,14 @@ import { sha256Hex } from "../services/blobs";
 
 /** Columns that change on reads by design (a runner's last poll). */
 const VOLATILE = /^(last_seen_at|claiming_until)$/;
+/** Tables that background work changes at any moment: the garbage collector's queue, drained by its alarm. */
+const BACKGROUND = new Set(["r2_garbage"]);
 
 async function dumpSql(storage: DurableObjectStorage): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   const tables = storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name").toArray();
   for (const { name } of tables) {
+    if (BACKGROUND.has(name)) continue;
     const rows = storage.sql.exec(`SELECT * FROM "${name}"`).toArray().map((r) => Object.entries(r).filter(([k]) => !VOLATILE.test(k)));
     out[name] = JSON.stringify(rows);
   }
