@@ -2,7 +2,8 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /** Capabilities the worker tests treat as implemented; superpoint, global, two_stage stay off to test 501s. */
-const TEST_CAPABILITIES = "features.extract.sift,pairs.exhaustive,matchers.nn-mutual,matches.verify,pipelines.incremental,map.incremental,ba.standard";
+const TEST_CAPABILITIES =
+  "features.extract.sift,pairs.exhaustive,matchers.nn-mutual,matches.verify,pipelines.incremental,map.incremental,ba.standard";
 
 // Two projects: code that runs inside workerd (the API) and code that runs in Node
 // (protocol codecs, the engine's wasm bindings, shaders through Dawn, conformance over HTTP).

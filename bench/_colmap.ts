@@ -31,7 +31,8 @@ export function runTimed(cmd: string, args: string[], options: { tolerateFailure
   const fields = r.status === 0 || options.tolerateFailure ? readFileSync(timeFile, "utf8").trim().split(/\s+/).slice(-3).map(Number) : [];
   rmSync(dir, { recursive: true, force: true });
   const failure = r.status !== 0 ? `${cmd} ${args[0]} failed (${r.status}): ${(r.stderr ?? "").trim().split("\n").at(-1)}` : undefined;
-  if (failure && !options.tolerateFailure) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}):\n${(r.stderr ?? "").slice(-2000)}`);
+  if (failure && !options.tolerateFailure)
+    throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}):\n${(r.stderr ?? "").slice(-2000)}`);
   const [wall = NaN, user = NaN, sys = NaN] = fields;
   return { wallSeconds: wall, cpuSeconds: user + sys, ...(failure ? { error: failure } : {}) };
 }
@@ -41,7 +42,10 @@ export function queryDatabase(db: string, sql: string): string[][] {
   const script = "import sqlite3,sys\nfor row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]): print('\\t'.join(map(str,row)))";
   const r = spawnSync("python3", ["-c", script, db, sql], { encoding: "utf8", maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`sqlite query failed: ${r.stderr}`);
-  return r.stdout.split("\n").filter(Boolean).map((l) => l.split("\t"));
+  return r.stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.split("\t"));
 }
 
 /** A temporary image list file for `--image_list_path`. */
@@ -71,11 +75,18 @@ export function writeColmapDatabase(db: string, input: ColmapDatabaseInput): voi
   if (created.status !== 0) throw new Error(`colmap database_creator failed: ${created.stderr}`);
   const dir = mkdtempSync(join(tmpdir(), "bench-db-"));
   const json = join(dir, "input.json");
-  writeFileSync(json, JSON.stringify({
-    cameras: input.cameras,
-    images: input.images.map((im) => ({ ...im, keypoints: Array.from(im.keypoints) })),
-    pairs: input.pairs.map((p) => ({ ...p, matches: p.matches ? Array.from(p.matches) : null, verified: p.verified ? { type: p.verified.type, matches: Array.from(p.verified.matches) } : null })),
-  }));
+  writeFileSync(
+    json,
+    JSON.stringify({
+      cameras: input.cameras,
+      images: input.images.map((im) => ({ ...im, keypoints: Array.from(im.keypoints) })),
+      pairs: input.pairs.map((p) => ({
+        ...p,
+        matches: p.matches ? Array.from(p.matches) : null,
+        verified: p.verified ? { type: p.verified.type, matches: Array.from(p.verified.matches) } : null,
+      })),
+    }),
+  );
   const script = `
 import json, sqlite3, struct, sys
 TYPES = ["undefined","degenerate","calibrated","uncalibrated","planar","panoramic","planar_or_panoramic","watermark","multiple"]
@@ -121,9 +132,14 @@ export function largestColmapModel(sparse: string): string | null {
   for (const name of readdirSync(sparse)) {
     const text = join(sparse, name, "text");
     mkdirSync(text, { recursive: true });
-    const r = spawnSync("colmap", ["model_converter", "--input_path", join(sparse, name), "--output_path", text, "--output_type", "TXT"], { stdio: "ignore" });
+    const r = spawnSync("colmap", ["model_converter", "--input_path", join(sparse, name), "--output_path", text, "--output_type", "TXT"], {
+      stdio: "ignore",
+    });
     if (r.status !== 0) continue;
-    const images = readFileSync(join(text, "images.txt"), "utf8").split("\n").filter((l) => l && !l.startsWith("#")).length / 2;
+    const images =
+      readFileSync(join(text, "images.txt"), "utf8")
+        .split("\n")
+        .filter((l) => l && !l.startsWith("#")).length / 2;
     if (!best || images > best.images) best = { dir: text, images };
   }
   return best?.dir ?? null;

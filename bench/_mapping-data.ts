@@ -68,7 +68,10 @@ export function cachedSetData(set: string, hashPrefix?: string): { file: string;
 /** The set's cameras as a job makes them: the tests' intrinsics mode, each photo's EXIF focal length as the service reads it. */
 export async function setCameras(set: string, data: SetData): Promise<DatasetCameras> {
   const images = await Promise.all(
-    data.images.map(async (im) => ({ name: im.name, focal_length_35mm: await readFocalLength35mm(readFileSync(join(datasets, set, "images", im.name))) })),
+    data.images.map(async (im) => ({
+      name: im.name,
+      focal_length_35mm: await readFocalLength35mm(readFileSync(join(datasets, set, "images", im.name))),
+    })),
   );
   return datasetCameras({ camera_model: "SIMPLE_RADIAL", intrinsics_mode: INTRINSICS[set] ?? "single_camera", images }, data.images);
 }
@@ -79,8 +82,10 @@ export function verifyPairs(engine: Engine, data: SetData, cameras: DatasetCamer
   const camera = (i: number) => twoViewCamera(cameras.cameras[cameras.cameraOfImage[i]!]!);
   return data.pairs.map((p) =>
     verifyTwoView(engine, {
-      keypoints1: keypoints[p.image1]!, keypoints2: keypoints[p.image2]!,
-      camera1: camera(p.image1), camera2: camera(p.image2),
+      keypoints1: keypoints[p.image1]!,
+      keypoints2: keypoints[p.image2]!,
+      camera1: camera(p.image1),
+      camera2: camera(p.image2),
       matches: p.matches,
       options: { seed },
     }),

@@ -28,12 +28,20 @@ const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math
 
 // One blob under IMAGES names (unsized bytes weigh 1 MP: 8 images to an extraction shard).
 const project = await unwrap(api.POST("/v1/projects", { body: { name: "dispatch bench" } }));
-const dataset = await unwrap(api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid: project.project_id } }, body: { name: "bench", source: { kind: "upload", entries: [] } } }));
+const dataset = await unwrap(
+  api.POST("/v1/projects/{pid}/datasets", {
+    params: { path: { pid: project.project_id } },
+    body: { name: "bench", source: { kind: "upload", entries: [] } },
+  }),
+);
 const did = { path: { did: dataset.dataset_id } };
 const image = new TextEncoder().encode(`dispatch bench image ${Date.now()}`);
 const blob = (await client.upload(image)).blob_sha;
 for (let i = 0; i < IMAGES; i += 1000) {
-  const items = Array.from({ length: Math.min(1000, IMAGES - i) }, (_, k) => ({ name: `img${String(i + k).padStart(6, "0")}.jpg`, blob_sha: blob }));
+  const items = Array.from({ length: Math.min(1000, IMAGES - i) }, (_, k) => ({
+    name: `img${String(i + k).padStart(6, "0")}.jpg`,
+    blob_sha: blob,
+  }));
   await unwrap(api.POST("/v1/datasets/{did}/images:batchCreate", { params: did, body: { requests: items } }));
 }
 
@@ -52,7 +60,8 @@ const clients = await Promise.all(
 );
 
 const jobs: string[] = [];
-for (let j = 0; j < JOBS; j++) jobs.push((await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: j + 1 } } }))).job_id);
+for (let j = 0; j < JOBS; j++)
+  jobs.push((await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: j + 1 } } }))).job_id);
 const expected = JOBS * Math.ceil(IMAGES / 8);
 
 const completions = new Map<string, number>();
@@ -98,7 +107,8 @@ const results = {
   lease_ms_p99: quantile(leaseMs, 0.99),
   shards_completed: completions.size,
   shards_done_twice: twice,
-  jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]?.["x-shards"]?.done === s.tasks[0]?.["x-shards"]?.total).length,
+  jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]?.["x-shards"]?.done === s.tasks[0]?.["x-shards"]?.total)
+    .length,
   cores: availableParallelism(),
   load_average: loadavg()[0] ?? 0,
 };

@@ -30,7 +30,11 @@ import { type ProcessTiming, ensureColmap, runTimed } from "./_colmap";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { browser: { type: "boolean", default: false }, "skip-colmap": { type: "boolean", default: false }, engines: { type: "string" } },
+  options: {
+    browser: { type: "boolean", default: false },
+    "skip-colmap": { type: "boolean", default: false },
+    engines: { type: "string" },
+  },
 });
 const engineWorkers = values.engines === undefined ? undefined : Number(values.engines);
 const sets = positionals.length ? positionals : ["sacre-coeur", "sceaux-castle", "opensfm-lund"];
@@ -49,10 +53,23 @@ function colmapPipeline(set: string): Record<"extract" | "match" | "map", Proces
   mkdirSync(join(work, "sparse"));
   try {
     return {
-      extract: runTimed("colmap", ["feature_extractor", "--database_path", db, "--image_path", images, "--ImageReader.camera_model", "SIMPLE_RADIAL",
-        "--ImageReader.single_camera", INTRINSICS[set] === "per_image" ? "0" : "1", "--SiftExtraction.use_gpu", "0"]),
+      extract: runTimed("colmap", [
+        "feature_extractor",
+        "--database_path",
+        db,
+        "--image_path",
+        images,
+        "--ImageReader.camera_model",
+        "SIMPLE_RADIAL",
+        "--ImageReader.single_camera",
+        INTRINSICS[set] === "per_image" ? "0" : "1",
+        "--SiftExtraction.use_gpu",
+        "0",
+      ]),
       match: runTimed("colmap", ["exhaustive_matcher", "--database_path", db, "--SiftMatching.use_gpu", "0"]),
-      map: runTimed("colmap", ["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")], { tolerateFailure: true }),
+      map: runTimed("colmap", ["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")], {
+        tolerateFailure: true,
+      }),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -121,7 +138,11 @@ try {
     if (!browser) {
       watch.enter("queue");
       const onStatus = (s: { state: string; kind?: TaskKind }) => watch.enter(s.state === "working" ? s.kind! : "queue");
-      await new Runner(new RunnerClient({ baseUrl: server.base, fetch: watch.fetch }), await nodeRunnerHost("bench-node", { engineWorkers }), { onStatus }).drain();
+      await new Runner(
+        new RunnerClient({ baseUrl: server.base, fetch: watch.fetch }),
+        await nodeRunnerHost("bench-node", { engineWorkers }),
+        { onStatus },
+      ).drain();
     }
     const job = await client.waitForJob(job_id);
     watch.enter(null);
@@ -141,10 +162,18 @@ try {
     const r = failure ? null : await scoreAgainstReference(client, set, recon_id);
     // A browser runner's stages are timed by the service (task start to finish), without CPU.
     if (browser) {
-      for (const t of job.tasks) watch.spans[t.kind] = { wall_s: (Date.parse(t.finished_at ?? "") - Date.parse(t.started_at ?? "")) / 1000, cpu_s: NaN, transfer_s: NaN };
+      for (const t of job.tasks)
+        watch.spans[t.kind] = {
+          wall_s: (Date.parse(t.finished_at ?? "") - Date.parse(t.started_at ?? "")) / 1000,
+          cpu_s: NaN,
+          transfer_s: NaN,
+        };
     }
     const colmap = haveColmap ? colmapPipeline(set) : null;
-    const colmapTotal = colmap && { wall_s: colmap.extract.wallSeconds + colmap.match.wallSeconds + colmap.map.wallSeconds, cpu_s: colmap.extract.cpuSeconds + colmap.match.cpuSeconds + colmap.map.cpuSeconds };
+    const colmapTotal = colmap && {
+      wall_s: colmap.extract.wallSeconds + colmap.match.wallSeconds + colmap.map.wallSeconds,
+      cpu_s: colmap.extract.cpuSeconds + colmap.match.cpuSeconds + colmap.map.cpuSeconds,
+    };
     rows.push({
       set,
       images: readdirSync(new URL("images/", datasetDir(set))).length,
@@ -194,6 +223,18 @@ function save(): void {
   mkdirSync("bench/results", { recursive: true });
   writeFileSync(
     "bench/results/e2e.json",
-    JSON.stringify({ runner: browser ? "headless-chromium" : "node", engines: browser ? null : (engineWorkers ?? availableParallelism()), date: new Date().toISOString(), cores: cpus().length, load_average: load, rows, stages }, null, 2),
+    JSON.stringify(
+      {
+        runner: browser ? "headless-chromium" : "node",
+        engines: browser ? null : (engineWorkers ?? availableParallelism()),
+        date: new Date().toISOString(),
+        cores: cpus().length,
+        load_average: load,
+        rows,
+        stages,
+      },
+      null,
+      2,
+    ),
   );
 }

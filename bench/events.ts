@@ -30,13 +30,19 @@ const quantile = (xs: number[], q: number) => {
 
 // One dataset with one image; each job differs by its seed, so none is a cache hit.
 const project = await unwrap(api.POST("/v1/projects", { body: { name: "bench" } }));
-const dataset = await unwrap(api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid: project.project_id } }, body: { name: "bench", source: { kind: "upload", entries: [] } } }));
+const dataset = await unwrap(
+  api.POST("/v1/projects/{pid}/datasets", {
+    params: { path: { pid: project.project_id } },
+    body: { name: "bench", source: { kind: "upload", entries: [] } },
+  }),
+);
 const did = { path: { did: dataset.dataset_id } };
 const image = new TextEncoder().encode(`bench image ${Date.now()}`);
 const { blob_sha } = await client.upload(image);
 await unwrap(api.POST("/v1/datasets/{did}/images", { params: did, body: { name: "a.jpg", blob_sha } }));
 let seed = 0;
-const submit = async () => (await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: ++seed } } }))).job_id;
+const submit = async () =>
+  (await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: ++seed } } }))).job_id;
 
 const runner = new DigestRunner({ base, name: "bench" });
 await runner.register();
@@ -106,11 +112,19 @@ let roundTripsPerSecond: number;
 
 await server.stop();
 
-const results = { machine, append_events_per_second: appended, sse_post_to_receipt: fanout, lease_complete_round_trips_per_second: roundTripsPerSecond };
+const results = {
+  machine,
+  append_events_per_second: appended,
+  sse_post_to_receipt: fanout,
+  lease_complete_round_trips_per_second: roundTripsPerSecond,
+};
 const rows = [
   ["events appended / s (1 per request)", appended.one_per_request.toFixed(0)],
   ["events appended / s (batches of 100)", appended.batches_of_100.toFixed(0)],
-  ...Object.entries(fanout).map(([n, f]) => [`SSE post->receipt, ${n} clients: p50 / p99 ms`, `${f.p50_ms.toFixed(1)} / ${f.p99_ms.toFixed(1)} (${f.receipts} receipts)`]),
+  ...Object.entries(fanout).map(([n, f]) => [
+    `SSE post->receipt, ${n} clients: p50 / p99 ms`,
+    `${f.p50_ms.toFixed(1)} / ${f.p99_ms.toFixed(1)} (${f.receipts} receipts)`,
+  ]),
   ["lease+complete round trips / s", roundTripsPerSecond.toFixed(1)],
 ];
 const width = Math.max(...rows.map((x) => x[0]!.length));

@@ -36,7 +36,10 @@ const results: SetResult[] = [];
 
 for (const set of sets) {
   const dir = join(datasets, set, "images");
-  const names = readdirSync(dir).filter((f) => /\.(jpe?g|png|tiff?)$/i.test(f)).sort().slice(0, maxImages);
+  const names = readdirSync(dir)
+    .filter((f) => /\.(jpe?g|png|tiff?)$/i.test(f))
+    .sort()
+    .slice(0, maxImages);
   // Decode once (timed apart), then SIFT on the gray pixels.
   const decodeStart = performance.now();
   const grays = [];
@@ -71,14 +74,22 @@ for (const set of sets) {
     const db = join(work, "database.db");
     const timing = runTimed("colmap", [
       "feature_extractor",
-      "--database_path", db,
-      "--image_path", dir,
-      "--image_list_path", writeImageList(work, names),
-      "--SiftExtraction.use_gpu", "0",
-      "--SiftExtraction.num_threads", "1",
-      "--SiftExtraction.max_num_features", String(maxNumFeatures),
+      "--database_path",
+      db,
+      "--image_path",
+      dir,
+      "--image_list_path",
+      writeImageList(work, names),
+      "--SiftExtraction.use_gpu",
+      "0",
+      "--SiftExtraction.num_threads",
+      "1",
+      "--SiftExtraction.max_num_features",
+      String(maxNumFeatures),
     ]);
-    const counts = new Map(queryDatabase(db, "SELECT images.name, keypoints.rows FROM images JOIN keypoints USING (image_id)").map(([n, c]) => [n!, Number(c)]));
+    const counts = new Map(
+      queryDatabase(db, "SELECT images.name, keypoints.rows FROM images JOIN keypoints USING (image_id)").map(([n, c]) => [n!, Number(c)]),
+    );
     rmSync(work, { recursive: true, force: true });
     result.colmap = {
       imagesPerSecond: names.length / timing.wallSeconds,
@@ -93,7 +104,11 @@ for (const set of sets) {
     const start = performance.now();
     let total = 0;
     for (const g of grays) total += (await gpu.extract(g.gray, g.width, g.height, { maxNumFeatures })).keypoints.length / 4;
-    result.wgsl = { imagesPerSecond: names.length / ((performance.now() - start) / 1000), keypointsPerImage: total / names.length, adapter: gpu.adapter };
+    result.wgsl = {
+      imagesPerSecond: names.length / ((performance.now() - start) / 1000),
+      keypointsPerImage: total / names.length,
+      adapter: gpu.adapter,
+    };
   }
   results.push(result);
 }
@@ -101,7 +116,9 @@ gpu?.close();
 
 const f = (v: number | undefined, digits = 2): string => (v === undefined ? "-" : v.toFixed(digits));
 console.log(`\nSIFT extraction, max_num_features ${maxNumFeatures} (WASM single thread vs COLMAP 3.8 CPU, 1 thread)`);
-console.log("set            | imgs | kp/img wasm | kp/img colmap | img/s wasm | img/s colmap | CPU s/img wasm | CPU s/img colmap | CPU ratio wasm/colmap | img/s wgsl");
+console.log(
+  "set            | imgs | kp/img wasm | kp/img colmap | img/s wasm | img/s colmap | CPU s/img wasm | CPU s/img colmap | CPU ratio wasm/colmap | img/s wgsl",
+);
 for (const r of results) {
   console.log(
     [
@@ -118,7 +135,11 @@ for (const r of results) {
     ].join(" | "),
   );
 }
-console.log("(WASM excludes decoding: sharp decode + gray took", results.map((r) => `${r.set} ${f(r.wasm.decodeSecondsPerImage)} s/img`).join(", "), "; COLMAP includes its own decoding and start-up)");
+console.log(
+  "(WASM excludes decoding: sharp decode + gray took",
+  results.map((r) => `${r.set} ${f(r.wasm.decodeSecondsPerImage)} s/img`).join(", "),
+  "; COLMAP includes its own decoding and start-up)",
+);
 mkdirSync(join(root, "bench/results"), { recursive: true });
 writeFileSync(
   join(root, "bench/results/features.json"),

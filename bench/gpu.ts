@@ -94,13 +94,19 @@ const result = {
 };
 
 const f = (v: number | null, d = 2) => (v === null ? "-" : v.toFixed(d));
-console.log(`\nWGSL (${result.adapter ?? "no adapter"}) vs WASM on ${set}: ${photos.length} images at <= ${maxSize} px, mean ${result.features.meanFeatures.toFixed(0)} features`);
+console.log(
+  `\nWGSL (${result.adapter ?? "no adapter"}) vs WASM on ${set}: ${photos.length} images at <= ${maxSize} px, mean ${result.features.meanFeatures.toFixed(0)} features`,
+);
 console.log("| stage | WASM /s | WGSL /s | WGSL time / WASM time | agreement |");
 console.log("|---|---|---|---|---|");
 const worstMatched = agreements.length ? Math.min(...agreements.map((a) => Math.min(a.matchedA, a.matchedB))) : null;
 const worstDesc = agreements.length ? Math.max(...agreements.map((a) => a.maxDescriptorByteDiff)) : null;
-console.log(`| features (images) | ${f(result.features.wasmImagesPerSecond)} | ${f(result.features.wgslImagesPerSecond, 3)} | ${f(result.features.wgslOverWasmTime, 1)} | keypoints paired >= ${f(worstMatched, 4)}, descriptor bytes within ${worstDesc ?? "-"} |`);
-console.log(`| matching (pairs) | ${f(result.matching.wasmPairsPerSecond)} | ${f(result.matching.wgslPairsPerSecond, 3)} | ${f(result.matching.wgslOverWasmTime, 1)} | identical match lists ${result.matching.identicalPairs ?? "-"}/${pairs} |`);
+console.log(
+  `| features (images) | ${f(result.features.wasmImagesPerSecond)} | ${f(result.features.wgslImagesPerSecond, 3)} | ${f(result.features.wgslOverWasmTime, 1)} | keypoints paired >= ${f(worstMatched, 4)}, descriptor bytes within ${worstDesc ?? "-"} |`,
+);
+console.log(
+  `| matching (pairs) | ${f(result.matching.wasmPairsPerSecond)} | ${f(result.matching.wgslPairsPerSecond, 3)} | ${f(result.matching.wgslOverWasmTime, 1)} | identical match lists ${result.matching.identicalPairs ?? "-"}/${pairs} |`,
+);
 mkdirSync(new URL("results/", import.meta.url), { recursive: true });
 writeFileSync(new URL("results/gpu.json", import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
 console.log("written bench/results/gpu.json");

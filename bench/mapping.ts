@@ -14,7 +14,14 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AccuracyReport, type ImagePose, barFailures, compareToReference, parseColmapResultsTsv, referencePoses } from "../engine-wasm/ts/accuracy";
+import {
+  type AccuracyReport,
+  type ImagePose,
+  barFailures,
+  compareToReference,
+  parseColmapResultsTsv,
+  referencePoses,
+} from "../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
@@ -63,7 +70,17 @@ async function colmapMapper(db: string, set: string, work: string, referencePose
   mkdirSync(sparse);
   let timing: Timed;
   try {
-    timing = runTimed("colmap", ["mapper", "--database_path", db, "--image_path", join(datasets, set, "images"), "--output_path", sparse, "--Mapper.num_threads", "1"]);
+    timing = runTimed("colmap", [
+      "mapper",
+      "--database_path",
+      db,
+      "--image_path",
+      join(datasets, set, "images"),
+      "--output_path",
+      sparse,
+      "--Mapper.num_threads",
+      "1",
+    ]);
   } catch {
     // COLMAP exits non-zero when it builds no model at all.
     return { timing: null, accuracy: null };
@@ -96,11 +113,18 @@ for (const set of sets) {
   const cameraOf = (i: number) => setCams.cameraOfImage[i]!;
   const reference = await readColmapTextModel(join(datasets, set, "reference"));
   const refPoses = referencePoses(reference);
-  const colmapReproj = Number(parseColmapResultsTsv(readFileSync(join(datasets, set, "reference/colmap-3.8-results.tsv"), "utf8"))[0]!.mean_reproj_px);
+  const colmapReproj = Number(
+    parseColmapResultsTsv(readFileSync(join(datasets, set, "reference/colmap-3.8-results.tsv"), "utf8"))[0]!.mean_reproj_px,
+  );
 
   // Ours: verify (the `verify` executor's call per pair), then map.
   const verify = timed(() =>
-    verifyPairs(engine, data, setCams, seed).map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() })),
+    verifyPairs(engine, data, setCams, seed).map((g, i) => ({
+      image1: data.pairs[i]!.image1,
+      image2: data.pairs[i]!.image2,
+      type: g.type,
+      matches: g.inlier_matches.flat(),
+    })),
   );
   const verified = verify.value.filter((p) => p.matches.length > 0);
   const input: MappingInput = {
@@ -118,8 +142,13 @@ for (const set of sets) {
   });
   const model = map.value.reduce((a, b) => (b.images.length > a.images.length ? b : a));
   const ours = accuracyOf(
-    compareToReference(model.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec })), refPoses),
-    model.meanReprojectionError, model.points.length / 3, colmapReproj,
+    compareToReference(
+      model.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec })),
+      refPoses,
+    ),
+    model.meanReprojectionError,
+    model.points.length / 3,
+    colmapReproj,
   );
 
   const row: Row = {
@@ -127,7 +156,11 @@ for (const set of sets) {
     images: data.images.length,
     pairs: data.pairs.length,
     verifiedPairs: verified.length,
-    ours: { verify: { wallSeconds: verify.wallSeconds, cpuSeconds: verify.cpuSeconds }, map: { wallSeconds: map.wallSeconds, cpuSeconds: map.cpuSeconds }, accuracy: ours },
+    ours: {
+      verify: { wallSeconds: verify.wallSeconds, cpuSeconds: verify.cpuSeconds },
+      map: { wallSeconds: map.wallSeconds, cpuSeconds: map.cpuSeconds },
+      accuracy: ours,
+    },
   };
   if (haveColmap) {
     const work = mkdtempSync(join(tmpdir(), `bench-mapping-${set}-`));
@@ -142,11 +175,26 @@ for (const set of sets) {
     writeColmapDatabase(ownDb, dbInput);
     const rawFile = join(work, "matches.txt");
     writeRawMatches(rawFile, names, data.pairs);
-    const colmapVerify = runTimed("colmap", ["matches_importer", "--database_path", ownDb, "--match_list_path", rawFile, "--match_type", "raw", "--SiftMatching.use_gpu", "0", "--SiftMatching.num_threads", "1"]);
+    const colmapVerify = runTimed("colmap", [
+      "matches_importer",
+      "--database_path",
+      ownDb,
+      "--match_list_path",
+      rawFile,
+      "--match_type",
+      "raw",
+      "--SiftMatching.use_gpu",
+      "0",
+      "--SiftMatching.num_threads",
+      "1",
+    ]);
     const own = await colmapMapper(ownDb, set, work, refPoses, colmapReproj);
     // COLMAP maps our verified matches: the same input as our mapper.
     const sameDb = join(work, "our-verified.db");
-    writeColmapDatabase(sameDb, { ...dbInput, pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })) });
+    writeColmapDatabase(sameDb, {
+      ...dbInput,
+      pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })),
+    });
     const same = await colmapMapper(sameDb, set, work, refPoses, colmapReproj);
     rmSync(work, { recursive: true, force: true });
     row.colmap = { verify: colmapVerify, mapOurVerified: same, mapColmapVerified: own };
@@ -157,9 +205,17 @@ for (const set of sets) {
 
 const f = (v: number | undefined | null, digits = 1) => (v === undefined || v === null || !Number.isFinite(v) ? "-" : v.toFixed(digits));
 const acc = (a: Accuracy | null | undefined) =>
-  a ? `${a.registered} ${f(a.medianRotationDeg, 2)}deg ${f(a.maxCenterPercent, 2)}% ${f(a.meanReprojPx, 3)}px${a.failures.length ? " FAIL" : ""}` : "no model";
-console.log(`\nVerify and map from the same features and raw matches (WASM, 1 thread, vs COLMAP 3.8 CPU, 1 thread); load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${process.env.HOSTNAME ?? "this machine"}`);
-console.log("set            | pairs | verify ours s | verify COLMAP s | ratio | map ours s | COLMAP map (our matches) s | ratio | COLMAP map (its verify) s | accuracy ours | COLMAP (our matches) | COLMAP (its verify)");
+  a
+    ? `${a.registered} ${f(a.medianRotationDeg, 2)}deg ${f(a.maxCenterPercent, 2)}% ${f(a.meanReprojPx, 3)}px${a.failures.length ? " FAIL" : ""}`
+    : "no model";
+console.log(
+  `\nVerify and map from the same features and raw matches (WASM, 1 thread, vs COLMAP 3.8 CPU, 1 thread); load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")} on ${process.env.HOSTNAME ?? "this machine"}`,
+);
+console.log(
+  "set            | pairs | verify ours s | verify COLMAP s | ratio | map ours s | COLMAP map (our matches) s | ratio | COLMAP map (its verify) s | accuracy ours | COLMAP (our matches) | COLMAP (its verify)",
+);
 for (const r of results) {
   const c = r.colmap;
   console.log(
@@ -179,7 +235,12 @@ for (const r of results) {
     ].join(" | "),
   );
 }
-console.log("(accuracy: registered, median rotation error, worst centre error as % of the extent, mean reprojection error; FAIL: misses a bar of issue 5)");
+console.log(
+  "(accuracy: registered, median rotation error, worst centre error as % of the extent, mean reprojection error; FAIL: misses a bar of issue 5)",
+);
 mkdirSync(join(root, "bench/results"), { recursive: true });
-writeFileSync(join(root, "bench/results/mapping.json"), JSON.stringify({ date: new Date().toISOString(), seed, loadAverage: loadavg(), results }, null, 2));
+writeFileSync(
+  join(root, "bench/results/mapping.json"),
+  JSON.stringify({ date: new Date().toISOString(), seed, loadAverage: loadavg(), results }, null, 2),
+);
 console.log("wrote bench/results/mapping.json");

@@ -37,7 +37,10 @@ const results: SetResult[] = [];
 
 for (const set of sets) {
   const dir = join(datasets, set, "images");
-  const names = readdirSync(dir).filter((f) => /\.(jpe?g|png|tiff?)$/i.test(f)).sort().slice(0, maxImages);
+  const names = readdirSync(dir)
+    .filter((f) => /\.(jpe?g|png|tiff?)$/i.test(f))
+    .sort()
+    .slice(0, maxImages);
   const features = new Map<string, SiftFeatures>();
   for (const name of names) {
     const image = await decodeImage(join(dir, name));
@@ -49,7 +52,8 @@ for (const set of sets) {
   let totalMatches = 0;
   const wallStart = performance.now();
   const cpuStart = cpuSeconds();
-  for (const p of pairs) totalMatches += matchDescriptors(engine, features.get(p.imageName1)!.descriptors, features.get(p.imageName2)!.descriptors).length / 2;
+  for (const p of pairs)
+    totalMatches += matchDescriptors(engine, features.get(p.imageName1)!.descriptors, features.get(p.imageName2)!.descriptors).length / 2;
   const wasmCpu = cpuSeconds() - cpuStart;
   const wasmWall = (performance.now() - wallStart) / 1000;
   const featureCount = [...features.values()].reduce((a, f) => a + f.keypoints.length / 4, 0);
@@ -69,11 +73,28 @@ for (const set of sets) {
     const work = mkdtempSync(join(tmpdir(), "bench-colmap-"));
     const db = join(work, "database.db");
     runTimed("colmap", [
-      "feature_extractor", "--database_path", db, "--image_path", dir, "--image_list_path", writeImageList(work, names),
-      "--SiftExtraction.use_gpu", "0", "--SiftExtraction.num_threads", "2", "--SiftExtraction.max_num_features", String(maxNumFeatures),
+      "feature_extractor",
+      "--database_path",
+      db,
+      "--image_path",
+      dir,
+      "--image_list_path",
+      writeImageList(work, names),
+      "--SiftExtraction.use_gpu",
+      "0",
+      "--SiftExtraction.num_threads",
+      "2",
+      "--SiftExtraction.max_num_features",
+      String(maxNumFeatures),
     ]);
     const timing = runTimed("colmap", [
-      "exhaustive_matcher", "--database_path", db, "--SiftMatching.use_gpu", "0", "--SiftMatching.num_threads", "1",
+      "exhaustive_matcher",
+      "--database_path",
+      db,
+      "--SiftMatching.use_gpu",
+      "0",
+      "--SiftMatching.num_threads",
+      "1",
     ]);
     const matchRows = queryDatabase(db, "SELECT rows FROM matches").map(([r]) => Number(r));
     const kp = queryDatabase(db, "SELECT rows FROM keypoints").map(([r]) => Number(r));
@@ -90,16 +111,25 @@ for (const set of sets) {
     await gpu.match(features.get(p0.imageName1)!.descriptors, features.get(p0.imageName2)!.descriptors);
     const start = performance.now();
     let m = 0;
-    for (const p of pairs) m += (await gpu.match(features.get(p.imageName1)!.descriptors, features.get(p.imageName2)!.descriptors)).length / 2;
-    result.wgsl = { pairsPerSecond: pairs.length / ((performance.now() - start) / 1000), matchesPerPair: m / pairs.length, adapter: gpu.adapter };
+    for (const p of pairs)
+      m += (await gpu.match(features.get(p.imageName1)!.descriptors, features.get(p.imageName2)!.descriptors)).length / 2;
+    result.wgsl = {
+      pairsPerSecond: pairs.length / ((performance.now() - start) / 1000),
+      matchesPerPair: m / pairs.length,
+      adapter: gpu.adapter,
+    };
   }
   results.push(result);
 }
 gpu?.close();
 
 const f = (v: number | undefined, digits = 2): string => (v === undefined ? "-" : v.toFixed(digits));
-console.log(`\nExhaustive matching (cross check, ratio 0.8, distance 0.7), max_num_features ${maxNumFeatures} (WASM single thread vs COLMAP 3.8 CPU, 1 thread)`);
-console.log("set            | imgs | pairs | feat/img wasm | feat/img colmap | matches/pair wasm | matches/pair colmap | pairs/s wasm | pairs/s colmap | CPU s/pair wasm | CPU s/pair colmap | CPU ratio | pairs/s wgsl");
+console.log(
+  `\nExhaustive matching (cross check, ratio 0.8, distance 0.7), max_num_features ${maxNumFeatures} (WASM single thread vs COLMAP 3.8 CPU, 1 thread)`,
+);
+console.log(
+  "set            | imgs | pairs | feat/img wasm | feat/img colmap | matches/pair wasm | matches/pair colmap | pairs/s wasm | pairs/s colmap | CPU s/pair wasm | CPU s/pair colmap | CPU ratio | pairs/s wgsl",
+);
 for (const r of results) {
   console.log(
     [
@@ -121,5 +151,8 @@ for (const r of results) {
 }
 console.log("(COLMAP's time includes its geometric verification, which exhaustive_matcher 3.8 always runs)");
 mkdirSync(join(root, "bench/results"), { recursive: true });
-writeFileSync(join(root, "bench/results/matching.json"), JSON.stringify({ date: new Date().toISOString(), maxNumFeatures, loadAverage: loadavg(), results }, null, 2));
+writeFileSync(
+  join(root, "bench/results/matching.json"),
+  JSON.stringify({ date: new Date().toISOString(), maxNumFeatures, loadAverage: loadavg(), results }, null, 2),
+);
 console.log("wrote bench/results/matching.json");

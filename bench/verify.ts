@@ -59,17 +59,30 @@ for (const set of sets) {
   const types: Record<string, number> = {};
   for (const g of verified) types[g.type] = (types[g.type] ?? 0) + 1;
   results.push({
-    set, input: input.replace(root, ""), pairs: data.pairs.length, ...best, types,
+    set,
+    input: input.replace(root, ""),
+    pairs: data.pairs.length,
+    ...best,
+    types,
     inliers: verified.reduce((sum, g) => sum + g.num_inliers, 0),
-    digest: sha256(pairDigests.join("")), pairDigests,
+    digest: sha256(pairDigests.join("")),
+    pairDigests,
   });
 }
 
-console.log(`Verification alone (WASM, 1 thread, seed ${seed}, best of ${repeat}); engine ${engineHash.slice(0, 16)}; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(
+  `Verification alone (WASM, 1 thread, seed ${seed}, best of ${repeat}); engine ${engineHash.slice(0, 16)}; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 console.log("set            | pairs | wall s | CPU s | inliers | digest           | types");
 for (const r of results) {
-  const types = Object.entries(r.types).map(([t, n]) => `${t} ${n}`).join(", ");
-  console.log(`${r.set.padEnd(14)} | ${String(r.pairs).padStart(5)} | ${r.wallSeconds.toFixed(2).padStart(6)} | ${r.cpuSeconds.toFixed(2).padStart(5)} | ${String(r.inliers).padStart(7)} | ${r.digest.slice(0, 16)} | ${types}`);
+  const types = Object.entries(r.types)
+    .map(([t, n]) => `${t} ${n}`)
+    .join(", ");
+  console.log(
+    `${r.set.padEnd(14)} | ${String(r.pairs).padStart(5)} | ${r.wallSeconds.toFixed(2).padStart(6)} | ${r.cpuSeconds.toFixed(2).padStart(5)} | ${String(r.inliers).padStart(7)} | ${r.digest.slice(0, 16)} | ${types}`,
+  );
 }
 
 let differing = 0;
@@ -83,12 +96,17 @@ if (compareFile) {
     }
     const pairs = r.pairDigests.flatMap((d, i) => (d === e.pairDigests[i] ? [] : [i]));
     differing += pairs.length + (e.pairs === r.pairs ? 0 : 1);
-    console.log(pairs.length === 0 && e.pairs === r.pairs
-      ? `${r.set}: identical to ${compareFile} (${r.wallSeconds.toFixed(2)} s vs ${e.wallSeconds.toFixed(2)} s)`
-      : `${r.set}: ${pairs.length} of ${r.pairs} pairs differ from ${compareFile}: ${pairs.slice(0, 20).join(" ")}`);
+    console.log(
+      pairs.length === 0 && e.pairs === r.pairs
+        ? `${r.set}: identical to ${compareFile} (${r.wallSeconds.toFixed(2)} s vs ${e.wallSeconds.toFixed(2)} s)`
+        : `${r.set}: ${pairs.length} of ${r.pairs} pairs differ from ${compareFile}: ${pairs.slice(0, 20).join(" ")}`,
+    );
   }
 }
 mkdirSync(join(root, "bench/results"), { recursive: true });
-writeFileSync(join(root, "bench/results/verify.json"), JSON.stringify({ date: new Date().toISOString(), seed, engine: engineHash, loadAverage: loadavg(), results }, null, 2));
+writeFileSync(
+  join(root, "bench/results/verify.json"),
+  JSON.stringify({ date: new Date().toISOString(), seed, engine: engineHash, loadAverage: loadavg(), results }, null, 2),
+);
 console.log("wrote bench/results/verify.json");
 if (differing > 0) process.exitCode = 1;

@@ -12,7 +12,9 @@ type Method = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" |
 /** Each operation answers as `paths` says (defaulted fields present) and takes its body as `input.paths` does (they may be left out). */
 export type ApiPaths = {
   [P in keyof paths]: {
-    [K in keyof paths[P]]: K extends Method & keyof input.paths[P] ? Omit<paths[P][K], "requestBody"> & Pick<input.paths[P][K], "requestBody" & keyof input.paths[P][K]> : paths[P][K];
+    [K in keyof paths[P]]: K extends Method & keyof input.paths[P]
+      ? Omit<paths[P][K], "requestBody"> & Pick<input.paths[P][K], "requestBody" & keyof input.paths[P][K]>
+      : paths[P][K];
   };
 };
 
@@ -39,7 +41,9 @@ export interface Page<T> {
  * Every item of a listing, walking its pages: `page(token)` fetches one page (the first with
  * `undefined`), e.g. `(page_token) => api.GET("/v1/jobs", { params: { query: { page_size: 500, page_token } } })`.
  */
-export async function* pages<T>(page: (token: string | undefined) => Promise<{ data?: Page<T>; error?: unknown; response: Response }>): AsyncGenerator<T> {
+export async function* pages<T>(
+  page: (token: string | undefined) => Promise<{ data?: Page<T>; error?: unknown; response: Response }>,
+): AsyncGenerator<T> {
   let token: string | undefined;
   do {
     const p = await unwrap(page(token));

@@ -6,13 +6,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TERMINAL_STATUSES as PROTOCOL_TERMINAL } from "../protocol/events";
 import { type Server, startServer } from "../test/conformance/server";
 import { DigestRunner } from "../scripts/digest-runner";
-import { EdgeSfmClient, type FetchLike, type JobEvent, type JobProgressUpdate, ProblemError, TERMINAL_STATUSES, sha256Hex, unwrap } from "./index.js";
+import {
+  EdgeSfmClient,
+  type FetchLike,
+  type JobEvent,
+  type JobProgressUpdate,
+  ProblemError,
+  TERMINAL_STATUSES,
+  sha256Hex,
+  unwrap,
+} from "./index.js";
 
 let server: Server;
 let client: EdgeSfmClient;
 beforeAll(async () => {
   server = await startServer({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "30" });
-  client = new EdgeSfmClient({ baseUrl: server.base, webSocket: (url, headers) => new NodeWebSocket(url, { headers }) as unknown as WebSocket });
+  client = new EdgeSfmClient({
+    baseUrl: server.base,
+    webSocket: (url, headers) => new NodeWebSocket(url, { headers }) as unknown as WebSocket,
+  });
 });
 afterAll(async () => {
   await server?.stop();
@@ -39,8 +51,17 @@ describe("uploads (4.3)", () => {
     const data = bytes(40_000);
     const sha = await sha256Hex(data);
     // The first session: created with the bytes' key, one chunk sent, then it died.
-    const up = await unwrap(client.api.POST("/v1/uploads", { body: { expected_size: data.byteLength, expected_sha: sha }, params: { header: { "idempotency-key": `sha256:${sha}:${data.byteLength}` } } }));
-    const res = await client.fetch(`/v1/uploads/${up.upload_id}`, { method: "PATCH", body: data.slice(0, 10_000), headers: { "Content-Range": `bytes 0-9999/${data.byteLength}` } });
+    const up = await unwrap(
+      client.api.POST("/v1/uploads", {
+        body: { expected_size: data.byteLength, expected_sha: sha },
+        params: { header: { "idempotency-key": `sha256:${sha}:${data.byteLength}` } },
+      }),
+    );
+    const res = await client.fetch(`/v1/uploads/${up.upload_id}`, {
+      method: "PATCH",
+      body: data.slice(0, 10_000),
+      headers: { "Content-Range": `bytes 0-9999/${data.byteLength}` },
+    });
     expect(res.status).toBe(200);
     const resumed = await client.upload(data, { chunkBytes: 16_384 });
     expect(resumed).toEqual({ blob_sha: sha, skipped: false, sent: 30_000 });
@@ -48,7 +69,9 @@ describe("uploads (4.3)", () => {
 
   it("a chunk the server fails (503) is sent again after re-reading the upload", async () => {
     let failed = 0;
-    const flaky = clientWith((real) => async (r) => (r.method === "PATCH" && failed++ === 0 ? new Response("overloaded", { status: 503 }) : real(r)));
+    const flaky = clientWith(
+      (real) => async (r) => (r.method === "PATCH" && failed++ === 0 ? new Response("overloaded", { status: 503 }) : real(r)),
+    );
     const data = bytes(20_000);
     expect((await flaky.upload(data, { chunkBytes: 8_192 })).sent).toBe(20_000);
     expect(failed).toBeGreaterThan(1);
@@ -79,9 +102,17 @@ async function featuresJob(n: number) {
   const entries = [];
   for (let i = 0; i < 8 * n; i++) entries.push({ name: `img${i}.jpg`, blob_sha: (await client.upload(bytes(2_000 + i))).blob_sha });
   const dataset = await unwrap(
-    client.api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid: project.project_id } }, body: { name: "d", source: { kind: "upload", entries } } }),
+    client.api.POST("/v1/projects/{pid}/datasets", {
+      params: { path: { pid: project.project_id } },
+      body: { name: "d", source: { kind: "upload", entries } },
+    }),
   );
-  const job = await unwrap(client.api.POST("/v1/datasets/{did}/features", { params: { path: { did: dataset.dataset_id } }, body: { spec: { seed: Math.floor(Math.random() * 1e6) } } }));
+  const job = await unwrap(
+    client.api.POST("/v1/datasets/{did}/features", {
+      params: { path: { did: dataset.dataset_id } },
+      body: { spec: { seed: Math.floor(Math.random() * 1e6) } },
+    }),
+  );
   const runner = new DigestRunner({ base: server.base, name: "client-test", stages: ["extract"] });
   await runner.register();
   return {

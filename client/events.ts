@@ -61,7 +61,7 @@ interface Connection {
  */
 async function* follow(connect: (after: number) => Promise<Connection>, o: EventStreamOptions): AsyncGenerator<JobEvent> {
   let after = o.after ?? 0;
-  for (let failures = 0; ; ) {
+  for (let failures = 0; ;) {
     o.signal?.throwIfAborted();
     let connection: Connection | null = null;
     try {
@@ -150,7 +150,11 @@ export function sseEvents(transport: Transport, jobId: string, o: EventStreamOpt
 export type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocket;
 
 /** The WebSocket stream of a job (6): one JSON text frame per event. */
-export function socketEvents(transport: Transport, jobId: string, o: EventStreamOptions & { webSocket?: WebSocketFactory } = {}): AsyncGenerator<JobEvent> {
+export function socketEvents(
+  transport: Transport,
+  jobId: string,
+  o: EventStreamOptions & { webSocket?: WebSocketFactory } = {},
+): AsyncGenerator<JobEvent> {
   const open = o.webSocket ?? ((url: string) => new WebSocket(url));
   return follow(async (after) => {
     const url = new URL(transport.url(`/ws/v1/jobs/${encodeURIComponent(jobId)}`), globalThis.location?.href);

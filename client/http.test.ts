@@ -15,7 +15,11 @@ function scripted(...answers: (number | "network")[]): FetchLike & { calls: numb
   return f;
 }
 
-const send = (f: FetchLike, method: string, idempotent?: boolean) => new Transport({ baseUrl: "http://x", fetch: f }).send(new Request("http://x/a", { method, body: method === "GET" ? null : "body" }), idempotent);
+const send = (f: FetchLike, method: string, idempotent?: boolean) =>
+  new Transport({ baseUrl: "http://x", fetch: f }).send(
+    new Request("http://x/a", { method, body: method === "GET" ? null : "body" }),
+    idempotent,
+  );
 
 describe("Transport.send", () => {
   it("sends an idempotent request again after a transient 503 from the infrastructure, body and all", async () => {
@@ -79,7 +83,14 @@ describe("Transport.send", () => {
 
 describe("ProblemError", () => {
   it("carries the problem+json body: status, slug, detail, field errors", async () => {
-    const body = { type: "http://x/errors/validation", title: "Validation failed", status: 422, detail: "bad", instance: "/v1/p", errors: [{ path: "name", message: "required", code: "invalid_type" }] };
+    const body = {
+      type: "http://x/errors/validation",
+      title: "Validation failed",
+      status: 422,
+      detail: "bad",
+      instance: "/v1/p",
+      errors: [{ path: "name", message: "required", code: "invalid_type" }],
+    };
     const res = new Response(JSON.stringify(body), { status: 422, headers: { "Content-Type": "application/problem+json" } });
     const e = await ProblemError.of(res, "/v1/p");
     expect(e).toMatchObject({ status: 422, slug: "validation", message: "Validation failed: bad" });
@@ -88,7 +99,13 @@ describe("ProblemError", () => {
 
   it("describes an answer that is not problem+json (a proxy's page) by its status", async () => {
     const e = await ProblemError.of(new Response("<html>bad gateway</html>", { status: 502, statusText: "Bad Gateway" }), "/v1/x");
-    expect(e.problem).toEqual({ type: "about:blank", title: "HTTP 502 Bad Gateway", status: 502, instance: "/v1/x", detail: "<html>bad gateway</html>" });
+    expect(e.problem).toEqual({
+      type: "about:blank",
+      title: "HTTP 502 Bad Gateway",
+      status: 502,
+      instance: "/v1/x",
+      detail: "<html>bad gateway</html>",
+    });
   });
 });
 

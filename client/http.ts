@@ -136,7 +136,10 @@ export class Transport {
       if (!transient || last) return res;
       await res.body?.cancel();
       const retryAfter = Number(res.headers.get("Retry-After"));
-      await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, RETRY_AFTER_CAP_MS) : 200 * 2 ** attempt, request.signal);
+      await sleep(
+        Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, RETRY_AFTER_CAP_MS) : 200 * 2 ** attempt,
+        request.signal,
+      );
     }
   };
 

@@ -23,4 +23,11 @@ export { type JobProgressOut, type JobProgressUpdate, JobProgressTracker, StageC
 export * from "./runner.js";
 export type { components, paths } from "./schema.js";
 export { sha256Hex } from "./sha256.js";
-export { DEFAULT_CHUNK_BYTES, type Upload, type UploadOptions, type UploadPhase, type UploadProgress, type UploadResult } from "./uploads.js";
+export {
+  DEFAULT_CHUNK_BYTES,
+  type Upload,
+  type UploadOptions,
+  type UploadPhase,
+  type UploadProgress,
+  type UploadResult,
+} from "./uploads.js";

@@ -83,8 +83,18 @@ export class JobProgressTracker {
   update(): JobProgressUpdate {
     const s = this.snapshot;
     const tasks = s.tasks;
-    const fraction = tasks.length === 0 ? s.progress : tasks.reduce((sum, t) => sum + (TERMINAL_STATUSES.has(t.status) ? 1 : t.status === "running" ? t.progress : 0), 0) / tasks.length;
-    return { job_id: s.job_id, status: s.status, fraction, completed_tasks: s.completed_tasks, total_tasks: s.total_tasks, stage: this.stage };
+    const fraction =
+      tasks.length === 0
+        ? s.progress
+        : tasks.reduce((sum, t) => sum + (TERMINAL_STATUSES.has(t.status) ? 1 : t.status === "running" ? t.progress : 0), 0) / tasks.length;
+    return {
+      job_id: s.job_id,
+      status: s.status,
+      fraction,
+      completed_tasks: s.completed_tasks,
+      total_tasks: s.total_tasks,
+      stage: this.stage,
+    };
   }
 }
 

@@ -11,7 +11,10 @@ describe("RunnerClient.writeBlob", () => {
       baseUrl: "http://runner.test",
       fetch: async (request: Request) => {
         types.push(request.headers.get("Content-Type"));
-        return new Response(JSON.stringify({ blob_sha: "0".repeat(64), byte_size: 1 }), { status: 201, headers: { "Content-Type": "application/json" } });
+        return new Response(JSON.stringify({ blob_sha: "0".repeat(64), byte_size: 1 }), {
+          status: 201,
+          headers: { "Content-Type": "application/json" },
+        });
       },
     });
     await client.runner.writeBlob("a.b.c.d", new Uint8Array([1]), "image/jpeg");

@@ -55,7 +55,9 @@ export class RunnerClient {
    * `waitSeconds`: the service holds the request open that long (long poll, at most 25 s).
    */
   async lease(runnerId: string, waitSeconds = 0): Promise<Lease | null> {
-    const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId }, query: { wait: waitSeconds } } }));
+    const leased = await unwrap(
+      this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId }, query: { wait: waitSeconds } } }),
+    );
     // openapi-fetch widens tuples (a pose's translation) to arrays in what it answers: the schema's type is the exact one.
     return (leased as Lease | undefined) ?? null;
   }
@@ -70,7 +72,9 @@ export class RunnerClient {
 
   /** An input of the leased task (an image, an upstream output, the checkpoint). */
   async readBlob(leaseId: string, sha: string): Promise<Uint8Array> {
-    const bytes = await unwrap(this.api.GET("/v1/leases/{lease_id}/blobs/{sha}", { params: { path: { lease_id: leaseId, sha } }, parseAs: "arrayBuffer" }));
+    const bytes = await unwrap(
+      this.api.GET("/v1/leases/{lease_id}/blobs/{sha}", { params: { path: { lease_id: leaseId, sha } }, parseAs: "arrayBuffer" }),
+    );
     return new Uint8Array(bytes);
   }
 
@@ -98,12 +102,16 @@ export class RunnerClient {
 
   /** Seals the next snapshot of the job's reconstruction from files uploaded under the lease. */
   sealSnapshot(leaseId: string, seal: SnapshotSeal): Promise<SnapshotSealed> {
-    return unwrap(this.api.POST("/v1/leases/{lease_id}/snapshots", { params: lease(leaseId), body: seal, fetch: this.transport.sendIdempotent }));
+    return unwrap(
+      this.api.POST("/v1/leases/{lease_id}/snapshots", { params: lease(leaseId), body: seal, fetch: this.transport.sendIdempotent }),
+    );
   }
 
   /** Sets a reconstruction-level file (two_view_geometries.json, correspondence_graph.json). */
   async putReconstructionFile(leaseId: string, name: ReconstructionFileName, file: { blob_sha: string; byte_size: number }): Promise<void> {
-    await unwrap(this.api.PUT("/v1/leases/{lease_id}/reconstruction-files/{name}", { params: { path: { lease_id: leaseId, name } }, body: file }));
+    await unwrap(
+      this.api.PUT("/v1/leases/{lease_id}/reconstruction-files/{name}", { params: { path: { lease_id: leaseId, name } }, body: file }),
+    );
   }
 
   /** Registers the dataset the task derives (4.14 rule 4); a repeat answers the dataset registered first. */

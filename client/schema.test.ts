@@ -7,5 +7,8 @@ import { SCHEMA_FILE, clientTypesOf, liveOpenapiDocument } from "../scripts/clie
 it("client/schema.ts is what the live /openapi.json generates (else run `npm run client:types`)", async () => {
   const generated = await clientTypesOf(await liveOpenapiDocument());
   const committed = readFileSync(SCHEMA_FILE, "utf8");
-  if (generated !== committed) expect.fail("client/schema.ts differs from the types of the live /openapi.json: run `npm run client:types` and commit client/schema.ts");
+  if (generated !== committed)
+    expect.fail(
+      "client/schema.ts differs from the types of the live /openapi.json: run `npm run client:types` and commit client/schema.ts",
+    );
 });

@@ -26,27 +26,57 @@ export type CoreArtifactKind = keyof typeof CORE_ARTIFACT_FORMATS;
 
 /** What each core kind holds, and the media type of its default format's files (`GET /v1/artifacts/kinds`, `/formats`). */
 export const CORE_ARTIFACT_KINDS: Record<CoreArtifactKind, { description: string; media_type: string }> = {
-  "features.local.v1": { description: "local features of each image (keypoints and descriptors), one file `features/<image name>` per image; layout in protocol/README.md", media_type: "application/x-sfm-features-v1" },
+  "features.local.v1": {
+    description:
+      "local features of each image (keypoints and descriptors), one file `features/<image name>` per image; layout in protocol/README.md",
+    media_type: "application/x-sfm-features-v1",
+  },
   "features.global.v1": { description: "one global descriptor per image, for retrieval", media_type: "application/octet-stream" },
   "pairs.image_names.v1": { description: "image pairs to match, one `<image name 1> <image name 2>` line each", media_type: "text/plain" },
-  "matches.indexed.v1": { description: "putative matches of image pairs as keypoint index pairs (`matches.bin`); layout in protocol/README.md", media_type: "application/x-sfm-matches-v1" },
+  "matches.indexed.v1": {
+    description: "putative matches of image pairs as keypoint index pairs (`matches.bin`); layout in protocol/README.md",
+    media_type: "application/x-sfm-matches-v1",
+  },
   "matches.coordinates.v1": { description: "matches of image pairs as pixel coordinate pairs", media_type: "application/octet-stream" },
   "matches.dense.v1": { description: "dense correspondences of image pairs", media_type: "application/octet-stream" },
-  "matches.verified.v1": { description: "geometrically verified matches with each pair's two-view geometry (`two_view_geometries.json`, spec 2.14)", media_type: "application/json" },
-  "reconstruction.sparse.v1": { description: "the largest model a mapping task produced, as snapshot files (cameras.json, images.json, points.bin, ...)", media_type: "application/octet-stream" },
-  "reconstruction.snapshot": { description: "a sealed snapshot's root model (spec 2.10): cameras.json, images.json, summary.json, points.bin, points_preview.bin", media_type: "application/octet-stream" },
-  "reconstruction.submodel": { description: "one component of a sealed snapshot (spec 2.8), with the files of a snapshot", media_type: "application/octet-stream" },
-  "projection.images.v1": { description: "projected images and `projection_manifest.json` (spec 4.14)", media_type: "application/octet-stream" },
+  "matches.verified.v1": {
+    description: "geometrically verified matches with each pair's two-view geometry (`two_view_geometries.json`, spec 2.14)",
+    media_type: "application/json",
+  },
+  "reconstruction.sparse.v1": {
+    description: "the largest model a mapping task produced, as snapshot files (cameras.json, images.json, points.bin, ...)",
+    media_type: "application/octet-stream",
+  },
+  "reconstruction.snapshot": {
+    description: "a sealed snapshot's root model (spec 2.10): cameras.json, images.json, summary.json, points.bin, points_preview.bin",
+    media_type: "application/octet-stream",
+  },
+  "reconstruction.submodel": {
+    description: "one component of a sealed snapshot (spec 2.8), with the files of a snapshot",
+    media_type: "application/octet-stream",
+  },
+  "projection.images.v1": {
+    description: "projected images and `projection_manifest.json` (spec 4.14)",
+    media_type: "application/octet-stream",
+  },
 };
 
 /** The most files one artifact lists: its descriptor travels in one JSON request and one stored row. */
 export const MAX_ARTIFACT_FILES = 1024;
 
-const DotId = z.string().min(3).max(128).regex(/^[a-z0-9_]+(\.[a-z0-9_]+)+$/, "must be a dot-notated id such as 'features.local.v1'");
+const DotId = z
+  .string()
+  .min(3)
+  .max(128)
+  .regex(/^[a-z0-9_]+(\.[a-z0-9_]+)+$/, "must be a dot-notated id such as 'features.local.v1'");
 
 /** One stored file of an artifact: content-addressed bytes in the tenant's blob store. */
 export const ArtifactFile = z.object({
-  path: z.string().min(1).max(1024).regex(/^[^/\\\0][^\\\0]*$/, "must be a relative path"),
+  path: z
+    .string()
+    .min(1)
+    .max(1024)
+    .regex(/^[^/\\\0][^\\\0]*$/, "must be a relative path"),
   blob_sha: Sha256,
   byte_size: z.number().int().min(0),
   media_type: z.string().max(255).optional(),
@@ -82,7 +112,8 @@ export function vocabularyIssues(a: { kind: string; artifact_format: string }): 
   if (core && a.artifact_format !== core && a.artifact_format.startsWith("svc.")) {
     return [{ path: ["artifact_format"], message: `core kind '${a.kind}' has core format '${core}'` }];
   }
-  if (!core && a.artifact_format.startsWith("svc.")) return [{ path: ["artifact_format"], message: "the 'svc.' namespace is reserved for core kinds" }];
+  if (!core && a.artifact_format.startsWith("svc."))
+    return [{ path: ["artifact_format"], message: "the 'svc.' namespace is reserved for core kinds" }];
   return [];
 }
 
@@ -101,7 +132,11 @@ export const StageArtifact = z
     recon_id: Id.nullable(),
     kind: DotId,
     name: z.string(),
-    uri: z.string().describe("metadata, not a portability contract (2.11): the URI an import recorded, else the route serving the bytes stored here (`/v1/artifacts/{artifact_id}/content`)"),
+    uri: z
+      .string()
+      .describe(
+        "metadata, not a portability contract (2.11): the URI an import recorded, else the route serving the bytes stored here (`/v1/artifacts/{artifact_id}/content`)",
+      ),
     artifact_format: DotId,
     schema_version: z.number().int(),
     media_type: z.string(),
@@ -116,16 +151,27 @@ export type StageArtifact = z.infer<typeof StageArtifact>;
 export const StageArtifactPage = Page(StageArtifact, "StageArtifactPage");
 
 /** A URI the server records but never dereferences (4.10): an absolute URI (`s3://`, `https://`, `file:`) or an absolute path. */
-const ImportedUri = z.string().min(1).max(4096).regex(/^([A-Za-z][A-Za-z0-9+.-]*:|\/)/, "must be an absolute URI (scheme:...) or an absolute path");
+const ImportedUri = z
+  .string()
+  .min(1)
+  .max(4096)
+  .regex(/^([A-Za-z][A-Za-z0-9+.-]*:|\/)/, "must be an absolute URI (scheme:...) or an absolute path");
 
 /**
  * An imported artifact's descriptor (4.10 `:import`): its bytes stay where `uri` says (never
  * copied, never dereferenced), or are blobs of the tenant already (`files`, from finalized
  * uploads); at least one of the two.
  */
-const importedFields = { ...descriptorFields, uri: ImportedUri.nullable().default(null), schema_version: z.number().int().min(1).default(1), media_type: z.string().min(1).max(255).default("application/octet-stream"), files: z.array(ArtifactFile).max(MAX_ARTIFACT_FILES).default([]) };
+const importedFields = {
+  ...descriptorFields,
+  uri: ImportedUri.nullable().default(null),
+  schema_version: z.number().int().min(1).default(1),
+  media_type: z.string().min(1).max(255).default("application/octet-stream"),
+  files: z.array(ArtifactFile).max(MAX_ARTIFACT_FILES).default([]),
+};
 const uriOrFiles = (a: { uri: string | null; files: unknown[] }, ctx: z.RefinementCtx) => {
-  if (a.uri === null && a.files.length === 0) ctx.addIssue({ code: "custom", path: ["uri"], message: "name a uri, or files (blobs of this tenant), or both" });
+  if (a.uri === null && a.files.length === 0)
+    ctx.addIssue({ code: "custom", path: ["uri"], message: "name a uri, or files (blobs of this tenant), or both" });
 };
 
 /** What a stored artifact's descriptor must be (`:validate`): a stage's, or an import's (a uri without files). */

@@ -21,7 +21,9 @@ export const CORE_CAPABILITIES = [
 /** Every OPTIONAL name of 1.2. Each is advertised false until the stage truly runs. */
 export const OPTIONAL_CAPABILITIES = [
   ...(["sift", "superpoint", "aliked", "disk", "r2d2", "d2net"] as const).map((t) => `features.extract.${t}` as const),
-  ...(["exhaustive", "sequential", "spatial", "vocabtree", "retrieval", "from_poses", "explicit"] as const).map((s) => `pairs.${s}` as const),
+  ...(["exhaustive", "sequential", "spatial", "vocabtree", "retrieval", "from_poses", "explicit"] as const).map(
+    (s) => `pairs.${s}` as const,
+  ),
   ...(["nn-mutual", "nn-ratio", "superglue", "lightglue", "loftr", "mast3r"] as const).map((m) => `matchers.${m}` as const),
   "matches.verify",
   ...(["incremental", "global", "hierarchical", "spherical"] as const).flatMap((k) => [`map.${k}`, `pipelines.${k}`] as const),

@@ -12,7 +12,18 @@ import { Id } from "./schemas/common";
  * (`colmap model_converter --output_type TXT|BIN`), so they share the writers and format ids of
  * `colmap_text` and `colmap_bin`.
  */
-export const EXPORT_FORMATS = ["colmap_text", "colmap_bin", "txt", "bin", "ply", "nvm", "nerfstudio", "instant_ngp", "gaussian_splatting", "kapture"] as const;
+export const EXPORT_FORMATS = [
+  "colmap_text",
+  "colmap_bin",
+  "txt",
+  "bin",
+  "ply",
+  "nvm",
+  "nerfstudio",
+  "instant_ngp",
+  "gaussian_splatting",
+  "kapture",
+] as const;
 export const ExportFormat = z.enum(EXPORT_FORMATS);
 export type ExportFormat = z.infer<typeof ExportFormat>;
 
@@ -29,8 +40,20 @@ export interface ExportArtifactType {
   lossless: boolean;
 }
 
-const COLMAP_TEXT: ExportArtifactType = { kind: "reconstruction.colmap_model", artifact_format: "colmap.model.text.v1", media_type: "text/plain", schema_version: 1, lossless: true };
-const COLMAP_BIN: ExportArtifactType = { kind: "reconstruction.colmap_model", artifact_format: "colmap.model.binary.v1", media_type: "application/octet-stream", schema_version: 1, lossless: true };
+const COLMAP_TEXT: ExportArtifactType = {
+  kind: "reconstruction.colmap_model",
+  artifact_format: "colmap.model.text.v1",
+  media_type: "text/plain",
+  schema_version: 1,
+  lossless: true,
+};
+const COLMAP_BIN: ExportArtifactType = {
+  kind: "reconstruction.colmap_model",
+  artifact_format: "colmap.model.binary.v1",
+  media_type: "application/octet-stream",
+  schema_version: 1,
+  lossless: true,
+};
 
 export const EXPORT_ARTIFACT_TYPES: Record<ExportFormat, ExportArtifactType> = {
   colmap_text: COLMAP_TEXT,
@@ -38,22 +61,64 @@ export const EXPORT_ARTIFACT_TYPES: Record<ExportFormat, ExportArtifactType> = {
   colmap_bin: COLMAP_BIN,
   bin: COLMAP_BIN,
   // Points and colours only: the cameras are dropped.
-  ply: { kind: "reconstruction.point_cloud", artifact_format: "ply.binary_little_endian.v1", media_type: "application/x-ply", schema_version: 1, lossless: false },
+  ply: {
+    kind: "reconstruction.point_cloud",
+    artifact_format: "ply.binary_little_endian.v1",
+    media_type: "application/x-ply",
+    schema_version: 1,
+    lossless: false,
+  },
   // One radial distortion term per camera.
   nvm: { kind: "reconstruction.nvm", artifact_format: "visualsfm.nvm_v3.v1", media_type: "text/plain", schema_version: 1, lossless: false },
   // Cameras and poses for NeRF training; the sparse points are dropped.
-  nerfstudio: { kind: "reconstruction.nerf_dataset", artifact_format: "nerfstudio.transforms.v1", media_type: "application/json", schema_version: 1, lossless: false },
-  instant_ngp: { kind: "reconstruction.nerf_dataset", artifact_format: "instant_ngp.transforms.v1", media_type: "application/json", schema_version: 1, lossless: false },
-  gaussian_splatting: { kind: "reconstruction.colmap_model", artifact_format: "gaussian_splatting.colmap_binary.v1", media_type: "application/octet-stream", schema_version: 1, lossless: false },
-  kapture: { kind: "reconstruction.kapture", artifact_format: "kapture.v1_1", media_type: "text/plain", schema_version: 1, lossless: false },
+  nerfstudio: {
+    kind: "reconstruction.nerf_dataset",
+    artifact_format: "nerfstudio.transforms.v1",
+    media_type: "application/json",
+    schema_version: 1,
+    lossless: false,
+  },
+  instant_ngp: {
+    kind: "reconstruction.nerf_dataset",
+    artifact_format: "instant_ngp.transforms.v1",
+    media_type: "application/json",
+    schema_version: 1,
+    lossless: false,
+  },
+  gaussian_splatting: {
+    kind: "reconstruction.colmap_model",
+    artifact_format: "gaussian_splatting.colmap_binary.v1",
+    media_type: "application/octet-stream",
+    schema_version: 1,
+    lossless: false,
+  },
+  kapture: {
+    kind: "reconstruction.kapture",
+    artifact_format: "kapture.v1_1",
+    media_type: "text/plain",
+    schema_version: 1,
+    lossless: false,
+  },
 };
 
 export const ExportOptions = z
   .object({
-    include_images: z.boolean().default(true).describe("nerfstudio, instant_ngp, gaussian_splatting, kapture: list the photos in the artifact (the dataset's own blobs: no bytes are copied)"),
-    allow_distorted_cameras: z.boolean().default(false).describe("gaussian_splatting: keep distorted cameras (with a warning) instead of refusing"),
+    include_images: z
+      .boolean()
+      .default(true)
+      .describe(
+        "nerfstudio, instant_ngp, gaussian_splatting, kapture: list the photos in the artifact (the dataset's own blobs: no bytes are copied)",
+      ),
+    allow_distorted_cameras: z
+      .boolean()
+      .default(false)
+      .describe("gaussian_splatting: keep distorted cameras (with a warning) instead of refusing"),
     aabb_scale: z.number().int().min(1).max(128).default(32).describe("instant_ngp: aabb_scale, a power of two"),
-    keypoints_type: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default("edgesfm").describe("kapture: the keypoints type directory"),
+    keypoints_type: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .default("edgesfm")
+      .describe("kapture: the keypoints type directory"),
   })
   .meta({ id: "ExportOptions" });
 export type ExportOptions = z.infer<typeof ExportOptions>;
@@ -111,7 +176,13 @@ export const CONVERSIONS: readonly ConversionEdge[] = [
     }),
   ),
   // Positions become float32 in points.bin.
-  { from_format: COLMAP_TEXT.artifact_format, to_format: "svc.reconstruction.snapshot", to_kind: "reconstruction.snapshot", lossless: false, via: { from_colmap_text: true } },
+  {
+    from_format: COLMAP_TEXT.artifact_format,
+    to_format: "svc.reconstruction.snapshot",
+    to_kind: "reconstruction.snapshot",
+    lossless: false,
+    via: { from_colmap_text: true },
+  },
 ];
 
 /** A `convert_artifact` task's params. Its lease carries the source artifact under `inputs.artifacts.source`. */
@@ -178,7 +249,7 @@ export function planConversion(
   const search = (edges: readonly ConversionEdge[]) => {
     const via = new Map<string, ConversionEdge | null>([[from.format, null]]);
     const kinds = new Map([[from.format, from.kind]]);
-    for (let frontier = [from.format]; frontier.length > 0; ) {
+    for (let frontier = [from.format]; frontier.length > 0;) {
       const next: string[] = [];
       for (const format of frontier) {
         for (const edge of edges.filter((e) => e.from_format === format && !via.has(e.to_format))) {
@@ -201,7 +272,12 @@ export function planConversion(
   const found = search(lossless.filter(o.available));
   if (found) return found;
   const unavailable = search(lossless);
-  if (unavailable) return { ok: false, reason: "unavailable", capability: unavailable.steps.map(conversionCapability).find((c, i) => c && !o.available(unavailable.steps[i]!))! };
+  if (unavailable)
+    return {
+      ok: false,
+      reason: "unavailable",
+      capability: unavailable.steps.map(conversionCapability).find((c, i) => c && !o.available(unavailable.steps[i]!))!,
+    };
   if (o.requireLossless && search(CONVERSIONS.filter(o.available))) return { ok: false, reason: "lossless_impossible" };
   return { ok: false, reason: "no_path" };
 }

@@ -21,7 +21,9 @@ const MARK = "\u0000int64:";
 
 /** JSON.stringify, with the decimal strings under `keys` written as bare JSON integers. */
 export function stringifyInt64Json(value: unknown, keys: ReadonlySet<string>): string {
-  const text = JSON.stringify(value, (key, v: unknown) => (keys.has(key) && typeof v === "string" && /^-?\d+$/.test(v) ? `${MARK}${v}` : v));
+  const text = JSON.stringify(value, (key, v: unknown) =>
+    keys.has(key) && typeof v === "string" && /^-?\d+$/.test(v) ? `${MARK}${v}` : v,
+  );
   return text.replace(/"\\u0000int64:(-?\d+)"/g, "$1");
 }
 

@@ -98,7 +98,14 @@ export const cubemapFaceParams = (faceSize: number) => [faceSize / 2, faceSize /
  */
 export function viewRotation(yawDeg: number, pitchDeg: number, rollDeg: number): number[] {
   const rad = Math.PI / 180;
-  const [cy, sy, cp, sp, cr, sr] = [Math.cos(yawDeg * rad), Math.sin(yawDeg * rad), Math.cos(pitchDeg * rad), Math.sin(pitchDeg * rad), Math.cos(rollDeg * rad), Math.sin(rollDeg * rad)];
+  const [cy, sy, cp, sp, cr, sr] = [
+    Math.cos(yawDeg * rad),
+    Math.sin(yawDeg * rad),
+    Math.cos(pitchDeg * rad),
+    Math.sin(pitchDeg * rad),
+    Math.cos(rollDeg * rad),
+    Math.sin(rollDeg * rad),
+  ];
   const ry = [cy, 0, sy, 0, 1, 0, -sy, 0, cy];
   const rx = [1, 0, 0, 0, cp, -sp, 0, sp, cp];
   const rz = [cr, -sr, 0, sr, cr, 0, 0, 0, 1];
@@ -107,7 +114,8 @@ export function viewRotation(yawDeg: number, pitchDeg: number, rollDeg: number):
 
 function multiply(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = [];
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) out.push(a[3 * i]! * b[j]! + a[3 * i + 1]! * b[3 + j]! + a[3 * i + 2]! * b[6 + j]!);
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) out.push(a[3 * i]! * b[j]! + a[3 * i + 1]! * b[3 + j]! + a[3 * i + 2]! * b[6 + j]!);
   return out;
 }
 
@@ -124,7 +132,9 @@ export const ProjectionOutput = z
       .max(200)
       .nullable()
       .default(null)
-      .describe("the derived dataset's name (default: the source dataset's name and the projection); a name the project already has gets the task id appended"),
+      .describe(
+        "the derived dataset's name (default: the source dataset's name and the projection); a name the project already has gets the task id appended",
+      ),
     format: z.enum(["jpeg", "png"]).default("jpeg").describe("encoding of the projected images"),
     jpeg_quality: z.number().int().min(1).max(100).default(95),
   })
@@ -232,7 +242,9 @@ export const extensionOf = (format: ProjectionOutput["format"]) => (format === "
  * The cubemap groups of a dataset: images named `<face>/<rest>` (what `:render_cubemap` writes),
  * grouped by `<rest>`; a group missing a face is listed in `incomplete`.
  */
-export function cubemapGroups<T extends { name: string }>(images: T[]): { groups: Map<string, Partial<Record<CubemapFace, T>>>; incomplete: { name: string; missing: CubemapFace[] }[] } {
+export function cubemapGroups<T extends { name: string }>(
+  images: T[],
+): { groups: Map<string, Partial<Record<CubemapFace, T>>>; incomplete: { name: string; missing: CubemapFace[] }[] } {
   const groups = new Map<string, Partial<Record<CubemapFace, T>>>();
   for (const image of images) {
     const slash = image.name.indexOf("/");
@@ -288,7 +300,15 @@ export const ProjectionManifest = z
     projection: z.enum(PROJECTIONS),
     sampling: Sampling,
     source_dataset_id: Id,
-    source_images: z.array(z.object({ image_id: Id, name: z.string(), content_sha: z.string(), width: z.number().int().nullable(), height: z.number().int().nullable() })),
+    source_images: z.array(
+      z.object({
+        image_id: Id,
+        name: z.string(),
+        content_sha: z.string(),
+        width: z.number().int().nullable(),
+        height: z.number().int().nullable(),
+      }),
+    ),
     output_images: z.array(
       z.object({
         name: z.string(),
@@ -302,7 +322,9 @@ export const ProjectionManifest = z
     ),
     geometry: z
       .object({
-        sensors: z.array(z.object({ name: z.string(), model: z.literal("PINHOLE"), params: z.array(z.number()), sensor_from_rig: z.unknown() })),
+        sensors: z.array(
+          z.object({ name: z.string(), model: z.literal("PINHOLE"), params: z.array(z.number()), sensor_from_rig: z.unknown() }),
+        ),
         convention: z.string(),
       })
       .nullable()

@@ -24,11 +24,20 @@ export type SimilarityStrategy = z.infer<typeof SimilarityStrategy>;
 /** 8 (Limits): at most 1000 neighbours per query. */
 export const MAX_SIMILARITY_K = 1000;
 
-const Flag = z.enum(["true", "false"]).default("false").transform((v) => v === "true");
+const Flag = z
+  .enum(["true", "false"])
+  .default("false")
+  .transform((v) => v === "true");
 
 export const SimilarityQuery = z.object({
   image_id: Id.describe("the query image, one of the dataset's"),
-  k: z.coerce.number().int().min(1).max(MAX_SIMILARITY_K).default(5).describe("how many images to answer, the query image included when include_self is true"),
+  k: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_SIMILARITY_K)
+    .default(5)
+    .describe("how many images to answer, the query image included when include_self is true"),
   strategy: SimilarityStrategy.default("dhash"),
   include_self: Flag.describe("answer the query image first, at distance 0 (4.11 rule 3)"),
 });
@@ -38,14 +47,18 @@ export const SimilarityNeighbors = z
     query_image_id: Id,
     strategy: SimilarityStrategy,
     k: z.number().int(),
-    neighbors: z.array(z.object({ image_id: Id, distance: z.number() })).describe("ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order)"),
+    neighbors: z
+      .array(z.object({ image_id: Id, distance: z.number() }))
+      .describe("ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order)"),
   })
   .meta({ id: "SimilarityNeighbors" });
 export type SimilarityNeighbors = z.infer<typeof SimilarityNeighbors>;
 
 export const SimilarityBuildQuery = z.object({
   strategy: SimilarityStrategy.default("dhash"),
-  force: Flag.describe("hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it"),
+  force: Flag.describe(
+    "hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it",
+  ),
 });
 
 /** What `:build` answers for `dhash` (4.11: 200 manifest). The fields are this deployment's: the spec names none. */

@@ -5,7 +5,9 @@ import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 
 const root = new URL("..", import.meta.url).pathname;
-const names = readdirSync(`${root}bench`).filter((f) => f.endsWith(".ts") && !f.includes(".test.") && !f.startsWith("_")).map((f) => f.slice(0, -3));
+const names = readdirSync(`${root}bench`)
+  .filter((f) => f.endsWith(".ts") && !f.includes(".test.") && !f.startsWith("_"))
+  .map((f) => f.slice(0, -3));
 const [name, ...args] = process.argv.slice(2);
 if (!name || !names.includes(name)) {
   console.log(`usage: npm run bench -- <${names.join("|")}> [args]`);

@@ -8,7 +8,16 @@
  * The service treats it like any other runner. Runs on plain `fetch`, so it works inside
  * workerd tests (with SELF.fetch) and as a Node process (`npx tsx scripts/digest-runner.ts`).
  */
-import { type FetchLike, type Lease, type LeaseState, type Runner, RunnerClient, type RunnerEvent, type TaskOutputs, sha256Hex } from "../client/index";
+import {
+  type FetchLike,
+  type Lease,
+  type LeaseState,
+  type Runner,
+  RunnerClient,
+  type RunnerEvent,
+  type TaskOutputs,
+  sha256Hex,
+} from "../client/index";
 import type { TaskKind } from "../protocol";
 
 export interface RunnerOptions {
@@ -83,11 +92,21 @@ export class DigestRunner {
       const bytes = await this.client.readBlob(lease.lease_id, image.content_sha);
       const digest = await sha256Hex(bytes);
       if (digest !== image.content_sha) {
-        await this.client.fail(lease.lease_id, { error_class: "IntegrityError", message: `${image.name} hashes to ${digest}`, detail: null });
+        await this.client.fail(lease.lease_id, {
+          error_class: "IntegrityError",
+          message: `${image.name} hashes to ${digest}`,
+          detail: null,
+        });
         return "stopped";
       }
-      digests.push({ name: image.name, sha256: this.o.lie ? digest.replace(/^./, (c) => (c === "0" ? "1" : "0")) : digest, byte_size: bytes.byteLength });
-      const state = await this.events(lease, [{ kind: "phase_progress", phase: lease.task.phase, current: i + 1, total: images.length, rate: null }]);
+      digests.push({
+        name: image.name,
+        sha256: this.o.lie ? digest.replace(/^./, (c) => (c === "0" ? "1" : "0")) : digest,
+        byte_size: bytes.byteLength,
+      });
+      const state = await this.events(lease, [
+        { kind: "phase_progress", phase: lease.task.phase, current: i + 1, total: images.length, rate: null },
+      ]);
       await onImage?.(i + 1);
       if (state.directive === "teardown") return "stopped";
       if (state.directive === "stop") {
@@ -95,7 +114,9 @@ export class DigestRunner {
         return "stopped";
       }
     }
-    const parts = lease.shard ? lease.shard.items.map((it) => ({ path: it.path, names: new Set(it.images) })) : [{ path: "digests.json", names: null }];
+    const parts = lease.shard
+      ? lease.shard.items.map((it) => ({ path: it.path, names: new Set(it.images) }))
+      : [{ path: "digests.json", names: null }];
     const artifacts = [];
     for (const part of parts) {
       const mine = part.names ? digests.filter((d) => part.names!.has(d.name)) : digests;
@@ -105,7 +126,11 @@ export class DigestRunner {
     return "completed";
   }
 
-  private async digestArtifact(lease: LeaseLike, path: string, digests: { name: string; sha256: string; byte_size: number }[]): Promise<TaskOutputs["artifacts"][number]> {
+  private async digestArtifact(
+    lease: LeaseLike,
+    path: string,
+    digests: { name: string; sha256: string; byte_size: number }[],
+  ): Promise<TaskOutputs["artifacts"][number]> {
     const text = new TextEncoder().encode(JSON.stringify({ task_id: lease.task.task_id, images: digests }));
     const blob = await this.upload(lease, text);
     return {

@@ -6,7 +6,9 @@ import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 
 const root = new URL("..", import.meta.url).pathname;
-const { values } = parseArgs({ options: { requests: { type: "string", default: "10000" }, seed: { type: "string", default: String(Date.now() % 2 ** 31) } } });
+const { values } = parseArgs({
+  options: { requests: { type: "string", default: "10000" }, seed: { type: "string", default: String(Date.now() % 2 ** 31) } },
+});
 if (!/^\d+$/.test(values.requests) || !/^\d+$/.test(values.seed)) {
   console.error("usage: npm run fuzz -- [--requests N] [--seed S]");
   process.exit(2);

@@ -57,7 +57,12 @@ export async function submitFolder(client: EdgeSfmClient, folder: string, o: Sub
   const dataset = await unwrap(
     client.api.POST("/v1/projects/{pid}/datasets", {
       params: { path: { pid } },
-      body: { name: o.name, source: { kind: "upload", entries }, camera_model: o.camera_model ?? "SIMPLE_RADIAL", intrinsics_mode: o.intrinsics_mode ?? "single_camera" },
+      body: {
+        name: o.name,
+        source: { kind: "upload", entries },
+        camera_model: o.camera_model ?? "SIMPLE_RADIAL",
+        intrinsics_mode: o.intrinsics_mode ?? "single_camera",
+      },
       signal,
     }),
   );

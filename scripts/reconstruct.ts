@@ -17,7 +17,8 @@ import { PairsSpec } from "../protocol";
 import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
-const USAGE = "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval] [--overlap N] [--retrieval-k N]";
+const USAGE =
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval] [--overlap N] [--retrieval-k N]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -61,7 +62,9 @@ if (names.length === 0) {
 function bar(fraction: number, label: string): void {
   const width = 30;
   const done = Math.round(Math.min(1, Math.max(0, fraction)) * width);
-  process.stdout.write(`\r[${"#".repeat(done)}${".".repeat(width - done)}] ${(100 * fraction).toFixed(0).padStart(3)}% ${label.padEnd(48).slice(0, 48)}`);
+  process.stdout.write(
+    `\r[${"#".repeat(done)}${".".repeat(width - done)}] ${(100 * fraction).toFixed(0).padStart(3)}% ${label.padEnd(48).slice(0, 48)}`,
+  );
 }
 
 /** The running stage as a label: `match pairs 120/300, 1 min 05 s left` (the time left at the stage's rate). */
@@ -114,14 +117,19 @@ try {
     process.exitCode = 1;
   } else {
     const snapshot = await lastSnapshot(client, recon_id);
-    for (const [format, dir] of [["colmap_text", "sparse/0"], ["ply", "."]] as const) {
+    for (const [format, dir] of [
+      ["colmap_text", "sparse/0"],
+      ["ply", "."],
+    ] as const) {
       for (const [path, bytes] of exportSnapshot(format, snapshot).files) {
         const file = join(values.out!, dir, path);
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, bytes);
       }
     }
-    console.log(`${snapshot.images.images.length}/${names.length} images registered; model in ${values.out}/sparse/0 (COLMAP text) and ${values.out}/ (PLY)`);
+    console.log(
+      `${snapshot.images.images.length}/${names.length} images registered; model in ${values.out}/sparse/0 (COLMAP text) and ${values.out}/ (PLY)`,
+    );
   }
 } catch (e) {
   process.stdout.write("\n");

@@ -6,7 +6,14 @@
  */
 import { readFileSync } from "node:fs";
 import type { EdgeSfmClient } from "../client/index";
-import { type AccuracyReport, type ImagePose, barFailures, compareToReference, parseColmapResultsTsv, referencePoses } from "../engine-wasm/ts/accuracy";
+import {
+  type AccuracyReport,
+  type ImagePose,
+  barFailures,
+  compareToReference,
+  parseColmapResultsTsv,
+  referencePoses,
+} from "../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { decodePointsHeader } from "../protocol/wire/points";
 import { type SubmitOptions, type Submitted, lastSnapshot, submitFolder } from "./photo-folder";
@@ -17,8 +24,19 @@ export const datasetDir = (set: string) => new URL(`../../shared/datasets/${set}
 export const INTRINSICS: Record<string, "single_camera" | "per_image"> = { "sacre-coeur": "per_image" };
 
 /** Uploads the set, creates its dataset and submits the incremental pipeline (`spec`: fields beside its kind; `pairs`: its PairsSpec). */
-export function submitSet(client: EdgeSfmClient, set: string, spec: Record<string, unknown> = {}, pairs?: SubmitOptions["pairs"]): Promise<Submitted> {
-  return submitFolder(client, new URL("images/", datasetDir(set)).pathname, { name: set, camera_model: "SIMPLE_RADIAL", intrinsics_mode: INTRINSICS[set] ?? "single_camera", spec, pairs });
+export function submitSet(
+  client: EdgeSfmClient,
+  set: string,
+  spec: Record<string, unknown> = {},
+  pairs?: SubmitOptions["pairs"],
+): Promise<Submitted> {
+  return submitFolder(client, new URL("images/", datasetDir(set)).pathname, {
+    name: set,
+    camera_model: "SIMPLE_RADIAL",
+    intrinsics_mode: INTRINSICS[set] ?? "single_camera",
+    spec,
+    pairs,
+  });
 }
 
 export interface SetResult {

@@ -13,7 +13,10 @@ const stateDir = process.env.EDGESFM_STATE_DIR ?? `${root}.state`;
 mkdirSync(stateDir, { recursive: true });
 
 // The runner page bundles the wasm engine, so build the engine (wasm only), then the site.
-for (const [cmd, ...args] of [["bash", "engine-wasm/build.sh", "--wasm-only"], ["npm", "run", "--silent", "build:site"]]) {
+for (const [cmd, ...args] of [
+  ["bash", "engine-wasm/build.sh", "--wasm-only"],
+  ["npm", "run", "--silent", "build:site"],
+]) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
   if (r.status !== 0) {
     console.error(`[start] ${cmd} ${args.join(" ")} failed`);
@@ -65,11 +68,23 @@ start(
   "api",
   "npx",
   [
-    "wrangler", "dev", "--ip", host, "--port", port, "--persist-to", stateDir,
-    "--show-interactive-dev-session=false", "--live-reload=false", "--var", `SVC_RUNTIME_VERSIONS:${runtimeVersions}`,
-    "--var", `SVC_OPERATOR_RUNNER_TOKEN:${operatorToken}`,
+    "wrangler",
+    "dev",
+    "--ip",
+    host,
+    "--port",
+    port,
+    "--persist-to",
+    stateDir,
+    "--show-interactive-dev-session=false",
+    "--live-reload=false",
+    "--var",
+    `SVC_RUNTIME_VERSIONS:${runtimeVersions}`,
+    "--var",
+    `SVC_OPERATOR_RUNNER_TOKEN:${operatorToken}`,
     // One line per request would be one line per idle runner every 25 s (the lease long poll): warnings and errors only.
-    "--log-level", process.env.EDGESFM_LOG_LEVEL ?? "warn",
+    "--log-level",
+    process.env.EDGESFM_LOG_LEVEL ?? "warn",
   ],
   { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
 );
@@ -79,7 +94,10 @@ if (runners > 0) {
   // Runners start once the API answers.
   (async () => {
     for (let i = 0; i < 120; i++) {
-      const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      const up = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) {
         start("runner", "npx", ["tsx", "scripts/runner.ts", "--server", base, "--count", String(runners), "--key", operatorToken]);
         return;

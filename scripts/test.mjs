@@ -18,7 +18,11 @@ function run(cmd, args, opts = {}) {
 // 1. The C++ engine: native unit tests (ctest) and the wasm build the Node tests load.
 if (existsSync(`${root}engine-wasm/build.sh`)) {
   const build = run("bash", ["engine-wasm/build.sh"]);
-  if (build.status !== 0) { broken = true; totals.failed += 1; console.error("engine build failed"); }
+  if (build.status !== 0) {
+    broken = true;
+    totals.failed += 1;
+    console.error("engine build failed");
+  }
 }
 if (!broken && existsSync(`${root}engine-wasm/test-native.sh`)) {
   const r = run("bash", ["engine-wasm/test-native.sh"], { capture: true });
@@ -32,9 +36,15 @@ if (!broken && existsSync(`${root}engine-wasm/test-native.sh`)) {
 }
 
 // 2. Whole-tree checks, each counted once: the types of every program (the Worker, Node-side code,
-// the site); lint (ESLint with typescript-eslint, no import cycles); the Worker's generated types (worker-configuration.d.ts)
-// as `wrangler types` makes them from wrangler.toml (`npm run types` regenerates them).
-for (const [name, script] of [["typecheck", "typecheck"], ["lint", "lint"], ["generated Worker types", "types:check"]]) {
+// the site); lint (ESLint with typescript-eslint, no import cycles); format (Prettier for TypeScript, clang-format for the
+// engine's C++; `npm run format` applies them); the Worker's generated types (worker-configuration.d.ts) as `wrangler types`
+// makes them from wrangler.toml (`npm run types` regenerates them).
+for (const [name, script] of [
+  ["typecheck", "typecheck"],
+  ["lint", "lint"],
+  ["format", "format:check"],
+  ["generated Worker types", "types:check"],
+]) {
   if (run("npm", ["run", "--silent", script]).status === 0) totals.passed += 1;
   else {
     totals.failed += 1;

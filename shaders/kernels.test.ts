@@ -21,12 +21,30 @@ describe.skipIf("error" in gpu)("WGSL kernels", () => {
   });
 
   /** Runs one entry point with `buffers` at bindings 0.. and returns the bytes of `read`. */
-  async function run(module: keyof ShaderSources, entryPoint: string, buffers: GPUBuffer[], groups: [number, number?], read: GPUBuffer, bytes: number, repeat?: (pass: GPUComputePassEncoder, bind: (b: GPUBuffer[]) => void) => void): Promise<ArrayBuffer> {
-    const pipeline = device.createComputePipeline({ layout: "auto", compute: { module: device.createShaderModule({ code: sources[module] }), entryPoint } });
+  async function run(
+    module: keyof ShaderSources,
+    entryPoint: string,
+    buffers: GPUBuffer[],
+    groups: [number, number?],
+    read: GPUBuffer,
+    bytes: number,
+    repeat?: (pass: GPUComputePassEncoder, bind: (b: GPUBuffer[]) => void) => void,
+  ): Promise<ArrayBuffer> {
+    const pipeline = device.createComputePipeline({
+      layout: "auto",
+      compute: { module: device.createShaderModule({ code: sources[module] }), entryPoint },
+    });
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     pass.setPipeline(pipeline);
-    const bind = (b: GPUBuffer[]) => pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: b.map((buffer, binding) => ({ binding, resource: { buffer } })) }));
+    const bind = (b: GPUBuffer[]) =>
+      pass.setBindGroup(
+        0,
+        device.createBindGroup({
+          layout: pipeline.getBindGroupLayout(0),
+          entries: b.map((buffer, binding) => ({ binding, resource: { buffer } })),
+        }),
+      );
     if (repeat) repeat(pass, bind);
     else {
       bind(buffers);
@@ -46,14 +64,16 @@ describe.skipIf("error" in gpu)("WGSL kernels", () => {
       pairs[2 * i + 1] = i;
     }
     const buffer = storageFrom(device, pairs);
-    const out = new Uint32Array(await run("bitonic_sort", "bitonic_step", [], [0], buffer, 8 * padded, (pass, bind) => {
-      for (let block = 2; block <= padded; block *= 2) {
-        for (let stride = block / 2; stride >= 1; stride /= 2) {
-          bind([uniformBuffer(device, [block, stride, padded]), buffer]);
-          pass.dispatchWorkgroups(Math.ceil(padded / 2 / 256));
+    const out = new Uint32Array(
+      await run("bitonic_sort", "bitonic_step", [], [0], buffer, 8 * padded, (pass, bind) => {
+        for (let block = 2; block <= padded; block *= 2) {
+          for (let stride = block / 2; stride >= 1; stride /= 2) {
+            bind([uniformBuffer(device, [block, stride, padded]), buffer]);
+            pass.dispatchWorkgroups(Math.ceil(padded / 2 / 256));
+          }
         }
-      }
-    }));
+      }),
+    );
     const expected = Array.from({ length: n }, (_, i) => [pairs[2 * i]!, i]).sort((a, b) => a[0]! - b[0]!);
     expect(Array.from(out.subarray(0, 2 * n))).toEqual(expected.flat());
     expect(out[2 * n]).toBe(0xffffffff);
@@ -63,13 +83,28 @@ describe.skipIf("error" in gpu)("WGSL kernels", () => {
     const [w, h] = [7, 5];
     const src = Float32Array.from({ length: w * h }, (_, i) => Math.fround(Math.sin(i * 1.7) * 0.5 + 0.5));
     const dst = storageBuffer(device, 4 * 4 * w * h);
-    const out = new Float32Array(await run("resample", "upsample_2x", [uniformBuffer(device, [w, h, 2 * w, 2 * h, 0, 0]), storageFrom(device, src), dst], [1, 1], dst, 16 * w * h));
+    const out = new Float32Array(
+      await run(
+        "resample",
+        "upsample_2x",
+        [uniformBuffer(device, [w, h, 2 * w, 2 * h, 0, 0]), storageFrom(device, src), dst],
+        [1, 1],
+        dst,
+        16 * w * h,
+      ),
+    );
     // copy_and_upsample_rows twice: along x, then along y.
-    const up = (row: Float32Array, n: number) => Float32Array.from({ length: 2 * n }, (_, i) => (i % 2 === 0 || (i >> 1) + 1 >= n ? row[i >> 1]! : Math.fround(0.5 * Math.fround(row[i >> 1]! + row[(i >> 1) + 1]!))));
+    const up = (row: Float32Array, n: number) =>
+      Float32Array.from({ length: 2 * n }, (_, i) =>
+        i % 2 === 0 || (i >> 1) + 1 >= n ? row[i >> 1]! : Math.fround(0.5 * Math.fround(row[i >> 1]! + row[(i >> 1) + 1]!)),
+      );
     const rows = Array.from({ length: h }, (_, y) => up(src.subarray(y * w, (y + 1) * w), w));
     const expected = new Float32Array(4 * w * h);
     for (let x = 0; x < 2 * w; x++) {
-      const column = up(Float32Array.from(rows, (r) => r[x]!), h);
+      const column = up(
+        Float32Array.from(rows, (r) => r[x]!),
+        h,
+      );
       for (let y = 0; y < 2 * h; y++) expected[y * 2 * w + x] = column[y]!;
     }
     expect(out).toEqual(expected);
@@ -82,14 +117,27 @@ describe.skipIf("error" in gpu)("WGSL kernels", () => {
     const r = (taps.length - 1) / 2;
     const ref = new Float32Array(w * h);
     const at = (x: number, y: number) => src[Math.min(h - 1, Math.max(0, y)) * w + Math.min(w - 1, Math.max(0, x))]!;
-    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-      let acc = 0;
-      for (let k = -r; k <= r; k++) acc = Math.fround(acc + Math.fround(taps[k + r]! * at(x, y + k)));
-      ref[y * w + x] = acc;
-    }
-    for (const [entry, groups] of [["blur_vertical", [Math.ceil(w / 16), Math.ceil(h / 16)]], ["blur_vertical_direct", [Math.ceil(w / 64), h]]] as const) {
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        let acc = 0;
+        for (let k = -r; k <= r; k++) acc = Math.fround(acc + Math.fround(taps[k + r]! * at(x, y + k)));
+        ref[y * w + x] = acc;
+      }
+    for (const [entry, groups] of [
+      ["blur_vertical", [Math.ceil(w / 16), Math.ceil(h / 16)]],
+      ["blur_vertical_direct", [Math.ceil(w / 64), h]],
+    ] as const) {
       const dst = storageBuffer(device, 4 * w * h);
-      const out = new Float32Array(await run("gaussian_blur", entry, [uniformBuffer(device, [w, h, r, 0, 0]), storageFrom(device, taps), storageFrom(device, src), dst], [groups[0], groups[1]], dst, 4 * w * h));
+      const out = new Float32Array(
+        await run(
+          "gaussian_blur",
+          entry,
+          [uniformBuffer(device, [w, h, r, 0, 0]), storageFrom(device, taps), storageFrom(device, src), dst],
+          [groups[0], groups[1]],
+          dst,
+          4 * w * h,
+        ),
+      );
       const maxError = out.reduce((m, v, i) => Math.max(m, Math.abs(v - ref[i]!)), 0);
       expect(maxError, entry).toBeLessThan(1e-6);
     }

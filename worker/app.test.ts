@@ -45,7 +45,11 @@ describe("bad bodies on every JSON route (7, 8): problem+json, never a 500", () 
 
   it("a body of another media type answers 415", async () => {
     for (const [method, path] of routes) {
-      expectProblem(await call(method, path, "name=x", { "Content-Type": "application/x-www-form-urlencoded" }), 415, "unsupported_media_type");
+      expectProblem(
+        await call(method, path, "name=x", { "Content-Type": "application/x-www-form-urlencoded" }),
+        415,
+        "unsupported_media_type",
+      );
     }
   });
 });
@@ -53,7 +57,9 @@ describe("bad bodies on every JSON route (7, 8): problem+json, never a 500", () 
 describe("a path that does not parse names no resource (7): 404, never 422", () => {
   const PLACEHOLDERS = ["__nope__", "not%20an%20id", "-1", "x.bin"];
   it("on every documented route without a request body", { timeout: 60_000 }, async () => {
-    const { paths } = (await call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, { tags?: string[]; requestBody?: unknown }>> };
+    const { paths } = (await call("GET", "/openapi.json")).json as {
+      paths: Record<string, Record<string, { tags?: string[]; requestBody?: unknown }>>;
+    };
     let checked = 0;
     for (const [path, ops] of Object.entries(paths)) {
       if (!path.includes("{")) continue;
@@ -62,7 +68,8 @@ describe("a path that does not parse names no resource (7): 404, never 422", () 
         for (const placeholder of PLACEHOLDERS) {
           const upgrade: Record<string, string> = path.startsWith("/ws/") ? { Upgrade: "websocket" } : {};
           const r = await call(method.toUpperCase(), path.replace(/\{\w+\}/g, placeholder), undefined, upgrade);
-          if (r.status !== 404) throw new Error(`${method.toUpperCase()} ${path} with '${placeholder}': ${r.status} ${JSON.stringify(r.json)}`);
+          if (r.status !== 404)
+            throw new Error(`${method.toUpperCase()} ${path} with '${placeholder}': ${r.status} ${JSON.stringify(r.json)}`);
           expectProblem(r, 404, "not_found");
         }
         checked++;
@@ -73,7 +80,11 @@ describe("a path that does not parse names no resource (7): 404, never 422", () 
 
   it("observations and visibility, whose ids are integers", async () => {
     const base = "/v1/reconstructions/01HZZZZZZZZZZZZZZZZZZZZZZZ/snapshots";
-    for (const path of [`${base}/1/images/__nope__/observations`, `${base}/x/points/__nope__/visibility`, `${base}/1/submodels/y/images/1/observations`]) {
+    for (const path of [
+      `${base}/1/images/__nope__/observations`,
+      `${base}/x/points/__nope__/visibility`,
+      `${base}/1/submodels/y/images/1/observations`,
+    ]) {
       expectProblem(await call("GET", path), 404, "not_found");
     }
   });

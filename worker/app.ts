@@ -131,7 +131,12 @@ export function createApp() {
       method: "get",
       path: "/openapi.json",
       tags: ["meta"],
-      responses: { 200: json(z.record(z.string(), z.unknown()), "this document: every route with its request, response and error schemas (OpenAPI 3.1)") },
+      responses: {
+        200: json(
+          z.record(z.string(), z.unknown()),
+          "this document: every route with its request, response and error schemas (OpenAPI 3.1)",
+        ),
+      },
     }),
     (c) => c.json(openApiDocument(app, new URL(c.req.url).origin), 200),
   );

@@ -64,13 +64,11 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (detail: string) => new ApiError(400, "bad_request", detail);
-export const unauthorized = (detail: string) =>
-  new ApiError(401, "auth", detail, {}, { "WWW-Authenticate": 'Bearer realm="edgesfm"' });
+export const unauthorized = (detail: string) => new ApiError(401, "auth", detail, {}, { "WWW-Authenticate": 'Bearer realm="edgesfm"' });
 export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);
 export const conflict = (detail: string) => new ApiError(409, "conflict", detail);
 export const payloadTooLarge = (detail: string) => new ApiError(413, "payload_too_large", detail);
-export const validation = (detail: string, errors: FieldError[] = []) =>
-  new ApiError(422, "validation", detail, { errors });
+export const validation = (detail: string, errors: FieldError[] = []) => new ApiError(422, "validation", detail, { errors });
 export const capabilityUnavailable = (capability: string, detail?: string) =>
   new ApiError(501, "capability_unavailable", detail ?? `capability '${capability}' is not available on this deployment`, {
     capability,

@@ -41,20 +41,32 @@ function fuzzTarget(key: string, jobNames: Set<string>): FuzzTarget {
     async send(r) {
       const headers = r.apiKeyMode ? r.headers : { ...r.headers, authorization: `Bearer ${key}` };
       for (const name of jobNamesIn(r.target)) jobNames.add(name);
-      const req = new Request(`${BASE}${r.target}`, { method: r.method, headers, body: r.method === "GET" ? undefined : (r.body as BodyInit | undefined) });
+      const req = new Request(`${BASE}${r.target}`, {
+        method: r.method,
+        headers,
+        body: r.method === "GET" ? undefined : (r.body as BodyInit | undefined),
+      });
       const ctx = createExecutionContext();
       const res = await worker.fetch(req, apiKey, ctx);
       await waitOnExecutionContext(ctx);
       const contentType = res.headers.get("Content-Type") ?? "";
       // An event stream stays open while its job runs: its headers are the answer. Bytes are read as bytes.
-      const body = contentType.startsWith("text/event-stream") ? (await res.body?.cancel(), "") : /json|text/.test(contentType) ? await res.text() : (await res.arrayBuffer(), "");
+      const body = contentType.startsWith("text/event-stream")
+        ? (await res.body?.cancel(), "")
+        : /json|text/.test(contentType)
+          ? await res.text()
+          : (await res.arrayBuffer(), "");
       return { status: res.status, contentType, body };
     },
     state,
     async alive() {
       const as = (await tenantClient(TENANT)).call;
       const created = await as("POST", "/v1/projects", { name: "after the fuzz" });
-      return (await call("GET", "/healthz")).status === 200 && created.status === 201 && (await as("GET", `/v1/projects/${created.json.project_id}`)).status === 200;
+      return (
+        (await call("GET", "/healthz")).status === 200 &&
+        created.status === 201 &&
+        (await as("GET", `/v1/projects/${created.json.project_id}`)).status === 200
+      );
     },
   };
 }
@@ -127,12 +139,16 @@ describe("the API under a fuzzer driven by /openapi.json", () => {
     target = fuzzTarget(tenant.key, new Set([jid]));
   }, 60_000);
 
-  it(`answers ${REQUESTS} fuzzed requests with no 5xx, every error a problem+json with the status its request calls for, no change from a rejected write, and still answers afterwards`, async () => {
-    const report = await fuzz(doc, fixture, target, { requests: REQUESTS, seed: SEED });
-    console.log(formatReport(report));
-    expect(report.requests).toBe(REQUESTS);
-    expect(report.serverErrors).toBe(0);
-    expect(report.failures.map((f) => f.fault)).toEqual([]);
-    expect(report.alive).toBe(true);
-  }, 60_000 + REQUESTS * 500);
+  it(
+    `answers ${REQUESTS} fuzzed requests with no 5xx, every error a problem+json with the status its request calls for, no change from a rejected write, and still answers afterwards`,
+    async () => {
+      const report = await fuzz(doc, fixture, target, { requests: REQUESTS, seed: SEED });
+      console.log(formatReport(report));
+      expect(report.requests).toBe(REQUESTS);
+      expect(report.serverErrors).toBe(0);
+      expect(report.failures.map((f) => f.fault)).toEqual([]);
+      expect(report.alive).toBe(true);
+    },
+    60_000 + REQUESTS * 500,
+  );
 });

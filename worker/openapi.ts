@@ -47,7 +47,10 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, origin: string) {
     },
     servers: [{ url: origin }],
   });
-  const problem = { description: "any other error: RFC 7807 problem details (7)", content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } };
+  const problem = {
+    description: "any other error: RFC 7807 problem details (7)",
+    content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+  };
   for (const item of Object.values(doc.paths ?? {})) {
     for (const op of Object.values(item as Record<string, Operation>)) {
       if (op.responses) op.responses.default ??= problem;

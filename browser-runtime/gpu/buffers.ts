@@ -44,19 +44,23 @@ export function uniformBuffer(device: GPUDevice, fields: number[], floatFields: 
 
 /** Copies `bytes` from each source (at offset 0) and maps them; one submit for all. */
 export async function readBuffers(device: GPUDevice, sources: { buffer: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
-  const staging = sources.map(({ bytes }) => device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: MAP_READ | COPY_DST }));
+  const staging = sources.map(({ bytes }) =>
+    device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: MAP_READ | COPY_DST }),
+  );
   const encoder = device.createCommandEncoder();
   sources.forEach(({ buffer, bytes }, i) => {
     if (bytes > 0) encoder.copyBufferToBuffer(buffer, 0, staging[i]!, 0, Math.ceil(bytes / 4) * 4);
   });
   device.queue.submit([encoder.finish()]);
-  const out = await Promise.all(staging.map(async (s, i) => {
-    await s.mapAsync(0x0001 /* GPUMapMode.READ */);
-    const copy = s.getMappedRange().slice(0, sources[i]!.bytes);
-    s.unmap();
-    s.destroy();
-    return copy;
-  }));
+  const out = await Promise.all(
+    staging.map(async (s, i) => {
+      await s.mapAsync(0x0001 /* GPUMapMode.READ */);
+      const copy = s.getMappedRange().slice(0, sources[i]!.bytes);
+      s.unmap();
+      s.destroy();
+      return copy;
+    }),
+  );
   return out;
 }
 

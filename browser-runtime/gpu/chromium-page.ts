@@ -17,7 +17,12 @@ export interface BrowserRunResult {
   matches: number[];
 }
 
-async function runInBrowser(width: number, height: number, descA: number[], descB: number[]): Promise<BrowserRunResult | { error: string }> {
+async function runInBrowser(
+  width: number,
+  height: number,
+  descA: number[],
+  descB: number[],
+): Promise<BrowserRunResult | { error: string }> {
   const gpu = await acquireGpu();
   if ("error" in gpu) return gpu;
   try {

@@ -14,7 +14,6 @@ import { syntheticImage } from "./synthetic-image";
 import { launchChromium } from "../headless/chromium";
 import { CHROMIUM, ensureWebGpuSystemDeps, webGpuUnavailable } from "./test-support";
 
-
 const root = new URL("../../", import.meta.url).pathname;
 
 /** Serves the repository: `.wgsl` as text, extensionless module paths as transpiled `.ts`. */
@@ -23,7 +22,9 @@ function serveRepository(): Promise<{ server: Server; origin: string }> {
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
     if (path === "/favicon.ico") return void res.writeHead(204).end();
     if (path === "/") {
-      res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><script type="module" src="/browser-runtime/gpu/chromium-page"></script>`);
+      res
+        .writeHead(200, { "content-type": "text/html" })
+        .end(`<!doctype html><script type="module" src="/browser-runtime/gpu/chromium-page"></script>`);
       return;
     }
     const file = join(root, path);
@@ -39,10 +40,12 @@ function serveRepository(): Promise<{ server: Server; origin: string }> {
       res.writeHead(404).end();
     }
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => {
-    const address = server.address();
-    resolve({ server, origin: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}` });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      resolve({ server, origin: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}` });
+    }),
+  );
 }
 
 ensureWebGpuSystemDeps();
@@ -61,7 +64,9 @@ describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
     const { context } = browser;
     close = () => browser.close();
     const page = context.pages()[0] ?? (await context.newPage());
-    page.on("console", (m) => { if (m.type() === "error") console.error("[chromium]", m.text()); });
+    page.on("console", (m) => {
+      if (m.type() === "error") console.error("[chromium]", m.text());
+    });
     await page.goto(served.origin);
     await page.waitForFunction(() => "runSiftGpu" in globalThis, undefined, { timeout: 30_000 });
     const engine = await loadEngine();
@@ -69,7 +74,13 @@ describe.skipIf(!hasChromium)("WGSL SIFT in headless Chromium", () => {
     const b = extractSift(engine, syntheticImage(w, h).reverse(), w, h); // the image rotated 180 degrees
     descriptorSets = [a.descriptors, b.descriptors];
     result = await page.evaluate(
-      ([width, height, da, db]) => (globalThis as unknown as { runSiftGpu: (...x: unknown[]) => Promise<BrowserRunResult | { error: string }> }).runSiftGpu(width, height, da, db),
+      ([width, height, da, db]) =>
+        (globalThis as unknown as { runSiftGpu: (...x: unknown[]) => Promise<BrowserRunResult | { error: string }> }).runSiftGpu(
+          width,
+          height,
+          da,
+          db,
+        ),
       [w, h, Array.from(a.descriptors), Array.from(b.descriptors)] as const,
     );
   });

@@ -27,9 +27,16 @@ export class MatcherGpu {
    * `packedDot`: use WGSL's `dot4U8Packed` (language extension packed_4x8_integer_dot_product,
    * see GpuContext.wgslLanguageFeatures) instead of the portable byte loop.
    */
-  constructor(readonly device: GPUDevice, sources: Pick<ShaderSources, "descriptor_match">, packedDot = false) {
+  constructor(
+    readonly device: GPUDevice,
+    sources: Pick<ShaderSources, "descriptor_match">,
+    packedDot = false,
+  ) {
     const code = packedDot
-      ? sources.descriptor_match.replace(/fn dot_u8x4\(a: u32, b: u32\) -> u32 \{[^}]*\}/, "fn dot_u8x4(a: u32, b: u32) -> u32 { return dot4U8Packed(a, b); }")
+      ? sources.descriptor_match.replace(
+          /fn dot_u8x4\(a: u32, b: u32\) -> u32 \{[^}]*\}/,
+          "fn dot_u8x4(a: u32, b: u32) -> u32 { return dot4U8Packed(a, b); }",
+        )
       : sources.descriptor_match;
     if (packedDot && code === sources.descriptor_match) throw new Error("descriptor_match.wgsl: dot_u8x4 not found");
     this.pipeline = device.createComputePipeline({
@@ -66,7 +73,10 @@ export class MatcherGpu {
       const encoder = this.device.createCommandEncoder();
       const pass = encoder.beginComputePass();
       pass.setPipeline(this.pipeline);
-      for (const [query, train, nq, nt, out] of [[bufA, bufB, na, nb, outAB], [bufB, bufA, nb, na, outBA]] as const) {
+      for (const [query, train, nq, nt, out] of [
+        [bufA, bufB, na, nb, outAB],
+        [bufB, bufA, nb, na, outBA],
+      ] as const) {
         if (nq === 0) continue;
         const bindGroup = this.device.createBindGroup({
           layout: this.pipeline.getBindGroupLayout(0),
@@ -79,7 +89,10 @@ export class MatcherGpu {
       }
       pass.end();
       this.device.queue.submit([encoder.finish()]);
-      const [ab, ba] = await readBuffers(this.device, [{ buffer: outAB, bytes: 16 * na }, { buffer: outBA, bytes: 16 * nb }]);
+      const [ab, ba] = await readBuffers(this.device, [
+        { buffer: outAB, bytes: 16 * na },
+        { buffer: outBA, bytes: 16 * nb },
+      ]);
       return [new Uint32Array(ab!), new Uint32Array(ba!)];
     } finally {
       pool.destroy();

@@ -88,4 +88,3 @@ export function prepareIntensity(gray: Float32Array | Uint8Array, width: number,
   }
   return { width: newWidth, height: newHeight, data, sx: Math.fround(width / newWidth), sy: Math.fround(height / newHeight) };
 }
-

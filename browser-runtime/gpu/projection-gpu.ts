@@ -8,8 +8,21 @@
 /// <reference types="@webgpu/types" />
 
 import type { Engine } from "../../engine-wasm/ts/engine";
-import { type PackedImage, type PerspectiveView, renderCubemapFace, renderEquirectangular, renderPerspective } from "../../engine-wasm/ts/projection";
-import { CUBEMAP_FACES, CUBEMAP_RIG_FROM_FACE, type CubemapFace, SAMPLINGS, type Sampling, cubemapFaceParams } from "../../protocol/projection";
+import {
+  type PackedImage,
+  type PerspectiveView,
+  renderCubemapFace,
+  renderEquirectangular,
+  renderPerspective,
+} from "../../engine-wasm/ts/projection";
+import {
+  CUBEMAP_FACES,
+  CUBEMAP_RIG_FROM_FACE,
+  type CubemapFace,
+  SAMPLINGS,
+  type Sampling,
+  cubemapFaceParams,
+} from "../../protocol/projection";
 import { BufferPool, readBuffers, withErrorScopes } from "./buffers";
 import type { GpuContext } from "./device";
 import type { ShaderSources } from "./shader-sources";
@@ -24,7 +37,15 @@ export function cubemapFaceView(face: CubemapFace, faceSize: number): Perspectiv
   return { width: faceSize, height: faceSize, fx: f, fy: f, cx: c, cy: c, panoFromCam: CUBEMAP_RIG_FROM_FACE[face] };
 }
 
-function params(o: { srcWidth: number; srcHeight: number; dstWidth: number; dstHeight: number; sampling: Sampling; faceSize?: number; view?: PerspectiveView }): ArrayBuffer {
+function params(o: {
+  srcWidth: number;
+  srcHeight: number;
+  dstWidth: number;
+  dstHeight: number;
+  sampling: Sampling;
+  faceSize?: number;
+  view?: PerspectiveView;
+}): ArrayBuffer {
   const data = new ArrayBuffer(PARAMS_WORDS * 4);
   const u32 = new Uint32Array(data);
   const f32 = new Float32Array(data);
@@ -48,7 +69,8 @@ export class ProjectionGpu {
     sources: Pick<ShaderSources, "projection">,
   ) {
     const module = device.createShaderModule({ label: "projection", code: sources.projection });
-    const pipeline = (entryPoint: string) => device.createComputePipeline({ label: entryPoint, layout: "auto", compute: { module, entryPoint } });
+    const pipeline = (entryPoint: string) =>
+      device.createComputePipeline({ label: entryPoint, layout: "auto", compute: { module, entryPoint } });
     this.pipelines = {
       perspective_from_equirectangular: pipeline("perspective_from_equirectangular"),
       equirectangular_from_cubemap: pipeline("equirectangular_from_cubemap"),
@@ -72,14 +94,21 @@ export class ProjectionGpu {
   /** A panorama (width x width / 2) from six square faces in the cubemap order. */
   equirectangular(faces: PackedImage[], width: number, sampling: Sampling): Promise<PackedImage> {
     const size = faces[0]?.width ?? 0;
-    if (faces.length !== 6 || faces.some((f) => f.width !== size || f.height !== size)) throw new RangeError("equirectangular: six square faces of one size");
+    if (faces.length !== 6 || faces.some((f) => f.width !== size || f.height !== size))
+      throw new RangeError("equirectangular: six square faces of one size");
     const all = new Uint32Array(6 * size * size);
     faces.forEach((f, i) => all.set(f.data, i * size * size));
     const p = params({ srcWidth: size, srcHeight: size, dstWidth: width, dstHeight: width / 2, sampling, faceSize: size });
     return this.run("equirectangular_from_cubemap", all, p, width, width / 2);
   }
 
-  private run(entry: keyof ProjectionGpu["pipelines"], src: Uint32Array, p: ArrayBuffer, width: number, height: number): Promise<PackedImage> {
+  private run(
+    entry: keyof ProjectionGpu["pipelines"],
+    src: Uint32Array,
+    p: ArrayBuffer,
+    width: number,
+    height: number,
+  ): Promise<PackedImage> {
     return withErrorScopes(this.device, `projection ${entry}`, async () => {
       const pool = new BufferPool(this.device);
       try {
@@ -93,7 +122,10 @@ export class ProjectionGpu {
         pass.setPipeline(pipeline);
         pass.setBindGroup(
           0,
-          this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [uniform, input, output].map((buffer, binding) => ({ binding, resource: { buffer } })) }),
+          this.device.createBindGroup({
+            layout: pipeline.getBindGroupLayout(0),
+            entries: [uniform, input, output].map((buffer, binding) => ({ binding, resource: { buffer } })),
+          }),
         );
         pass.dispatchWorkgroups(Math.ceil(width / WORKGROUP), Math.ceil(height / WORKGROUP));
         pass.end();
@@ -140,7 +172,11 @@ async function timeIt(run: () => Promise<unknown>): Promise<number> {
  * binds the faster; wasm when there is no GPU. Images beyond the device's buffer limits take the
  * wasm path whatever was chosen.
  */
-export async function selectProjector(engine: Engine, gpu: GpuContext | undefined, sources?: Pick<ShaderSources, "projection">): Promise<Projector> {
+export async function selectProjector(
+  engine: Engine,
+  gpu: GpuContext | undefined,
+  sources?: Pick<ShaderSources, "projection">,
+): Promise<Projector> {
   const pano: PackedImage = { data: new Uint32Array(512 * 256).map((_, i) => (i * 2654435761) >>> 0), width: 512, height: 256 };
   const wasm = wasmProjector(engine);
   const wasmTime = await timeIt(() => wasm.cubemapFace(pano, "front", 128, "cubic"));
@@ -152,9 +188,17 @@ export async function selectProjector(engine: Engine, gpu: GpuContext | undefine
   return {
     path: "webgpu",
     timings,
-    perspective: (p, view, sampling) => (kernels.fits(p.width * p.height, view.width * view.height) ? kernels.perspective(p, view, sampling) : wasm.perspective(p, view, sampling)),
-    cubemapFace: (p, face, size, sampling) => (kernels.fits(p.width * p.height, size * size) ? kernels.cubemapFace(p, face, size, sampling) : wasm.cubemapFace(p, face, size, sampling)),
+    perspective: (p, view, sampling) =>
+      kernels.fits(p.width * p.height, view.width * view.height)
+        ? kernels.perspective(p, view, sampling)
+        : wasm.perspective(p, view, sampling),
+    cubemapFace: (p, face, size, sampling) =>
+      kernels.fits(p.width * p.height, size * size)
+        ? kernels.cubemapFace(p, face, size, sampling)
+        : wasm.cubemapFace(p, face, size, sampling),
     equirectangular: (faces, width, sampling) =>
-      kernels.fits(6 * (faces[0]?.width ?? 0) ** 2, (width * width) / 2) ? kernels.equirectangular(faces, width, sampling) : wasm.equirectangular(faces, width, sampling),
+      kernels.fits(6 * (faces[0]?.width ?? 0) ** 2, (width * width) / 2)
+        ? kernels.equirectangular(faces, width, sampling)
+        : wasm.equirectangular(faces, width, sampling),
   };
 }

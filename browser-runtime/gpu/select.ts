@@ -84,7 +84,8 @@ export async function selectSiftStages(
   const wasmMatch = await timeIt(() => matchDescriptors(engine, descA, descB));
   const cpuStages = pool ?? {
     size: 1,
-    extract: async (gray: Float32Array | Uint8Array, w: number, h: number, options?: Partial<SiftOptions>) => extractSift(engine, gray, w, h, options),
+    extract: async (gray: Float32Array | Uint8Array, w: number, h: number, options?: Partial<SiftOptions>) =>
+      extractSift(engine, gray, w, h, options),
     match: async (a: Uint8Array, b: Uint8Array, options?: Partial<MatchOptions>) => matchDescriptors(engine, a, b, options),
   };
   if (!gpu || !sources) {
@@ -104,9 +105,11 @@ export async function selectSiftStages(
     adapter: gpu.description,
     timings: { wasmExtract, gpuExtract, wasmMatch, gpuMatch },
     // Images too large for this device's buffer limits go to the CPU path.
-    extract: features === "webgpu"
-      ? (gray, w, h, options) => (sift.fits(w, h, options) ? extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract(gray, w, h, options))
-      : cpuStages.extract,
+    extract:
+      features === "webgpu"
+        ? (gray, w, h, options) =>
+            sift.fits(w, h, options) ? extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract(gray, w, h, options)
+        : cpuStages.extract,
     match: matching === "webgpu" ? (a, b, options) => matchDescriptorsGpu(matcher, a, b, options) : cpuStages.match,
   };
 }

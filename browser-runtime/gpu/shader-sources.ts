@@ -41,7 +41,9 @@ export function loadShaderSources(base?: URL): Promise<ShaderSources> {
         return res.text();
       };
       const [common, ...texts] = await Promise.all(["sift_common", ...SHADER_FILES].map((name) => read(urlOf(name))));
-      return Object.fromEntries(SHADER_FILES.map((name, i) => [name, NEEDS_SIFT_COMMON.includes(name) ? `${common}\n${texts[i]}` : texts[i]])) as ShaderSources;
+      return Object.fromEntries(
+        SHADER_FILES.map((name, i) => [name, NEEDS_SIFT_COMMON.includes(name) ? `${common}\n${texts[i]}` : texts[i]]),
+      ) as ShaderSources;
     })();
     cache.set(key, sources);
   }

@@ -88,7 +88,9 @@ describe.skipIf(noGpu)("WGSL SIFT agrees with the WASM SIFT", () => {
     // WGSL's dot4U8Packed, where the implementation has it, computes the same integers.
     if (!("error" in gpu) && gpu.wgslLanguageFeatures.has("packed_4x8_integer_dot_product")) {
       const packed = new MatcherGpu(gpu.device, await loadShaderSources(), true);
-      expect(await matchDescriptorsGpu(packed, sa, sb, { maxRatio: 0.95, maxDistance: 1.2 })).toEqual(matchDescriptors(engine, sa, sb, { maxRatio: 0.95, maxDistance: 1.2 }));
+      expect(await matchDescriptorsGpu(packed, sa, sb, { maxRatio: 0.95, maxDistance: 1.2 })).toEqual(
+        matchDescriptors(engine, sa, sb, { maxRatio: 0.95, maxDistance: 1.2 }),
+      );
     }
   });
 
@@ -96,7 +98,9 @@ describe.skipIf(noGpu)("WGSL SIFT agrees with the WASM SIFT", () => {
     const one = new Uint8Array(128).fill(7);
     expect(await matchDescriptorsGpu(matcher, new Uint8Array(0), one)).toEqual(new Uint32Array(0));
     expect(await matchDescriptorsGpu(matcher, one, new Uint8Array(0))).toEqual(new Uint32Array(0));
-    expect(await matchDescriptorsGpu(matcher, one, one, { crossCheck: false })).toEqual(matchDescriptors(engine, one, one, { crossCheck: false }));
+    expect(await matchDescriptorsGpu(matcher, one, one, { crossCheck: false })).toEqual(
+      matchDescriptors(engine, one, one, { crossCheck: false }),
+    );
   });
 });
 
@@ -116,7 +120,14 @@ describe.skipIf(noGpu)("WGSL SIFT options", () => {
     const sift = new SiftGpu(gpu.device, await loadShaderSources(), !gpu.isFallbackAdapter);
     const [w, h] = [112, 84];
     const image = syntheticImage(w, h);
-    for (const options of [{ upright: true, normalization: "l2" as const }, { maxNumOrientations: 4 }, { maxNumFeatures: 20 }, { firstOctave: 0, numOctaves: 2 }, { firstOctave: 1, numOctaves: 2 }, { numOctaves: 9 }]) {
+    for (const options of [
+      { upright: true, normalization: "l2" as const },
+      { maxNumOrientations: 4 },
+      { maxNumFeatures: 20 },
+      { firstOctave: 0, numOctaves: 2 },
+      { firstOctave: 1, numOctaves: 2 },
+      { numOctaves: 9 },
+    ]) {
       const a = extractSift(engine, image, w, h, options);
       const b = await extractSiftGpu(sift, image, w, h, options);
       const agreement = compareSift(a, b);
@@ -126,7 +137,10 @@ describe.skipIf(noGpu)("WGSL SIFT options", () => {
     }
     await expect(extractSiftGpu(sift, image, w, h, { maxNumOrientations: 0 })).rejects.toThrow(RangeError);
     // Nothing to find: a flat image, and one too small for any octave.
-    for (const [data, iw, ih] of [[new Float32Array(48 * 32).fill(0.5), 48, 32], [new Float32Array(4), 2, 2]] as const) {
+    for (const [data, iw, ih] of [
+      [new Float32Array(48 * 32).fill(0.5), 48, 32],
+      [new Float32Array(4), 2, 2],
+    ] as const) {
       const none = await extractSiftGpu(sift, data, iw, ih);
       expect(none.keypoints.length).toBe(0);
       expect(extractSift(engine, data, iw, ih).keypoints.length).toBe(0);

@@ -78,7 +78,11 @@ export class SiftGpu {
    * `tiledBlur`: workgroup-shared tiles (right for GPUs); false selects the direct kernels,
    * several times faster on software adapters, same arithmetic.
    */
-  constructor(readonly device: GPUDevice, private readonly sources: ShaderSources, private readonly tiledBlur = true) {}
+  constructor(
+    readonly device: GPUDevice,
+    private readonly sources: ShaderSources,
+    private readonly tiledBlur = true,
+  ) {}
 
   /**
    * Compiles every kernel up front (asynchronously, rejecting on WGSL errors) so the first
@@ -87,20 +91,31 @@ export class SiftGpu {
   async prepare(): Promise<void> {
     const suffix = this.tiledBlur ? "" : "_direct";
     const entries: [keyof ShaderSources, string][] = [
-      ["gaussian_blur", `blur_vertical${suffix}`], ["gaussian_blur", `blur_horizontal${suffix}`],
-      ["resample", "upsample_2x"], ["resample", "downsample_2x"],
-      ["sift_detect", "detect_extrema"], ["bitonic_sort", "bitonic_step"], ["sift_orientation", "orientations"],
+      ["gaussian_blur", `blur_vertical${suffix}`],
+      ["gaussian_blur", `blur_horizontal${suffix}`],
+      ["resample", "upsample_2x"],
+      ["resample", "downsample_2x"],
+      ["sift_detect", "detect_extrema"],
+      ["bitonic_sort", "bitonic_step"],
+      ["sift_orientation", "orientations"],
       ["sift_descriptor", "descriptors_main"],
     ];
-    await Promise.all(entries.map(async ([module, entryPoint]) => {
-      const key = `${module}:${entryPoint}`;
-      if (!this.pipelines.has(key)) this.pipelines.set(key, await this.device.createComputePipelineAsync(this.pipelineDescriptor(module, entryPoint)));
-    }));
+    await Promise.all(
+      entries.map(async ([module, entryPoint]) => {
+        const key = `${module}:${entryPoint}`;
+        if (!this.pipelines.has(key))
+          this.pipelines.set(key, await this.device.createComputePipelineAsync(this.pipelineDescriptor(module, entryPoint)));
+      }),
+    );
   }
 
   private pipelineDescriptor(module: keyof ShaderSources, entryPoint: string): GPUComputePipelineDescriptor {
     const label = `${module}:${entryPoint}`;
-    return { label, layout: "auto", compute: { module: this.device.createShaderModule({ label: module, code: this.sources[module] }), entryPoint } };
+    return {
+      label,
+      layout: "auto",
+      compute: { module: this.device.createShaderModule({ label: module, code: this.sources[module] }), entryPoint },
+    };
   }
 
   private pipeline(module: keyof ShaderSources, entryPoint: string): GPUComputePipeline {
@@ -117,7 +132,13 @@ export class SiftGpu {
    * One dispatch; `buffers[i]` is bound at binding i. Layouts are "auto", which only holds the
    * bindings an entry point uses, so unused positions are passed as undefined.
    */
-  private dispatch(pass: GPUComputePassEncoder, module: keyof ShaderSources, entryPoint: string, buffers: (GPUBuffer | undefined)[], groups: [number, number?, number?]): void {
+  private dispatch(
+    pass: GPUComputePassEncoder,
+    module: keyof ShaderSources,
+    entryPoint: string,
+    buffers: (GPUBuffer | undefined)[],
+    groups: [number, number?, number?],
+  ): void {
     const pipeline = this.pipeline(module, entryPoint);
     const entries: GPUBindGroupEntry[] = [];
     buffers.forEach((buffer, binding) => {
@@ -130,15 +151,38 @@ export class SiftGpu {
   }
 
   /** Blurs the plane at element `srcOffset` of `src` into the plane at `dstOffset` of `dst`, through `temp`. */
-  private blur(pool: BufferPool, pass: GPUComputePassEncoder, src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, temp: GPUBuffer, w: number, h: number, sigma: number): void {
+  private blur(
+    pool: BufferPool,
+    pass: GPUComputePassEncoder,
+    src: GPUBuffer,
+    srcOffset: number,
+    dst: GPUBuffer,
+    dstOffset: number,
+    temp: GPUBuffer,
+    w: number,
+    h: number,
+    sigma: number,
+  ): void {
     const taps = gaussianTaps(sigma);
     const radius = (taps.length - 1) / 2;
     if (radius > MAX_RADIUS) throw new Error(`SIFT blur radius ${radius} exceeds the kernel's ${MAX_RADIUS}`);
     const weights = pool.storageFrom(taps);
     const groups: [number, number] = this.tiledBlur ? [ceilDiv(w, 16), ceilDiv(h, 16)] : [ceilDiv(w, 64), h];
     const suffix = this.tiledBlur ? "" : "_direct";
-    this.dispatch(pass, "gaussian_blur", `blur_vertical${suffix}`, [pool.uniform([w, h, radius, srcOffset, 0]), weights, src, temp], groups);
-    this.dispatch(pass, "gaussian_blur", `blur_horizontal${suffix}`, [pool.uniform([w, h, radius, 0, dstOffset]), weights, temp, dst], groups);
+    this.dispatch(
+      pass,
+      "gaussian_blur",
+      `blur_vertical${suffix}`,
+      [pool.uniform([w, h, radius, srcOffset, 0]), weights, src, temp],
+      groups,
+    );
+    this.dispatch(
+      pass,
+      "gaussian_blur",
+      `blur_horizontal${suffix}`,
+      [pool.uniform([w, h, radius, 0, dstOffset]), weights, temp, dst],
+      groups,
+    );
   }
 
   /** Whether an image of this size (after the maxImageSize budget) fits this device's buffer limits. */
@@ -156,7 +200,9 @@ export class SiftGpu {
   async extract(image: GrayImage, options: Partial<SiftOptions> = {}, sx = 1, sy = 1): Promise<SiftFeatures> {
     const opt = { ...DEFAULT_SIFT_OPTIONS, ...options };
     if (!this.fits(image.width, image.height, opt)) {
-      throw new RangeError(`SiftGpu: a ${image.width}x${image.height} image does not fit: octave ${opt.firstOctave} needs a ${largestBinding(image.width, image.height, opt)}-byte binding (device: ${this.device.limits.maxStorageBufferBindingSize}) and sides <= ${MAX_OCTAVE_SIDE}; use the WASM path or a smaller maxImageSize`);
+      throw new RangeError(
+        `SiftGpu: a ${image.width}x${image.height} image does not fit: octave ${opt.firstOctave} needs a ${largestBinding(image.width, image.height, opt)}-byte binding (device: ${this.device.limits.maxStorageBufferBindingSize}) and sides <= ${MAX_OCTAVE_SIDE}; use the WASM path or a smaller maxImageSize`,
+      );
     }
     const pool = new BufferPool(this.device);
     try {
@@ -203,7 +249,13 @@ export class SiftGpu {
         const pw = octaveSize(image.width, o - 1);
         const ph = octaveSize(image.height, o - 1);
         const pass = encoder.beginComputePass();
-        this.dispatch(pass, "resample", "downsample_2x", [pool.uniform([pw, ph, w, h, S * pw * ph, 0]), gauss, temp2], [ceilDiv(w, 16), ceilDiv(h, 16)]);
+        this.dispatch(
+          pass,
+          "resample",
+          "downsample_2x",
+          [pool.uniform([pw, ph, w, h, S * pw * ph, 0]), gauss, temp2],
+          [ceilDiv(w, 16), ceilDiv(h, 16)],
+        );
         pass.end();
         encoder.copyBufferToBuffer(temp2, 0, gauss, 0, 4 * plane);
       }
@@ -221,7 +273,16 @@ export class SiftGpu {
   }
 
   /** Level -1 of the first octave: the input up- or down-sampled to octave o_min. */
-  private encodeFirstLevel(pool: BufferPool, encoder: GPUCommandEncoder, input: GPUBuffer, width: number, height: number, oMin: number, gauss: GPUBuffer, temp2: GPUBuffer): void {
+  private encodeFirstLevel(
+    pool: BufferPool,
+    encoder: GPUCommandEncoder,
+    input: GPUBuffer,
+    width: number,
+    height: number,
+    oMin: number,
+    gauss: GPUBuffer,
+    temp2: GPUBuffer,
+  ): void {
     if (oMin === 0) {
       encoder.copyBufferToBuffer(input, 0, gauss, 0, 4 * width * height);
       return;
@@ -249,10 +310,18 @@ export class SiftGpu {
    * once the work is queued (after reading the keypoint count, which sizes the rest); `results`
    * resolves when the octave's outputs are read back.
    */
-  private async detectAndDescribe(pool: BufferPool, c: {
-    o: number; w: number; h: number; S: number; sigma0: number; opt: SiftOptions;
-    gauss: GPUBuffer;
-  }): Promise<{ results: Promise<OctaveKeypoints | undefined> }> {
+  private async detectAndDescribe(
+    pool: BufferPool,
+    c: {
+      o: number;
+      w: number;
+      h: number;
+      S: number;
+      sigma0: number;
+      opt: SiftOptions;
+      gauss: GPUBuffer;
+    },
+  ): Promise<{ results: Promise<OctaveKeypoints | undefined> }> {
     const { device } = this;
     const { w, h, S, opt } = c;
     let capacity = Math.max(1024, Math.ceil((w * h) / 64));
@@ -267,7 +336,13 @@ export class SiftGpu {
       const encoder = device.createCommandEncoder();
       const pass = encoder.beginComputePass();
       const params = pool.uniform([w, h, capacity, S, opt.peakThreshold, opt.edgeThreshold, c.sigma0, 0], [4, 5, 6]);
-      this.dispatch(pass, "sift_detect", "detect_extrema", [params, c.gauss, undefined, keypoints, counter, order], [ceilDiv(w - 2, 16), ceilDiv(h - 2, 16), S]);
+      this.dispatch(
+        pass,
+        "sift_detect",
+        "detect_extrema",
+        [params, c.gauss, undefined, keypoints, counter, order],
+        [ceilDiv(w - 2, 16), ceilDiv(h - 2, 16), S],
+      );
       pass.end();
       device.queue.submit([encoder.finish()]);
       const [counts] = await readBuffers(device, [{ buffer: counter, bytes: 4 }]);
@@ -293,9 +368,21 @@ export class SiftGpu {
       }
     }
     const orientParams = pool.uniform([w, h, S, count, slots, opt.upright ? 1 : 0]);
-    this.dispatch(pass, "sift_orientation", "orientations", [orientParams, c.gauss, undefined, keypoints, order, angles, numAngles], grid(ceilDiv(count, 64)));
+    this.dispatch(
+      pass,
+      "sift_orientation",
+      "orientations",
+      [orientParams, c.gauss, undefined, keypoints, order, angles, numAngles],
+      grid(ceilDiv(count, 64)),
+    );
     const descParams = pool.uniform([w, h, count, opt.normalization === "l2" ? 0 : 1, slots]);
-    this.dispatch(pass, "sift_descriptor", "descriptors_main", [descParams, c.gauss, keypoints, order, angles, numAngles, descriptors], grid(ceilDiv(slots * count, 4)));
+    this.dispatch(
+      pass,
+      "sift_descriptor",
+      "descriptors_main",
+      [descParams, c.gauss, keypoints, order, angles, numAngles, descriptors],
+      grid(ceilDiv(slots * count, 4)),
+    );
     pass.end();
     device.queue.submit([encoder.finish()]);
     const readBack = readBuffers(device, [
@@ -346,7 +433,12 @@ function grid(groups: number): [number, number] {
  * SIFT.md section 7: VLFeat order, COLMAP's whole-level feature budget, and coordinates in the
  * input frame (`(x 2^o + 0.5) sx`); `sx`, `sy` undo a budget resize.
  */
-export function assembleFeatures(octaves: OctaveKeypoints[], opt: Pick<SiftOptions, "maxNumFeatures">, sx: number, sy: number): SiftFeatures {
+export function assembleFeatures(
+  octaves: OctaveKeypoints[],
+  opt: Pick<SiftOptions, "maxNumFeatures">,
+  sx: number,
+  sy: number,
+): SiftFeatures {
   // Level groups: consecutive keypoints sharing the detection level, across octave boundaries.
   const groupOf: number[][] = []; // per octave, per keypoint: group index
   const groupSizes: number[] = [];
@@ -397,9 +489,18 @@ export function assembleFeatures(octaves: OctaveKeypoints[], opt: Pick<SiftOptio
 
 /** The CPU path's option check (sift.cc ValidateSiftOptions). */
 function validSiftOptions(o: SiftOptions): boolean {
-  return o.maxImageSize > 0 && o.maxNumFeatures > 0 && o.firstOctave >= -1 && o.firstOctave <= 4 && o.numOctaves > 0 &&
-    o.octaveResolution > 0 && o.peakThreshold > 0 && o.edgeThreshold > 0 && o.maxNumOrientations > 0 &&
-    (o.normalization === "l2" || o.normalization === "l1_root");
+  return (
+    o.maxImageSize > 0 &&
+    o.maxNumFeatures > 0 &&
+    o.firstOctave >= -1 &&
+    o.firstOctave <= 4 &&
+    o.numOctaves > 0 &&
+    o.octaveResolution > 0 &&
+    o.peakThreshold > 0 &&
+    o.edgeThreshold > 0 &&
+    o.maxNumOrientations > 0 &&
+    (o.normalization === "l2" || o.normalization === "l1_root")
+  );
 }
 
 /**

@@ -10,7 +10,7 @@ export function syntheticImage(width: number, height: number): Float32Array {
   const blobs: [number, number, number, number][] = [];
   // A fixed pseudo-random layout (LCG) of bright and dark blobs, radii 2..14 px.
   let state = 12345;
-  const next = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
   for (let i = 0; i < 40; i++) blobs.push([next() * width, next() * height, 2 + 12 * next() ** 2, next() < 0.5 ? 0.35 : -0.35]);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {

@@ -34,11 +34,18 @@ export function ensureChromium(): void {
 }
 
 /** A fresh profile in a temporary folder, removed on close. */
-export async function launchChromium(options: { viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromium(
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   ensureChromium();
   const { chromium } = await import("playwright-core");
   const profile = mkdtempSync(join(tmpdir(), "edgesfm-chromium-"));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, ...options });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    ...options,
+  });
   return {
     context,
     async close() {

@@ -48,7 +48,10 @@ interface Entry {
 export class IdbBlobCache implements BlobCache {
   private db: Promise<IDBPDatabase> | null = null;
 
-  constructor(private readonly budgetBytes = 1024 * 1024 * 1024, private readonly name = "edgesfm-blobs") {}
+  constructor(
+    private readonly budgetBytes = 1024 * 1024 * 1024,
+    private readonly name = "edgesfm-blobs",
+  ) {}
 
   private open(): Promise<IDBPDatabase> {
     this.db ??= openDB(this.name, 1, {

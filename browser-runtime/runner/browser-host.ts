@@ -19,7 +19,9 @@ import type { RunnerHost } from "./runner";
 const WASM_URL = new URL("../../engine-wasm/build/wasm/edgesfm-engine.wasm", import.meta.url);
 
 /** A minimal module using a SIMD instruction: validates only where wasm SIMD is supported. */
-const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
 
 /** An engine worker nested in the runner's worker (ended with it). */
 function spawnEngineWorker(): EngineWorkerHandle {
@@ -57,7 +59,10 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
   let projector: Promise<Projector> | undefined;
   const abilities: RunnerAbilities = {
     webgpu: await webgpuAbilities(gpu),
-    wasm: { simd: WebAssembly.validate(SIMD_PROBE), threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true },
+    wasm: {
+      simd: WebAssembly.validate(SIMD_PROBE),
+      threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true,
+    },
     memory_bytes: nav.deviceMemory ? Math.round(nav.deviceMemory * 1024 ** 3) : null,
     hardware_concurrency: nav.hardwareConcurrency ?? null,
   };

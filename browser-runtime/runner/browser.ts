@@ -35,7 +35,11 @@ export class BrowserRunner {
       teardown: () => void this.restart(),
     });
     const info = await this.api.start(
-      { base: this.o.base ?? "", authorization: this.o.authorization, name: this.o.name ?? `browser-${Math.random().toString(36).slice(2, 8)}` },
+      {
+        base: this.o.base ?? "",
+        authorization: this.o.authorization,
+        name: this.o.name ?? `browser-${Math.random().toString(36).slice(2, 8)}`,
+      },
       callbacks,
     );
     this.o.onStarted?.(info);

@@ -25,7 +25,12 @@ const sha256 = async (bytes: Uint8Array) =>
 function memoryService() {
   const blobs = new Map<string, Uint8Array>();
   const ended = new Map<string, { completed?: TaskOutputs; failed?: { error_class: string; message: string } }>();
-  const state = (lease_id: string) => ({ lease_id, expires_at: new Date(Date.now() + 60_000).toISOString(), directive: "continue" as const, latest_event_id: 0 });
+  const state = (lease_id: string) => ({
+    lease_id,
+    expires_at: new Date(Date.now() + 60_000).toISOString(),
+    directive: "continue" as const,
+    latest_event_id: 0,
+  });
   const client = {
     async readBlob(_lease: string, sha: string) {
       const bytes = blobs.get(sha);
@@ -50,7 +55,11 @@ function memoryService() {
 }
 
 /** A `map` lease over the synthetic six-image scene, its verified matches passed through `forge`. */
-async function mapLease(service: ReturnType<typeof memoryService>, id: string, forge: (f: VerifiedMatchesFile) => VerifiedMatchesFile): Promise<Lease> {
+async function mapLease(
+  service: ReturnType<typeof memoryService>,
+  id: string,
+  forge: (f: VerifiedMatchesFile) => VerifiedMatchesFile,
+): Promise<Lease> {
   const input = syntheticMappingInput();
   const names = input.images.map((_, i) => `img${i}.png`);
   const features: OutputFile[] = [];
@@ -58,25 +67,52 @@ async function mapLease(service: ReturnType<typeof memoryService>, id: string, f
     const n = im.keypoints.length / 2;
     const keypoints = new Float32Array(4 * n);
     for (let k = 0; k < n; k++) keypoints.set([im.keypoints[2 * k]!, im.keypoints[2 * k + 1]!, 2, 0], 4 * k);
-    const bytes = encodeFeatures({ imageWidth: 800, imageHeight: 600, descriptorDim: 128, descriptorKind: 1, keypoints, descriptors: new Uint8Array(128 * n) });
+    const bytes = encodeFeatures({
+      imageWidth: 800,
+      imageHeight: 600,
+      descriptorDim: 128,
+      descriptorKind: 1,
+      keypoints,
+      descriptors: new Uint8Array(128 * n),
+    });
     const stored = await service.store(id, bytes);
     features.push({ path: featuresPath(names[i]!), ...stored, media_type: FEATURES_MEDIA_TYPE });
   }
   const verified = forge({
     pairs: input.pairs.map((p) => {
       const pairs = Array.from({ length: p.matches.length / 2 }, (_, k) => [p.matches[2 * k]!, p.matches[2 * k + 1]!] as [number, number]);
-      return { image_id1: imageIdAt(p.image1), image_id2: imageIdAt(p.image2), type: "uncalibrated", num_inliers: pairs.length, F: null, E: null, H: null, inlier_matches: pairs };
+      return {
+        image_id1: imageIdAt(p.image1),
+        image_id2: imageIdAt(p.image2),
+        type: "uncalibrated",
+        num_inliers: pairs.length,
+        F: null,
+        E: null,
+        H: null,
+        inlier_matches: pairs,
+      };
     }),
     "x-images": names.map((name, i) => ({ image_id: imageIdAt(i), name, resource_id: `IMG${i}` })),
   });
-  const matchesFile = { path: "two_view_geometries.json", ...(await service.store(id, new TextEncoder().encode(JSON.stringify(verified)))), media_type: VERIFIED_MATCHES_MEDIA_TYPE };
+  const matchesFile = {
+    path: "two_view_geometries.json",
+    ...(await service.store(id, new TextEncoder().encode(JSON.stringify(verified)))),
+    media_type: VERIFIED_MATCHES_MEDIA_TYPE,
+  };
   const sha = "0".repeat(64);
   return {
     lease_id: id,
     runner_id: "RUNNER",
     expires_at: new Date(Date.now() + 60_000).toISOString(),
     ttl_seconds: 60,
-    task: { task_id: `T${id}`, job_id: `J${id}`, kind: "map", phase: "incremental_register", attempt: 1, params: { spec: { kind: "incremental", seed: 3, extract_colors: false, snapshot_frames_freq: null } } },
+    task: {
+      task_id: `T${id}`,
+      job_id: `J${id}`,
+      kind: "map",
+      phase: "incremental_register",
+      attempt: 1,
+      params: { spec: { kind: "incremental", seed: 3, extract_colors: false, snapshot_frames_freq: null } },
+    },
     inputs: {
       dataset: {
         dataset_id: "DATASET",
@@ -86,11 +122,30 @@ async function mapLease(service: ReturnType<typeof memoryService>, id: string, f
         is_spherical: false,
         respect_exif_orientation: true,
         rig_config: null,
-        images: names.map((name, i) => ({ image_id: `IMG${i}`, name, content_sha: sha, byte_size: 1, width: 800, height: 600, media_type: "image/png", focal_length_35mm: null, gps: null, pose_prior: null })),
+        images: names.map((name, i) => ({
+          image_id: `IMG${i}`,
+          name,
+          content_sha: sha,
+          byte_size: 1,
+          width: 800,
+          height: 600,
+          media_type: "image/png",
+          focal_length_35mm: null,
+          gps: null,
+          pose_prior: null,
+        })),
       },
       upstream: [
-        { task_id: "EXTRACT", kind: "extract", outputs_ref: { artifacts: [coreArtifact("features.local.v1", "features", features, {})], result: null } },
-        { task_id: "VERIFY", kind: "verify", outputs_ref: { artifacts: [coreArtifact("matches.verified.v1", "verified matches", [matchesFile], {})], result: null } },
+        {
+          task_id: "EXTRACT",
+          kind: "extract",
+          outputs_ref: { artifacts: [coreArtifact("features.local.v1", "features", features, {})], result: null },
+        },
+        {
+          task_id: "VERIFY",
+          kind: "verify",
+          outputs_ref: { artifacts: [coreArtifact("matches.verified.v1", "verified matches", [matchesFile], {})], result: null },
+        },
       ],
       artifacts: {},
     },
@@ -112,7 +167,10 @@ describe("a task the engine refuses", () => {
   it("fails with EngineError naming the broken rule, and the same runner and engine then map a valid task", async () => {
     const service = memoryService();
     const runner = new Runner(service.client, host, { stages: ["map"] });
-    const lying = await mapLease(service, "L1", (f) => ({ ...f, pairs: f.pairs.map((p, i) => (i === 0 ? { ...p, inlier_matches: [...p.inlier_matches, [9999, 0]] } : p)) }));
+    const lying = await mapLease(service, "L1", (f) => ({
+      ...f,
+      pairs: f.pairs.map((p, i) => (i === 0 ? { ...p, inlier_matches: [...p.inlier_matches, [9999, 0]] } : p)),
+    }));
     expect(await runner.runTask(lying)).toBe("failed");
     const failure = service.ended.get("L1")!.failed!;
     expect(failure.error_class).toBe("EngineError");

@@ -13,13 +13,21 @@ describe("a refused credential", () => {
       register: async () => ({ runner_id: "R", rv_id: "v", service_rv_id: "v" }),
       lease: async () => {
         leases++;
-        throw new ProblemError({ type: "http://x/errors/auth", title: "Authentication required", status, detail: "this runner token is quarantined since then: reasons", instance: "/" });
+        throw new ProblemError({
+          type: "http://x/errors/auth",
+          title: "Authentication required",
+          status,
+          detail: "this runner token is quarantined since then: reasons",
+          instance: "/",
+        });
       },
     } as unknown as RunnerClient;
     const host = { name: "test", runtimeVersions: {}, abilities: {}, engines: { release: () => undefined } } as unknown as RunnerHost;
     const statuses: RunnerStatus[] = [];
     await new Runner(client, host, { onStatus: (s) => statuses.push(s) }).run();
     expect(leases).toBe(1);
-    expect(statuses).toEqual([{ state: "stopped", refused: "Authentication required: this runner token is quarantined since then: reasons" }]);
+    expect(statuses).toEqual([
+      { state: "stopped", refused: "Authentication required: this runner token is quarantined since then: reasons" },
+    ]);
   });
 });

@@ -82,7 +82,9 @@ export class Runner {
     });
     this.log(`registered ${this.resource.runner_id} for ${this.stages.join(", ")}`);
     if (this.resource.rv_id !== this.resource.service_rv_id) {
-      this.log("warning: this runner's engine build differs from the service's, so it is offered only tasks submitted under its own build: update it (reload the page)");
+      this.log(
+        "warning: this runner's engine build differs from the service's, so it is offered only tasks submitted under its own build: update it (reload the page)",
+      );
     }
     return this.resource;
   }
@@ -169,7 +171,11 @@ export class Runner {
     const postQueued = async () => {
       const batch = events.take();
       try {
-        note(batch.length > 0 ? (await this.client.postEvents(lease.lease_id, batch)).directive : (await this.client.heartbeat(lease.lease_id)).directive);
+        note(
+          batch.length > 0
+            ? (await this.client.postEvents(lease.lease_id, batch)).directive
+            : (await this.client.heartbeat(lease.lease_id)).directive,
+        );
       } catch (e) {
         // 404/409: the lease is gone (expired and reclaimed, or the job was deleted): stop working on it.
         if (e instanceof ProblemError && (e.status === 404 || e.status === 409)) {
@@ -208,7 +214,11 @@ export class Runner {
       this.log(`failed ${task.kind} ${task.task_id}: ${err.message}`);
       await flush();
       await this.client
-        .fail(lease.lease_id, { error_class: err.name === "Error" ? "RunnerError" : err.name, message: err.message.slice(0, 8000), detail: err.stack ? { stack: err.stack.slice(0, 4000) } : null })
+        .fail(lease.lease_id, {
+          error_class: err.name === "Error" ? "RunnerError" : err.name,
+          message: err.message.slice(0, 8000),
+          detail: err.stack ? { stack: err.stack.slice(0, 4000) } : null,
+        })
         .catch((f) => this.log(`could not report the failure: ${(f as Error).message}`));
       return "failed";
     } finally {
@@ -230,7 +240,8 @@ export class Runner {
       encode: (image, format, quality) => host.encode(image, format, quality),
       projector: () => host.projector(),
       // The protocol's type names the camera model a string; the service checks it is one it knows.
-      registerDataset: (body) => client.registerDataset(lease.lease_id, body as DerivedDatasetRegister) as ReturnType<TaskContext["registerDataset"]>,
+      registerDataset: (body) =>
+        client.registerDataset(lease.lease_id, body as DerivedDatasetRegister) as ReturnType<TaskContext["registerDataset"]>,
       async read(sha) {
         const hit = await host.cache.get(sha);
         if (hit) return hit;

@@ -6,7 +6,17 @@
 import type { Engine } from "../../engine-wasm/ts/engine";
 import type { SiftStages } from "../gpu/select";
 import type { Projector } from "../gpu/projection-gpu";
-import type { Checkpoint, Dataset, DerivedDatasetRegister, Lease, LeaseDirective, Phase, ReconstructionFileName, RunnerEvent, SnapshotSeal } from "../../protocol";
+import type {
+  Checkpoint,
+  Dataset,
+  DerivedDatasetRegister,
+  Lease,
+  LeaseDirective,
+  Phase,
+  ReconstructionFileName,
+  RunnerEvent,
+  SnapshotSeal,
+} from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 import type { EnginePool } from "./pool/engine-pool";
 

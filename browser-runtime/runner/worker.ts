@@ -26,7 +26,10 @@ let loop: Promise<void> = Promise.resolve();
 
 const api = {
   /** `outdated`: the service submits new tasks under another engine build than this runner's. */
-  async start(config: WorkerRunnerConfig, callbacks: WorkerRunnerCallbacks): Promise<{ runner_id: string; abilities: unknown; outdated: boolean }> {
+  async start(
+    config: WorkerRunnerConfig,
+    callbacks: WorkerRunnerCallbacks,
+  ): Promise<{ runner_id: string; abilities: unknown; outdated: boolean }> {
     const host = await browserRunnerHost(config.name, () => callbacks.teardown());
     runner = new Runner(new RunnerClient({ baseUrl: config.base, authorization: config.authorization }), host, {
       onStatus: (s) => callbacks.status(s),

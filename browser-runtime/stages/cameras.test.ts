@@ -11,7 +11,11 @@ describe("cameras before mapping (spec 2.4 camera_model, intrinsics_mode; COLMAP
   it("an EXIF 35 mm-equivalent focal length gives f = f35 / 35 x the larger side, as a prior", () => {
     // opensfm-lund: 1024 x 768, FocalLengthIn35mmFormat 35.
     expect(initialCamera("SIMPLE_RADIAL", 1024, 768, 35)).toEqual({
-      model: "SIMPLE_RADIAL", width: 1024, height: 768, params: [1024, 512, 384, 0], hasPriorFocalLength: true,
+      model: "SIMPLE_RADIAL",
+      width: 1024,
+      height: 768,
+      params: [1024, 512, 384, 0],
+      hasPriorFocalLength: true,
     });
     expect(initialCamera("PINHOLE", 768, 1024, 28).params).toEqual([819.2, 819.2, 384, 512]);
   });
@@ -25,17 +29,30 @@ describe("cameras before mapping (spec 2.4 camera_model, intrinsics_mode; COLMAP
   });
 
   it("a shared camera takes the first image's focal length; per-image cameras their own", () => {
-    const sizes = [{ width: 1024, height: 768 }, { width: 1024, height: 768 }, { width: 1024, height: 768 }];
+    const sizes = [
+      { width: 1024, height: 768 },
+      { width: 1024, height: 768 },
+      { width: 1024, height: 768 },
+    ];
     const single = datasetCameras(settings("single_camera", [35, 50, null]), sizes);
     expect(single.cameraOfImage).toEqual([0, 0, 0]);
     expect(single.cameras).toHaveLength(1);
     expect(single.cameras[0]!.params[0]).toBe(1024);
     const perImage = datasetCameras(settings("per_image", [35, 50, null]), sizes);
-    expect(perImage.cameras.map((c) => [c.params[0], c.hasPriorFocalLength])).toEqual([[1024, true], [1024 * 50 / 35, true], [1228.8, false]]);
+    expect(perImage.cameras.map((c) => [c.params[0], c.hasPriorFocalLength])).toEqual([
+      [1024, true],
+      [(1024 * 50) / 35, true],
+      [1228.8, false],
+    ]);
   });
 
   it("verification gets a camera's intrinsics only when its focal length is a prior (E as well as F/H)", () => {
-    expect(twoViewCamera(initialCamera("SIMPLE_RADIAL", 1024, 768, 35))).toEqual({ model: "SIMPLE_RADIAL", width: 1024, height: 768, params: [1024, 512, 384, 0] });
+    expect(twoViewCamera(initialCamera("SIMPLE_RADIAL", 1024, 768, 35))).toEqual({
+      model: "SIMPLE_RADIAL",
+      width: 1024,
+      height: 768,
+      params: [1024, 512, 384, 0],
+    });
     expect(twoViewCamera(initialCamera("SIMPLE_RADIAL", 1024, 768))).toEqual({ model: null, width: 1024, height: 768 });
   });
 });

@@ -70,7 +70,10 @@ export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ w
     const key = keyOf(i);
     let c = index.get(key);
     if (c === undefined) {
-      c = cameras.push(initialCamera(dataset.is_spherical ? "SPHERICAL" : dataset.camera_model, s.width, s.height, dataset.images[i]!.focal_length_35mm)) - 1;
+      c =
+        cameras.push(
+          initialCamera(dataset.is_spherical ? "SPHERICAL" : dataset.camera_model, s.width, s.height, dataset.images[i]!.focal_length_35mm),
+        ) - 1;
       index.set(key, c);
     }
     return c;
@@ -80,5 +83,7 @@ export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ w
 
 /** A camera as two-view verification takes it: its intrinsics only when it has a prior focal length (else F/H only). */
 export function twoViewCamera(c: InitialCamera): TwoViewCamera {
-  return c.hasPriorFocalLength ? { model: c.model as CameraModelName, width: c.width, height: c.height, params: c.params } : { model: null, width: c.width, height: c.height };
+  return c.hasPriorFocalLength
+    ? { model: c.model as CameraModelName, width: c.width, height: c.height, params: c.params }
+    : { model: null, width: c.width, height: c.height };
 }

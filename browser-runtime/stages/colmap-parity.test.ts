@@ -36,7 +36,11 @@ function gridHistogram(xy: ArrayLike<number>, stride: number, width: number, hei
 /** Histogram intersection: 1 for identical spatial distributions, 0 for disjoint ones. */
 const intersection = (a: number[], b: number[]): number => a.reduce((s, v, i) => s + Math.min(v, b[i]!), 0);
 
-async function extractFile(set: string, name: string, maxImageSize?: number): Promise<{ features: SiftFeatures; width: number; height: number }> {
+async function extractFile(
+  set: string,
+  name: string,
+  maxImageSize?: number,
+): Promise<{ features: SiftFeatures; width: number; height: number }> {
   const image = await decodeImage(`${DATASETS}${set}/images/${name}`);
   const spec = maxImageSize ? { backend_options: { max_image_size: maxImageSize } } : {};
   const { features, width, height } = extractFeatures(engine, image, { spec });
@@ -44,7 +48,12 @@ async function extractFile(set: string, name: string, maxImageSize?: number): Pr
 }
 
 /** Our keypoint count within 10% of COLMAP's and the spatial spread alike (intersection >= 0.85). */
-function expectComparableToColmap(model: ColmapModel, name: string, ours: { features: SiftFeatures; width: number; height: number }, countToo = true): void {
+function expectComparableToColmap(
+  model: ColmapModel,
+  name: string,
+  ours: { features: SiftFeatures; width: number; height: number },
+  countToo = true,
+): void {
   const colmap = findImageByName(model, name)!;
   const colmapCount = colmap.xys.length / 2;
   const ourCount = ours.features.keypoints.length / 4;
@@ -69,11 +78,17 @@ describe("COLMAP parity on real photos", () => {
       expectComparableToColmap(model, name, f);
       features.set(name, f);
     }
-    for (const [n1, n2] of [[0, 1], [1, 2], [0, 2]] as const) {
-      const a = features.get(SACRE_COEUR[n1]!)!.features, b = features.get(SACRE_COEUR[n2]!)!.features;
+    for (const [n1, n2] of [
+      [0, 1],
+      [1, 2],
+      [0, 2],
+    ] as const) {
+      const a = features.get(SACRE_COEUR[n1]!)!.features,
+        b = features.get(SACRE_COEUR[n2]!)!.features;
       const pairs = matchDescriptors(engine, a.descriptors, b.descriptors);
       const n = pairs.length / 2;
-      const x1 = new Float64Array(2 * n), x2 = new Float64Array(2 * n);
+      const x1 = new Float64Array(2 * n),
+        x2 = new Float64Array(2 * n);
       for (let k = 0; k < n; k += 1) {
         x1.set([a.keypoints[4 * pairs[2 * k]!]!, a.keypoints[4 * pairs[2 * k]! + 1]!], 2 * k);
         x2.set([b.keypoints[4 * pairs[2 * k + 1]!]!, b.keypoints[4 * pairs[2 * k + 1]! + 1]!], 2 * k);

@@ -28,7 +28,10 @@ function panoramaModel() {
       { xy: [10, 10] as [number, number], point3d_id: null },
     ],
   }));
-  return { cameras: { cameras: [{ camera_id: 1, model: "SPHERICAL", width: W, height: H, params: [], has_prior_focal_length: false }] }, images: { images } };
+  return {
+    cameras: { cameras: [{ camera_id: 1, model: "SPHERICAL", width: W, height: H, params: [], has_prior_focal_length: false }] },
+    images: { images },
+  };
 }
 
 describe("cubemapRigModel", () => {
@@ -40,7 +43,9 @@ describe("cubemapRigModel", () => {
     ImagesSchema.parse(rig.images);
     expect(rig.rigs.rigs).toHaveLength(1);
     expect(Object.keys(rig.rigs.rigs[0]!.sensor_from_rig)).toEqual(["1", "2", "3", "4", "5", "6"]);
-    expect(rig.cameras.cameras.map((c) => [c.camera_id, c.model, c.params])).toEqual([1, 2, 3, 4, 5, 6].map((id) => [id, "PINHOLE", [256, 256, 256, 256]]));
+    expect(rig.cameras.cameras.map((c) => [c.camera_id, c.model, c.params])).toEqual(
+      [1, 2, 3, 4, 5, 6].map((id) => [id, "PINHOLE", [256, 256, 256, 256]]),
+    );
     expect(rig.frames.frames.map((f) => [f.frame_id, f.data_ids])).toEqual([
       [1, { 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6 }],
       [2, { 1: 7, 2: 8, 3: 9, 4: 10, 5: 11, 6: 12 }],
@@ -53,13 +58,22 @@ describe("cubemapRigModel", () => {
   it("each face keypoint is where its face camera projects the 3D point", () => {
     let worst = 0;
     for (const image of rig.images.images) {
-      const q: Quat = [image.cam_from_world.rotation.w, image.cam_from_world.rotation.x, image.cam_from_world.rotation.y, image.cam_from_world.rotation.z];
+      const q: Quat = [
+        image.cam_from_world.rotation.w,
+        image.cam_from_world.rotation.x,
+        image.cam_from_world.rotation.y,
+        image.cam_from_world.rotation.z,
+      ];
       for (const p of image.points2D) {
         expect(p.xy[0]).toBeGreaterThanOrEqual(0);
         expect(p.xy[0]).toBeLessThanOrEqual(512);
         if (p.point3d_id === null) continue;
         const c = rotate(q, points[p.point3d_id - 1]!);
-        const [x, y, z] = [c[0] + image.cam_from_world.translation[0], c[1] + image.cam_from_world.translation[1], c[2] + image.cam_from_world.translation[2]];
+        const [x, y, z] = [
+          c[0] + image.cam_from_world.translation[0],
+          c[1] + image.cam_from_world.translation[1],
+          c[2] + image.cam_from_world.translation[2],
+        ];
         expect(z).toBeGreaterThan(0);
         worst = Math.max(worst, Math.hypot((256 * x) / z + 256 - p.xy[0], (256 * y) / z + 256 - p.xy[1]));
       }
@@ -73,6 +87,11 @@ describe("cubemapRigModel", () => {
     const right = rig.images.images.find((i) => i.image_id === frame.data_ids["2"])!;
     const s = rig.rigs.rigs[0]!.sensor_from_rig["2"]!.rotation;
     const expected = quatMul([s.w, s.x, s.y, s.z], poses[1]!.q);
-    expect([right.cam_from_world.rotation.w, right.cam_from_world.rotation.x, right.cam_from_world.rotation.y, right.cam_from_world.rotation.z]).toEqual(expected);
+    expect([
+      right.cam_from_world.rotation.w,
+      right.cam_from_world.rotation.x,
+      right.cam_from_world.rotation.y,
+      right.cam_from_world.rotation.z,
+    ]).toEqual(expected);
   });
 });

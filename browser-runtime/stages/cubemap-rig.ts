@@ -47,7 +47,14 @@ export function cubemapRigModel(model: { cameras: CamerasFile; images: ImagesFil
   const maxId = Math.max(0, ...model.images.images.map((i) => i.image_id));
   const cameras: CamerasFile = {
     cameras: [
-      ...SENSOR_IDS.map((camera_id) => ({ camera_id, model: "PINHOLE", width: faceSize, height: faceSize, params: faceParams, has_prior_focal_length: true })),
+      ...SENSOR_IDS.map((camera_id) => ({
+        camera_id,
+        model: "PINHOLE",
+        width: faceSize,
+        height: faceSize,
+        params: faceParams,
+        has_prior_focal_length: true,
+      })),
       ...model.cameras.cameras.filter((c) => !spherical.has(c.camera_id)).map((c) => ({ ...c, camera_id: 6 + c.camera_id })),
     ],
   };
@@ -88,7 +95,12 @@ export function cubemapRigModel(model: { cameras: CamerasFile; images: ImagesFil
   return {
     cameras,
     images: { images },
-    rigs: { rigs: spherical.size > 0 ? [{ rig_id: 1, ref_sensor_id: 1, sensor_from_rig: Object.fromEntries(sensors.map((s, f) => [String(SENSOR_IDS[f]), s])) }] : [] },
+    rigs: {
+      rigs:
+        spherical.size > 0
+          ? [{ rig_id: 1, ref_sensor_id: 1, sensor_from_rig: Object.fromEntries(sensors.map((s, f) => [String(SENSOR_IDS[f]), s])) }]
+          : [],
+    },
     frames: { frames },
   };
 }

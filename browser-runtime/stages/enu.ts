@@ -21,7 +21,11 @@ const rad = (deg: number) => (deg * Math.PI) / 180;
 export function ecefOf(g: Geodetic): Vec3 {
   const [lat, lon] = [rad(g.latitude), rad(g.longitude)];
   const n = A / Math.sqrt(1 - E2 * Math.sin(lat) ** 2);
-  return [(n + g.altitude) * Math.cos(lat) * Math.cos(lon), (n + g.altitude) * Math.cos(lat) * Math.sin(lon), (n * (1 - E2) + g.altitude) * Math.sin(lat)];
+  return [
+    (n + g.altitude) * Math.cos(lat) * Math.cos(lon),
+    (n + g.altitude) * Math.cos(lat) * Math.sin(lon),
+    (n * (1 - E2) + g.altitude) * Math.sin(lat),
+  ];
 }
 
 /** Metres east, north and up of `origin`. */

@@ -42,7 +42,9 @@ export function toGray8(image: DecodedImage, luma: Luma = "rec709"): Uint8Array 
   }
   const [wr, wg, wb] = LUMA_WEIGHTS[luma];
   // Math.fround keeps the arithmetic in float32, as FreeImage's LUMA_REC709 macro is.
-  const fr = Math.fround(wr), fg = Math.fround(wg), fb = Math.fround(wb);
+  const fr = Math.fround(wr),
+    fg = Math.fround(wg),
+    fb = Math.fround(wb);
   const gray = new Uint8Array(n);
   for (let i = 0, p = 0; i < n; i += 1, p += channels) {
     const y = Math.fround(Math.fround(Math.fround(fr * data[p]!) + Math.fround(fg * data[p + 1]!)) + Math.fround(fb * data[p + 2]!));

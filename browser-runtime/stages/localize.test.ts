@@ -15,7 +15,7 @@ import { localize, pointIndex } from "./localize";
  */
 function model(seed = 9) {
   let s = seed;
-  const random = () => ((s = (s * 16807) % 2147483647) / 2147483647);
+  const random = () => (s = (s * 16807) % 2147483647) / 2147483647;
   // Sparse, as SIFT's are: a quarter of the bins set, so random descriptors are far apart.
   const descriptor = () => Uint8Array.from({ length: 128 }, () => (random() < 0.25 ? 40 + Math.floor(random() * 120) : 0));
   const noisy = (d: Uint8Array) => Uint8Array.from(d, (v) => Math.max(0, Math.min(255, v + Math.round((random() - 0.5) * 8))));
@@ -29,12 +29,28 @@ function model(seed = 9) {
     const descriptors = new Uint8Array(128 * (n + 1));
     pointDescriptors.forEach((d, i) => descriptors.set(noisy(d), 128 * i));
     descriptors.set(descriptor(), 128 * n);
-    const features: LocalFeatures = { imageWidth: 1000, imageHeight: 750, descriptorDim: 128, descriptorKind: DescriptorKind.siftL1Root, keypoints: new Float32Array(4 * (n + 1)), descriptors };
-    const points2D = [...Array.from({ length: n }, (_, i) => ({ xy: [0, 0] as [number, number], point3d_id: Number(ids[i]) })), { xy: [0, 0] as [number, number], point3d_id: null }];
+    const features: LocalFeatures = {
+      imageWidth: 1000,
+      imageHeight: 750,
+      descriptorDim: 128,
+      descriptorKind: DescriptorKind.siftL1Root,
+      keypoints: new Float32Array(4 * (n + 1)),
+      descriptors,
+    };
+    const points2D = [
+      ...Array.from({ length: n }, (_, i) => ({ xy: [0, 0] as [number, number], point3d_id: Number(ids[i]) })),
+      { xy: [0, 0] as [number, number], point3d_id: null },
+    ];
     return { name, features, points2D };
   });
   const images: ImagesFile = {
-    images: mapped.map((m, k) => ({ image_id: k + 1, name: m.name, camera_id: 1, cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [k, 0, 0] }, points2D: m.points2D })),
+    images: mapped.map((m, k) => ({
+      image_id: k + 1,
+      name: m.name,
+      camera_id: 1,
+      cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [k, 0, 0] },
+      points2D: m.points2D,
+    })),
   };
   // The query: f = 800 (what EXIF 35 mm = 28 gives for 1000 px), rotated about y and moved.
   const q: Quat = [Math.cos(0.1), 0, Math.sin(0.1), 0];
@@ -53,7 +69,14 @@ function model(seed = 9) {
     kp.push(random() * 1000, random() * 750, 2, 0);
     desc.push(...descriptor());
   }
-  return { images, points: { xyz, ids }, features: new Map(mapped.map((m) => [m.name, m.features])), query: { keypoints: Float32Array.from(kp), descriptors: Uint8Array.from(desc) }, q, t };
+  return {
+    images,
+    points: { xyz, ids },
+    features: new Map(mapped.map((m) => [m.name, m.features])),
+    query: { keypoints: Float32Array.from(kp), descriptors: Uint8Array.from(desc) },
+    q,
+    t,
+  };
 }
 
 const quat = (r: { w: number; x: number; y: number; z: number }): Quat => [r.w, r.x, r.y, r.z];
@@ -97,7 +120,12 @@ describe("localize stage", () => {
       expect(result.inlier_matches).toHaveLength(result.num_inliers);
       // Each inlier names a query keypoint and the point3d_id it sees (query keypoint k observes point 100 + 2 k here).
       for (const [, id] of result.inlier_matches.slice(0, 20)) expect(id).toBeGreaterThanOrEqual(100);
-      expect(result.diagnostics).toMatchObject({ query_path: "blobs/q", sparse_dir: "/v1/reconstructions/r/snapshots/1", num_points3D: 300, num_keypoints: m.query.keypoints.length / 4 });
+      expect(result.diagnostics).toMatchObject({
+        query_path: "blobs/q",
+        sparse_dir: "/v1/reconstructions/r/snapshots/1",
+        num_points3D: 300,
+        num_keypoints: m.query.keypoints.length / 4,
+      });
       expect(Math.abs((result.diagnostics.camera as { params: number[] }).params[0]! / 800 - 1)).toBeLessThan(0.02);
     }
   });
@@ -115,9 +143,21 @@ describe("localize stage", () => {
       queryPath: "blobs/q",
       sparseDir: "s",
     });
-    expect(result).toMatchObject({ success: false, num_inliers: 0, inlier_matches: [], cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] } });
+    expect(result).toMatchObject({
+      success: false,
+      num_inliers: 0,
+      inlier_matches: [],
+      cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] },
+    });
     expect(result.diagnostics.reason).toMatch(/descriptor matches|no pose/);
-    const empty = await localize(engine, { query: { keypoints: new Float32Array(0), descriptors: new Uint8Array(0) }, camera: initialCamera("SIMPLE_RADIAL", 1000, 750, 28), index, match: async () => new Uint32Array(0), queryPath: "q", sparseDir: "s" });
+    const empty = await localize(engine, {
+      query: { keypoints: new Float32Array(0), descriptors: new Uint8Array(0) },
+      camera: initialCamera("SIMPLE_RADIAL", 1000, 750, 28),
+      index,
+      match: async () => new Uint32Array(0),
+      queryPath: "q",
+      sparseDir: "s",
+    });
     expect(empty.diagnostics.reason).toMatch(/no SIFT keypoint/);
   });
 });

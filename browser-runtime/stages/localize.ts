@@ -35,7 +35,11 @@ export interface PointIndex {
  * images.json observes, with the mean of those keypoints' descriptors (rounded to bytes).
  * `featuresOf` answers an image's features by name, or null when there are none.
  */
-export async function pointIndex(images: ImagesFile, points: Pick<PointCloud, "xyz" | "ids">, featuresOf: (name: string) => Promise<LocalFeatures | null>): Promise<PointIndex> {
+export async function pointIndex(
+  images: ImagesFile,
+  points: Pick<PointCloud, "xyz" | "ids">,
+  featuresOf: (name: string) => Promise<LocalFeatures | null>,
+): Promise<PointIndex> {
   const row = new Map<number, number>();
   for (let i = 0; i < points.ids.length; i++) row.set(Number(points.ids[i]!), i);
   const sums = new Float32Array(128 * points.ids.length);
@@ -96,9 +100,21 @@ export async function localize(engine: Engine, input: LocalizeInput): Promise<Lo
     num_points3D: index.ids.length,
     num_images_indexed: index.numImages,
     num_matches: 0,
-    camera: { model: camera.model, width: camera.width, height: camera.height, params: camera.params, has_prior_focal_length: camera.hasPriorFocalLength },
+    camera: {
+      model: camera.model,
+      width: camera.width,
+      height: camera.height,
+      params: camera.params,
+      has_prior_focal_length: camera.hasPriorFocalLength,
+    },
   };
-  const fail = (reason: string): LocalizationResult => ({ success: false, cam_from_world: IDENTITY, num_inliers: 0, inlier_matches: [], diagnostics: { ...diagnostics, reason } });
+  const fail = (reason: string): LocalizationResult => ({
+    success: false,
+    cam_from_world: IDENTITY,
+    num_inliers: 0,
+    inlier_matches: [],
+    diagnostics: { ...diagnostics, reason },
+  });
   if (index.ids.length === 0) return fail("the snapshot has no 3D point observed by a keypoint with features");
   if (numKeypoints === 0) return fail("no SIFT keypoint was found in the query image");
   const matches = await input.match(query.descriptors, index.descriptors);
@@ -117,7 +133,13 @@ export async function localize(engine: Engine, input: LocalizeInput): Promise<Lo
   const pose = estimateAbsolutePose(engine, {
     points2D,
     points3D,
-    camera: { model: camera.model as CameraModelName, width: camera.width, height: camera.height, params: camera.params, hasPriorFocalLength: camera.hasPriorFocalLength },
+    camera: {
+      model: camera.model as CameraModelName,
+      width: camera.width,
+      height: camera.height,
+      params: camera.params,
+      hasPriorFocalLength: camera.hasPriorFocalLength,
+    },
     options: { minNumInliers: minInliers, ...input.pose },
   });
   Object.assign(diagnostics, {
@@ -126,7 +148,8 @@ export async function localize(engine: Engine, input: LocalizeInput): Promise<Lo
     mean_reproj_error: pose.mean_reproj_error,
     camera: { ...(diagnostics.camera as object), params: pose.params },
   });
-  if (!pose.success) return fail(`no pose with at least ${minInliers} inliers among ${n} 2D-3D matches (RANSAC found ${pose.ransac_inliers})`);
+  if (!pose.success)
+    return fail(`no pose with at least ${minInliers} inliers among ${n} 2D-3D matches (RANSAC found ${pose.ransac_inliers})`);
   const inlierMatches: [number, number][] = [];
   for (let m = 0; m < n; m++) if (pose.inlier_mask[m]) inlierMatches.push([matches[2 * m]!, index.ids[matches[2 * m + 1]!]!]);
   return { success: true, cam_from_world: pose.cam_from_world, num_inliers: pose.num_inliers, inlier_matches: inlierMatches, diagnostics };

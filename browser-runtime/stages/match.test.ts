@@ -16,14 +16,23 @@ describe("match stage", () => {
   it("maps MatcherSpec types: nn-mutual always cross-checks, nn-ratio follows cross_check", () => {
     expect(matchOptionsFromSpec()).toEqual({ maxRatio: 0.8, maxDistance: 0.7, crossCheck: true });
     expect(matchOptionsFromSpec({ type: "nn-mutual", cross_check: false }).crossCheck).toBe(true);
-    expect(matchOptionsFromSpec({ type: "nn-ratio", cross_check: false, max_ratio: 0.9 })).toEqual({ maxRatio: 0.9, maxDistance: 0.7, crossCheck: false });
+    expect(matchOptionsFromSpec({ type: "nn-ratio", cross_check: false, max_ratio: 0.9 })).toEqual({
+      maxRatio: 0.9,
+      maxDistance: 0.7,
+      crossCheck: false,
+    });
     expect(() => matchOptionsFromSpec({ type: "lightglue" })).toThrow(/not supported/);
   });
 
   it("turns features artifacts of three views into one matches artifact with correct correspondences", () => {
-    const W = 200, H = 160;
+    const W = 200,
+      H = 160;
     const blobs = randomBlobs(W, H, 17);
-    const views = { v0: similarityAbout(W / 2, H / 2, 0, 1), v1: similarityAbout(W / 2, H / 2, 0.3, 0.9), v2: similarityAbout(W / 2, H / 2, -0.2, 1.1) };
+    const views = {
+      v0: similarityAbout(W / 2, H / 2, 0, 1),
+      v1: similarityAbout(W / 2, H / 2, 0.3, 0.9),
+      v2: similarityAbout(W / 2, H / 2, -0.2, 1.1),
+    };
     const features = new Map<string, Uint8Array>();
     for (const [name, view] of Object.entries(views)) {
       const gray = renderTexture(blobs, W, H, view);
@@ -40,7 +49,8 @@ describe("match stage", () => {
       const h = views[p.imageName2 as "v1" | "v2"];
       let good = 0;
       for (let k = 0; k < p.matches.length; k += 2) {
-        const i = 4 * p.matches[k]!, j = 4 * p.matches[k + 1]!;
+        const i = 4 * p.matches[k]!,
+          j = 4 * p.matches[k + 1]!;
         const [x, y] = applyHomography(h, v0.keypoints[i]!, v0.keypoints[i + 1]!);
         if (Math.hypot(other.keypoints[j]! - x, other.keypoints[j + 1]! - y) < 3) good += 1;
       }

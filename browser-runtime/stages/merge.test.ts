@@ -6,16 +6,30 @@ import { loadEngine } from "../../engine-wasm/ts/engine";
 import { type MergeInput, correspondences, estimateTargetFromSource, mergeModels, refineMerged } from "./merge";
 import { applySim3, centreOf, invertSim3, transformPose } from "./sim3";
 
-const S: Sim3 = { rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 }, translation: [40, -7.5, 3], scale: 0.3 };
+const S: Sim3 = {
+  rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 },
+  translation: [40, -7.5, 3],
+  scale: 0.3,
+};
 const IDENTITY: Sim3 = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0], scale: 1 };
-const moveBy = (s: Sim3) => ({ pose: (p: Parameters<typeof transformPose>[0]) => transformPose(p, s), point: (x: [number, number, number]) => applySim3(s, x) });
+const moveBy = (s: Sim3) => ({
+  pose: (p: Parameters<typeof transformPose>[0]) => transformPose(p, s),
+  point: (x: [number, number, number]) => applySim3(s, x),
+});
 
 /** Two overlapping halves of one scene: the target (images 0-3) in the scene's frame, the source (2-5) in the frame S^-1 of it. */
 function halves() {
   const whole = splitScene(6, 60);
   const shaOf = new Map(Array.from({ length: 6 }, (_, i) => [`img${i}.jpg`, `sha${i}`]));
-  const input = (h: ReturnType<typeof whole.half>): MergeInput => ({ model: { cameras: h.cameras, images: h.images, points: decodePoints(h.points) }, shaOf });
-  return { whole, target: input(whole.half([0, 1, 2, 3], 10, moveBy(IDENTITY))), source: input(whole.half([2, 3, 4, 5], 5000, moveBy(invertSim3(S)))) };
+  const input = (h: ReturnType<typeof whole.half>): MergeInput => ({
+    model: { cameras: h.cameras, images: h.images, points: decodePoints(h.points) },
+    shaOf,
+  });
+  return {
+    whole,
+    target: input(whole.half([0, 1, 2, 3], 10, moveBy(IDENTITY))),
+    source: input(whole.half([2, 3, 4, 5], 5000, moveBy(invertSim3(S)))),
+  };
 }
 
 describe("merging models (4.9)", () => {
@@ -63,7 +77,9 @@ describe("merging models (4.9)", () => {
     const unmoved = mergeModels(target, [{ input: source, sim3: IDENTITY }]);
     const img5 = unmoved.images.images.find((im) => im.name === "img5.jpg")!;
     expect(img5.cam_from_world).toEqual(source.model.images.images.find((im) => im.name === "img5.jpg")!.cam_from_world);
-    expect(unmoved.images.images.slice(0, 4).map((im) => im.cam_from_world)).toEqual(target.model.images.images.map((im) => im.cam_from_world));
+    expect(unmoved.images.images.slice(0, 4).map((im) => im.cam_from_world)).toEqual(
+      target.model.images.images.map((im) => im.cam_from_world),
+    );
     // Fused across two frames: the reprojection error shows it.
     expect(unmoved.mean_reproj_err).toBeGreaterThan(1);
   });

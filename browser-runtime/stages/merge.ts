@@ -69,9 +69,17 @@ const xyzOf = (cloud: PointCloud) => {
  * shared keypoints, in RANSAC with an inlier threshold of `relativeThreshold` times the spread of
  * the target's positions. Throws an AlignmentError when they share too little.
  */
-export function estimateTargetFromSource(target: MergeInput, source: MergeInput, relativeThreshold = 0.02): Alignment & { shared_images: number; shared_points: number } {
+export function estimateTargetFromSource(
+  target: MergeInput,
+  source: MergeInput,
+  relativeThreshold = 0.02,
+): Alignment & { shared_images: number; shared_points: number } {
   const { images, points } = correspondences(target, source);
-  const pairs: AlignmentPair[] = images.map(([t, s]) => ({ name: t.name, centre: centreOf(s.cam_from_world), reference: centreOf(t.cam_from_world) }));
+  const pairs: AlignmentPair[] = images.map(([t, s]) => ({
+    name: t.name,
+    centre: centreOf(s.cam_from_world),
+    reference: centreOf(t.cam_from_world),
+  }));
   const [tx, sx] = [xyzOf(target.model.points), xyzOf(source.model.points)];
   for (const [s, t] of points) {
     const [ps, pt] = [sx.get(s), tx.get(t)];
@@ -79,8 +87,15 @@ export function estimateTargetFromSource(target: MergeInput, source: MergeInput,
   }
   if (images.length === 0) throw new AlignmentError("the source shares no image (same photo bytes) with the target: give its sim3_aligner");
   const mean = [0, 1, 2].map((k) => pairs.reduce((a, p) => a + p.reference[k]!, 0) / pairs.length);
-  const spread = Math.sqrt(pairs.reduce((a, p) => a + (p.reference[0] - mean[0]!) ** 2 + (p.reference[1] - mean[1]!) ** 2 + (p.reference[2] - mean[2]!) ** 2, 0) / pairs.length);
-  return { ...estimateAlignment(pairs, Math.max(relativeThreshold * spread, 1e-12)), shared_images: images.length, shared_points: points.size };
+  const spread = Math.sqrt(
+    pairs.reduce((a, p) => a + (p.reference[0] - mean[0]!) ** 2 + (p.reference[1] - mean[1]!) ** 2 + (p.reference[2] - mean[2]!) ** 2, 0) /
+      pairs.length,
+  );
+  return {
+    ...estimateAlignment(pairs, Math.max(relativeThreshold * spread, 1e-12)),
+    shared_images: images.length,
+    shared_points: points.size,
+  };
 }
 
 /** Per-point mean reprojection error over all observations, averaged over observations (COLMAP's mean_reproj_err). */
@@ -144,7 +159,10 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     input.model.points.ids.forEach((id, i) => {
       const nid = nextPoint++;
       pointId.set(Number(id), nid);
-      xyz.set(nid, applySim3(sim3, [input.model.points.xyz[3 * i]!, input.model.points.xyz[3 * i + 1]!, input.model.points.xyz[3 * i + 2]!]));
+      xyz.set(
+        nid,
+        applySim3(sim3, [input.model.points.xyz[3 * i]!, input.model.points.xyz[3 * i + 1]!, input.model.points.xyz[3 * i + 2]!]),
+      );
       rgb.set(nid, [input.model.points.rgb[3 * i]!, input.model.points.rgb[3 * i + 1]!, input.model.points.rgb[3 * i + 2]!]);
       weight.set(nid, input.model.points.trackLength[i]!);
     });
@@ -158,7 +176,13 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
       const t = sha ? targetBySha.get(sha) : undefined;
       const mapped = (p: number | null) => (p === null ? null : (pointId.get(p) ?? null));
       if (!t) {
-        images.push({ ...s, image_id: nextImage++, camera_id: cameraId.get(s.camera_id)!, cam_from_world: transformPose(s.cam_from_world, sim3), points2D: s.points2D.map((kp) => ({ xy: kp.xy, point3d_id: mapped(kp.point3d_id) })) });
+        images.push({
+          ...s,
+          image_id: nextImage++,
+          camera_id: cameraId.get(s.camera_id)!,
+          cam_from_world: transformPose(s.cam_from_world, sim3),
+          points2D: s.points2D.map((kp) => ({ xy: kp.xy, point3d_id: mapped(kp.point3d_id) })),
+        });
         byName.set(s.name, images.at(-1)!);
         added++;
         continue;
@@ -211,7 +235,13 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     ids: BigUint64Array.from(ids.map(BigInt)),
   };
   const model = { cameras: { cameras }, images: { images } };
-  return { ...model, points, mean_reproj_err: meanReprojectionError(model, new Map(ids.map((id) => [id, xyz.get(id)!]))), fused_points: fused, added_images: added };
+  return {
+    ...model,
+    points,
+    mean_reproj_err: meanReprojectionError(model, new Map(ids.map((id) => [id, xyz.get(id)!]))),
+    fused_points: fused,
+    added_images: added,
+  };
 }
 
 /**
@@ -219,7 +249,10 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
  * intrinsics held, a Cauchy loss of 1 px against the fused tracks' outliers, the gauge held by the
  * first image's pose and the second's scale. Answers the refined model with its reprojection error measured again.
  */
-export function refineMerged(engine: Engine, merged: MergedModel): MergedModel & { ba: { iterations: number; initial_cost: number; final_cost: number } } {
+export function refineMerged(
+  engine: Engine,
+  merged: MergedModel,
+): MergedModel & { ba: { iterations: number; initial_cost: number; final_cost: number } } {
   const cameraIndex = new Map(merged.cameras.cameras.map((c, i) => [c.camera_id, i]));
   const pointIndex = new Map([...merged.points.ids].map((id, i) => [Number(id), i]));
   const observations: number[] = [];
@@ -242,12 +275,29 @@ export function refineMerged(engine: Engine, merged: MergedModel): MergedModel &
     observations: Int32Array.from(observations),
     observationsXY: Float64Array.from(xy),
   };
-  const result = bundleAdjust(engine, scene, { mode: "standard", loss_kernel: "cauchy", loss_threshold: 1, refine_focal_length: false, refine_principal_point: false, refine_extra_params: false, fix_gauge: true, max_num_iterations: 50 });
+  const result = bundleAdjust(engine, scene, {
+    mode: "standard",
+    loss_kernel: "cauchy",
+    loss_threshold: 1,
+    refine_focal_length: false,
+    refine_principal_point: false,
+    refine_extra_params: false,
+    fix_gauge: true,
+    max_num_iterations: 50,
+  });
   const images = merged.images.images.map((im, i) => {
     const { qvec, tvec } = result.scene.images[i]!;
-    return { ...im, cam_from_world: { rotation: { w: qvec[0], x: qvec[1], y: qvec[2], z: qvec[3] }, translation: [...tvec] as [number, number, number] } };
+    return {
+      ...im,
+      cam_from_world: { rotation: { w: qvec[0], x: qvec[1], y: qvec[2], z: qvec[3] }, translation: [...tvec] as [number, number, number] },
+    };
   });
-  const xyz = new Map([...merged.points.ids].map((id, i) => [Number(id), [result.scene.points[3 * i]!, result.scene.points[3 * i + 1]!, result.scene.points[3 * i + 2]!] as Vec3]));
+  const xyz = new Map(
+    [...merged.points.ids].map((id, i) => [
+      Number(id),
+      [result.scene.points[3 * i]!, result.scene.points[3 * i + 1]!, result.scene.points[3 * i + 2]!] as Vec3,
+    ]),
+  );
   const model = { cameras: merged.cameras, images: { images } };
   return {
     ...merged,

@@ -23,7 +23,8 @@ export function exhaustivePairs(names: readonly string[]): ImagePair[] {
  * matcher without loop detection or quadratic overlap): pairs (i, i + k), 1 <= k <= overlap.
  */
 export function sequentialPairs(names: readonly string[], overlap = 10): ImagePair[] {
-  if (!Number.isInteger(overlap) || overlap < 1) throw new RangeError(`sequential pairs: overlap must be a positive integer, got ${overlap}`);
+  if (!Number.isInteger(overlap) || overlap < 1)
+    throw new RangeError(`sequential pairs: overlap must be a positive integer, got ${overlap}`);
   const pairs: ImagePair[] = [];
   for (let i = 0; i < names.length; i += 1) {
     for (let k = 1; k <= overlap && i + k < names.length; k += 1) pairs.push({ imageName1: names[i]!, imageName2: names[i + k]! });
@@ -57,7 +58,11 @@ export interface PairsSpecLike {
  * Pairs for a PairsSpec; `retrieval` needs the dataset's dHashes, in image order. Strategies
  * other than exhaustive, sequential and retrieval are not implemented here.
  */
-export function selectPairs(names: readonly string[], spec: PairsSpecLike = {}, retrieval: { hashes: readonly string[] } | null = null): ImagePair[] {
+export function selectPairs(
+  names: readonly string[],
+  spec: PairsSpecLike = {},
+  retrieval: { hashes: readonly string[] } | null = null,
+): ImagePair[] {
   const strategy = spec.strategy ?? "exhaustive";
   if (strategy === "exhaustive") return exhaustivePairs(names);
   if (strategy === "sequential") return sequentialPairs(names, spec.overlap ?? 10);

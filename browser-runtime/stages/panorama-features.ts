@@ -50,7 +50,12 @@ export async function panoramaSift(
     const gray = toGray8({ data: rgbaBytes(rendered), width: faceSize, height: faceSize, channels: 4 });
     const found = await extract(gray, faceSize, faceSize, faceOptions);
     for (let k = 0; k < found.keypoints.length / 4; k++) {
-      const [fx, fy, scale, orientation] = [found.keypoints[4 * k]!, found.keypoints[4 * k + 1]!, found.keypoints[4 * k + 2]!, found.keypoints[4 * k + 3]!];
+      const [fx, fy, scale, orientation] = [
+        found.keypoints[4 * k]!,
+        found.keypoints[4 * k + 1]!,
+        found.keypoints[4 * k + 2]!,
+        found.keypoints[4 * k + 3]!,
+      ];
       const [px, py] = panoramaPixel(faceRay(face, faceSize, fx, fy), panorama.width, panorama.height);
       const [u, v] = [(fx - half) / half, (fy - half) / half];
       const radiansPerFacePixel = 1 / (half * (1 + u * u + v * v));

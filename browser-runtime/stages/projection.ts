@@ -85,14 +85,30 @@ function perspectiveViews(request: Extract<Request, { projection: "equirectangul
   const f = request.width / 2 / Math.tan(((request.fov_deg / 2) * Math.PI) / 180);
   return request.views.map((v) => {
     const panoFromCam = viewRotation(v.yaw_deg, v.pitch_deg, v.roll_deg);
-    const view: PerspectiveView = { width: request.width, height: request.height, fx: f, fy: f, cx: request.width / 2, cy: request.height / 2, panoFromCam };
-    const sensor: Sensor = { name: v.name, params: [f, f, request.width / 2, request.height / 2], from_rig: { rotation: quaternionOfMatrix(transpose(panoFromCam)), translation: [0, 0, 0] } };
+    const view: PerspectiveView = {
+      width: request.width,
+      height: request.height,
+      fx: f,
+      fy: f,
+      cx: request.width / 2,
+      cy: request.height / 2,
+      panoFromCam,
+    };
+    const sensor: Sensor = {
+      name: v.name,
+      params: [f, f, request.width / 2, request.height / 2],
+      from_rig: { rotation: quaternionOfMatrix(transpose(panoFromCam)), translation: [0, 0, 0] },
+    };
     return { view, sensor };
   });
 }
 
 /** What the request renders from the dataset's images, in a deterministic order. */
-function plan(request: Request, images: SourceImage[], projector: Projector): { outputs: Output[]; sensors: Sensor[]; dataset: ProjectionRun["dataset"] } {
+function plan(
+  request: Request,
+  images: SourceImage[],
+  projector: Projector,
+): { outputs: Output[]; sensors: Sensor[]; dataset: ProjectionRun["dataset"] } {
   const ext = extensionOf(request.output.format);
   const base = { respect_exif_orientation: false };
   switch (request.projection) {
@@ -108,7 +124,13 @@ function plan(request: Request, images: SourceImage[], projector: Projector): { 
           render: ([pano]: PackedImage[]) => projector.cubemapFace(pano!, sensor.name as CubemapFace, size, request.sampling),
         })),
       );
-      const dataset = { ...base, camera_model: "PINHOLE" as const, intrinsics_mode: "per_folder" as const, is_spherical: false, rig_config: rigConfig(sensors, size) };
+      const dataset = {
+        ...base,
+        camera_model: "PINHOLE" as const,
+        intrinsics_mode: "per_folder" as const,
+        is_spherical: false,
+        rig_config: rigConfig(sensors, size),
+      };
       return { outputs, sensors, dataset };
     }
     case "equirectangular_to_perspective": {
@@ -122,7 +144,13 @@ function plan(request: Request, images: SourceImage[], projector: Projector): { 
         })),
       );
       const sensors = views.map((v) => v.sensor);
-      const dataset = { ...base, camera_model: "PINHOLE" as const, intrinsics_mode: "per_folder" as const, is_spherical: false, rig_config: rigConfig(sensors, null) };
+      const dataset = {
+        ...base,
+        camera_model: "PINHOLE" as const,
+        intrinsics_mode: "per_folder" as const,
+        is_spherical: false,
+        rig_config: rigConfig(sensors, null),
+      };
       return { outputs, sensors, dataset };
     }
     case "cubemap_to_equirectangular": {
@@ -130,9 +158,20 @@ function plan(request: Request, images: SourceImage[], projector: Projector): { 
       const outputs = [...groups].map(([rest, group]) => {
         const faces = CUBEMAP_FACES.map((f) => group[f]!);
         const width = request.width ?? 4 * (faces[0]!.width ?? 1024);
-        return { name: `${stemOf(rest)}.${ext}`, sources: faces, sensor: null, render: (decoded: PackedImage[]) => projector.equirectangular(decoded, width, request.sampling) };
+        return {
+          name: `${stemOf(rest)}.${ext}`,
+          sources: faces,
+          sensor: null,
+          render: (decoded: PackedImage[]) => projector.equirectangular(decoded, width, request.sampling),
+        };
       });
-      const dataset = { ...base, camera_model: "SPHERICAL" as const, intrinsics_mode: "single_camera" as const, is_spherical: true, rig_config: null };
+      const dataset = {
+        ...base,
+        camera_model: "SPHERICAL" as const,
+        intrinsics_mode: "single_camera" as const,
+        is_spherical: true,
+        rig_config: null,
+      };
       return { outputs, sensors: [], dataset };
     }
   }
@@ -140,14 +179,22 @@ function plan(request: Request, images: SourceImage[], projector: Projector): { 
 
 /** COLMAP's rig config for the sensors, plus the cubemap's face size when it is one. */
 function rigConfig(sensors: Sensor[], faceSize: number | null): Record<string, unknown> {
-  return { ...rigConfigOf(sensors.map((s) => ({ prefix: s.name, from_rig: s.from_rig, params: s.params }))), ...(faceSize !== null ? { "x-cubemap": { face_size: faceSize, faces: sensors.map((s) => s.name) } } : {}) };
+  return {
+    ...rigConfigOf(sensors.map((s) => ({ prefix: s.name, from_rig: s.from_rig, params: s.params }))),
+    ...(faceSize !== null ? { "x-cubemap": { face_size: faceSize, faces: sensors.map((s) => s.name) } } : {}),
+  };
 }
 
 /**
  * Renders what the request asks from the dataset's images, writing each output as it is made;
  * a source image is decoded once for all the outputs it feeds.
  */
-export async function projectImages(request: Request, dataset: DatasetSnapshot, projector: Projector, io: ProjectionIo): Promise<ProjectionRun> {
+export async function projectImages(
+  request: Request,
+  dataset: DatasetSnapshot,
+  projector: Projector,
+  io: ProjectionIo,
+): Promise<ProjectionRun> {
   const { outputs, sensors, dataset: settings } = plan(request, dataset.images, projector);
   const mediaType = request.output.format === "png" ? "image/png" : "image/jpeg";
   const decoded = new Map<string, PackedImage>();
@@ -167,28 +214,51 @@ export async function projectImages(request: Request, dataset: DatasetSnapshot, 
       inputs.push(image);
     }
     const rendered = await output.render(inputs);
-    const bytes = await io.encode({ data: rgbaBytes(rendered), width: rendered.width, height: rendered.height, channels: 4 }, request.output.format, request.output.jpeg_quality);
+    const bytes = await io.encode(
+      { data: rgbaBytes(rendered), width: rendered.width, height: rendered.height, channels: 4 },
+      request.output.format,
+      request.output.jpeg_quality,
+    );
     const stored = await io.write(`images/${output.name}`, bytes, mediaType);
-    results.push({ name: output.name, ...stored, width: rendered.width, height: rendered.height, sources: output.sources.map((s) => s.name), sensor: output.sensor?.name ?? null });
+    results.push({
+      name: output.name,
+      ...stored,
+      width: rendered.width,
+      height: rendered.height,
+      sources: output.sources.map((s) => s.name),
+      sensor: output.sensor?.name ?? null,
+    });
     io.progress(i + 1, outputs.length);
   }
   return { outputs: results, sensors, dataset: settings };
 }
 
 /** `projection_manifest.json` (4.14 rule 2). */
-export function projectionManifest(request: Request, dataset: DatasetSnapshot, run: ProjectionRun, derived: ProjectionManifest["derived_dataset"]): ProjectionManifest {
+export function projectionManifest(
+  request: Request,
+  dataset: DatasetSnapshot,
+  run: ProjectionRun,
+  derived: ProjectionManifest["derived_dataset"],
+): ProjectionManifest {
   return {
     version: 1,
     projection: request.projection,
     sampling: request.sampling,
     source_dataset_id: request.source_dataset_id,
-    source_images: dataset.images.map((i) => ({ image_id: i.image_id, name: i.name, content_sha: i.content_sha, width: i.width, height: i.height })),
+    source_images: dataset.images.map((i) => ({
+      image_id: i.image_id,
+      name: i.name,
+      content_sha: i.content_sha,
+      width: i.width,
+      height: i.height,
+    })),
     output_images: run.outputs.map((o) => ({ ...o, path: `images/${o.name}` })),
     geometry:
       run.sensors.length > 0
         ? {
             sensors: run.sensors.map((s) => ({ name: s.name, model: "PINHOLE" as const, params: s.params, sensor_from_rig: s.from_rig })),
-            convention: "OpenCV image axes (x right, y down, z forward); rig frame = the panorama's camera frame (SPHERICAL: the centre column looks along +z, y down); spec 4.14 rule 7",
+            convention:
+              "OpenCV image axes (x right, y down, z forward); rig frame = the panorama's camera frame (SPHERICAL: the centre column looks along +z, y down); spec 4.14 rule 7",
           }
         : null,
     derived_dataset: derived,

@@ -24,10 +24,11 @@ function coVisible(imagesTxt: string): Map<string, number> {
   }
   const shared = new Map<string, number>();
   for (const names of byPoint.values()) {
-    for (let i = 0; i < names.length; i++) for (let j = i + 1; j < names.length; j++) {
-      const key = [names[i], names[j]].sort().join(" ");
-      shared.set(key, (shared.get(key) ?? 0) + 1);
-    }
+    for (let i = 0; i < names.length; i++)
+      for (let j = i + 1; j < names.length; j++) {
+        const key = [names[i], names[j]].sort().join(" ");
+        shared.set(key, (shared.get(key) ?? 0) + 1);
+      }
   }
   return new Map([...shared].filter(([, n]) => n >= MIN_SHARED));
 }
@@ -43,12 +44,27 @@ async function recall(set: string, model: string, ks: number[]) {
     const covered = [...reference.keys()].filter((key) => pairs.has(key)).length;
     const strong = [...reference].filter(([, n]) => n >= 100);
     const strongCovered = strong.filter(([key]) => pairs.has(key)).length;
-    return { set, k, images: names.length, pairs: pairs.size, share: pairs.size / all, reference: reference.size, recall: covered / reference.size, strong: strong.length, strongRecall: strongCovered / strong.length };
+    return {
+      set,
+      k,
+      images: names.length,
+      pairs: pairs.size,
+      share: pairs.size / all,
+      reference: reference.size,
+      recall: covered / reference.size,
+      strong: strong.length,
+      strongRecall: strongCovered / strong.length,
+    };
   });
 }
 
 const show = (r: Awaited<ReturnType<typeof recall>>) =>
-  r.map((x) => `${x.set} k=${x.k}: ${x.pairs} pairs (${(100 * x.share).toFixed(0)}% of exhaustive), recall ${(100 * x.recall).toFixed(1)}% of ${x.reference} co-visible pairs, ${(100 * x.strongRecall).toFixed(1)}% of ${x.strong} with >= 100 shared points`).join("\n");
+  r
+    .map(
+      (x) =>
+        `${x.set} k=${x.k}: ${x.pairs} pairs (${(100 * x.share).toFixed(0)}% of exhaustive), recall ${(100 * x.recall).toFixed(1)}% of ${x.reference} co-visible pairs, ${(100 * x.strongRecall).toFixed(1)}% of ${x.strong} with >= 100 shared points`,
+    )
+    .join("\n");
 
 describe("dHash retrieval recall against reference co-visibility", () => {
   it("opensfm-lund (29 photos of a street)", async () => {

@@ -4,7 +4,17 @@ import { decodePoints } from "../../protocol/wire/points";
 import { enc, scene } from "../../test/support/synthetic-model";
 import { type Vec3, rotate } from "../../engine-wasm/ts/accuracy";
 import { ecefOf, enuOf } from "./enu";
-import { type AlignmentPair, AlignmentError, applySim3, centreOf, composeSim3, estimateAlignment, invertSim3, transformFile, transformPose } from "./sim3";
+import {
+  type AlignmentPair,
+  AlignmentError,
+  applySim3,
+  centreOf,
+  composeSim3,
+  estimateAlignment,
+  invertSim3,
+  transformFile,
+  transformPose,
+} from "./sim3";
 
 const dec = (b: Uint8Array) => JSON.parse(new TextDecoder().decode(b));
 
@@ -52,7 +62,12 @@ describe("a Sim3 applied to a model (2.13: new_from_old x = s R x + t)", () => {
       expect(b.points2D).toEqual(im.points2D);
       // q and -q are one rotation: compare up to sign.
       const q = im.cam_from_world.rotation;
-      const sign = Math.sign(b.cam_from_world.rotation.w * q.w + b.cam_from_world.rotation.x * q.x + b.cam_from_world.rotation.y * q.y + b.cam_from_world.rotation.z * q.z);
+      const sign = Math.sign(
+        b.cam_from_world.rotation.w * q.w +
+          b.cam_from_world.rotation.x * q.x +
+          b.cam_from_world.rotation.y * q.y +
+          b.cam_from_world.rotation.z * q.z,
+      );
       for (const k of ["w", "x", "y", "z"] as const) expect(Math.abs(sign * b.cam_from_world.rotation[k] - q[k])).toBeLessThan(1e-9);
       for (let k = 0; k < 3; k++) expect(Math.abs(b.cam_from_world.translation[k] - im.cam_from_world.translation[k]!)).toBeLessThan(1e-9);
     });
@@ -77,9 +92,16 @@ describe("a Sim3 applied to a model (2.13: new_from_old x = s R x + t)", () => {
     const rigs = dec(transformFile("rigs.json", enc({ rigs: [{ rig_id: 1, ref_sensor_id: 1, sensor_from_rig: { "2": pose } }] }), S)!);
     expect(rigs.rigs[0].sensor_from_rig["2"].rotation).toEqual(pose.rotation);
     expect(rigs.rigs[0].sensor_from_rig["2"].translation[2]).toBeCloseTo(0.3 * S.scale, 12);
-    const frames = dec(transformFile("frames.json", enc({ frames: [{ frame_id: 1, rig_id: 1, rig_from_world: pose, data_ids: { "1": 1 } }] }), S)!);
+    const frames = dec(
+      transformFile("frames.json", enc({ frames: [{ frame_id: 1, rig_id: 1, rig_from_world: pose, data_ids: { "1": 1 } }] }), S)!,
+    );
     expect(frames.frames[0].rig_from_world).toEqual(transformPose(pose, S));
-    const graph = { pose_graph: { nodes: [{ image_id: 1, name: "a", camera_id: 1, cam_from_world: pose }], edges: [{ image_id1: 1, image_id2: 2, cam2_from_cam1: pose, weight: 2 }] } };
+    const graph = {
+      pose_graph: {
+        nodes: [{ image_id: 1, name: "a", camera_id: 1, cam_from_world: pose }],
+        edges: [{ image_id1: 1, image_id2: 2, cam2_from_cam1: pose, weight: 2 }],
+      },
+    };
     const g = dec(transformFile("pose_graph.json", enc(graph), S)!).pose_graph;
     expect(g.nodes[0].cam_from_world).toEqual(transformPose(pose, S));
     expect(g.edges[0].cam2_from_cam1.translation[0]).toBeCloseTo(0.1 * S.scale, 12);
@@ -106,7 +128,9 @@ describe("estimating the Sim3 from camera centres (Umeyama in RANSAC)", () => {
     return Array.from({ length: n }, (_, i) => {
       const centre: Vec3 = [(i % 5) * 2 + rand(), Math.floor(i / 5) * 2 + rand(), rand()];
       const r = applySim3(S, centre);
-      const reference: Vec3 = outliers.includes(i) ? [r[0] + 80, r[1] - 60, r[2] + 50] : [r[0] + noise * rand(), r[1] + noise * rand(), r[2] + noise * rand()];
+      const reference: Vec3 = outliers.includes(i)
+        ? [r[0] + 80, r[1] - 60, r[2] + 50]
+        : [r[0] + noise * rand(), r[1] + noise * rand(), r[2] + noise * rand()];
       return { name: `img${i}`, centre, reference };
     });
   }
@@ -115,7 +139,8 @@ describe("estimating the Sim3 from camera centres (Umeyama in RANSAC)", () => {
     const fit = estimateAlignment(pairs(12, 0, []), 0.01);
     expect(fit.inliers.every(Boolean)).toBe(true);
     expect(fit.sim3.scale).toBeCloseTo(S.scale, 9);
-    for (const k of ["w", "x", "y", "z"] as const) expect(fit.sim3.rotation[k] * Math.sign(fit.sim3.rotation.w)).toBeCloseTo(S.rotation[k], 9);
+    for (const k of ["w", "x", "y", "z"] as const)
+      expect(fit.sim3.rotation[k] * Math.sign(fit.sim3.rotation.w)).toBeCloseTo(S.rotation[k], 9);
     fit.sim3.translation.forEach((t, k) => expect(t).toBeCloseTo(S.translation[k]!, 7));
     expect(Math.max(...fit.residuals)).toBeLessThan(1e-8);
   });
@@ -148,7 +173,8 @@ describe("estimating the Sim3 from camera centres (Umeyama in RANSAC)", () => {
     }));
     const fit = estimateAlignment(line, 0.1);
     expect(fit.sim3.scale).toBeCloseTo(S.scale, 6);
-    for (const k of ["w", "x", "y", "z"] as const) expect(fit.sim3.rotation[k] * Math.sign(fit.sim3.rotation.w)).toBeCloseTo(S.rotation[k], 6);
+    for (const k of ["w", "x", "y", "z"] as const)
+      expect(fit.sim3.rotation[k] * Math.sign(fit.sim3.rotation.w)).toBeCloseTo(S.rotation[k], 6);
   });
 });
 

@@ -60,7 +60,10 @@ export function transformPose(pose: Rigid3, s: Sim3): Rigid3 {
 }
 
 /** A pose between two moving frames (sensor_from_rig, cam2_from_cam1): its translation is in world units. */
-const scaledRelative = (pose: Rigid3, scale: number): Rigid3 => ({ rotation: { ...pose.rotation }, translation: [scale * pose.translation[0], scale * pose.translation[1], scale * pose.translation[2]] });
+const scaledRelative = (pose: Rigid3, scale: number): Rigid3 => ({
+  rotation: { ...pose.rotation },
+  translation: [scale * pose.translation[0], scale * pose.translation[1], scale * pose.translation[2]],
+});
 
 /** points.bin / points_preview.bin bytes with every point moved (the header's bbox recomputed). */
 export function transformPoints(bytes: Uint8Array, s: Sim3): Uint8Array {
@@ -87,7 +90,10 @@ export function transformFile(name: string, content: Uint8Array, s: Sim3): Uint8
     }
     case "rigs.json": {
       const f = RigsFile.parse(parse());
-      const rigs = f.rigs.map((r) => ({ ...r, sensor_from_rig: Object.fromEntries(Object.entries(r.sensor_from_rig).map(([k, p]) => [k, scaledRelative(p, s.scale)])) }));
+      const rigs = f.rigs.map((r) => ({
+        ...r,
+        sensor_from_rig: Object.fromEntries(Object.entries(r.sensor_from_rig).map(([k, p]) => [k, scaledRelative(p, s.scale)])),
+      }));
       return enc({ rigs });
     }
     case "frames.json": {
@@ -155,7 +161,8 @@ export function estimateAlignment(pairs: AlignmentPair[], maxError: number): Ali
     oriented ? pairs.map((p) => p.orientations!) : [],
   );
   const count = inliers.filter(Boolean).length;
-  if (count < 3) throw new AlignmentError(`no Sim3 puts 3 camera centres within ${maxError} of their references (best: ${count} of ${pairs.length})`);
+  if (count < 3)
+    throw new AlignmentError(`no Sim3 puts 3 camera centres within ${maxError} of their references (best: ${count} of ${pairs.length})`);
   if (!oriented) {
     const kept = pairs.filter((_, i) => inliers[i]).map((p) => p.reference);
     const spread = principalSpread(kept);
@@ -178,7 +185,10 @@ function principalSpread(points: Vec3[]): [number, number, number] {
   const n = points.length;
   const m = [0, 1, 2].map((k) => points.reduce((acc, p) => acc + p[k]!, 0) / n);
   const cov = new Array<number>(9).fill(0);
-  for (const p of points) for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) cov[3 * r + c]! += ((p[r]! - m[r]!) * (p[c]! - m[c]!)) / n;
-  const ev = symmetricEigenvalues(cov, 3).map((v) => Math.sqrt(Math.max(0, v))).sort((a, b) => b - a);
+  for (const p of points)
+    for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) cov[3 * r + c]! += ((p[r]! - m[r]!) * (p[c]! - m[c]!)) / n;
+  const ev = symmetricEigenvalues(cov, 3)
+    .map((v) => Math.sqrt(Math.max(0, v)))
+    .sort((a, b) => b - a);
   return [ev[0]!, ev[1]!, ev[2]!];
 }

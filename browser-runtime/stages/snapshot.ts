@@ -35,7 +35,14 @@ export function modelFiles(model: MappedModel, images: readonly SnapshotImageInp
   const cameras: CamerasFile = {
     cameras: used.map((c) => {
       const cam = model.cameras[c]!;
-      return { camera_id: c + 1, model: cam.model, width: cam.width, height: cam.height, params: cam.params, has_prior_focal_length: !!cam.hasPriorFocalLength };
+      return {
+        camera_id: c + 1,
+        model: cam.model,
+        width: cam.width,
+        height: cam.height,
+        params: cam.params,
+        has_prior_focal_length: !!cam.hasPriorFocalLength,
+      };
     }),
   };
   const imagesFile: ImagesFile = {
@@ -48,7 +55,10 @@ export function modelFiles(model: MappedModel, images: readonly SnapshotImageInp
         name: input.name,
         camera_id: input.camera + 1,
         cam_from_world: { rotation: { w, x, y, z }, translation: m.tvec },
-        points2D: Array.from(ids, (id, k) => ({ xy: [input.keypoints[2 * k]!, input.keypoints[2 * k + 1]!] as [number, number], point3d_id: id < 0 ? null : id + 1 })),
+        points2D: Array.from(ids, (id, k) => ({
+          xy: [input.keypoints[2 * k]!, input.keypoints[2 * k + 1]!] as [number, number],
+          point3d_id: id < 0 ? null : id + 1,
+        })),
       };
     }),
   };

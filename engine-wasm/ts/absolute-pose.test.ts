@@ -34,8 +34,14 @@ function scene(count: number, noise: number, outliers: number, seed = 5) {
   return { points2D, points3D, q, t, width, height, f, k };
 }
 
-const centreError = (a: { q: Quat; t: Vec3 }, pose: { rotation: { w: number; x: number; y: number; z: number }; translation: number[] }) => {
-  const ours = projectionCenter({ qvec: [pose.rotation.w, pose.rotation.x, pose.rotation.y, pose.rotation.z], tvec: pose.translation as Vec3 });
+const centreError = (
+  a: { q: Quat; t: Vec3 },
+  pose: { rotation: { w: number; x: number; y: number; z: number }; translation: number[] },
+) => {
+  const ours = projectionCenter({
+    qvec: [pose.rotation.w, pose.rotation.x, pose.rotation.y, pose.rotation.z],
+    tvec: pose.translation as Vec3,
+  });
   const truth = projectionCenter({ qvec: a.q, tvec: a.t });
   return Math.hypot(ours[0] - truth[0], ours[1] - truth[1], ours[2] - truth[2]);
 };
@@ -48,7 +54,13 @@ describe("estimateAbsolutePose binding", () => {
     const result = estimateAbsolutePose(engine, {
       points2D: sc.points2D,
       points3D: sc.points3D,
-      camera: { model: "SIMPLE_RADIAL", width: sc.width, height: sc.height, params: [sc.f, sc.width / 2, sc.height / 2, sc.k], hasPriorFocalLength: true },
+      camera: {
+        model: "SIMPLE_RADIAL",
+        width: sc.width,
+        height: sc.height,
+        params: [sc.f, sc.width / 2, sc.height / 2, sc.k],
+        hasPriorFocalLength: true,
+      },
       options: { refineFocalLength: false, refineExtraParams: false },
     });
     expect(result.success).toBe(true);
@@ -67,7 +79,13 @@ describe("estimateAbsolutePose binding", () => {
     const result = estimateAbsolutePose(engine, {
       points2D: sc.points2D,
       points3D: sc.points3D,
-      camera: { model: "SIMPLE_RADIAL", width: sc.width, height: sc.height, params: [guess, sc.width / 2, sc.height / 2, 0], hasPriorFocalLength: false },
+      camera: {
+        model: "SIMPLE_RADIAL",
+        width: sc.width,
+        height: sc.height,
+        params: [guess, sc.width / 2, sc.height / 2, 0],
+        hasPriorFocalLength: false,
+      },
     });
     expect(result.success).toBe(true);
     expect(Math.abs(result.params[0]! / sc.f - 1)).toBeLessThan(0.01);

@@ -65,7 +65,8 @@ export interface AbsolutePoseResult {
 
 export function estimateAbsolutePose(engine: Engine, input: AbsolutePoseInput): AbsolutePoseResult {
   const n = input.points2D.length / 2;
-  if (!Number.isInteger(n) || input.points3D.length !== 3 * n) throw new Error("estimateAbsolutePose: need x y per 2D point and X Y Z per 3D point, as many of each");
+  if (!Number.isInteger(n) || input.points3D.length !== 3 * n)
+    throw new Error("estimateAbsolutePose: need x y per 2D point and X Y Z per 3D point, as many of each");
   const modelId = validateCamera(engine, input.camera);
   const options = OPTION_DEFAULTS.map(([name, fallback]) => Number(input.options?.[name] ?? fallback));
   const { camera } = input;

@@ -36,7 +36,13 @@ function moveToOtherFrame(poses: ImagePose[], s: Similarity): ImagePose[] {
 describe("accuracy against a COLMAP reference", () => {
   it("estimates a similarity exactly from noise-free points", () => {
     const truth: Similarity = { scale: 2.5, rotation: normalize([0.9, 0.1, -0.3, 0.2]), translation: [1, -2, 3] };
-    const src: Vec3[] = [[0, 0, 0], [1, 0, 0], [0, 2, 0], [0, 0, 3], [1, 1, 1]];
+    const src: Vec3[] = [
+      [0, 0, 0],
+      [1, 0, 0],
+      [0, 2, 0],
+      [0, 0, 3],
+      [1, 1, 1],
+    ];
     const dst = src.map((p) => applySimilarity(truth, p));
     const est = estimateSimilarity(src, dst);
     expect(est.scale).toBeCloseTo(2.5, 10);

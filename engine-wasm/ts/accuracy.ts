@@ -125,17 +125,20 @@ function dominantEigenvector4(m: number[][]): Quat {
         const c = 1 / Math.sqrt(t * t + 1);
         const s = t * c;
         for (let k = 0; k < 4; k += 1) {
-          const akp = a[k]![p]!, akq = a[k]![q]!;
+          const akp = a[k]![p]!,
+            akq = a[k]![q]!;
           a[k]![p] = c * akp - s * akq;
           a[k]![q] = s * akp + c * akq;
         }
         for (let k = 0; k < 4; k += 1) {
-          const apk = a[p]![k]!, aqk = a[q]![k]!;
+          const apk = a[p]![k]!,
+            aqk = a[q]![k]!;
           a[p]![k] = c * apk - s * aqk;
           a[q]![k] = s * apk + c * aqk;
         }
         for (let k = 0; k < 4; k += 1) {
-          const vkp = v[k]![p]!, vkq = v[k]![q]!;
+          const vkp = v[k]![p]!,
+            vkq = v[k]![q]!;
           v[k]![p] = c * vkp - s * vkq;
           v[k]![q] = s * vkp + c * vkq;
         }
@@ -174,11 +177,14 @@ export function estimateSimilarity(src: Vec3[], dst: Vec3[], orientations: Array
     for (const p of pts) for (let k = 0; k < 3; k += 1) m[k]! += p[k]! / n;
     return m;
   };
-  const ms = mean(src), md = mean(dst);
+  const ms = mean(src),
+    md = mean(dst);
   const s = Array.from({ length: 3 }, () => [0, 0, 0]);
-  let varSrc = 0, varDst = 0;
+  let varSrc = 0,
+    varDst = 0;
   for (let i = 0; i < n; i += 1) {
-    const a = sub(src[i]!, ms), b = sub(dst[i]!, md);
+    const a = sub(src[i]!, ms),
+      b = sub(dst[i]!, md);
     varSrc += a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
     varDst += b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
     for (let r = 0; r < 3; r += 1) for (let c = 0; c < 3; c += 1) s[r]![c]! += a[r]! * b[c]!;
@@ -189,7 +195,8 @@ export function estimateSimilarity(src: Vec3[], dst: Vec3[], orientations: Array
     const norm = varSrc > 0 && varDst > 0 ? 1 / Math.sqrt(varSrc * varDst) : 0;
     for (let r = 0; r < 3; r += 1) for (let c = 0; c < 3; c += 1) s[r]![c]! *= norm * n;
     for (const [qs, qd] of orientations) {
-      const rs = quatToMatrix(qs), rd = quatToMatrix(qd);
+      const rs = quatToMatrix(qs),
+        rd = quatToMatrix(qd);
       for (let r = 0; r < 3; r += 1) {
         for (let c = 0; c < 3; c += 1) {
           let v = 0;
@@ -199,7 +206,9 @@ export function estimateSimilarity(src: Vec3[], dst: Vec3[], orientations: Array
       }
     }
   }
-  const [sxx, sxy, sxz] = s[0]!, [syx, syy, syz] = s[1]!, [szx, szy, szz] = s[2]!;
+  const [sxx, sxy, sxz] = s[0]!,
+    [syx, syy, syz] = s[1]!,
+    [szx, szy, szz] = s[2]!;
   const n4 = [
     [sxx! + syy! + szz!, syz! - szy!, szx! - sxz!, sxy! - syx!],
     [syz! - szy!, sxx! - syy! - szz!, sxy! + syx!, szx! + sxz!],
@@ -254,7 +263,10 @@ export function estimateSimilarityRobust(
     const idx = new Set<number>();
     while (idx.size < 3) idx.add(Math.floor(random() * n));
     const sample = [...idx];
-    const s = estimateSimilarity(sample.map((i) => ours[i]!), sample.map((i) => reference[i]!));
+    const s = estimateSimilarity(
+      sample.map((i) => ours[i]!),
+      sample.map((i) => reference[i]!),
+    );
     if (!Number.isFinite(s.scale) || s.scale <= 0) continue;
     const inl = inliersOf(s);
     const count = inl.filter(Boolean).length;
@@ -266,7 +278,11 @@ export function estimateSimilarityRobust(
   }
   if (bestCount >= 3) {
     const sel = bestInliers.map((b, i) => (b ? i : -1)).filter((i) => i >= 0);
-    best = estimateSimilarity(sel.map((i) => ours[i]!), sel.map((i) => reference[i]!), orientations.length ? sel.map((i) => orientations[i]!) : []);
+    best = estimateSimilarity(
+      sel.map((i) => ours[i]!),
+      sel.map((i) => reference[i]!),
+      orientations.length ? sel.map((i) => orientations[i]!) : [],
+    );
     bestInliers = inliersOf(best);
   }
   return { similarity: best, inliers: bestInliers };
@@ -356,7 +372,9 @@ export function barFailures(
     failures.push(`median rotation error ${report.medianRotationErrorDeg.toFixed(3)} deg > ${bars.maxMedianRotationErrorDeg}`);
   }
   if (!(report.maxCenterErrorFraction <= bars.maxCenterErrorFraction)) {
-    failures.push(`camera-centre error ${(100 * report.maxCenterErrorFraction).toFixed(3)}% of extent > ${100 * bars.maxCenterErrorFraction}%`);
+    failures.push(
+      `camera-centre error ${(100 * report.maxCenterErrorFraction).toFixed(3)}% of extent > ${100 * bars.maxCenterErrorFraction}%`,
+    );
   }
   if (!(meanReprojectionError <= colmapMeanReprojectionError)) {
     failures.push(`mean reprojection error ${meanReprojectionError.toFixed(4)} px > COLMAP's ${colmapMeanReprojectionError}`);

@@ -24,7 +24,11 @@ describe("bundle adjustment binding", () => {
     const { start } = syntheticBundleAdjustment(0.3, 7);
     const xy = Float64Array.from(start.observationsXY);
     for (const o of [3, 50, 120]) xy[2 * o]! += 40;
-    const result = bundleAdjust(engine, { ...start, observationsXY: xy }, { mode: "two_stage", fix_gauge: true, max_reprojection_error: 4 });
+    const result = bundleAdjust(
+      engine,
+      { ...start, observationsXY: xy },
+      { mode: "two_stage", fix_gauge: true, max_reprojection_error: 4 },
+    );
     expect(result.numObservationsKept).toBe(start.observations.length / 2 - 3);
     expect([3, 50, 120].map((o) => result.inliers[o])).toEqual([false, false, false]);
     expect(result.meanReprojectionError).toBeLessThan(0.5);

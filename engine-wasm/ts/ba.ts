@@ -72,9 +72,9 @@ export function bundleAdjust(engine: Engine, scene: BundleAdjustmentScene, optio
   const opts = [
     LOSS_KERNELS.indexOf(options.loss_kernel ?? "squared"),
     options.loss_threshold ?? 1,
-    options.refine_focal_length ?? true ? 1 : 0,
-    options.refine_principal_point ?? false ? 1 : 0,
-    options.refine_extra_params ?? true ? 1 : 0,
+    (options.refine_focal_length ?? true) ? 1 : 0,
+    (options.refine_principal_point ?? false) ? 1 : 0,
+    (options.refine_extra_params ?? true) ? 1 : 0,
     options.max_num_iterations ?? 100,
     options.mode === "two_stage" ? 1 : 0,
     options.max_reprojection_error ?? 4,

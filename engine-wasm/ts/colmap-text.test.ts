@@ -21,7 +21,13 @@ describe("COLMAP text model reader", () => {
   const model = parseColmapTextModel({ cameras, images, points3D });
 
   it("reads cameras with their model and parameters", () => {
-    expect(model.cameras.get(1)).toEqual({ cameraId: 1, model: "SIMPLE_RADIAL", width: 1024, height: 768, params: [728.3, 512, 384, -0.0093] });
+    expect(model.cameras.get(1)).toEqual({
+      cameraId: 1,
+      model: "SIMPLE_RADIAL",
+      width: 1024,
+      height: 768,
+      params: [728.3, 512, 384, -0.0093],
+    });
     expect(model.cameras.get(2)?.params).toEqual([500, 501, 320, 240]);
   });
 
@@ -39,15 +45,24 @@ describe("COLMAP text model reader", () => {
 
   it("reads 3D points with colour, error and track", () => {
     expect(model.points3D.get(7)).toEqual({
-      point3DId: 7, xyz: [1, 2, 3], rgb: [255, 128, 0], error: 0.5,
-      track: [{ imageId: 1, point2DIdx: 0 }, { imageId: 2, point2DIdx: 1 }],
+      point3DId: 7,
+      xyz: [1, 2, 3],
+      rgb: [255, 128, 0],
+      error: 0.5,
+      track: [
+        { imageId: 1, point2DIdx: 0 },
+        { imageId: 2, point2DIdx: 1 },
+      ],
     });
   });
 
   it("pairs keypoints of two images that observe the same 3D point", () => {
     const a = model.images.get(1)!;
     const b = { ...a, point3DIds: Float64Array.from([-1, 8, 9, 7]) };
-    expect(sharedObservations(a, b)).toEqual([[0, 3], [2, 1]]);
+    expect(sharedObservations(a, b)).toEqual([
+      [0, 3],
+      [2, 1],
+    ]);
   });
 
   it("reads the shared reference models from disk", async () => {

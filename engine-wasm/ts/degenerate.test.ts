@@ -40,11 +40,23 @@ describe("degenerate inputs fail clearly and leave the engine working", () => {
     nan[7] = Number.NaN;
     refused(engine, () => verifyTwoView(engine, { ...calibrated, keypoints1: nan }), /image 1's keypoints: value 7 is nan/i);
     const zeroFocal = { ...pair.camera, params: [0, 400, 300] };
-    refused(engine, () => verifyTwoView(engine, { ...calibrated, camera2: zeroFocal }), /camera 2: focal length 0\S* of SIMPLE_PINHOLE must be positive/);
-    refused(engine, () => verifyTwoView(engine, { ...calibrated, matches: [...pair.matches, [0, 120]] }), /matches: pair 120 \(0, 120\) is outside 120 x 120/);
+    refused(
+      engine,
+      () => verifyTwoView(engine, { ...calibrated, camera2: zeroFocal }),
+      /camera 2: focal length 0\S* of SIMPLE_PINHOLE must be positive/,
+    );
+    refused(
+      engine,
+      () => verifyTwoView(engine, { ...calibrated, matches: [...pair.matches, [0, 120]] }),
+      /matches: pair 120 \(0, 120\) is outside 120 x 120/,
+    );
     // Every point on one image line: a homography explains them and no relative pose can be had.
     const line = Array.from({ length: 120 }, (_, i) => [10 + 5 * i, 300]).flat();
-    const collinear = verifyTwoView(engine, { ...calibrated, keypoints1: line, keypoints2: line.map((v, i) => (i % 2 ? v : v * 1.01 + 3)) });
+    const collinear = verifyTwoView(engine, {
+      ...calibrated,
+      keypoints1: line,
+      keypoints2: line.map((v, i) => (i % 2 ? v : v * 1.01 + 3)),
+    });
     expect(collinear.type).toBe("planar_or_panoramic");
     expect(collinear.cam2_from_cam1).toBeNull();
     expect(verifyTwoView(engine, calibrated).type).toBe("calibrated");
@@ -53,8 +65,14 @@ describe("degenerate inputs fail clearly and leave the engine working", () => {
   it("mapping: a zero focal length and NaN keypoints are refused; one image or collinear points map no model", () => {
     const input = syntheticMappingInput();
     const options = { seed: 3, init_min_tri_angle: 8, min_model_size: 3 };
-    refused(engine, () => new IncrementalMapping(engine, { ...input, cameras: [{ ...input.cameras[0]!, params: [0, 400, 300, 0] }] }, options), /camera 0: focal length 0\S* of SIMPLE_RADIAL must be positive/);
-    const images = input.images.map((im, i) => (i === 2 ? { ...im, keypoints: im.keypoints.map((v, k) => (k === 3 ? Number.NaN : v)) } : im));
+    refused(
+      engine,
+      () => new IncrementalMapping(engine, { ...input, cameras: [{ ...input.cameras[0]!, params: [0, 400, 300, 0] }] }, options),
+      /camera 0: focal length 0\S* of SIMPLE_RADIAL must be positive/,
+    );
+    const images = input.images.map((im, i) =>
+      i === 2 ? { ...im, keypoints: im.keypoints.map((v, k) => (k === 3 ? Number.NaN : v)) } : im,
+    );
     refused(engine, () => new IncrementalMapping(engine, { ...input, images }, options), /image 2's keypoints: value 3 is nan/i);
     const one = new IncrementalMapping(engine, { ...input, images: input.images.slice(0, 1), pairs: [] }, options);
     expect(one.run()).toEqual([]);
@@ -73,7 +91,11 @@ describe("degenerate inputs fail clearly and leave the engine working", () => {
     const points = Float64Array.from(start.points);
     points[4] = Number.NaN;
     refused(engine, () => bundleAdjust(engine, { ...start, points }, { fix_gauge: true }), /points: value 4 is nan/i);
-    refused(engine, () => bundleAdjust(engine, { ...start, cameras: [{ ...start.cameras[0]!, params: [0, 320, 240, 0] }] }, { fix_gauge: true }), /focal length 0\S* of SIMPLE_RADIAL must be positive/);
+    refused(
+      engine,
+      () => bundleAdjust(engine, { ...start, cameras: [{ ...start.cameras[0]!, params: [0, 320, 240, 0] }] }, { fix_gauge: true }),
+      /focal length 0\S* of SIMPLE_RADIAL must be positive/,
+    );
     expect(bundleAdjust(engine, start, { fix_gauge: true }).converged).toBe(true);
   });
 

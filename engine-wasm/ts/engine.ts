@@ -81,7 +81,8 @@ export class Engine {
    * binding caught (bindings/guard.h) is thrown here as an EngineError, once.
    */
   call(name: `edgesfm_${string}`, ...args: number[]): number {
-    if (this.trap !== null) throw new EngineError(`${name}: this engine instance stopped earlier (${this.trap}); load a new one`, name, true);
+    if (this.trap !== null)
+      throw new EngineError(`${name}: this engine instance stopped earlier (${this.trap}); load a new one`, name, true);
     const fn = this.module[`_${name}`];
     if (typeof fn !== "function") throw new Error(`engine: no exported function ${name}`);
     let result: number;

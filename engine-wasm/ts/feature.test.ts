@@ -1,14 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "./engine";
 import { extractSift, matchDescriptors, type SiftFeatures } from "./feature";
-import {
-  applyHomography,
-  mulberry32,
-  randomBlobs,
-  renderTexture,
-  similarityAbout,
-  type Homography,
-} from "./testing/synthetic-texture";
+import { applyHomography, mulberry32, randomBlobs, renderTexture, similarityAbout, type Homography } from "./testing/synthetic-texture";
 
 const W = 240;
 const H = 180;
@@ -49,7 +42,8 @@ function repeatability(a: SiftFeatures, b: SiftFeatures, h: Homography, scale: n
 function matchPrecision(a: SiftFeatures, b: SiftFeatures, pairs: Uint32Array, h: Homography): number {
   let good = 0;
   for (let k = 0; k < pairs.length; k += 2) {
-    const i = 4 * pairs[k]!, j = 4 * pairs[k + 1]!;
+    const i = 4 * pairs[k]!,
+      j = 4 * pairs[k + 1]!;
     const [x, y] = applyHomography(h, a.keypoints[i]!, a.keypoints[i + 1]!);
     if (Math.hypot(b.keypoints[j]! - x, b.keypoints[j + 1]! - y) < 3) good += 1;
   }
@@ -77,7 +71,12 @@ describe("extractSift (wasm)", () => {
     expect(again.descriptors).toEqual(reference.descriptors);
     const bytes = Uint8Array.from(renderTexture(blobs, W, H), (v) => Math.round(v * 255));
     const fromBytes = extractSift(engine, bytes, W, H);
-    const fromFloats = extractSift(engine, Float32Array.from(bytes, (v) => v / 255), W, H);
+    const fromFloats = extractSift(
+      engine,
+      Float32Array.from(bytes, (v) => v / 255),
+      W,
+      H,
+    );
     expect(fromBytes.keypoints).toEqual(fromFloats.keypoints);
   });
 
@@ -124,7 +123,8 @@ describe("extractSift (wasm)", () => {
 describe("matchDescriptors (wasm SIMD)", () => {
   // COLMAP's rule over the full dot-product matrix, in plain JS.
   function reference12(a: Uint8Array, b: Uint8Array, maxRatio: number, maxDistance: number, cross: boolean): number[] {
-    const n1 = a.length / 128, n2 = b.length / 128;
+    const n1 = a.length / 128,
+      n2 = b.length / 128;
     const dots = Array.from({ length: n1 }, (_, i) =>
       Array.from({ length: n2 }, (_, j) => {
         let s = 0;
@@ -134,7 +134,9 @@ describe("matchDescriptors (wasm SIMD)", () => {
     );
     const oneWay = (n: number, m: number, dot: (i: number, j: number) => number): number[] =>
       Array.from({ length: n }, (_, i) => {
-        let best = 0, second = 0, bi = -1;
+        let best = 0,
+          second = 0,
+          bi = -1;
         for (let j = 0; j < m; j += 1) {
           const d = dot(i, j);
           if (d > best) [second, best, bi] = [best, d, j];
@@ -187,4 +189,3 @@ describe("matchDescriptors (wasm SIMD)", () => {
     expect(pairs.length / 2).toBeGreaterThan(0.8 * (reference.keypoints.length / 4));
   });
 });
-

@@ -125,12 +125,7 @@ export function extractSift(
  * Brute-force nearest neighbours with COLMAP's ratio, distance and cross-check rules.
  * Returns index pairs i0 j0 i1 j1 ... (ascending i).
  */
-export function matchDescriptors(
-  engine: Engine,
-  descA: Uint8Array,
-  descB: Uint8Array,
-  options: Partial<MatchOptions> = {},
-): Uint32Array {
+export function matchDescriptors(engine: Engine, descA: Uint8Array, descB: Uint8Array, options: Partial<MatchOptions> = {}): Uint32Array {
   if (descA.length % 128 !== 0 || descB.length % 128 !== 0) {
     throw new RangeError("matchDescriptors: descriptor arrays must hold 128 bytes per descriptor");
   }

@@ -33,12 +33,21 @@ function prng(seed: number): () => number {
  * Mapping input from a reference model: its keypoints, true matches + outliers verified
  * by two-view geometry (inliers and type kept), default cameras.
  */
-export function mappingInputFromReference(engine: Engine, reference: ColmapModel, outlierRatio = OUTLIER_MATCH_RATIO): { input: MappingInput; names: string[] } {
+export function mappingInputFromReference(
+  engine: Engine,
+  reference: ColmapModel,
+  outlierRatio = OUTLIER_MATCH_RATIO,
+): { input: MappingInput; names: string[] } {
   const images = [...reference.images.values()].sort((a, b) => a.name.localeCompare(b.name));
   const cameraIds = [...new Set(images.map((im) => im.cameraId))];
   const cameras = cameraIds.map((id) => {
     const c = reference.cameras.get(id)!;
-    return { model: "SIMPLE_RADIAL", width: c.width, height: c.height, params: [1.2 * Math.max(c.width, c.height), c.width / 2, c.height / 2, 0] };
+    return {
+      model: "SIMPLE_RADIAL",
+      width: c.width,
+      height: c.height,
+      params: [1.2 * Math.max(c.width, c.height), c.width / 2, c.height / 2, 0],
+    };
   });
   const random = prng(5);
   const pairs: MappingInput["pairs"] = [];
@@ -46,7 +55,8 @@ export function mappingInputFromReference(engine: Engine, reference: ColmapModel
     for (let j = i + 1; j < images.length; j += 1) {
       const matches = sharedObservations(images[i]!, images[j]!).flat();
       if (matches.length === 0) continue;
-      const n1 = images[i]!.xys.length / 2, n2 = images[j]!.xys.length / 2;
+      const n1 = images[i]!.xys.length / 2,
+        n2 = images[j]!.xys.length / 2;
       const numOutliers = Math.round((outlierRatio * matches.length) / 2);
       for (let k = 0; k < numOutliers; k += 1) matches.push(Math.floor(random() * n1), Math.floor(random() * n2));
       const size = (im: (typeof images)[number]) => reference.cameras.get(im.cameraId)!;

@@ -56,6 +56,8 @@ describe("incremental mapping binding", () => {
 
   it("rejects invalid input, naming the rule (degenerate.test.ts has the others)", () => {
     const input = syntheticMappingInput();
-    expect(() => new IncrementalMapping(engine, { ...input, pairs: [{ image1: 0, image2: 9, matches: new Int32Array(0) }] })).toThrow(/pair 0: image indices out of range/);
+    expect(() => new IncrementalMapping(engine, { ...input, pairs: [{ image1: 0, image2: 9, matches: new Int32Array(0) }] })).toThrow(
+      /pair 0: image indices out of range/,
+    );
   });
 });

@@ -37,7 +37,12 @@ describe("wasm projections", () => {
       axes[face].forEach((v, c) => expect(Math.abs(channel(centre, c) - (1 + v) * 127.5)).toBeLessThan(4));
     }
     const [f, , c] = cubemapFaceParams(64) as number[];
-    const yawed = renderPerspective(engine, pano, { width: 64, height: 64, fx: f!, fy: f!, cx: c!, cy: c!, panoFromCam: viewRotation(90, 0, 0) }, "cubic");
+    const yawed = renderPerspective(
+      engine,
+      pano,
+      { width: 64, height: 64, fx: f!, fy: f!, cx: c!, cy: c!, panoFromCam: viewRotation(90, 0, 0) },
+      "cubic",
+    );
     expect(yawed.data).toEqual(renderCubemapFace(engine, pano, "right", 64, "cubic").data);
   });
 
@@ -46,7 +51,8 @@ describe("wasm projections", () => {
     const faces = CUBEMAP_FACES.map((face) => renderCubemapFace(engine, pano, face, 96, "lanczos"));
     const back = renderEquirectangular(engine, faces, 256, "lanczos");
     let worst = 0;
-    for (let i = 0; i < back.data.length; i++) for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(channel(back.data[i]!, c) - channel(pano.data[i]!, c)));
+    for (let i = 0; i < back.data.length; i++)
+      for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(channel(back.data[i]!, c) - channel(pano.data[i]!, c)));
     expect(worst).toBeLessThanOrEqual(6);
   });
 

@@ -26,7 +26,13 @@ export interface PerspectiveView {
 
 const samplingId = (s: Sampling) => SAMPLINGS.indexOf(s);
 
-function render(engine: Engine, inputs: Uint32Array, outWidth: number, outHeight: number, call: (input: number, output: number) => void): PackedImage {
+function render(
+  engine: Engine,
+  inputs: Uint32Array,
+  outWidth: number,
+  outHeight: number,
+  call: (input: number, output: number) => void,
+): PackedImage {
   const m = engine.module;
   return engine.withHeap((heap) => {
     const input = heap.alloc(inputs.byteLength);
@@ -42,24 +48,47 @@ export function renderPerspective(engine: Engine, pano: PackedImage, view: Persp
     const intrinsics = heap.f64([view.fx, view.fy, view.cx, view.cy]);
     const rotation = heap.f64(view.panoFromCam);
     return render(engine, pano.data, view.width, view.height, (input, output) =>
-      engine.call("edgesfm_projection_perspective", input, pano.width, pano.height, view.width, view.height, intrinsics, rotation, samplingId(sampling), output),
+      engine.call(
+        "edgesfm_projection_perspective",
+        input,
+        pano.width,
+        pano.height,
+        view.width,
+        view.height,
+        intrinsics,
+        rotation,
+        samplingId(sampling),
+        output,
+      ),
     );
   });
 }
 
 export function renderCubemapFace(engine: Engine, pano: PackedImage, face: CubemapFace, faceSize: number, sampling: Sampling): PackedImage {
   return render(engine, pano.data, faceSize, faceSize, (input, output) =>
-    engine.call("edgesfm_projection_cubemap_face", input, pano.width, pano.height, CUBEMAP_FACES.indexOf(face), faceSize, samplingId(sampling), output),
+    engine.call(
+      "edgesfm_projection_cubemap_face",
+      input,
+      pano.width,
+      pano.height,
+      CUBEMAP_FACES.indexOf(face),
+      faceSize,
+      samplingId(sampling),
+      output,
+    ),
   );
 }
 
 /** A panorama (width x width / 2) from the six faces of one cubemap, in the cubemap order. */
 export function renderEquirectangular(engine: Engine, faces: PackedImage[], width: number, sampling: Sampling): PackedImage {
   const size = faces[0]?.width ?? 0;
-  if (faces.length !== 6 || faces.some((f) => f.width !== size || f.height !== size)) throw new RangeError("renderEquirectangular: six square faces of one size");
+  if (faces.length !== 6 || faces.some((f) => f.width !== size || f.height !== size))
+    throw new RangeError("renderEquirectangular: six square faces of one size");
   const all = new Uint32Array(6 * size * size);
   faces.forEach((f, i) => all.set(f.data, i * size * size));
-  return render(engine, all, width, width / 2, (input, output) => engine.call("edgesfm_projection_equirectangular", input, size, width, width / 2, samplingId(sampling), output));
+  return render(engine, all, width, width / 2, (input, output) =>
+    engine.call("edgesfm_projection_equirectangular", input, size, width, width / 2, samplingId(sampling), output),
+  );
 }
 
 /** The engine's rig_from_face of a face (row-major 3 x 3), to check against protocol/projection.ts. */

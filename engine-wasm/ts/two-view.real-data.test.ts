@@ -22,7 +22,12 @@ const OUTLIER_RATIO = 0.3;
 const PAIRS_PER_SET = 3;
 const MIN_TRIANGULATION_ANGLE_DEG = 2;
 
-function medianTriangulationAngleDeg(model: ColmapModel, image1: ColmapImage, image2: ColmapImage, shared: Array<[number, number]>): number {
+function medianTriangulationAngleDeg(
+  model: ColmapModel,
+  image1: ColmapImage,
+  image2: ColmapImage,
+  shared: Array<[number, number]>,
+): number {
   const c1 = projectionCenter(image1);
   const c2 = projectionCenter(image2);
   const angles = shared

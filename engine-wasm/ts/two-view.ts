@@ -8,8 +8,7 @@ import { TWO_VIEW_TYPES, type TwoViewType } from "../../protocol/schemas/snapsho
 
 /** A camera with known intrinsics (COLMAP layout), or only its size (`model: null`). */
 export type TwoViewCamera =
-  | { model: CameraModelName; width: number; height: number; params: ArrayLike<number> }
-  | { model: null; width: number; height: number };
+  { model: CameraModelName; width: number; height: number; params: ArrayLike<number> } | { model: null; width: number; height: number };
 
 export interface TwoViewOptions {
   /** RANSAC inlier threshold in pixels (turned into an angle for E). Default 4. */
@@ -121,7 +120,8 @@ export function verifyTwoView(engine: Engine, input: TwoViewInput): TwoViewResul
 function readResult(engine: Engine, handle: number): TwoViewResult {
   const type = TWO_VIEW_TYPES[engine.call("edgesfm_two_view_result_type", handle)] ?? "undefined";
   const numInliers = engine.call("edgesfm_two_view_result_num_inliers", handle);
-  const flat = numInliers > 0 ? engine.readI32(engine.call("edgesfm_two_view_result_inlier_matches", handle), 2 * numInliers) : new Int32Array(0);
+  const flat =
+    numInliers > 0 ? engine.readI32(engine.call("edgesfm_two_view_result_inlier_matches", handle), 2 * numInliers) : new Int32Array(0);
   const inlierMatches: Array<[number, number]> = [];
   for (let i = 0; i < numInliers; i += 1) inlierMatches.push([flat[2 * i]!, flat[2 * i + 1]!]);
   const matrix = (which: number) => {

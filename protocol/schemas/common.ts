@@ -5,7 +5,11 @@
 import { z } from "zod";
 
 /** Opaque id, safe in URL paths; ours are 26-character ULIDs (2.0). */
-export const Id = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "must be URL-safe");
+export const Id = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_-]+$/, "must be URL-safe");
 /** RFC 3339 UTC timestamp with `Z` (2.0). */
 export const Timestamp = z.string().meta({ format: "date-time", example: "2026-01-01T00:00:00.000Z" });
 /** Lower-case hex SHA-256 (2.0). */
@@ -19,7 +23,10 @@ export const Links = z.record(z.string(), Link).meta({ id: "Links" });
  * Defined here so that a token this server never issued fails validation like any other field.
  */
 export function encodePageToken(lastKey: string): string {
-  return btoa(JSON.stringify({ k: lastKey })).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+  return btoa(JSON.stringify({ k: lastKey }))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replaceAll("=", "");
 }
 
 /** The key to continue after, or null when the token is not one `encodePageToken` made. */
@@ -44,9 +51,7 @@ export const PageQuery = z.object({
 
 /** AIP-158 envelope: `{items, next_page_token, total}`. */
 export function Page<T extends z.ZodType>(item: T, id: string) {
-  return z
-    .object({ items: z.array(item), next_page_token: z.string().nullable(), total: z.number().int().nullable() })
-    .meta({ id });
+  return z.object({ items: z.array(item), next_page_token: z.string().nullable(), total: z.number().int().nullable() }).meta({ id });
 }
 
 /** RFC 7807 problem details, with the spec's extra members (7). */

@@ -7,24 +7,36 @@ import { Id, Links, Sha256, Timestamp } from "./common";
  * A name inside a dataset: a relative path without traversal (`..`), leading `/`, backslashes or
  * control characters (which would also make the manifest's `name<TAB>sha<LF>` lines ambiguous).
  */
+// eslint-disable-next-line no-control-regex -- control characters are what an image name must not hold
+const BACKSLASH_OR_CONTROL = /[\\\u0000-\u001f\u007f]/;
+
 export const ImageName = z
   .string()
   .min(1)
   .max(1024)
-  // eslint-disable-next-line no-control-regex -- control characters are what the name must not hold
-  .refine((s) => !s.startsWith("/") && !/[\\\u0000-\u001f\u007f]/.test(s) && !s.split("/").some((p) => p === ".." || p === "." || p === ""), {
+  .refine((s) => !s.startsWith("/") && !BACKSLASH_OR_CONTROL.test(s) && !s.split("/").some((p) => p === ".." || p === "." || p === ""), {
     message: "must be a relative path without '.', '..' or empty segments, backslashes or control characters",
   });
 
 export const ImageSource = z
-  .discriminatedUnion("kind", [
-    z.object({
-      kind: z.literal("upload"),
-      entries: z.array(z.object({ name: ImageName, blob_sha: Sha256 })).max(100_000).default([]),
-    }),
-    z.object({ kind: z.literal("local"), root: z.string().min(1).max(4096), recursive: z.boolean().default(false) }),
-    z.object({ kind: z.literal("s3"), bucket: z.string().min(3).max(63), prefix: z.string().max(1024).default("") }),
-  ], { error: (issue) => (issue.input === undefined ? "required: where the images come from ({kind: 'upload', entries: []} for uploaded photos)" : undefined) })
+  .discriminatedUnion(
+    "kind",
+    [
+      z.object({
+        kind: z.literal("upload"),
+        entries: z
+          .array(z.object({ name: ImageName, blob_sha: Sha256 }))
+          .max(100_000)
+          .default([]),
+      }),
+      z.object({ kind: z.literal("local"), root: z.string().min(1).max(4096), recursive: z.boolean().default(false) }),
+      z.object({ kind: z.literal("s3"), bucket: z.string().min(3).max(63), prefix: z.string().max(1024).default("") }),
+    ],
+    {
+      error: (issue) =>
+        issue.input === undefined ? "required: where the images come from ({kind: 'upload', entries: []} for uploaded photos)" : undefined,
+    },
+  )
   .meta({ id: "ImageSource" });
 export type ImageSource = z.infer<typeof ImageSource>;
 
@@ -88,10 +100,18 @@ export type DatasetPatch = z.infer<typeof DatasetPatch>;
  * its images, each a blob uploaded under the job. The service names it from the task's params.
  */
 export const DerivedDatasetRegister = DatasetCreate.omit({ name: true, source: true })
-  .extend({ images: z.array(z.object({ name: ImageName, blob_sha: Sha256 })).min(1).max(100_000) })
+  .extend({
+    images: z
+      .array(z.object({ name: ImageName, blob_sha: Sha256 }))
+      .min(1)
+      .max(100_000),
+  })
   .meta({ id: "DerivedDatasetRegister" });
 export type DerivedDatasetRegister = z.infer<typeof DerivedDatasetRegister>;
 
 export const DerivedDatasetRegistered = z
-  .object({ dataset: Dataset, reused: z.boolean().describe("true when this task had registered it already (a retry reuses it, 4.14 rule 4)") })
+  .object({
+    dataset: Dataset,
+    reused: z.boolean().describe("true when this task had registered it already (a retry reuses it, 4.14 rule 4)"),
+  })
   .meta({ id: "DerivedDatasetRegistered" });

@@ -6,7 +6,7 @@ describe("covariance checks", () => {
   it("eigenvalues of a symmetric matrix by Jacobi rotations match the known spectrum", () => {
     // Q diag(1..6) Q^T for a rotation Q mixing every axis.
     const d = [1, 2, 3, 4, 5, 6];
-    const q = Array.from({ length: 36 }, (_, k) => Math.sin(12.9898 * (k + 1) + 78.233 * (k * k)) * 43758.5453 % 1);
+    const q = Array.from({ length: 36 }, (_, k) => (Math.sin(12.9898 * (k + 1) + 78.233 * (k * k)) * 43758.5453) % 1);
     // Gram-Schmidt on q's rows gives an orthonormal basis.
     const rows: number[][] = [];
     for (let i = 0; i < 6; i++) {
@@ -18,8 +18,14 @@ describe("covariance checks", () => {
       const n = Math.hypot(...r);
       rows.push(r.map((v) => v / n));
     }
-    const m = Array.from({ length: 36 }, (_, k) => rows.reduce((s, _r, e) => s + rows[e]![Math.floor(k / 6)]! * d[e]! * rows[e]![k % 6]!, 0));
-    expect(symmetricEigenvalues(m, 6).sort((a, b) => a - b).map((v) => +v.toFixed(9))).toEqual(d);
+    const m = Array.from({ length: 36 }, (_, k) =>
+      rows.reduce((s, _r, e) => s + rows[e]![Math.floor(k / 6)]! * d[e]! * rows[e]![k % 6]!, 0),
+    );
+    expect(
+      symmetricEigenvalues(m, 6)
+        .sort((a, b) => a - b)
+        .map((v) => +v.toFixed(9)),
+    ).toEqual(d);
     expect(covarianceProblem(m)).toBeNull();
   });
 
@@ -56,6 +62,8 @@ describe("int64 JSON", () => {
     const sourceAccess = typeof (JSON as { rawJSON?: unknown }).rawJSON === "function";
     expect(parsed.timestamp_ns).toBe(sourceAccess ? "9223372036854775807" : "9223372036854775808");
     expect(parsed.other).toBe(9007199254740992);
-    expect(stringifyInt64Json({ timestamp_ns: "9223372036854775807", n: "12" }, PRIOR_INT64_KEYS)).toBe(`{"timestamp_ns":9223372036854775807,"n":"12"}`);
+    expect(stringifyInt64Json({ timestamp_ns: "9223372036854775807", n: "12" }, PRIOR_INT64_KEYS)).toBe(
+      `{"timestamp_ns":9223372036854775807,"n":"12"}`,
+    );
   });
 });

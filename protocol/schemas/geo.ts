@@ -35,7 +35,10 @@ export const GpsCoord = z
     altitude: Finite.nullable().default(null),
     horizontal_accuracy_m: Finite.pipe(z.number().positive()).nullable().default(null),
   })
-  .meta({ id: "GpsCoord", description: "WGS84 degrees (north/east positive), altitude in metres above sea level, horizontal accuracy in metres" });
+  .meta({
+    id: "GpsCoord",
+    description: "WGS84 degrees (north/east positive), altitude in metres above sea level, horizontal accuracy in metres",
+  });
 export type GpsCoord = z.infer<typeof GpsCoord>;
 
 /**
@@ -44,15 +47,23 @@ export type GpsCoord = z.infer<typeof GpsCoord>;
  */
 export const TimestampNs = z
   .union([z.number().int(), z.string().regex(/^-?\d{1,19}$/, "must be an integer")])
-  .refine((v) => typeof v !== "string" || !/^-?\d+$/.test(v) || (BigInt(v) >= -(2n ** 63n) && BigInt(v) < 2n ** 63n), "must fit in a signed 64-bit integer")
+  .refine(
+    (v) => typeof v !== "string" || !/^-?\d+$/.test(v) || (BigInt(v) >= -(2n ** 63n) && BigInt(v) < 2n ** 63n),
+    "must fit in a signed 64-bit integer",
+  )
   .meta({ type: "integer", format: "int64", description: "nanoseconds (any epoch; only their order is used); every digit is kept" });
 
 export const ImuSample = z
-  .object({ timestamp_ns: TimestampNs, gyro: Vec3.describe("rad/s in the camera frame"), accel: Vec3.describe("m/s^2 in the camera frame") })
+  .object({
+    timestamp_ns: TimestampNs,
+    gyro: Vec3.describe("rad/s in the camera frame"),
+    accel: Vec3.describe("m/s^2 in the camera frame"),
+  })
   .meta({ id: "ImuSample" });
 
 /** Row-major 6x6; rotation first (axis-angle, radians), then the camera centre (world units). */
-export const COVARIANCE_ORDER = "rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame";
+export const COVARIANCE_ORDER =
+  "rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame";
 
 /** Relative tolerance of the covariance checks (symmetry, and negative eigenvalues as roundoff). */
 const COVARIANCE_TOLERANCE = 1e-9;
@@ -102,7 +113,8 @@ export function covarianceProblem(c: readonly number[]): string | null {
   const scale = Math.max(1e-300, ...c.map(Math.abs));
   for (let i = 0; i < 6; i++) {
     for (let j = i + 1; j < 6; j++) {
-      if (Math.abs(c[6 * i + j]! - c[6 * j + i]!) > COVARIANCE_TOLERANCE * scale) return `is not symmetric (entries ${i},${j} and ${j},${i} differ)`;
+      if (Math.abs(c[6 * i + j]! - c[6 * j + i]!) > COVARIANCE_TOLERANCE * scale)
+        return `is not symmetric (entries ${i},${j} and ${j},${i} differ)`;
     }
   }
   const lowest = Math.min(...symmetricEigenvalues(c, 6));
@@ -169,7 +181,9 @@ export const GeoregisterFromGps = z
     "x-reference": z
       .enum(["auto", ...GEOREGISTER_REFERENCES])
       .default("auto")
-      .describe("gps: GPS positions (ENU metres); pose_priors: the priors' camera centres, in their frame; auto: gps when 3 images have one, else pose_priors"),
+      .describe(
+        "gps: GPS positions (ENU metres); pose_priors: the priors' camera centres, in their frame; auto: gps when 3 images have one, else pose_priors",
+      ),
   })
   .meta({ id: "GeoregisterFromGps" });
 export type GeoregisterFromGps = z.infer<typeof GeoregisterFromGps>;
@@ -195,7 +209,12 @@ export function parseGeoregisterRequest(raw: unknown) {
 
 /** A `georegister` task: the snapshot `seq` (input artifacts `snapshot`, `submodel.<idx>`) transformed by `sim3`, or by one estimated `from_gps`. */
 export type GeoregisterTaskParams = {
-  georegister: { seq: number; submodels: number[]; sim3: Sim3 | null; from_gps: { reference: GeoregisterReference; max_error_m: number } | null };
+  georegister: {
+    seq: number;
+    submodels: number[];
+    sim3: Sim3 | null;
+    from_gps: { reference: GeoregisterReference; max_error_m: number } | null;
+  };
 };
 
 /** How an estimated Sim3 fits its references (the `x-alignment` member of a georegister task's result). */
@@ -269,16 +288,25 @@ export const OneShotFeaturesResponse = z
     height: z.number().int().positive(),
     num_keypoints: z.number().int().min(0),
     descriptor_kind: z.enum(["sift_l1_root", "sift_l2"]).describe("RootSIFT (COLMAP's default) or L2-normalised SIFT"),
-    keypoints: z.array(z.tuple([z.number(), z.number(), z.number(), z.number()])).describe("x, y (pixels, COLMAP convention: the top-left pixel's centre is 0.5, 0.5), scale, orientation (radians)"),
+    keypoints: z
+      .array(z.tuple([z.number(), z.number(), z.number(), z.number()]))
+      .describe("x, y (pixels, COLMAP convention: the top-left pixel's centre is 0.5, 0.5), scale, orientation (radians)"),
     descriptors: z.string().describe("base64 of num_keypoints x 128 bytes, one row per keypoint in `keypoints` order (COLMAP's bin order)"),
   })
-  .meta({ id: "OneShotFeaturesResponse", description: "SIFT features of the posted image (the extract stage's defaults, FeaturesSpec 2.12), computed by a runner within the request" });
+  .meta({
+    id: "OneShotFeaturesResponse",
+    description:
+      "SIFT features of the posted image (the extract stage's defaults, FeaturesSpec 2.12), computed by a runner within the request",
+  });
 export type OneShotFeaturesResponse = z.infer<typeof OneShotFeaturesResponse>;
 
 export const OneShotLocalizeResponse = LocalizationResult.extend({
   recon_id: Id,
   snapshot_seq: z.number().int().min(1).describe("the snapshot localized against: the reconstruction's largest"),
-}).meta({ id: "OneShotLocalizeResponse", description: "A LocalizationResult (2.13) of the posted image against the reconstruction, computed by a runner within the request" });
+}).meta({
+  id: "OneShotLocalizeResponse",
+  description: "A LocalizationResult (2.13) of the posted image against the reconstruction, computed by a runner within the request",
+});
 export type OneShotLocalizeResponse = z.infer<typeof OneShotLocalizeResponse>;
 
 // ---- merge (4.9) ----
@@ -291,7 +319,9 @@ export const MergeRequest = z
     "x-bundle_adjust": z
       .boolean()
       .default(true)
-      .describe("our extension: refine the joined model's poses and points by bundle adjustment (Cauchy loss, intrinsics held); default true"),
+      .describe(
+        "our extension: refine the joined model's poses and points by bundle adjustment (Cauchy loss, intrinsics held); default true",
+      ),
   })
   .superRefine((m, ctx) => {
     if (m.sim3_aligners && m.sim3_aligners.length !== m.source_recon_ids.length) {
@@ -311,4 +341,6 @@ export type MergeTaskModel = { recon_id: string; seq: number; image_shas: Record
  * A `merge` task: the target's snapshot (input artifact `snapshot`) and each source's (`source.<i>`),
  * with its `target_from_source` Sim3 when the request gave one.
  */
-export type MergeTaskParams = { merge: { target: MergeTaskModel; sources: (MergeTaskModel & { sim3: Sim3 | null })[]; bundle_adjust: boolean } };
+export type MergeTaskParams = {
+  merge: { target: MergeTaskModel; sources: (MergeTaskModel & { sim3: Sim3 | null })[]; bundle_adjust: boolean };
+};

@@ -17,7 +17,9 @@ export const Image = z
     height: z.number().int().nullable(),
     media_type: z.string().nullable(),
     created_at: Timestamp,
-    "x-gps": GpsCoord.nullable().describe("the photo's EXIF GPS position, read once when its bytes were finalized (our extension); null without one"),
+    "x-gps": GpsCoord.nullable().describe(
+      "the photo's EXIF GPS position, read once when its bytes were finalized (our extension); null without one",
+    ),
     _links: Links,
   })
   .meta({ id: "Image" });
@@ -28,9 +30,7 @@ export type ImageCreate = z.infer<typeof ImageCreate>;
 
 /** At most 1000 items per call (8). */
 export const MAX_BATCH_IMAGES = 1000;
-export const ImageBatchCreate = z
-  .object({ requests: z.array(ImageCreate).min(1).max(MAX_BATCH_IMAGES) })
-  .meta({ id: "ImageBatchCreate" });
+export const ImageBatchCreate = z.object({ requests: z.array(ImageCreate).min(1).max(MAX_BATCH_IMAGES) }).meta({ id: "ImageBatchCreate" });
 
 export const ImageExif = z
   .object({

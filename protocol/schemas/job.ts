@@ -27,7 +27,10 @@ export const TaskShards = z
     items: z.number().int().describe("cacheable units: images to extract, pair blocks to match or verify"),
     items_cached: z.number().int(),
     by_runner: z.record(z.string(), z.number().int()).describe("shards completed by each runner (the runner whose result the task uses)"),
-    validated: z.number().int().describe("shards whose result was confirmed by a second runner's, or decided by a trusted runner (runners.md \"Trust\")"),
+    validated: z
+      .number()
+      .int()
+      .describe('shards whose result was confirmed by a second runner\'s, or decided by a trusted runner (runners.md "Trust")'),
     awaiting_validation: z.number().int().describe("shards holding an untrusted runner's result until another runner's confirms it"),
     checked_by: z.record(z.string(), z.number().int()).describe("results that confirmed another runner's, by runner"),
     rejected_by: z.record(z.string(), z.number().int()).describe("results discarded as wrong, by runner (its token is quarantined)"),
@@ -82,9 +85,7 @@ export type Job = z.infer<typeof Job>;
 export const JobDetail = z.object({ ...JobFields, tasks: z.array(Task) }).meta({ id: "JobDetail" });
 export type JobDetail = z.infer<typeof JobDetail>;
 
-export const JobAccepted = z
-  .object({ job_id: Id, task_ids: z.array(Id), recon_id: Id.nullable() })
-  .meta({ id: "JobAcceptedResponse" });
+export const JobAccepted = z.object({ job_id: Id, task_ids: z.array(Id), recon_id: Id.nullable() }).meta({ id: "JobAcceptedResponse" });
 export type JobAccepted = z.infer<typeof JobAccepted>;
 
 export const TaskProgress = z.object({
@@ -117,4 +118,9 @@ export const JobProgress = z
 export type JobProgress = z.infer<typeof JobProgress>;
 
 export const JobListQuery = z.object({ status: JobStatus.optional() });
-export const CancelQuery = z.object({ force: z.enum(["true", "false"]).default("false").transform((v) => v === "true") });
+export const CancelQuery = z.object({
+  force: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
+});

@@ -35,7 +35,14 @@ export const CameraModel = z
   .meta({ id: "CameraModelOut" });
 
 export const ApiKeyIssue = z
-  .object({ tenant_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/), name: z.string().max(256).optional() })
+  .object({
+    tenant_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9_-]+$/),
+    name: z.string().max(256).optional(),
+  })
   .meta({ id: "IssueKeyRequest" });
 export const ApiKey = z
   .object({

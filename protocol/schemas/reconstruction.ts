@@ -12,7 +12,9 @@ export const Reconstruction = z
     dataset_snapshot_hash: Sha256,
     spec: PipelineSpec,
     rv_id: Sha256,
-    status: z.enum(["pending", "running", "succeeded", "failed"]).describe("mirrors the driving job (3.4); a cancelled job reads as failed"),
+    status: z
+      .enum(["pending", "running", "succeeded", "failed"])
+      .describe("mirrors the driving job (3.4); a cancelled job reads as failed"),
     created_at: Timestamp,
     "x-job_id": Id.describe("the driving job"),
     _links: Links,
@@ -37,4 +39,3 @@ export const SubModel = z
 export type SubModel = z.infer<typeof SubModel>;
 
 export const SnapshotList = z.object({ seqs: z.array(z.number().int()), _links: Links }).meta({ id: "SnapshotList" });
-

@@ -125,7 +125,9 @@ export const ShardItem = z
       .tuple([z.array(z.string()), z.array(z.string())])
       .nullable()
       .default(null)
-      .describe("match and verify: the item covers the task's pairs with one image in each list (the same list twice: the pairs inside it)"),
+      .describe(
+        "match and verify: the item covers the task's pairs with one image in each list (the same list twice: the pairs inside it)",
+      ),
   })
   .meta({ id: "ShardItem" });
 export type ShardItem = z.infer<typeof ShardItem>;
@@ -156,7 +158,9 @@ export const Lease = z
       params: z.record(z.string(), z.unknown()).describe("the normalised specs the task runs with"),
     }),
     inputs: z.object({
-      dataset: DatasetSnapshot.nullable().describe("the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset"),
+      dataset: DatasetSnapshot.nullable().describe(
+        "the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset",
+      ),
       upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
       artifacts: z
         .record(z.string(), StageArtifact)
@@ -178,7 +182,13 @@ export type Lease = z.infer<typeof Lease>;
 
 /** `wait`: long-poll for up to this many seconds until work is ready (0: answer at once). */
 export const LeaseQuery = z.object({
-  wait: z.coerce.number().int().min(0).max(25).default(0).describe("seconds to hold the request open until a task is ready (long poll); 0 answers at once"),
+  wait: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(25)
+    .default(0)
+    .describe("seconds to hold the request open until a task is ready (long poll); 0 answers at once"),
 });
 
 export const LeaseState = z
@@ -209,9 +219,16 @@ export const RunnerToken = z
     name: z.string().nullable(),
     created_at: Timestamp,
     revoked_at: Timestamp.nullable(),
-    quarantined_at: Timestamp.nullable().describe("set when a runner of this token returned a result that disagreed with a trusted or independent one; the token is refused from then on"),
+    quarantined_at: Timestamp.nullable().describe(
+      "set when a runner of this token returned a result that disagreed with a trusted or independent one; the token is refused from then on",
+    ),
     quarantine_reason: z.string().nullable().describe("which result disagreed, with whose, by which measure"),
-    confirmed: z.number().int().describe("results of this token's runners that another runner's confirmed; below SVC_POOL_VALIDATION_TRUST_AFTER every result is replicated"),
+    confirmed: z
+      .number()
+      .int()
+      .describe(
+        "results of this token's runners that another runner's confirmed; below SVC_POOL_VALIDATION_TRUST_AFTER every result is replicated",
+      ),
     raw_token: z.string().nullable().describe("`sfr_<ULID>_<random>`; present only in the issuing response"),
   })
   .meta({ id: "RunnerToken" });

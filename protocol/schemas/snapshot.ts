@@ -35,9 +35,7 @@ export type ImagesFile = z.infer<typeof ImagesFile>;
 
 export const RigsFile = z
   .object({
-    rigs: z.array(
-      z.object({ rig_id: z.number().int(), ref_sensor_id: z.number().int(), sensor_from_rig: z.record(z.string(), Rigid3) }),
-    ),
+    rigs: z.array(z.object({ rig_id: z.number().int(), ref_sensor_id: z.number().int(), sensor_from_rig: z.record(z.string(), Rigid3) })),
   })
   .meta({ id: "RigsFile" });
 export const FramesFile = z
@@ -139,7 +137,9 @@ export const SnapshotSeal = z
   .object({
     files: z.array(SealedFile).max(SEALABLE_FILES.length),
     submodels: z
-      .array(z.object({ idx: z.number().int().min(0).max(9999), files: z.array(SealedFile).max(SEALABLE_FILES.length), summary: ModelSummary }))
+      .array(
+        z.object({ idx: z.number().int().min(0).max(9999), files: z.array(SealedFile).max(SEALABLE_FILES.length), summary: ModelSummary }),
+      )
       .max(1000)
       .default([]),
     summary: ModelSummary,
@@ -166,7 +166,14 @@ export const TileIndexFile = z
     max_level: z.number().int().min(0),
     tile_count: z.number().int().min(0),
     tiles: z.array(
-      z.object({ level: z.number().int(), x: z.number().int(), y: z.number().int(), z: z.number().int(), count: z.number().int(), byte_size: z.number().int() }),
+      z.object({
+        level: z.number().int(),
+        x: z.number().int(),
+        y: z.number().int(),
+        z: z.number().int(),
+        count: z.number().int(),
+        byte_size: z.number().int(),
+      }),
     ),
   })
   .meta({ id: "TileIndexFile" });
@@ -176,13 +183,17 @@ export const ImageObservations = z
   .object({
     image_id: z.number().int(),
     count: z.number().int(),
-    observations: z.array(z.object({ point3d_id: z.number().int(), x: z.number(), y: z.number(), kp_idx: z.number().int(), error: z.number().nullable() })),
+    observations: z.array(
+      z.object({ point3d_id: z.number().int(), x: z.number(), y: z.number(), kp_idx: z.number().int(), error: z.number().nullable() }),
+    ),
   })
   .meta({ id: "ImageObservations" });
 export const PointVisibility = z
   .object({
     point3d_id: z.number().int(),
     count: z.number().int(),
-    observations: z.array(z.object({ image_id: z.union([z.number().int(), z.string()]), x: z.number(), y: z.number(), kp_idx: z.number().int() })),
+    observations: z.array(
+      z.object({ image_id: z.union([z.number().int(), z.string()]), x: z.number(), y: z.number(), kp_idx: z.number().int() }),
+    ),
   })
   .meta({ id: "PointVisibility" });

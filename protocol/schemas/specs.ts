@@ -41,7 +41,11 @@ function foldAlias(raw: Raw, alias: string, canonical: string, ctx: z.Refinement
   delete raw[alias];
   const target = into ? (isObject(raw[into]) ? { ...(raw[into] as Raw) } : {}) : raw;
   if (canonical in target && JSON.stringify(target[canonical]) !== JSON.stringify(value)) {
-    ctx.addIssue({ code: "custom", path: [alias], message: `deprecated alias '${alias}' contradicts '${into ? `${into}.` : ""}${canonical}'` });
+    ctx.addIssue({
+      code: "custom",
+      path: [alias],
+      message: `deprecated alias '${alias}' contradicts '${into ? `${into}.` : ""}${canonical}'`,
+    });
     return;
   }
   target[canonical] = value;
@@ -79,7 +83,8 @@ export const FeaturesSpec = z
   }, FeaturesSpecObject)
   .meta({
     id: "FeaturesSpec",
-    description: "Deprecated aliases still accepted (9.6): sift_max_num_features (-> max_num_features) and sift_first_octave (-> backend_options.first_octave) when type is sift; extractor_options (-> backend_options).",
+    description:
+      "Deprecated aliases still accepted (9.6): sift_max_num_features (-> max_num_features) and sift_first_octave (-> backend_options.first_octave) when type is sift; extractor_options (-> backend_options).",
   });
 export type FeaturesSpec = z.infer<typeof FeaturesSpec>;
 
@@ -96,7 +101,10 @@ export const PairsSpec = z
     retrieval_k: z.number().int().min(1).default(20),
     overlap_distance_m: z.number().positive().nullable().default(null),
     max_angle_deg: z.number().positive().nullable().default(null),
-    image_pairs: z.array(z.object({ image_name1: PairImageName, image_name2: PairImageName })).nullable().default(null),
+    image_pairs: z
+      .array(z.object({ image_name1: PairImageName, image_name2: PairImageName }))
+      .nullable()
+      .default(null),
     pairs_blob_sha: Sha256.nullable().default(null),
     pairs_blob_format: z.literal("image_name_pairs_txt").default("image_name_pairs_txt"),
   })
@@ -167,7 +175,10 @@ export const PipelineSpec = z
     z.object({
       ...pipelineCommon,
       kind: z.literal("incremental"),
-      init_image_pair: z.tuple([z.string().min(1), z.string().min(1)]).nullable().default(null),
+      init_image_pair: z
+        .tuple([z.string().min(1), z.string().min(1)])
+        .nullable()
+        .default(null),
       multiple_models: z.boolean().default(true),
       max_num_models: z.number().int().min(1).default(50),
       min_num_matches: z.number().int().min(1).default(15),

@@ -22,7 +22,11 @@ export type Upload = z.infer<typeof Upload>;
 export const UploadInit = z
   .object({
     expected_size: z.number().int().min(0),
-    content_type: z.string().max(255).regex(/^[\w.+-]+\/[\w.+-]+$/, "must be a media type").optional(),
+    content_type: z
+      .string()
+      .max(255)
+      .regex(/^[\w.+-]+\/[\w.+-]+$/, "must be a media type")
+      .optional(),
     expected_sha: Sha256.optional(),
   })
   .meta({ id: "UploadInit" });

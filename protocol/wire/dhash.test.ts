@@ -9,13 +9,23 @@ const SCEAUX = "../shared/datasets/sceaux-castle/images";
 
 async function pixels(input: Buffer | string, op: (s: sharp.Sharp) => sharp.Sharp = (s) => s): Promise<DhashPixels> {
   const { data, info } = await op(sharp(input)).raw().toBuffer({ resolveWithObject: true });
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height, channels: info.channels as 1 | 2 | 3 | 4 };
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    width: info.width,
+    height: info.height,
+    channels: info.channels as 1 | 2 | 3 | 4,
+  };
 }
 
 describe("dHash (4.11 rule 1)", () => {
   it("pins the bits: left brighter than right sets the bit, rows most significant first", () => {
     // 9 columns getting darker to the right: every bit set; brighter: none.
-    const ramp = (dir: 1 | -1) => ({ data: Uint8Array.from({ length: 9 * 8 }, (_, i) => 128 - dir * 10 * ((i % 9) - 4)), width: 9, height: 8, channels: 1 as const });
+    const ramp = (dir: 1 | -1) => ({
+      data: Uint8Array.from({ length: 9 * 8 }, (_, i) => 128 - dir * 10 * ((i % 9) - 4)),
+      width: 9,
+      height: 8,
+      channels: 1 as const,
+    });
     expect(dhash(ramp(1))).toBe("ffffffffffffffff");
     expect(dhash(ramp(-1))).toBe("0000000000000000");
     expect(hamming("ffffffffffffffff", "0000000000000000")).toBe(64);

@@ -28,7 +28,8 @@ const ROWS = 8;
 /** An image's dHash: 16 lower-case hex digits. */
 export const Dhash = z.string().regex(/^[0-9a-f]{16}$/, "must be 16 lower-case hex digits (64 bits)");
 
-const luma = (d: DhashPixels["data"], i: number, channels: number) => (channels >= 3 ? 0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]! : d[i]!);
+const luma = (d: DhashPixels["data"], i: number, channels: number) =>
+  channels >= 3 ? 0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]! : d[i]!;
 
 export function dhash(image: DhashPixels): string {
   const { data, width, height, channels } = image;
@@ -71,7 +72,9 @@ const popcount32 = (v: number) => {
 
 /** The Hamming distance of two dHashes, in [0, 64]. */
 export function hamming(a: string, b: string): number {
-  return popcount32(parseInt(a.slice(0, 8), 16) ^ parseInt(b.slice(0, 8), 16)) + popcount32(parseInt(a.slice(8), 16) ^ parseInt(b.slice(8), 16));
+  return (
+    popcount32(parseInt(a.slice(0, 8), 16) ^ parseInt(b.slice(0, 8), 16)) + popcount32(parseInt(a.slice(8), 16) ^ parseInt(b.slice(8), 16))
+  );
 }
 
 /** Format id of the index file (a backend-owned format of the core kind `features.global.v1`, 2.11 rule 2). */

@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  DescriptorKind,
-  decodeFeatures,
-  encodeFeatures,
-  validateFeatures,
-  WireFormatError,
-  type LocalFeatures,
-} from "./features";
+import { DescriptorKind, decodeFeatures, encodeFeatures, validateFeatures, WireFormatError, type LocalFeatures } from "./features";
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
 

@@ -12,10 +12,16 @@ describe("svc.matches.indexed.v1", () => {
         "01000000" + // version 1
         "01000000" + // num_pairs 1
         "01000000" + // num_matches 1
-        "0400" + "0100" + "0200" + "0000" + // name1_len 4, name2_len 1, id1_len 2, id2_len 0
-        "612e6a70" + "62" + "6931" + // "a.jp" "b" "i1"
+        "0400" +
+        "0100" +
+        "0200" +
+        "0000" + // name1_len 4, name2_len 1, id1_len 2, id2_len 0
+        "612e6a70" +
+        "62" +
+        "6931" + // "a.jp" "b" "i1"
         "00" + // padding: record header 12 + strings 7 = 19 -> 20
-        "03000000" + "04000000", // (3, 4)
+        "03000000" +
+        "04000000", // (3, 4)
     );
     expect(bytes.length % 4).toBe(0);
   });
@@ -42,7 +48,23 @@ describe("svc.matches.indexed.v1", () => {
     expect(() => decodeMatches(bad)).toThrow(WireFormatError);
     expect(() => encodeMatches([{ imageName1: "", imageName2: "b", matches: new Uint32Array(0) }])).toThrow(/empty/);
     expect(() => encodeMatches([{ imageName1: "a", imageName2: "b", matches: new Uint32Array(3) }])).toThrow(/pairs/);
-    expect(validateMatches(bytes, new Map([["a", 1], ["b", 10]]))).toBe(1);
-    expect(() => validateMatches(bytes, new Map([["a", 1], ["b", 9]]))).toThrow(/out of range/);
+    expect(
+      validateMatches(
+        bytes,
+        new Map([
+          ["a", 1],
+          ["b", 10],
+        ]),
+      ),
+    ).toBe(1);
+    expect(() =>
+      validateMatches(
+        bytes,
+        new Map([
+          ["a", 1],
+          ["b", 9],
+        ]),
+      ),
+    ).toThrow(/out of range/);
   });
 });

@@ -50,7 +50,9 @@ describe("points.bin (spec 2.14)", () => {
   });
 
   it("encodes an empty cloud", () => {
-    const back = decodePoints(encodePoints({ xyz: new Float32Array(), rgb: new Uint8Array(), trackLength: new Uint16Array(), ids: new BigUint64Array() }));
+    const back = decodePoints(
+      encodePoints({ xyz: new Float32Array(), rgb: new Uint8Array(), trackLength: new Uint16Array(), ids: new BigUint64Array() }),
+    );
     expect(back.count).toBe(0);
   });
 });

@@ -55,7 +55,10 @@ describe("tar archives (pax interchange format)", () => {
   });
 
   it("is the concatenation of headers, data and padding, then the end blocks; the same files give the same bytes", () => {
-    const size = files.reduce((s, [name, data]) => s + tarEntryHeader(name, data.length).length + data.length + tarPaddingLength(data.length), TAR_END_BYTES);
+    const size = files.reduce(
+      (s, [name, data]) => s + tarEntryHeader(name, data.length).length + data.length + tarPaddingLength(data.length),
+      TAR_END_BYTES,
+    );
     expect(archive.length).toBe(size);
     expect(archive.length % 512).toBe(0);
     expect(tarArchive(files)).toEqual(archive);

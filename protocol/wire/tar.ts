@@ -94,7 +94,7 @@ const field = (h: Uint8Array, at: number, width: number) => decoder.decode(h.sub
 export function readTar(archive: Uint8Array): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
   let paxPath: string | null = null;
-  for (let at = 0; at + BLOCK <= archive.length; ) {
+  for (let at = 0; at + BLOCK <= archive.length;) {
     const h = archive.subarray(at, at + BLOCK);
     if (h.every((b) => b === 0)) break;
     const sum = h.reduce((s, b, i) => s + (i >= 148 && i < 156 ? 0x20 : b), 0);

@@ -46,7 +46,11 @@ const viewer = { load: async (rid: string, seq: number) => (await viewerReady).l
 const jobs = new JobList((job) => void live.watch(job.job_id, job.recon_id));
 /** The server's capabilities (1.2), once it has answered. */
 let features: Record<string, boolean> = {};
-const live = new LiveView(viewer, () => void jobs.refresh(), () => features);
+const live = new LiveView(
+  viewer,
+  () => void jobs.refresh(),
+  () => features,
+);
 const recipe = new RecipeForm((accepted) => {
   void live.watch(accepted.job_id, accepted.recon_id);
   void jobs.refresh();
@@ -64,7 +68,11 @@ async function checkServer(): Promise<void> {
   try {
     const { capabilities, openMode } = await serverInfo();
     const on = Object.values(capabilities.features).filter(Boolean).length;
-    say(status, `Connected to ${capabilities.backend.name} ${capabilities.backend.version} (${on} capabilities)${openMode ? ", open mode: no key needed" : ""}.`, "ok");
+    say(
+      status,
+      `Connected to ${capabilities.backend.name} ${capabilities.backend.version} (${on} capabilities)${openMode ? ", open mode: no key needed" : ""}.`,
+      "ok",
+    );
     features = capabilities.features;
     recipe.setCapabilities(capabilities);
     jobs.setCapabilities(capabilities);

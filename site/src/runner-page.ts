@@ -24,8 +24,12 @@ const runner = new BrowserRunner({
   },
   onStarted: (info) => {
     el("runner-id").textContent = info.runner_id;
-    const a = info.abilities as { webgpu: { adapter: { description: string; is_fallback_adapter: boolean } } | null; wasm: { simd: boolean } };
-    el("abilities").textContent = `${a.webgpu ? `WebGPU (${a.webgpu.adapter.description}${a.webgpu.adapter.is_fallback_adapter ? ", software" : ""})` : "no WebGPU"}; WASM${a.wasm.simd ? " SIMD" : ""}`;
+    const a = info.abilities as {
+      webgpu: { adapter: { description: string; is_fallback_adapter: boolean } } | null;
+      wasm: { simd: boolean };
+    };
+    el("abilities").textContent =
+      `${a.webgpu ? `WebGPU (${a.webgpu.adapter.description}${a.webgpu.adapter.is_fallback_adapter ? ", software" : ""})` : "no WebGPU"}; WASM${a.wasm.simd ? " SIMD" : ""}`;
   },
 });
 

@@ -103,7 +103,8 @@ describe("web rules (4)", () => {
     expect(pre.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("idempotency-key");
     const r = await http("GET", "/v1/projects", undefined, { Origin: "https://client.example" });
     expect(r.headers.get("Access-Control-Allow-Origin")).toBeTruthy();
-    for (const h of ["ETag", "Last-Modified", "Content-Range", "Location", "Link"]) expect(r.headers.get("Access-Control-Expose-Headers")).toContain(h);
+    for (const h of ["ETag", "Last-Modified", "Content-Range", "Location", "Link"])
+      expect(r.headers.get("Access-Control-Expose-Headers")).toContain(h);
     const err = await http("GET", "/v1/no-such-thing", undefined, { Origin: "https://client.example" });
     expect(err.headers.get("Access-Control-Allow-Origin")).toBeTruthy();
   });
@@ -121,7 +122,8 @@ describe("health and meta (4.1)", () => {
     expect((await http("GET", "/spec")).json.spec_version).toBe("v1.0-draft");
     expect((await http("GET", "/openapi.json")).json.openapi).toBe("3.1.0");
     const caps = (await http("GET", "/v1/capabilities")).json;
-    for (const c of ["projects.crud", "datasets.crud", "images.crud", "uploads.chunked", "jobs.read", "events.sse", "spec.read"]) expect(caps.features[c]).toBe(true);
+    for (const c of ["projects.crud", "datasets.crud", "images.crud", "uploads.chunked", "jobs.read", "events.sse", "spec.read"])
+      expect(caps.features[c]).toBe(true);
   });
 
   it("openapi.json validates as OpenAPI 3.1 with a standard validator, every $ref resolving", async () => {
@@ -160,16 +162,25 @@ describe("upload -> dataset -> image -> bytes (4.3, 4.4, 4.5)", () => {
   const photoSha = sha256(PHOTO);
 
   it("a photo uploaded in two chunks, resumed via GET and finalized with X-Content-SHA256 gets blob_sha", async () => {
-    const up = await http("POST", "/v1/uploads", { expected_size: PHOTO.length, content_type: "image/jpeg" }, { "Idempotency-Key": `conf-${photoSha}` });
+    const up = await http(
+      "POST",
+      "/v1/uploads",
+      { expected_size: PHOTO.length, content_type: "image/jpeg" },
+      { "Idempotency-Key": `conf-${photoSha}` },
+    );
     expect(up.status).toBe(201);
     expect(up.json.state).toBe("open");
     const uid = up.json.upload_id;
     const half = Math.floor(PHOTO.length / 2);
-    const first = await http("PATCH", `/v1/uploads/${uid}`, PHOTO.subarray(0, half), { "Content-Range": `bytes 0-${half - 1}/${PHOTO.length}` });
+    const first = await http("PATCH", `/v1/uploads/${uid}`, PHOTO.subarray(0, half), {
+      "Content-Range": `bytes 0-${half - 1}/${PHOTO.length}`,
+    });
     expect(first.json.received_bytes).toBe(half);
     const resumed = (await http("GET", `/v1/uploads/${uid}`)).json;
     const rest = PHOTO.subarray(resumed.received_bytes);
-    const second = await http("PATCH", `/v1/uploads/${uid}`, rest, { "Content-Range": `bytes ${resumed.received_bytes}-${PHOTO.length - 1}/${PHOTO.length}` });
+    const second = await http("PATCH", `/v1/uploads/${uid}`, rest, {
+      "Content-Range": `bytes ${resumed.received_bytes}-${PHOTO.length - 1}/${PHOTO.length}`,
+    });
     expect(second.json.state).toBe("received");
     const fin = await http("POST", `/v1/uploads/${uid}:finalize`, undefined, { "X-Content-SHA256": photoSha });
     expect(fin.status).toBe(200);

@@ -31,7 +31,10 @@ async function datasetWith(images: number) {
   const d = await api("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "photos", source: { kind: "upload", entries: [] } });
   for (let i = 0; i < images; i++) {
     const bytes = new TextEncoder().encode(`e2e image ${i} ${Date.now()} ${Math.random()}`);
-    expect((await api("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: `img${i}.jpg`, blob_sha: await uploadBytes(api, bytes) })).status).toBe(201);
+    expect(
+      (await api("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: `img${i}.jpg`, blob_sha: await uploadBytes(api, bytes) }))
+        .status,
+    ).toBe(201);
   }
   return d.json.dataset_id as string;
 }

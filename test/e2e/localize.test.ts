@@ -12,7 +12,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
-import { type ImagePose, type Quat, type Vec3, applySimilarity, compareToReference, projectionCenter, quatConj, quatMul, referencePoses, rotationAngleDeg } from "../../engine-wasm/ts/accuracy";
+import {
+  type ImagePose,
+  type Quat,
+  type Vec3,
+  applySimilarity,
+  compareToReference,
+  projectionCenter,
+  quatConj,
+  quatMul,
+  referencePoses,
+  rotationAngleDeg,
+} from "../../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
@@ -37,11 +48,18 @@ beforeAll(async () => {
   const images = new URL("images/", datasetDir(SET)).pathname;
   const folder = mkdtempSync(join(tmpdir(), "localize-"));
   for (const name of photoNames(images).filter((n) => n !== HELD_BACK)) copyFileSync(join(images, name), join(folder, name));
-  const { job_id, recon_id } = await submitFolder(http.client, folder, { name: SET, camera_model: "SIMPLE_RADIAL", intrinsics_mode: INTRINSICS[SET] });
+  const { job_id, recon_id } = await submitFolder(http.client, folder, {
+    name: SET,
+    camera_model: "SIMPLE_RADIAL",
+    intrinsics_mode: INTRINSICS[SET],
+  });
   rmSync(folder, { recursive: true });
   await runner.drain();
   const job = await waitForJob(http, job_id);
-  if (job.status !== "succeeded") throw new Error(`the reconstruction without ${HELD_BACK} failed: ${JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))}`);
+  if (job.status !== "succeeded")
+    throw new Error(
+      `the reconstruction without ${HELD_BACK} failed: ${JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))}`,
+    );
   reconId = recon_id;
 }, 900_000);
 afterAll(async () => {
@@ -56,7 +74,11 @@ async function localized(bytes: Uint8Array) {
   expect(accepted.status, JSON.stringify(accepted.json)).toBe(202);
   expect(await runner.drain()).toBe(1);
   const job = await waitForJob(http, accepted.json.job_id);
-  expect(job, JSON.stringify(job.tasks?.map((t: any) => [t.kind, t.status, t.error_message]))).toMatchObject({ recipe: "localize", status: "succeeded", tasks: [{ kind: "relocalize", status: "succeeded" }] });
+  expect(job, JSON.stringify(job.tasks?.map((t: any) => [t.kind, t.status, t.error_message]))).toMatchObject({
+    recipe: "localize",
+    status: "succeeded",
+    tasks: [{ kind: "relocalize", status: "succeeded" }],
+  });
   return { job, blob_sha, result: LocalizationResult.parse(job.tasks[0].outputs_ref.result) };
 }
 
@@ -67,7 +89,10 @@ describe(`localize on ${SET} (Node runner)`, () => {
     const { result, blob_sha } = await localized(photo);
     expect(result.success, String(result.diagnostics.reason)).toBe(true);
     const seq = (await http("GET", `/v1/reconstructions/${reconId}/snapshots`)).json.seqs.at(-1);
-    expect(result.diagnostics).toMatchObject({ query_path: `blobs/${blob_sha}`, sparse_dir: `/v1/reconstructions/${reconId}/snapshots/${seq}` });
+    expect(result.diagnostics).toMatchObject({
+      query_path: `blobs/${blob_sha}`,
+      sparse_dir: `/v1/reconstructions/${reconId}/snapshots/${seq}`,
+    });
     // Every inlier names a query keypoint and a point of the snapshot.
     const images = ImagesFile.parse((await http("GET", `/v1/reconstructions/${reconId}/snapshots/${seq}/images.json`)).json);
     const pointIds = new Set(images.images.flatMap((im) => im.points2D.map((p) => p.point3d_id)));
@@ -79,8 +104,15 @@ describe(`localize on ${SET} (Node runner)`, () => {
 
     // The nine mapped cameras give the similarity into the reference's frame; the query goes through it.
     const reference = referencePoses(await readColmapTextModel(new URL("reference/", datasetDir(SET)).pathname));
-    const ours: ImagePose[] = images.images.map((im) => ({ name: im.name, qvec: [im.cam_from_world.rotation.w, im.cam_from_world.rotation.x, im.cam_from_world.rotation.y, im.cam_from_world.rotation.z], tvec: im.cam_from_world.translation }));
-    const report = compareToReference(ours, reference.filter((r) => r.name !== HELD_BACK));
+    const ours: ImagePose[] = images.images.map((im) => ({
+      name: im.name,
+      qvec: [im.cam_from_world.rotation.w, im.cam_from_world.rotation.x, im.cam_from_world.rotation.y, im.cam_from_world.rotation.z],
+      tvec: im.cam_from_world.translation,
+    }));
+    const report = compareToReference(
+      ours,
+      reference.filter((r) => r.name !== HELD_BACK),
+    );
     const align = report.alignment;
     const q = result.cam_from_world.rotation;
     const query: Quat = [q.w, q.x, q.y, q.z];
@@ -89,7 +121,8 @@ describe(`localize on ${SET} (Node runner)`, () => {
     const truthCentre = projectionCenter(truth);
     // cam_from_ref = cam_from_ours * ours_from_ref.
     const rotationErrorDeg = rotationAngleDeg(quatMul(query, quatConj(align.rotation)), truth.qvec);
-    const centreErrorFraction = Math.hypot(centre[0] - truthCentre[0], centre[1] - truthCentre[1], centre[2] - truthCentre[2]) / report.sceneExtent;
+    const centreErrorFraction =
+      Math.hypot(centre[0] - truthCentre[0], centre[1] - truthCentre[1], centre[2] - truthCentre[2]) / report.sceneExtent;
     console.log(
       `${SET} localize ${HELD_BACK}: ${JSON.stringify({ rotationErrorDeg, centreErrorFraction, num_inliers: result.num_inliers, diagnostics: result.diagnostics, mapped: report.numRegistered, alignment_inliers: report.numAlignmentInliers })}`,
     );

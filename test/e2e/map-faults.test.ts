@@ -35,7 +35,9 @@ describe("faults during mapping", () => {
     const http = httpClient(server.base);
     const { job_id, recon_id } = await submitSet(http.client, SET, { snapshot_frames_freq: 2 });
     // The first three stages, computed here.
-    const prep = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("prep"), { stages: ["extract", "match", "verify"] });
+    const prep = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("prep"), {
+      stages: ["extract", "match", "verify"],
+    });
     expect(await prep.drain()).toBe(3);
 
     // A separate process takes the map task; it is frozen, then killed (no goodbye), once it has sealed
@@ -57,7 +59,10 @@ describe("faults during mapping", () => {
 
     // Another runner gets the task once the lease has expired, with the checkpoint.
     const logs: string[] = [];
-    const rescuer = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("rescuer"), { stages: ["map"], onLog: (l) => logs.push(l) });
+    const rescuer = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("rescuer"), {
+      stages: ["map"],
+      onLog: (l) => logs.push(l),
+    });
     await rescuer.register();
     let ran = 0;
     for (let i = 0; i < 100 && ran === 0; i++) {
@@ -112,7 +117,9 @@ describe("faults during mapping", () => {
     expect(resumed.task.kind).toBe("map");
     expect(resumed.checkpoint).toMatchObject({ blob_sha: stored.blob_sha, summary: { num_registrations: registered } });
     const events = await eventLog(http.client, job_id);
-    const resumedAt = events.findIndex((e) => e.kind === "log_line" && /resumed from a checkpoint with (\d+) registrations/.test(e.message));
+    const resumedAt = events.findIndex(
+      (e) => e.kind === "log_line" && /resumed from a checkpoint with (\d+) registrations/.test(e.message),
+    );
     expect(resumedAt).toBeGreaterThan(0);
     expect(events[resumedAt]).toMatchObject({ message: expect.stringContaining(`with ${registered} registrations`) });
     const after = events.slice(resumedAt);
@@ -140,7 +147,10 @@ class CancelAfterFirstCheckpoint extends RunnerClient {
   checkpoint: Checkpoint | null = null;
   private directive: LeaseDirective = "continue";
 
-  constructor(base: string, private readonly cancel: () => Promise<void>) {
+  constructor(
+    base: string,
+    private readonly cancel: () => Promise<void>,
+  ) {
     super({ baseUrl: base });
   }
 

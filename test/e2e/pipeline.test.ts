@@ -14,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
-import { analyzeModel, colmapAvailable, convertModel, readText, sortedDataLines, writeFiles } from "../../browser-runtime/stages/export/testing/colmap-cli";
+import {
+  analyzeModel,
+  colmapAvailable,
+  convertModel,
+  readText,
+  sortedDataLines,
+  writeFiles,
+} from "../../browser-runtime/stages/export/testing/colmap-cli";
 import { EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, type ExportFormat, type StageArtifact } from "../../protocol";
 import { ImagesFile, SummaryFile } from "../../protocol/schemas/snapshot";
 import { decodePointsHeader } from "../../protocol/wire/points";
@@ -57,7 +64,12 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
     await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("pipeline-node")).drain();
     const job = await waitForJob(http, job_id);
     expect(job.status).toBe("failed");
-    expect(job.tasks.at(-1)).toMatchObject({ kind: "map", status: "failed", error_class: "NoModelError", error_message: expect.stringMatching(/reconstructed no model/) });
+    expect(job.tasks.at(-1)).toMatchObject({
+      kind: "map",
+      status: "failed",
+      error_class: "NoModelError",
+      error_message: expect.stringMatching(/reconstructed no model/),
+    });
     expect((await http("GET", `/v1/reconstructions/${recon_id}/snapshots`)).json.seqs).toEqual([]);
     expect((await http("GET", `/v1/reconstructions/${recon_id}`)).json.status).toBe("failed");
   }, 900_000);
@@ -95,13 +107,19 @@ describe(`exports of the ${SET} reconstruction (export.*, 4.10)`, () => {
     expect(refusal).toMatchObject({ status: "failed", error_class: "ValidationError" });
     expect(refusal.error_message).toMatch(/unsupported_camera_model.*SIMPLE_RADIAL/);
 
-    const photos = new Map(images.images.map((im) => [im.name, new Uint8Array(readFileSync(new URL(`images/${im.name}`, datasetDir(SET))))]));
+    const photos = new Map(
+      images.images.map((im) => [im.name, new Uint8Array(readFileSync(new URL(`images/${im.name}`, datasetDir(SET))))]),
+    );
     const downloads = new Map<ExportFormat, { artifact: StageArtifact; files: Map<string, Uint8Array> }>();
     for (const [format, jobId] of jobs) {
       const job = await waitForJob(http, jobId);
       expect(job.status, `${format}: ${job.error_message}`).toBe("succeeded");
       const artifact: StageArtifact = (await http("GET", `/v1/jobs/${jobId}/artifacts`)).json.items[0];
-      expect(artifact).toMatchObject({ kind: EXPORT_ARTIFACT_TYPES[format].kind, artifact_format: EXPORT_ARTIFACT_TYPES[format].artifact_format, recon_id: reconId });
+      expect(artifact).toMatchObject({
+        kind: EXPORT_ARTIFACT_TYPES[format].kind,
+        artifact_format: EXPORT_ARTIFACT_TYPES[format].artifact_format,
+        recon_id: reconId,
+      });
       const got = await http("GET", `/v1/artifacts/${artifact.artifact_id}/content?download=true`);
       expect(got.status).toBe(200);
       expect(got.headers.get("Content-Disposition")).toMatch(/^attachment; filename="/);
@@ -116,7 +134,12 @@ describe(`exports of the ${SET} reconstruction (export.*, 4.10)`, () => {
       if (!colmapAvailable) break;
       const { artifact, files } = downloads.get(format)!;
       const stats = analyzeModel(writeFiles(files));
-      expect(stats, format).toMatchObject({ Cameras: String(images.images.length), Images: String(images.images.length), Points: String(numPoints), Observations: String(numObservations) });
+      expect(stats, format).toMatchObject({
+        Cameras: String(images.images.length),
+        Images: String(images.images.length),
+        Points: String(numPoints),
+        Observations: String(numObservations),
+      });
       expect(Number(stats["Mean reprojection error"])).toBeCloseTo(artifact.summary.mean_reproj_err as number, 5);
       expect(Number(stats["Mean reprojection error"])).toBeCloseTo(summary.mean_reproj_err, 1);
     }
@@ -133,7 +156,8 @@ describe(`exports of the ${SET} reconstruction (export.*, 4.10)`, () => {
           expect(row.length, `${name} row ${r}`).toBe(ours[r]!.length);
           row.forEach((v, k) => {
             const o = ours[r]![k]!;
-            if (typeof v === "number" && typeof o === "number") expect(Math.abs(v - o), `${name} row ${r}`).toBeLessThanOrEqual(1e-14 * Math.max(1, Math.abs(o)));
+            if (typeof v === "number" && typeof o === "number")
+              expect(Math.abs(v - o), `${name} row ${r}`).toBeLessThanOrEqual(1e-14 * Math.max(1, Math.abs(o)));
             else expect(v, `${name} row ${r}`).toBe(o);
           });
         });
@@ -146,7 +170,9 @@ describe(`exports of the ${SET} reconstruction (export.*, 4.10)`, () => {
     for (const [name, bytes] of photos) expect(Buffer.from(splatFiles.get(`images/${name}`)!).equals(bytes), name).toBe(true);
 
     const ply = downloads.get("ply")!.files.get("points3D.ply")!;
-    expect(decoder.decode(ply.subarray(0, 200))).toMatch(new RegExp(`^ply\\nformat binary_little_endian 1.0\\nelement vertex ${numPoints}\\n`));
+    expect(decoder.decode(ply.subarray(0, 200))).toMatch(
+      new RegExp(`^ply\\nformat binary_little_endian 1.0\\nelement vertex ${numPoints}\\n`),
+    );
     const nvm = dataLines(downloads.get("nvm")!.files.get("model.nvm"));
     expect(nvm[0]).toBe("NVM_V3");
     expect(Number(nvm[1])).toBe(images.images.length);
@@ -154,7 +180,8 @@ describe(`exports of the ${SET} reconstruction (export.*, 4.10)`, () => {
       const { files } = downloads.get(format)!;
       const transforms = JSON.parse(decoder.decode(files.get("transforms.json")));
       expect(transforms.frames, format).toHaveLength(images.images.length);
-      for (const frame of transforms.frames) expect(files.get(frame.file_path.replace(/^\.\//, "")), `${format} ${frame.file_path}`).toBeDefined();
+      for (const frame of transforms.frames)
+        expect(files.get(frame.file_path.replace(/^\.\//, "")), `${format} ${frame.file_path}`).toBeDefined();
     }
     const kapture = downloads.get("kapture")!.files;
     expect(dataLines(kapture.get("sensors/records_camera.txt"))).toHaveLength(images.images.length);

@@ -16,13 +16,13 @@ import { type Server, startServer } from "../conformance/server";
 import { httpClient, uploadBytes, waitForJob } from "../support/http";
 import { encodePng, stripedPanorama } from "../support/panoramas";
 
-
 let server: Server;
 let http: ReturnType<typeof httpClient>;
 let runner: Runner;
 
 const artifactOf = async (jobId: string) => (await http("GET", `/v1/jobs/${jobId}/artifacts`)).json.items[0] as StageArtifact;
-const fileOf = async (a: StageArtifact, path: string) => (await http("GET", `/v1/artifacts/${a.artifact_id}/content?path=${encodeURIComponent(path)}`)).raw;
+const fileOf = async (a: StageArtifact, path: string) =>
+  (await http("GET", `/v1/artifacts/${a.artifact_id}/content?path=${encodeURIComponent(path)}`)).raw;
 
 let pid: string;
 let did: string;
@@ -36,7 +36,12 @@ beforeAll(async () => {
   pid = (await http("POST", "/v1/projects", { name: "panoramas" })).json.project_id;
   const entries = [];
   for (const [i, p] of panoramas.entries()) entries.push({ name: `pano_${i}.png`, blob_sha: await uploadBytes(http, await encodePng(p)) });
-  const ds = await http("POST", `/v1/projects/${pid}/datasets`, { name: "street", camera_model: "SPHERICAL", is_spherical: true, source: { kind: "upload", entries } });
+  const ds = await http("POST", `/v1/projects/${pid}/datasets`, {
+    name: "street",
+    camera_model: "SPHERICAL",
+    is_spherical: true,
+    source: { kind: "upload", entries },
+  });
   did = ds.json.dataset_id;
 });
 afterAll(async () => {
@@ -47,13 +52,21 @@ describe("projection jobs (4.14) with the Node runner", () => {
   let cubemapDataset: string;
 
   it("renders cubemaps: the artifact, the manifest, the result and the derived dataset", async () => {
-    const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, { sampling: "cubic", output: { format: "png" } });
+    const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, {
+      sampling: "cubic",
+      output: { format: "png" },
+    });
     expect(submitted.status, JSON.stringify(submitted.json)).toBe(202);
     expect(await runner.drain()).toBe(1);
     const job = await waitForJob(http, submitted.json.job_id);
     expect(job.status, job.error_message).toBe("succeeded");
     const result = job.tasks[0].outputs_ref.result;
-    expect(result).toEqual({ output_path: "images", num_files: 12, manifest_path: "projection_manifest.json", derived_dataset: { dataset_id: expect.any(String), project_id: pid, name: "street (cubemap)", reused: false } });
+    expect(result).toEqual({
+      output_path: "images",
+      num_files: 12,
+      manifest_path: "projection_manifest.json",
+      derived_dataset: { dataset_id: expect.any(String), project_id: pid, name: "street (cubemap)", reused: false },
+    });
 
     const artifact = await artifactOf(submitted.json.job_id);
     expect(artifact).toMatchObject({ kind: "projection.images.v1", artifact_format: "svc.projection.images.v1", dataset_id: did });
@@ -74,21 +87,34 @@ describe("projection jobs (4.14) with the Node runner", () => {
     const engine = await loadEngine();
     const source = packRgba(panoramas[1]!.rgba, 512, 256, 4);
     const expected = renderCubemapFace(engine, source, "up", 64, "cubic");
-    const stored = await sharp(await fileOf(artifact, "images/up/pano_1.png")).ensureAlpha().raw().toBuffer();
+    const stored = await sharp(await fileOf(artifact, "images/up/pano_1.png"))
+      .ensureAlpha()
+      .raw()
+      .toBuffer();
     expect(new Uint32Array(stored.buffer, stored.byteOffset, 64 * 64)).toEqual(expected.data);
 
     cubemapDataset = result.derived_dataset.dataset_id;
     const ds = (await http("GET", `/v1/projects/${pid}/datasets/${cubemapDataset}`)).json;
     expect(ds).toMatchObject({ name: "street (cubemap)", camera_model: "PINHOLE", intrinsics_mode: "per_folder", is_spherical: false });
-    expect(ds.rig_config_json.rigs[0].cameras.map((c: { image_prefix: string }) => c.image_prefix)).toEqual(CUBEMAP_FACES.map((f) => `${f}/`));
-    expect(ds.rig_config_json.rigs[0].cameras[0]).toMatchObject({ ref_sensor: true, camera_model_name: "PINHOLE", camera_params: [32, 32, 32, 32] });
+    expect(ds.rig_config_json.rigs[0].cameras.map((c: { image_prefix: string }) => c.image_prefix)).toEqual(
+      CUBEMAP_FACES.map((f) => `${f}/`),
+    );
+    expect(ds.rig_config_json.rigs[0].cameras[0]).toMatchObject({
+      ref_sensor: true,
+      camera_model_name: "PINHOLE",
+      camera_params: [32, 32, 32, 32],
+    });
     const images = (await http("GET", `/v1/datasets/${cubemapDataset}/images?page_size=50`)).json.items;
     expect(images).toHaveLength(12);
     for (const image of images) expect(image).toMatchObject({ width: 64, height: 64, media_type: "image/png" });
   });
 
   it("renders the cubemaps back to panoramas close to the originals", async () => {
-    const submitted = await http("POST", `/v1/datasets/${cubemapDataset}:render_equirectangular`, { width: 512, sampling: "linear", output: { format: "png" } });
+    const submitted = await http("POST", `/v1/datasets/${cubemapDataset}:render_equirectangular`, {
+      width: 512,
+      sampling: "linear",
+      output: { format: "png" },
+    });
     expect(submitted.status, JSON.stringify(submitted.json)).toBe(202);
     expect(await runner.drain()).toBe(1);
     const job = await waitForJob(http, submitted.json.job_id);
@@ -97,7 +123,10 @@ describe("projection jobs (4.14) with the Node runner", () => {
     const ds = (await http("GET", `/v1/projects/${pid}/datasets/${derived.dataset_id}`)).json;
     expect(ds).toMatchObject({ camera_model: "SPHERICAL", is_spherical: true });
     const artifact = await artifactOf(submitted.json.job_id);
-    const back = await sharp(await fileOf(artifact, "images/pano_0.png")).ensureAlpha().raw().toBuffer();
+    const back = await sharp(await fileOf(artifact, "images/pano_0.png"))
+      .ensureAlpha()
+      .raw()
+      .toBuffer();
     // 64-pixel faces hold less than the 512-pixel panorama: compare the mean difference.
     let sum = 0;
     for (let i = 0; i < back.length; i++) if (i % 4 !== 3) sum += Math.abs(back[i]! - panoramas[0]!.rgba[i]!);
@@ -118,16 +147,31 @@ describe("projection jobs (4.14) with the Node runner", () => {
     expect(job.status, job.error_message).toBe("succeeded");
     expect(job.tasks[0].outputs_ref.result).toMatchObject({ num_files: 4, derived_dataset: null });
     const artifact = await artifactOf(submitted.json.job_id);
-    expect(artifact.files.map((f) => f.path).sort()).toEqual(["images/ahead/pano_0.jpg", "images/ahead/pano_1.jpg", "images/sky/pano_0.jpg", "images/sky/pano_1.jpg", "projection_manifest.json"]);
+    expect(artifact.files.map((f) => f.path).sort()).toEqual([
+      "images/ahead/pano_0.jpg",
+      "images/ahead/pano_1.jpg",
+      "images/sky/pano_0.jpg",
+      "images/sky/pano_1.jpg",
+      "projection_manifest.json",
+    ]);
     const meta = await sharp(await fileOf(artifact, "images/sky/pano_1.jpg")).metadata();
     expect([meta.width, meta.height, meta.format]).toEqual([80, 60, "jpeg"]);
   });
 
   it("a retried task reuses the dataset its first attempt registered (4.14 rule 4)", async () => {
-    const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64, faces: ["front"], output: { dataset_name: "retry" } });
+    const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap`, {
+      face_size: 64,
+      faces: ["front"],
+      output: { dataset_name: "retry" },
+    });
     // A first attempt registers the dataset, then gives the task back unfinished (as a runner that dies would).
     const client = new RunnerClient({ baseUrl: server.base });
-    const first = await client.register({ name: "first-attempt", stages: ["projection"], runtime_versions: await localRuntimeVersions(), abilities: RunnerAbilities.parse({}) });
+    const first = await client.register({
+      name: "first-attempt",
+      stages: ["projection"],
+      runtime_versions: await localRuntimeVersions(),
+      abilities: RunnerAbilities.parse({}),
+    });
     const lease = (await client.lease(first.runner_id))!;
     const face = await client.writeBlob(lease.lease_id, await encodePng(panoramas[0]!), "image/png");
     const registered = await client.registerDataset(lease.lease_id, {
@@ -143,9 +187,18 @@ describe("projection jobs (4.14) with the Node runner", () => {
     const job = await waitForJob(http, submitted.json.job_id);
     expect(job.status, job.error_message).toBe("succeeded");
     expect(job.tasks[0].attempts).toBe(2);
-    expect(job.tasks[0].outputs_ref.result.derived_dataset).toEqual({ dataset_id: registered.dataset.dataset_id, project_id: pid, name: "retry", reused: true });
+    expect(job.tasks[0].outputs_ref.result.derived_dataset).toEqual({
+      dataset_id: registered.dataset.dataset_id,
+      project_id: pid,
+      name: "retry",
+      reused: true,
+    });
     // Another job asking for the same name gets its task's suffix instead of failing.
-    const again = await http("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64, faces: ["front"], output: { dataset_name: "retry" } });
+    const again = await http("POST", `/v1/datasets/${did}:render_cubemap`, {
+      face_size: 64,
+      faces: ["front"],
+      output: { dataset_name: "retry" },
+    });
     expect(await runner.drain()).toBe(1);
     const second = await waitForJob(http, again.json.job_id);
     expect(second.tasks[0].outputs_ref.result.derived_dataset.name).toBe(`retry-${again.json.task_ids[0]}`);

@@ -28,7 +28,12 @@ afterAll(async () => {
 describe(`retrieval pairs on ${SET} (Node runner)`, () => {
   it(`builds the dHash index on the runner, matches the top-${K} pairs only, and reconstructs`, async () => {
     const http = httpClient(server.base);
-    const { job_id, recon_id, dataset_id } = await submitSet(http.client, SET, {}, PairsSpec.parse({ strategy: "retrieval", retrieval_strategy: "dhash", retrieval_k: K }));
+    const { job_id, recon_id, dataset_id } = await submitSet(
+      http.client,
+      SET,
+      {},
+      PairsSpec.parse({ strategy: "retrieval", retrieval_strategy: "dhash", retrieval_k: K }),
+    );
     await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("retrieval-node")).drain();
     const job = await waitForJob(http, job_id);
     expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
@@ -40,7 +45,7 @@ describe(`retrieval pairs on ${SET} (Node runner)`, () => {
     const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as any[];
     const pairs = artifacts.filter((a) => a.kind === "matches.indexed.v1").reduce((n, a) => n + a.summary.num_pairs, 0);
     console.log(`${SET}: ${pairs} retrieval pairs of 45 (retrieval_k ${K})`);
-    expect(pairs).toBeGreaterThanOrEqual(10 * K / 2);
+    expect(pairs).toBeGreaterThanOrEqual((10 * K) / 2);
     expect(pairs).toBeLessThan(45);
     const images = (await http("GET", `/v1/datasets/${dataset_id}/images`)).json.items as any[];
     const near = (await http("GET", `/v1/datasets/${dataset_id}/similarity?image_id=${images[0].image_id}&k=3&include_self=true`)).json;

@@ -47,9 +47,13 @@ async function submitJob(base: string, n: number) {
   const http = httpClient(base);
   const p = await http("POST", "/v1/projects", { name: "faults" });
   const entries = [];
-  for (let i = 0; i < n; i++) entries.push({ name: `img${i}.jpg`, blob_sha: await uploadBytes(http, enc({ image: i, nonce: Math.random() })) });
+  for (let i = 0; i < n; i++)
+    entries.push({ name: `img${i}.jpg`, blob_sha: await uploadBytes(http, enc({ image: i, nonce: Math.random() })) });
   const d = await http("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } });
-  const job = await http("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } });
+  const job = await http("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+    dataset_id: d.json.dataset_id,
+    spec: { kind: "incremental" },
+  });
   expect(job.status).toBe(202);
   return { job_id: job.json.job_id as string, recon_id: job.json.recon_id as string };
 }
@@ -118,11 +122,18 @@ describe("the service killed and restarted on its state", () => {
       if (req.method === "PATCH" && ++patches === 4) setTimeout(() => first.kill(), 5);
       return sent;
     };
-    await expect(createEdgeSfmClient({ baseUrl: first.base, fetch: killing, retries: 0 }).upload(photo, { chunkBytes, attempts: 1 })).rejects.toThrow();
+    await expect(
+      createEdgeSfmClient({ baseUrl: first.base, fetch: killing, retries: 0 }).upload(photo, { chunkBytes, attempts: 1 }),
+    ).rejects.toThrow();
 
     const second = await restart();
     const http = httpClient(second.base);
-    const uploads = await http("POST", "/v1/uploads", { expected_size: photo.byteLength }, { "Idempotency-Key": `sha256:${sha256(photo)}:${photo.byteLength}` });
+    const uploads = await http(
+      "POST",
+      "/v1/uploads",
+      { expected_size: photo.byteLength },
+      { "Idempotency-Key": `sha256:${sha256(photo)}:${photo.byteLength}` },
+    );
     expect(uploads.headers.get("Idempotent-Replayed")).toBe("true");
     const kept = uploads.json.received_bytes as number;
     expect(kept % chunkBytes).toBe(0);
@@ -131,7 +142,10 @@ describe("the service killed and restarted on its state", () => {
     expect(resumed.blob_sha).toBe(sha256(photo));
     expect(resumed.sent).toBe(photo.byteLength - kept);
     const p = await http("POST", "/v1/projects", { name: "photos" });
-    const d = await http("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [{ name: "photo.jpg", blob_sha: resumed.blob_sha }] } });
+    const d = await http("POST", `/v1/projects/${p.json.project_id}/datasets`, {
+      name: "d",
+      source: { kind: "upload", entries: [{ name: "photo.jpg", blob_sha: resumed.blob_sha }] },
+    });
     const image = (await http("GET", `/v1/datasets/${d.json.dataset_id}/images`)).json.items[0];
     expect(image).toMatchObject({ content_sha: sha256(photo), byte_size: photo.byteLength });
     expect(sha256((await http("GET", `/v1/images/${image.image_id}/bytes`)).raw)).toBe(sha256(photo));
@@ -170,7 +184,9 @@ describe("the service killed and restarted on its state", () => {
     const one = await sealBody(mapper.client, lease.lease_id, 20);
     sent.set(20, one);
     expect((await mapper.client.sealSnapshot(lease.lease_id, one)).snapshot_seq).toBe(1);
-    await mapper.client.postEvents(lease.lease_id, [{ kind: "phase_progress", phase: "incremental_register", current: 3, total: 12, rate: null }]);
+    await mapper.client.postEvents(lease.lease_id, [
+      { kind: "phase_progress", phase: "incremental_register", current: 3, total: 12, rate: null },
+    ]);
 
     base = (await restart()).base;
     expect(await checkSnapshots(base, recon_id, sent)).toEqual([1]);

@@ -71,8 +71,16 @@ export async function openPage(context: BrowserContext, base: string): Promise<P
 }
 
 /** Drops files on an element as a drag from the desktop does: dragover, then drop with a DataTransfer. */
-export async function dropFiles(page: Page, selector: string, files: Array<{ path: string; type: string } | { name: string; bytes: Uint8Array; type: string }>): Promise<void> {
-  const payload = files.map((f) => ("path" in f ? { name: basename(f.path), type: f.type, b64: readFileSync(f.path).toString("base64") } : { name: f.name, type: f.type, b64: Buffer.from(f.bytes).toString("base64") }));
+export async function dropFiles(
+  page: Page,
+  selector: string,
+  files: Array<{ path: string; type: string } | { name: string; bytes: Uint8Array; type: string }>,
+): Promise<void> {
+  const payload = files.map((f) =>
+    "path" in f
+      ? { name: basename(f.path), type: f.type, b64: readFileSync(f.path).toString("base64") }
+      : { name: f.name, type: f.type, b64: Buffer.from(f.bytes).toString("base64") },
+  );
   const transfer = await page.evaluateHandle((list) => {
     const dt = new DataTransfer();
     for (const f of list) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name, { type: f.type }));
@@ -121,7 +129,11 @@ export function contrastFailures(page: Page): Promise<string[]> {
     };
     const out: string[] = [];
     for (const el of Array.from(document.querySelectorAll<HTMLElement>("body *"))) {
-      const text = Array.from(el.childNodes).filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent!.trim()).join(" ").trim();
+      const text = Array.from(el.childNodes)
+        .filter((n) => n.nodeType === Node.TEXT_NODE)
+        .map((n) => n.textContent!.trim())
+        .join(" ")
+        .trim();
       if (!text || el.closest("[hidden], .visually-hidden, :disabled, canvas") || el.getClientRects().length === 0) continue;
       const style = getComputedStyle(el);
       const [fg, bg] = [lum(rgba(style.color)), lum(background(el))];
@@ -139,7 +151,12 @@ export function serveSnapshot(route: Route, files: Record<string, Uint8Array>, r
   if (path.endsWith("/snapshots")) return route.fulfill({ json: { seqs: [1], _links: {} } });
   const name = /\/snapshots\/1\/(.+)$/.exec(path)?.[1] ?? "";
   const body = files[name];
-  if (!body) return route.fulfill({ status: 404, contentType: "application/problem+json", body: JSON.stringify({ type: "about:blank", title: "Not Found", status: 404, instance: path }) });
+  if (!body)
+    return route.fulfill({
+      status: 404,
+      contentType: "application/problem+json",
+      body: JSON.stringify({ type: "about:blank", title: "Not Found", status: 404, instance: path }),
+    });
   const range = /^bytes=(\d+)-(\d+)$/.exec(route.request().headers()["range"] ?? "");
   if (range) ranges.push(`${name} ${range[1]}-${range[2]}`);
   if (!range) return route.fulfill({ status: 200, body: Buffer.from(body) });

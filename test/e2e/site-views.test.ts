@@ -43,9 +43,14 @@ describe("site: the 3D view and the live view on given data", () => {
     await page.goto(`${server.base}/#recon=${rid}`);
     const status = page.locator("#viewer-status");
     const n = fixture.pointCount.toLocaleString("en-US");
-    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
+    await expect
+      .poll(() => status.textContent(), { timeout: 30_000 })
+      .toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
     // The header first, then whole records by Range (one request holds this small cloud).
-    expect(ranges).toEqual([`points.bin 0-${POINTS_HEADER_BYTES - 1}`, `points.bin ${POINTS_HEADER_BYTES}-${POINTS_HEADER_BYTES + fixture.pointCount * POINT_RECORD_BYTES - 1}`]);
+    expect(ranges).toEqual([
+      `points.bin 0-${POINTS_HEADER_BYTES - 1}`,
+      `points.bin ${POINTS_HEADER_BYTES}-${POINTS_HEADER_BYTES + fixture.pointCount * POINT_RECORD_BYTES - 1}`,
+    ]);
     await page.waitForTimeout(500);
     const viewer = page.locator("#viewer");
     const png = await viewer.screenshot({ path: join(shots, "1-reference-snapshot.png") });
@@ -79,20 +84,42 @@ describe("site: the 3D view and the live view on given data", () => {
       .map((b, i) => ({ schema_version: 1, event_id: i + 1, seq: i + 1, ts: "2026-01-01T00:00:00.000Z", job_id: jid, task_id: null, ...b }))
       .map((e) => `id: ${e.event_id}\ndata: ${JSON.stringify(e)}\n\n`)
       .join("");
-    const task = (kind: string) => ({ task_id: `01TASK${kind.toUpperCase().padEnd(20, "0")}`, kind, status: "succeeded", progress: 1, latest_event_kind: "phase_completed", elapsed_seconds: 1, current: null, total: null });
+    const task = (kind: string) => ({
+      task_id: `01TASK${kind.toUpperCase().padEnd(20, "0")}`,
+      kind,
+      status: "succeeded",
+      progress: 1,
+      latest_event_kind: "phase_completed",
+      elapsed_seconds: 1,
+      current: null,
+      total: null,
+    });
     const progress = {
-      job_id: jid, recipe: "incremental", status: "succeeded", progress: 1, total_tasks: 4, completed_tasks: 4, task_counts: { succeeded: 4 },
-      current_task_id: null, current_task_kind: null, current_phase: "incremental_register", latest_event_id: bodies.length,
+      job_id: jid,
+      recipe: "incremental",
+      status: "succeeded",
+      progress: 1,
+      total_tasks: 4,
+      completed_tasks: 4,
+      task_counts: { succeeded: 4 },
+      current_task_id: null,
+      current_task_kind: null,
+      current_phase: "incremental_register",
+      latest_event_id: bodies.length,
       tasks: ["extract", "match", "verify", "map"].map(task),
     };
     const page = await context.newPage();
     await page.route(`**/v1/jobs/${jid}/progress`, (route) => route.fulfill({ json: progress }));
-    await page.route(`**/v1/jobs/${jid}/events`, (route) => route.fulfill({ status: 200, headers: { "Content-Type": "text/event-stream" }, body: sse }));
+    await page.route(`**/v1/jobs/${jid}/events`, (route) =>
+      route.fulfill({ status: 200, headers: { "Content-Type": "text/event-stream" }, body: sse }),
+    );
     await page.route(`**/v1/jobs/${jid}`, (route) => route.fulfill({ json: { job_id: jid, recon_id: rid, status: "succeeded" } }));
     await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, fixture.files));
     await page.goto(`${server.base}/#job=${jid}`);
     const n = fixture.pointCount.toLocaleString("en-US");
-    await expect.poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
+    await expect
+      .poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 })
+      .toBe(`Snapshot 1: ${n} of ${n} points, ${fixture.cameraCount} cameras.`);
     expect(await page.locator("#job-progress-text").textContent()).toContain("100%");
     await expect.poll(() => page.locator("#job-note").textContent()).toContain("Finished.");
     await expect.poll(() => page.locator("#stream-status").isHidden()).toBe(true);
@@ -100,7 +127,8 @@ describe("site: the 3D view and the live view on given data", () => {
       expect(await page.locator("#timeline li", { hasText: name }).getAttribute("data-state")).toBe("done");
     }
     const log = await page.locator("#log").textContent();
-    for (const line of ["registered 10 of 10 images", "image 7 has few matches", "snapshot 1 sealed", "job succeeded"]) expect(log).toContain(line);
+    for (const line of ["registered 10 of 10 images", "image 7 has few matches", "snapshot 1 sealed", "job succeeded"])
+      expect(log).toContain(line);
     await page.waitForTimeout(300);
     await page.locator("#live").screenshot({ path: join(shots, "3-job-replayed.png") });
     await page.close();
@@ -117,7 +145,10 @@ describe("site: the 3D view and the live view on given data", () => {
       const out = new Uint8Array(POINTS_HEADER_BYTES + (to - from) * POINT_RECORD_BYTES);
       out.set(points.subarray(0, POINTS_HEADER_BYTES));
       new DataView(out.buffer).setBigUint64(12, BigInt(to - from), true);
-      out.set(points.subarray(POINTS_HEADER_BYTES + from * POINT_RECORD_BYTES, POINTS_HEADER_BYTES + to * POINT_RECORD_BYTES), POINTS_HEADER_BYTES);
+      out.set(
+        points.subarray(POINTS_HEADER_BYTES + from * POINT_RECORD_BYTES, POINTS_HEADER_BYTES + to * POINT_RECORD_BYTES),
+        POINTS_HEADER_BYTES,
+      );
       return out;
     };
     const bigHeader = points.slice(0, POINTS_HEADER_BYTES);
@@ -147,7 +178,9 @@ describe("site: the 3D view and the live view on given data", () => {
     await page.route(`**/v1/reconstructions/${rid}/snapshots**`, (route) => serveSnapshot(route, files, ranges));
     await page.goto(`${server.base}/#recon=${rid}`);
     const count = n.toLocaleString("en-US");
-    await expect.poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 }).toBe(`Snapshot 1: ${count} of ${count} points, ${fixture.cameraCount} cameras.`);
+    await expect
+      .poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 })
+      .toBe(`Snapshot 1: ${count} of ${count} points, ${fixture.cameraCount} cameras.`);
     expect(ranges).toEqual([`points.bin 0-${POINTS_HEADER_BYTES - 1}`]);
     await page.close();
   });
@@ -166,7 +199,11 @@ describe("site: api_key mode", () => {
     const status = page.locator("#server-status");
     await expect.poll(() => status.textContent(), { timeout: 15_000 }).toContain("Enter an API key");
     expect(await page.locator("#key-box").getAttribute("open")).not.toBeNull();
-    const issued = await fetch(`${keyed.base}/v1/admin/api-keys`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ tenant_id: "site-e2e" }) });
+    const issued = await fetch(`${keyed.base}/v1/admin/api-keys`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ tenant_id: "site-e2e" }),
+    });
     const { raw_key } = (await issued.json()) as { raw_key: string };
     await page.fill("#api-key", raw_key);
     await page.click("#key-form button[type=submit]");
@@ -176,7 +213,11 @@ describe("site: api_key mode", () => {
 
     // Lending to the pool needs a runner token, which the operator issues.
     expect(await page.locator("#compute-lend").isDisabled()).toBe(true);
-    const token = await fetch(`${keyed.base}/v1/admin/runner-tokens`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "site-e2e" }) });
+    const token = await fetch(`${keyed.base}/v1/admin/runner-tokens`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "site-e2e" }),
+    });
     const { raw_token } = (await token.json()) as { raw_token: string };
     await page.click(".lend summary");
     await page.fill("#runner-token", raw_token);

@@ -20,7 +20,18 @@ import { parseColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { POINTS_HEADER_BYTES } from "../../protocol/wire/points";
 import { readTar } from "../../protocol/wire/tar";
 import { type Server, startServer } from "../conformance/server";
-import { buildSiteIfStale, classifyPixels, contrastFailures, dropFiles, freshShotsFolder, frustumPixels, openPage, pageRuntimeVersions, setPhotos, tabTo } from "./site-support";
+import {
+  buildSiteIfStale,
+  classifyPixels,
+  contrastFailures,
+  dropFiles,
+  freshShotsFolder,
+  frustumPixels,
+  openPage,
+  pageRuntimeVersions,
+  setPhotos,
+  tabTo,
+} from "./site-support";
 
 let server: Server;
 let context: BrowserContext;
@@ -61,14 +72,20 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
       if (m) snapshotReads.push({ seq: Number(m[1]), file: m[2]!, range: r.headers()["range"] });
     });
 
-    const broken = { name: "holiday-0042.jpg", type: "image/jpeg", bytes: new TextEncoder().encode("this is not a JPEG, whatever its name says") };
+    const broken = {
+      name: "holiday-0042.jpg",
+      type: "image/jpeg",
+      bytes: new TextEncoder().encode("this is not a JPEG, whatever its name says"),
+    };
     await dropFiles(page, "#drop-zone", [...photos.map((path) => ({ path, type: "image/jpeg" })), broken]);
     await expect.poll(() => page.locator("#photo-grid .tile").count()).toBe(photos.length + 1);
     const unreadable = page.locator('.tile[data-state="unreadable"]');
     await expect.poll(() => unreadable.count(), { timeout: 15_000 }).toBe(1);
     expect(await unreadable.textContent()).toContain("holiday-0042.jpg");
     expect(await unreadable.textContent()).toContain("not a photo the browser can decode");
-    await expect.poll(() => page.locator("#photo-status").textContent()).toContain("Cannot use holiday-0042.jpg: not a photo the browser can decode");
+    await expect
+      .poll(() => page.locator("#photo-status").textContent())
+      .toContain("Cannot use holiday-0042.jpg: not a photo the browser can decode");
     expect(await page.locator("#photo-status").getAttribute("data-kind")).toBe("error");
     await expect.poll(() => page.locator("#upload-button").textContent(), { timeout: 15_000 }).toBe(`Upload ${photos.length} photos`);
     await page.screenshot({ path: shot("02-photos-dropped.png"), fullPage: true });
@@ -87,16 +104,25 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => title.textContent(), { timeout: 15_000 }).toMatch(/^Job \w+ \(incremental\)/);
     const jobId = /^Job (\w+)/.exec((await title.textContent())!)![1]!;
     // This tab takes the job's tasks (a quick one may already be done when the status is read).
-    await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 120_000 }).toMatch(/computing \w+ for job|last task \w+ took/);
+    await expect
+      .poll(() => page.locator("#compute-status").textContent(), { timeout: 120_000 })
+      .toMatch(/computing \w+ for job|last task \w+ took/);
     await expect.poll(() => page.locator("#viewer-status").textContent(), { timeout: 900_000, interval: 2000 }).toMatch(/^Snapshot \d+: /);
     await page.screenshot({ path: shot("04-first-snapshot.png"), fullPage: true });
 
     await expect.poll(() => title.textContent(), { timeout: 900_000, interval: 2000 }).toMatch(/: (succeeded|failed|cancelled)/);
     await page.screenshot({ path: shot("05-job-ended.png"), fullPage: true });
     const job = await (await fetch(`${server.base}/v1/jobs/${jobId}`)).json();
-    expect(job.status, JSON.stringify(job.tasks?.map((t: { kind: string; status: string; error_message: string | null }) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+    expect(
+      job.status,
+      JSON.stringify(
+        job.tasks?.map((t: { kind: string; status: string; error_message: string | null }) => [t.kind, t.status, t.error_message]),
+      ),
+    ).toBe("succeeded");
     expect(await title.textContent()).toContain(": succeeded");
-    await expect.poll(() => page.locator("#job-progress").evaluate((p: HTMLProgressElement) => p.value / p.max), { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(() => page.locator("#job-progress").evaluate((p: HTMLProgressElement) => p.value / p.max), { timeout: 10_000 })
+      .toBe(1);
     expect(await page.locator("#job-progress-text").textContent()).toMatch(/^100% · 4\/4 tasks/);
     const phases = page.locator("#timeline li");
     expect(await phases.count()).toBeGreaterThanOrEqual(4);
@@ -112,7 +138,9 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     const { seqs } = await (await fetch(`${server.base}/v1/reconstructions/${job.recon_id}/snapshots`)).json();
     const last = Math.max(...seqs);
     const status = page.locator("#viewer-status");
-    await expect.poll(() => status.textContent(), { timeout: 60_000 }).toMatch(new RegExp(`^Snapshot ${last}: ([\\d,]+) of \\1 points, ${photos.length} cameras\\.$`));
+    await expect
+      .poll(() => status.textContent(), { timeout: 60_000 })
+      .toMatch(new RegExp(`^Snapshot ${last}: ([\\d,]+) of \\1 points, ${photos.length} cameras\\.$`));
     const seen = [...new Set(snapshotReads.filter((r) => r.file === "cameras.json").map((r) => r.seq))];
     expect(seqs.length, "snapshots sealed during the run").toBeGreaterThan(1);
     expect(seen.length, `snapshots loaded: ${seen}`).toBeGreaterThan(1);
@@ -140,7 +168,9 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => detail.isVisible()).toBe(true);
     const chosen = await page.locator("#camera-select").evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent ?? "");
     expect(photos.map((p) => p.split("/").pop())).toContain(chosen);
-    await expect.poll(() => page.locator("#camera-caption").textContent()).toMatch(new RegExp(`^${chosen.replace(".", "\\.")}: [1-9]\\d* of \\d+ keypoints observe 3D points`));
+    await expect
+      .poll(() => page.locator("#camera-caption").textContent())
+      .toMatch(new RegExp(`^${chosen.replace(".", "\\.")}: [1-9]\\d* of \\d+ keypoints observe 3D points`));
     expect(await page.locator("#camera-caption").textContent()).not.toContain("not available");
     const photo = await page.locator("#camera-photo").screenshot();
     expect(await observationPixels(photo), "green observation dots on the photo").toBeGreaterThan(100);
@@ -207,7 +237,9 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     await expect.poll(() => tiles.count(), { timeout: 30_000 }).toBe(2);
     // The first test uploaded these bytes: the server's uploads under their Idempotency-Keys are finalized.
     for (const tile of await tiles.all()) expect(await tile.textContent()).toContain("already on the server, no bytes sent");
-    const patches = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => /\/v1\/uploads\/[^/:]+$/.test(e.name)).length);
+    const patches = await page.evaluate(
+      () => performance.getEntriesByType("resource").filter((e) => /\/v1\/uploads\/[^/:]+$/.test(e.name)).length,
+    );
     expect(patches).toBe(0);
 
     // A matcher this server does not offer: its 501 problem is shown with its title, detail and capability.

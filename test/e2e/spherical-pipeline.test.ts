@@ -17,7 +17,6 @@ import { type Server, startServer } from "../conformance/server";
 import { httpClient, uploadBytes, waitForJob } from "../support/http";
 import { camFromWorld, encodeJpeg, renderRoomPanorama, roomPath } from "../support/panoramas";
 
-
 let server: Server;
 let http: ReturnType<typeof httpClient>;
 let runner: Runner;
@@ -36,8 +35,16 @@ beforeAll(async () => {
   await runner.register();
   pid = (await http("POST", "/v1/projects", { name: "panorama walk" })).json.project_id;
   const entries = [];
-  for (const pose of path) entries.push({ name: pose.name, blob_sha: await uploadBytes(http, await encodeJpeg(renderRoomPanorama(pose, 768))) });
-  did = (await http("POST", `/v1/projects/${pid}/datasets`, { name: "room", camera_model: "SPHERICAL", is_spherical: true, source: { kind: "upload", entries } })).json.dataset_id;
+  for (const pose of path)
+    entries.push({ name: pose.name, blob_sha: await uploadBytes(http, await encodeJpeg(renderRoomPanorama(pose, 768))) });
+  did = (
+    await http("POST", `/v1/projects/${pid}/datasets`, {
+      name: "room",
+      camera_model: "SPHERICAL",
+      is_spherical: true,
+      source: { kind: "upload", entries },
+    })
+  ).json.dataset_id;
 }, 300_000);
 afterAll(async () => {
   await server?.stop();
@@ -69,7 +76,10 @@ async function run(body: unknown) {
   expect(submitted.status, JSON.stringify(submitted.json)).toBe(202);
   await runner.drain();
   const job = await waitForJob(http, submitted.json.job_id);
-  expect(job.status, JSON.stringify(job.tasks.map((t: { kind: string; status: string; error_message: string }) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+  expect(
+    job.status,
+    JSON.stringify(job.tasks.map((t: { kind: string; status: string; error_message: string }) => [t.kind, t.status, t.error_message])),
+  ).toBe("succeeded");
   return { job, recon_id: submitted.json.recon_id as string };
 }
 
@@ -85,7 +95,11 @@ describe("the spherical pipeline (2.12) and :to_cubemap (4.13)", () => {
     for (const f of frames.frames) expect(Object.keys(f.data_ids)).toHaveLength(6);
     expect(images.images.filter((i) => i.name.startsWith("up/"))).toHaveLength(path.length);
     const report = compareToReference(poses, truth);
-    console.log("spherical pipeline (cubemap rigs):", { maxRotationErrorDeg: report.maxRotationErrorDeg, medianRotationErrorDeg: report.medianRotationErrorDeg, maxCenterErrorFraction: report.maxCenterErrorFraction });
+    console.log("spherical pipeline (cubemap rigs):", {
+      maxRotationErrorDeg: report.maxRotationErrorDeg,
+      medianRotationErrorDeg: report.medianRotationErrorDeg,
+      maxCenterErrorFraction: report.maxCenterErrorFraction,
+    });
     expect(report.numRegistered).toBe(path.length);
     expect(report.maxRotationErrorDeg).toBeLessThan(1);
     expect(report.maxCenterErrorFraction).toBeLessThan(0.01);
@@ -112,12 +126,18 @@ describe("the spherical pipeline (2.12) and :to_cubemap (4.13)", () => {
     expect(cameras.cameras.map((c) => [c.model, c.width, c.params])).toEqual(CUBEMAP_FACES.map(() => ["PINHOLE", 128, [64, 64, 64, 64]]));
     expect(frames.frames).toHaveLength(sphericalImages.images.length);
     // Every observation is kept, each on one face; the frames carry the panoramas' poses.
-    const count = (f: { images: { points2D: { point3d_id: number | null }[] }[] }) => f.images.flatMap((i) => i.points2D).filter((p) => p.point3d_id !== null).length;
+    const count = (f: { images: { points2D: { point3d_id: number | null }[] }[] }) =>
+      f.images.flatMap((i) => i.points2D).filter((p) => p.point3d_id !== null).length;
     expect(count(images)).toBe(count(sphericalImages));
     const byId = (a: [number, unknown][]) => a.sort((x, y) => x[0] - y[0]);
-    expect(byId(frames.frames.map((f) => [f.frame_id, f.rig_from_world]))).toEqual(byId(sphericalImages.images.map((i) => [i.image_id, i.cam_from_world])));
+    expect(byId(frames.frames.map((f) => [f.frame_id, f.rig_from_world]))).toEqual(
+      byId(sphericalImages.images.map((i) => [i.image_id, i.cam_from_world])),
+    );
     const report = compareToReference(poses, truth);
-    console.log("spherical pipeline (SPHERICAL images):", { maxRotationErrorDeg: report.maxRotationErrorDeg, maxCenterErrorFraction: report.maxCenterErrorFraction });
+    console.log("spherical pipeline (SPHERICAL images):", {
+      maxRotationErrorDeg: report.maxRotationErrorDeg,
+      maxCenterErrorFraction: report.maxCenterErrorFraction,
+    });
     expect(report.maxRotationErrorDeg).toBeLessThan(1);
     // The new snapshot is announced like any other.
     const said = new TextDecoder().decode((await http("GET", `/v1/jobs/${job.job_id}/events`)).raw);

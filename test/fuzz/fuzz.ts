@@ -45,20 +45,41 @@ export interface FuzzReport {
 }
 
 /** Runs `requests` fuzz requests against `target` and reports; it never stops at a failure. */
-export async function fuzz(doc: OpenApiDocument, fixture: Fixture, target: FuzzTarget, o: { requests: number; seed: number }): Promise<FuzzReport> {
+export async function fuzz(
+  doc: OpenApiDocument,
+  fixture: Fixture,
+  target: FuzzTarget,
+  o: { requests: number; seed: number },
+): Promise<FuzzReport> {
   const started = Date.now();
   const ops = operationsOf(doc);
   const components = doc.components?.schemas ?? {};
   const arb = fc.oneof(...ops.map((op) => requestOf(op, ops, fixture, components)), strayRequest());
-  const report: FuzzReport = { seed: o.seed, requests: 0, statuses: {}, serverErrors: 0, mutations: {}, failures: [], undocumented: [], alive: false, seconds: 0 };
+  const report: FuzzReport = {
+    seed: o.seed,
+    requests: 0,
+    statuses: {},
+    serverErrors: 0,
+    mutations: {},
+    failures: [],
+    undocumented: [],
+    alive: false,
+    seconds: 0,
+  };
   const failures = new Map<string, Failure>();
   const undocumented = new Map<string, Failure>();
   const record = (req: FuzzRequest, fault: string, detail: string, into = failures) => {
     const known = into.get(fault);
     if (known) return void (known.count += 1);
     const body = typeof req.body === "string" ? req.body.slice(0, 400) : req.body ? `<${req.body.length} bytes>` : "";
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 40)}...(${v.length})` : v]));
-    into.set(fault, { fault, count: 1, example: { method: req.method, target: req.target.slice(0, 400), mutation: req.mutation.slice(0, 200), headers, body, detail } });
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 40)}...(${v.length})` : v]),
+    );
+    into.set(fault, {
+      fault,
+      count: 1,
+      example: { method: req.method, target: req.target.slice(0, 400), mutation: req.mutation.slice(0, 200), headers, body, detail },
+    });
   };
   let known: Record<string, string> | null = null;
   await fc.assert(
@@ -76,7 +97,12 @@ export async function fuzz(doc: OpenApiDocument, fixture: Fixture, target: FuzzT
       if (writes && target.state && answer.status >= 400) {
         const now = await target.state();
         const changed = Object.keys({ ...known, ...now }).filter((k) => known![k] !== now[k]);
-        if (changed.length) record(req, `${req.op ? `${req.op.method} ${req.op.path}` : req.method} [${kind}]: a rejected request (${answer.status}) changed ${changed.join(", ")}`, answer.body.slice(0, 300));
+        if (changed.length)
+          record(
+            req,
+            `${req.op ? `${req.op.method} ${req.op.path}` : req.method} [${kind}]: a rejected request (${answer.status}) changed ${changed.join(", ")}`,
+            answer.body.slice(0, 300),
+          );
         known = now;
       } else if (writes || answer.status < 400) {
         // A write that succeeded, or a read that may fill a cache (tiles, thumbnails): storage may have changed.
@@ -113,14 +139,25 @@ async function settled(state: () => Promise<Record<string, string>>): Promise<Re
 export function formatReport(r: FuzzReport): string {
   const lines = [
     `fuzz: ${r.requests} requests (seed ${r.seed}) in ${r.seconds.toFixed(1)} s; 5xx: ${r.serverErrors}; distinct failures: ${r.failures.length}; still answering: ${r.alive ? "yes" : "NO"}`,
-    `  statuses: ${Object.entries(r.statuses).map(([s, n]) => `${s}x${n}`).join(" ")}`,
-    `  mutations: ${Object.entries(r.mutations).sort(([a], [b]) => a.localeCompare(b)).map(([m, n]) => `${m} ${n}`).join(", ")}`,
+    `  statuses: ${Object.entries(r.statuses)
+      .map(([s, n]) => `${s}x${n}`)
+      .join(" ")}`,
+    `  mutations: ${Object.entries(r.mutations)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([m, n]) => `${m} ${n}`)
+      .join(", ")}`,
   ];
   for (const f of r.failures) {
     lines.push(`  FAIL (${f.count}x) ${f.fault}`);
-    lines.push(`    e.g. ${f.example.method} ${f.example.target} [${f.example.mutation}] ${JSON.stringify(f.example.headers)} ${f.example.body}`);
+    lines.push(
+      `    e.g. ${f.example.method} ${f.example.target} [${f.example.mutation}] ${JSON.stringify(f.example.headers)} ${f.example.body}`,
+    );
     if (f.example.detail) lines.push(`    -> ${f.example.detail.replace(/\s+/g, " ").slice(0, 300)}`);
   }
-  if (r.undocumented.length) lines.push(`  answers /openapi.json does not list (${r.undocumented.length}):`, ...r.undocumented.map((f) => `    ${f.fault} (${f.count}x, e.g. ${f.example.method} ${f.example.target.slice(0, 120)})`));
+  if (r.undocumented.length)
+    lines.push(
+      `  answers /openapi.json does not list (${r.undocumented.length}):`,
+      ...r.undocumented.map((f) => `    ${f.fault} (${f.count}x, e.g. ${f.example.method} ${f.example.target.slice(0, 120)})`),
+    );
   return lines.join("\n");
 }

@@ -23,7 +23,17 @@ export interface Operation {
 }
 
 export interface OpenApiDocument {
-  paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> }; responses?: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: Parameter[];
+        requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
+        responses?: Record<string, unknown>;
+      }
+    >
+  >;
   components?: { schemas?: Record<string, Schema> };
 }
 

@@ -27,7 +27,8 @@ export function judge(req: FuzzRequest, res: { status: number; contentType: stri
   const capability501 = status === 501 && !!req.op?.statuses.has(501);
   if (status >= 500 && !capability501) return fail(`${status}`, res.body.slice(0, 500));
   if (status >= 400) {
-    if (!res.contentType.startsWith("application/problem+json")) return fail(`${status} is not problem+json (${res.contentType || "no type"})`, res.body.slice(0, 300));
+    if (!res.contentType.startsWith("application/problem+json"))
+      return fail(`${status} is not problem+json (${res.contentType || "no type"})`, res.body.slice(0, 300));
     let p: Record<string, unknown>;
     try {
       p = JSON.parse(res.body) as Record<string, unknown>;
@@ -36,8 +37,10 @@ export function judge(req: FuzzRequest, res: { status: number; contentType: stri
     }
     for (const k of ["type", "title", "status", "instance"]) if (!(k in p)) return fail(`problem lacks '${k}'`, res.body.slice(0, 300));
     if (p.status !== status) return fail(`problem status ${String(p.status)} differs from HTTP ${status}`);
-    if (typeof p.type !== "string" || !/\/[a-z_]+$/.test(p.type)) return fail(`problem type '${String(p.type)}' is not {errors_base}/<slug>`);
-    if (typeof p.instance !== "string" || !p.instance.startsWith("/")) return fail(`problem instance '${String(p.instance)}' is not the request path`);
+    if (typeof p.type !== "string" || !/\/[a-z_]+$/.test(p.type))
+      return fail(`problem type '${String(p.type)}' is not {errors_base}/<slug>`);
+    if (typeof p.instance !== "string" || !p.instance.startsWith("/"))
+      return fail(`problem instance '${String(p.instance)}' is not the request path`);
     if (status === 501 && typeof p.capability !== "string") return fail("501 without a capability member");
     if (status === 422 && !Array.isArray(p.errors)) return fail("422 without errors[]");
   }

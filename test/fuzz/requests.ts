@@ -61,7 +61,7 @@ export const HOSTILE_STRINGS = [
   "%00",
   "%2e%2e%2f",
   "'; DROP TABLE projects; --",
-  "\" OR 1=1 --",
+  '" OR 1=1 --',
   "<script>alert(1)</script>",
   "${jndi:ldap://x}",
   "__proto__",
@@ -102,7 +102,13 @@ const WRONG_TYPED: unknown[] = [0, -1, 1.5, "x", "", true, false, null, [], {}, 
 type Path = (string | number)[];
 
 /** Every place in `value` whose schema is known, with that schema (oneOf resolved by a `kind` discriminator). */
-function locations(value: unknown, schema: Schema, components: Components, at: Path = [], out: { path: Path; schema: Schema; value: unknown }[] = []) {
+function locations(
+  value: unknown,
+  schema: Schema,
+  components: Components,
+  at: Path = [],
+  out: { path: Path; schema: Schema; value: unknown }[] = [],
+) {
   let s = resolve(schema, components);
   const alternatives = (s.oneOf ?? s.anyOf) as Schema[] | undefined;
   if (alternatives) {
@@ -168,10 +174,12 @@ function invalidFor(schema: Schema, pick: number): unknown {
   if (types.includes("string")) {
     if (typeof schema.maxLength === "number") candidates.push("x".repeat(schema.maxLength + 1));
     if (typeof schema.minLength === "number" && schema.minLength > 0) candidates.push("");
-    if (typeof schema.pattern === "string") candidates.push(...["../x", "\u0000", "ZZ", " "].filter((v) => !new RegExp(schema.pattern as string).test(v)));
+    if (typeof schema.pattern === "string")
+      candidates.push(...["../x", "\u0000", "ZZ", " "].filter((v) => !new RegExp(schema.pattern as string).test(v)));
   }
   if (types.includes("array")) {
-    if (typeof schema.maxItems === "number" && schema.maxItems < 2000) candidates.push(Array.from({ length: schema.maxItems + 1 }, () => null));
+    if (typeof schema.maxItems === "number" && schema.maxItems < 2000)
+      candidates.push(Array.from({ length: schema.maxItems + 1 }, () => null));
     if (typeof schema.minItems === "number" && schema.minItems > 0) candidates.push([]);
   }
   return candidates.length ? candidates[pick % candidates.length] : undefined;
@@ -191,7 +199,21 @@ export function absentLike(known: string): string {
   if (i < 0) return ABSENT_ID;
   const c = known[i]!;
   const hex = /^[0-9a-f]+$/.test(known);
-  const swap = /\d/.test(c) ? (c === "9" ? "8" : "9") : hex ? (c === "f" ? "e" : "f") : c === "Z" ? "Y" : c === "z" ? "y" : /[A-Z]/.test(c) ? "Z" : "z";
+  const swap = /\d/.test(c)
+    ? c === "9"
+      ? "8"
+      : "9"
+    : hex
+      ? c === "f"
+        ? "e"
+        : "f"
+      : c === "Z"
+        ? "Y"
+        : c === "z"
+          ? "y"
+          : /[A-Z]/.test(c)
+            ? "Z"
+            : "z";
   return known.slice(0, i) + swap + known.slice(i + 1);
 }
 
@@ -220,28 +242,43 @@ const queryString = (q: Record<string, string>) => {
 
 /** A valid request of `op`: fixture ids in the path, schema-valid query, headers and body. */
 function validParts(op: Operation, fixture: Fixture, components: Components, named: Named): fc.Arbitrary<Built> {
-  const path = Object.fromEntries(op.params.filter((p) => p.in === "path").map((p) => [p.name, paramArb(op, p.name, p.schema, fixture, components)]));
+  const path = Object.fromEntries(
+    op.params.filter((p) => p.in === "path").map((p) => [p.name, paramArb(op, p.name, p.schema, fixture, components)]),
+  );
   const optional = (p: { required: boolean; schema: Schema }) => valueOf(p.schema, components).map(String);
   // A page token is opaque and only the server makes valid ones: the valid form starts at page one.
   const query = op.params.filter((p) => p.in === "query" && p.name !== "page_token");
   const headers = op.params.filter((p) => p.in === "header" && !["content-range", "authorization"].includes(p.name.toLowerCase()));
-  const body = op.body && op.body.mediaType.includes("json") ? valueOf(op.body.schema, components, named) : fc.uint8Array({ maxLength: 64 });
+  const body =
+    op.body && op.body.mediaType.includes("json") ? valueOf(op.body.schema, components, named) : fc.uint8Array({ maxLength: 64 });
   return fc.record({
     params: fc.record(path),
-    query: fc.record(Object.fromEntries(query.map((p) => [p.name, optional(p)])), { requiredKeys: query.filter((p) => p.required).map((p) => p.name) }),
-    headers: fc.record(Object.fromEntries(headers.map((p) => [p.name, optional(p)])), { requiredKeys: headers.filter((p) => p.required).map((p) => p.name) }),
+    query: fc.record(Object.fromEntries(query.map((p) => [p.name, optional(p)])), {
+      requiredKeys: query.filter((p) => p.required).map((p) => p.name),
+    }),
+    headers: fc.record(Object.fromEntries(headers.map((p) => [p.name, optional(p)])), {
+      requiredKeys: headers.filter((p) => p.required).map((p) => p.name),
+    }),
     body,
   }) as fc.Arbitrary<Built>;
 }
 
-function assemble(op: Operation, b: Built, mutation: string, expect: Expectation, over: Partial<FuzzRequest> = {}, rawParams?: Set<string>): FuzzRequest {
+function assemble(
+  op: Operation,
+  b: Built,
+  mutation: string,
+  expect: Expectation,
+  over: Partial<FuzzRequest> = {},
+  rawParams?: Set<string>,
+): FuzzRequest {
   const headers: Record<string, string> = { ...b.headers };
   let body: string | Uint8Array | undefined;
   if (op.body) {
     if (b.body instanceof Uint8Array) {
       body = b.body;
       headers["content-type"] = op.body.mediaType;
-      if (op.path === "/v1/uploads/{uid}") headers["content-range"] = b.body.length ? `bytes 0-${b.body.length - 1}/${b.body.length}` : "bytes 0-0/1";
+      if (op.path === "/v1/uploads/{uid}")
+        headers["content-range"] = b.body.length ? `bytes 0-${b.body.length - 1}/${b.body.length}` : "bytes 0-0/1";
     } else {
       body = JSON.stringify(b.body === undefined ? {} : b.body);
       headers["content-type"] = "application/json";
@@ -277,7 +314,19 @@ export function requestOf(op: Operation, all: Operation[], fixture: Fixture, com
   ];
   if (pathParams.length) kinds.push(["path.absent", 2], ["path.hostile", 3]);
   if (queryParams.length) kinds.push(["query.invalid", 2], ["query.extra", 1]);
-  if (jsonBody) kinds.push(["body.invalid_value", 5], ["body.missing_field", 2], ["body.extra_fields", 2], ["body.hostile_string", 3], ["body.deep", 1], ["body.not_object", 1], ["body.malformed_json", 2], ["body.oversize", 1], ["body.wrong_content_type", 2], ["body.huge_number_text", 1]);
+  if (jsonBody)
+    kinds.push(
+      ["body.invalid_value", 5],
+      ["body.missing_field", 2],
+      ["body.extra_fields", 2],
+      ["body.hostile_string", 3],
+      ["body.deep", 1],
+      ["body.not_object", 1],
+      ["body.malformed_json", 2],
+      ["body.oversize", 1],
+      ["body.wrong_content_type", 2],
+      ["body.huge_number_text", 1],
+    );
   if (op.path === "/v1/uploads/{uid}" && op.method === "PATCH") kinds.push(["upload.bad_content_range", 4], ["upload.truncated", 3]);
   const kind = fc.constantFrom(...kinds.flatMap(([k, w]) => Array<string>(w).fill(k)));
   const taken = methodsAt(all, op.path);
@@ -292,15 +341,27 @@ function mutate(op: Operation, taken: string[], kind: string, b: Built, n: numbe
     case "valid":
       return assemble(op, b, kind, ANY);
     case "header.huge":
-      return assemble(op, b, kind, ANY, { headers: { ...assemble(op, b, kind, ANY).headers, "x-fuzz-padding": "a".repeat(16_000 + (n % 48_000)) } });
+      return assemble(op, b, kind, ANY, {
+        headers: { ...assemble(op, b, kind, ANY).headers, "x-fuzz-padding": "a".repeat(16_000 + (n % 48_000)) },
+      });
     case "method.wrong": {
       const other = ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((x) => !taken.includes(x));
       if (!other.length) return assemble(op, b, "valid", ANY);
       // On a custom method's path (`.../{id}:verb`) the wrong method may reach the resource's own route, whose id refuses the suffix (422).
-      return { ...assemble(op, b, kind, op.path.includes("}:") ? status(404, 405, 422) : status(405)), op: null, method: other[n % other.length]! };
+      return {
+        ...assemble(op, b, kind, op.path.includes("}:") ? status(404, 405, 422) : status(405)),
+        op: null,
+        method: other[n % other.length]!,
+      };
     }
     case "auth.missing":
-      return assemble(op, b, kind, ANY, { apiKeyMode: true, headers: { ...assemble(op, b, kind, ANY).headers, ...(n % 2 ? { authorization: ["Bearer", "Bearer sfm_x", `Bearer sfm_${ABSENT_ID}_nope`, "Basic Zm9vOmJhcg=="][m % 4]! } : {}) } });
+      return assemble(op, b, kind, ANY, {
+        apiKeyMode: true,
+        headers: {
+          ...assemble(op, b, kind, ANY).headers,
+          ...(n % 2 ? { authorization: ["Bearer", "Bearer sfm_x", `Bearer sfm_${ABSENT_ID}_nope`, "Basic Zm9vOmJhcg=="][m % 4]! } : {}),
+        },
+      });
     case "path.absent": {
       // A well-formed name of no row: 404, never 422 or 5xx (a parameter with a fixed set of values has no such name).
       const p = pathParams[n % pathParams.length]!;
@@ -308,7 +369,12 @@ function mutate(op: Operation, taken: string[], kind: string, b: Built, n: numbe
       // (The WebSocket route asks for the upgrade first: 426 without one. A body is validated before
       // the row is looked up, and its schema in the document may not say every rule: 422 then.)
       const absent = closed ? REJECT : op.path.startsWith("/ws/") ? status(404, 426) : op.body ? status(404, 422) : status(404);
-      return assemble(op, { ...b, params: { ...b.params, [p.name]: absentLike(b.params[p.name] ?? ABSENT_ID) } }, `${kind}:${p.name}`, absent);
+      return assemble(
+        op,
+        { ...b, params: { ...b.params, [p.name]: absentLike(b.params[p.name] ?? ABSENT_ID) } },
+        `${kind}:${p.name}`,
+        absent,
+      );
     }
     case "path.hostile": {
       const p = pathParams[n % pathParams.length]!;
@@ -323,13 +389,26 @@ function mutate(op: Operation, taken: string[], kind: string, b: Built, n: numbe
       const p = params[n % params.length]!;
       const s = resolve(p.schema, components);
       const bad = invalidFor(s, m);
-      const value = bad === undefined ? HOSTILE_STRINGS[m % HOSTILE_STRINGS.length]! : typeof bad === "object" ? JSON.stringify(bad) : String(bad);
+      const value =
+        bad === undefined ? HOSTILE_STRINGS[m % HOSTILE_STRINGS.length]! : typeof bad === "object" ? JSON.stringify(bad) : String(bad);
       // A string query parameter takes any string: only a value its schema refuses must be refused.
       const refusable = bad !== undefined && !(typesOf(s).includes("string") && typeof bad !== "string");
       return assemble(op, { ...b, query: { ...b.query, [p.name]: value } }, `${kind}:${p.name}`, refusable ? REJECT : ANY);
     }
     case "query.extra":
-      return assemble(op, { ...b, query: { ...b.query, [`x${n % 7}`]: HOSTILE_STRINGS[m % HOSTILE_STRINGS.length]!.slice(0, 2000), page_size: b.query.page_size ?? "1" } }, kind, ANY);
+      return assemble(
+        op,
+        {
+          ...b,
+          query: {
+            ...b.query,
+            [`x${n % 7}`]: HOSTILE_STRINGS[m % HOSTILE_STRINGS.length]!.slice(0, 2000),
+            page_size: b.query.page_size ?? "1",
+          },
+        },
+        kind,
+        ANY,
+      );
     case "upload.bad_content_range": {
       const len = b.body instanceof Uint8Array ? b.body.length : 0;
       const ranges = [
@@ -379,7 +458,10 @@ function bodyMutation(op: Operation, kind: string, b: Built, n: number, m: numbe
       return json(setAt(b.body, spot.path, bad), `${kind}:${spot.path.join(".") || "(root)"}=${short(bad)}`, REJECT);
     }
     case "body.missing_field": {
-      const withRequired = spots.filter((s) => Array.isArray(s.schema.required) && s.schema.required.length && s.value && typeof s.value === "object" && !Array.isArray(s.value));
+      const withRequired = spots.filter(
+        (s) =>
+          Array.isArray(s.schema.required) && s.schema.required.length && s.value && typeof s.value === "object" && !Array.isArray(s.value),
+      );
       if (!withRequired.length) return json(b.body, "valid", ANY);
       const spot = withRequired[n % withRequired.length]!;
       const required = spot.schema.required as string[];
@@ -421,7 +503,18 @@ function bodyMutation(op: Operation, kind: string, b: Built, n: number, m: numbe
     }
     case "body.malformed_json": {
       const text = JSON.stringify(b.body === undefined ? {} : b.body);
-      const v = [text.slice(0, Math.max(1, text.length - 1)), "{", "{'a': 1}", "{\"a\":}", "\u0000", "", "{\"a\": 1,}", text + "}", "NaN", "{\"a\": 01}"][n % 10]!;
+      const v = [
+        text.slice(0, Math.max(1, text.length - 1)),
+        "{",
+        "{'a': 1}",
+        '{"a":}',
+        "\u0000",
+        "",
+        '{"a": 1,}',
+        text + "}",
+        "NaN",
+        '{"a": 01}',
+      ][n % 10]!;
       // 400; or 422 when another part of the request (a query the document under-describes) is refused first.
       return raw(v, `${kind}:${short(v)}`, v === "" ? REJECT : status(400, 422));
     }
@@ -431,9 +524,22 @@ function bodyMutation(op: Operation, kind: string, b: Built, n: number, m: numbe
       return raw(pad.replace('"x-pad":""', `"x-pad":"${"a".repeat(size)}"`), `${kind}:${size}`, status(413));
     }
     case "body.wrong_content_type": {
-      const type = ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "", "application/json; charset=utf-16", "image/jpeg"][n % 7]!;
+      const type = [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+        "",
+        "application/json; charset=utf-16",
+        "image/jpeg",
+      ][n % 7]!;
       // The JSON in another media type: refused (400, 415, 422), or read as JSON when the type says JSON.
-      return raw(JSON.stringify(b.body === undefined ? {} : b.body), `${kind}:${type}`, type.startsWith("application/json") ? ANY : REJECT, type);
+      return raw(
+        JSON.stringify(b.body === undefined ? {} : b.body),
+        `${kind}:${type}`,
+        type.startsWith("application/json") ? ANY : REJECT,
+        type,
+      );
     }
     case "body.huge_number_text": {
       const numbers = spots.filter((s) => typeof s.value === "number");
@@ -449,13 +555,32 @@ function bodyMutation(op: Operation, kind: string, b: Built, n: number, m: numbe
 }
 
 function short(v: unknown): string {
-  const s = typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  const s = typeof v === "string" ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
   return s.length > 40 ? `${s.slice(0, 37)}...(${s.length})` : s;
 }
 
 /** Requests to paths no operation has. */
 export function strayRequest(): fc.Arbitrary<FuzzRequest> {
-  return fc.tuple(fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE"), fc.constantFrom("/v1/nope", "/v1/projects/x/y/z/w", "/v2/projects", "/v1/projects:launch", "/v1//projects", "/v1/jobs/x:explode", "/ws/v1/nope"), fc.constantFrom(...HOSTILE_SEGMENTS)).map(
-    ([method, path, seg]) => ({ op: null, mutation: "path.unknown", method, target: `${path}/${seg}`, headers: {}, expect: status(400, 404, 405) }),
-  );
+  return fc
+    .tuple(
+      fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE"),
+      fc.constantFrom(
+        "/v1/nope",
+        "/v1/projects/x/y/z/w",
+        "/v2/projects",
+        "/v1/projects:launch",
+        "/v1//projects",
+        "/v1/jobs/x:explode",
+        "/ws/v1/nope",
+      ),
+      fc.constantFrom(...HOSTILE_SEGMENTS),
+    )
+    .map(([method, path, seg]) => ({
+      op: null,
+      mutation: "path.unknown",
+      method,
+      target: `${path}/${seg}`,
+      headers: {},
+      expect: status(400, 404, 405),
+    }));
 }

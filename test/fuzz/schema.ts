@@ -108,7 +108,8 @@ function stringOf(s: Schema): fc.Arbitrary<string> {
 function arrayOf(s: Schema, components: Components, named: Named, depth: number): fc.Arbitrary<unknown[]> {
   if (Array.isArray(s.prefixItems)) return fc.tuple(...(s.prefixItems as Schema[]).map((p) => valueOf(p, components, named, depth + 1)));
   const minLength = (s.minItems as number | undefined) ?? 0;
-  if (depth >= MAX_DEPTH || !s.items) return minLength === 0 ? fc.constant([]) : fc.array(fc.constant(null), { minLength, maxLength: minLength });
+  if (depth >= MAX_DEPTH || !s.items)
+    return minLength === 0 ? fc.constant([]) : fc.array(fc.constant(null), { minLength, maxLength: minLength });
   const maxLength = Math.min((s.maxItems as number | undefined) ?? 4, Math.max(minLength, 4));
   return fc.array(valueOf(s.items as Schema, components, named, depth + 1), { minLength, maxLength });
 }
@@ -129,6 +130,9 @@ function objectOf(s: Schema, components: Components, named: Named, depth: number
   const extra = s.additionalProperties;
   if (!extra || Object.keys(props).length > 0) return known;
   // A map (`additionalProperties` only): a few entries of the value schema.
-  const value = extra === true || Object.keys(extra as Schema).length === 0 ? fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean()) : valueOf(extra as Schema, components, named, depth + 1);
+  const value =
+    extra === true || Object.keys(extra as Schema).length === 0
+      ? fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean())
+      : valueOf(extra as Schema, components, named, depth + 1);
   return fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), value, { maxKeys: 3 });
 }

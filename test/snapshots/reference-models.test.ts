@@ -26,10 +26,21 @@ describe.each(["opensfm-lund", "sacre-coeur", "sceaux-castle"])("reference model
     expect(fileProblem("images.json", enc(snap.images))).toBeNull();
     expect(fileProblem("summary.json", enc(snap.summary))).toBeNull();
     expect(fileProblem("points.bin", snap.points)).toBeNull();
-    const model = (images: unknown) => new Map([["cameras.json", enc(snap.cameras)], ["images.json", enc(images)], ["points.bin", snap.points], ["summary.json", enc(snap.summary)]]);
+    const model = (images: unknown) =>
+      new Map([
+        ["cameras.json", enc(snap.cameras)],
+        ["images.json", enc(images)],
+        ["points.bin", snap.points],
+        ["summary.json", enc(snap.summary)],
+      ]);
     expect(modelProblem(model(snap.images))).toBeNull();
     // A map result whose poses do not explain its observations (every camera moved by a tenth of the scene) is refused.
-    const moved = { images: snap.images.images.map((im) => ({ ...im, cam_from_world: { ...im.cam_from_world, translation: im.cam_from_world.translation.map((t) => t + 0.1 * (1 + Math.abs(t))) } })) };
+    const moved = {
+      images: snap.images.images.map((im) => ({
+        ...im,
+        cam_from_world: { ...im.cam_from_world, translation: im.cam_from_world.translation.map((t) => t + 0.1 * (1 + Math.abs(t))) },
+      })),
+    };
     expect(modelProblem(model(moved))).toMatch(/reproject with a mean error of [\d.]+ px; summary\.json states/);
     expect(fileProblem("images.json", enc(snap.cameras))).toMatch(/images\.json schema/);
     expect(fileProblem("points.bin", snap.points.subarray(0, snap.points.byteLength - 1))).toMatch(/26-byte records/);

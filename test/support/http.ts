@@ -12,7 +12,9 @@ export interface HttpResult {
   raw: Uint8Array;
 }
 
-export type Http = ((method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>) & { client: EdgeSfmClient };
+export type Http = ((method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>) & {
+  client: EdgeSfmClient;
+};
 
 export function httpClient(base: string, defaults: Record<string, string> = {}): Http {
   const client = new EdgeSfmClient({ baseUrl: base, authorization: defaults.Authorization });
@@ -26,7 +28,8 @@ export function httpClient(base: string, defaults: Record<string, string> = {}):
     }
     const res = await transport.send(new Request(transport.url(path), init));
     const raw = new Uint8Array(await res.arrayBuffer());
-    const json = /json/.test(res.headers.get("Content-Type") ?? "") && raw.length > 0 ? JSON.parse(new TextDecoder().decode(raw)) : undefined;
+    const json =
+      /json/.test(res.headers.get("Content-Type") ?? "") && raw.length > 0 ? JSON.parse(new TextDecoder().decode(raw)) : undefined;
     return { status: res.status, headers: res.headers, json, raw };
   }
   return Object.assign(http, { client });

@@ -16,14 +16,26 @@ export function stripedPanorama(seed: number): RawImage {
       const lon = ((x + 0.5) / width - 0.5) * 2 * Math.PI;
       const lat = ((y + 0.5) / height - 0.5) * Math.PI;
       const stripes = Math.sin(7 * lon + seed) * Math.cos(5 * lat) > 0 ? 80 : 0;
-      rgba.set([(1 + Math.cos(lat) * Math.sin(lon)) * 80 + stripes, (1 + Math.sin(lat)) * 110, (1 + Math.cos(lat) * Math.cos(lon)) * 60 + seed * 10, 255], 4 * (y * width + x));
+      rgba.set(
+        [
+          (1 + Math.cos(lat) * Math.sin(lon)) * 80 + stripes,
+          (1 + Math.sin(lat)) * 110,
+          (1 + Math.cos(lat) * Math.cos(lon)) * 60 + seed * 10,
+          255,
+        ],
+        4 * (y * width + x),
+      );
     }
   }
   return { rgba, width, height };
 }
 
 export async function encodePng(image: RawImage): Promise<Uint8Array> {
-  return new Uint8Array(await sharp(image.rgba, { raw: { width: image.width, height: image.height, channels: 4 } }).png().toBuffer());
+  return new Uint8Array(
+    await sharp(image.rgba, { raw: { width: image.width, height: image.height, channels: 4 } })
+      .png()
+      .toBuffer(),
+  );
 }
 
 // ---- a textured room rendered as equirectangular panoramas along a known path ----
@@ -114,7 +126,7 @@ export interface PanoramaPose {
 
 /** cam_from_world (rig_from_world) of a pose: R = R_y(yaw)^T, t = -R c. */
 export function camFromWorld(pose: PanoramaPose): { rotation: [number, number, number, number]; translation: Vec3 } {
-  const half = ((pose.yawDeg * Math.PI) / 180) / 2;
+  const half = (pose.yawDeg * Math.PI) / 180 / 2;
   // R_y(yaw) as a quaternion is (cos, 0, sin, 0); its inverse (cos, 0, -sin, 0).
   const q: [number, number, number, number] = [Math.cos(half), 0, -Math.sin(half), 0];
   const [c, s] = [Math.cos(2 * half), Math.sin(2 * half)];
@@ -125,19 +137,28 @@ export function camFromWorld(pose: PanoramaPose): { rotation: [number, number, n
 
 /** The path: `count` panoramas 0.5 m apart along x, wandering in z and turning 12 degrees each. */
 export function roomPath(count: number): PanoramaPose[] {
-  return Array.from({ length: count }, (_, i) => ({ name: `pano_${String(i).padStart(2, "0")}.jpg`, center: [-2 + 0.5 * i, 0.2 * Math.sin(i), 0.4 * Math.cos(0.7 * i)], yawDeg: 12 * i - 30 }));
+  return Array.from({ length: count }, (_, i) => ({
+    name: `pano_${String(i).padStart(2, "0")}.jpg`,
+    center: [-2 + 0.5 * i, 0.2 * Math.sin(i), 0.4 * Math.cos(0.7 * i)],
+    yawDeg: 12 * i - 30,
+  }));
 }
 
 /** The room seen from `pose` as an equirectangular panorama (SPHERICAL), 2 x 2 supersampled. */
 export function renderRoomPanorama(pose: PanoramaPose, width: number): RawImage {
   const height = width / 2;
   const rgba = new Uint8Array(4 * width * height);
-  const a = ((pose.yawDeg * Math.PI) / 180);
+  const a = (pose.yawDeg * Math.PI) / 180;
   const [c, s] = [Math.cos(a), Math.sin(a)];
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       let sum = 0;
-      for (const [sx, sy] of [[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]] as const) {
+      for (const [sx, sy] of [
+        [0.25, 0.25],
+        [0.75, 0.25],
+        [0.25, 0.75],
+        [0.75, 0.75],
+      ] as const) {
         const lon = ((x + sx) / width - 0.5) * 2 * Math.PI;
         const lat = ((y + sy) / height - 0.5) * Math.PI;
         const [u, v, w] = [Math.cos(lat) * Math.sin(lon), Math.sin(lat), Math.cos(lat) * Math.cos(lon)];
@@ -152,5 +173,9 @@ export function renderRoomPanorama(pose: PanoramaPose, width: number): RawImage 
 }
 
 export async function encodeJpeg(image: RawImage, quality = 95): Promise<Uint8Array> {
-  return new Uint8Array(await sharp(image.rgba, { raw: { width: image.width, height: image.height, channels: 4 } }).jpeg({ quality }).toBuffer());
+  return new Uint8Array(
+    await sharp(image.rgba, { raw: { width: image.width, height: image.height, channels: 4 } })
+      .jpeg({ quality })
+      .toBuffer(),
+  );
 }

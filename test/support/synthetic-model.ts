@@ -15,7 +15,7 @@ export const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
  */
 export function scene(n: number, seed = 1, o: { radial?: boolean } = {}) {
   let s = seed;
-  const rand = () => ((s = (s * 16807) % 2147483647) / 2147483647);
+  const rand = () => (s = (s * 16807) % 2147483647) / 2147483647;
   const xyz = new Float32Array(3 * n);
   for (let i = 0; i < n; i++) xyz.set([rand() * 2 - 1, rand() * 2 - 1, 4 + rand() * 2], 3 * i);
   const ids = BigUint64Array.from({ length: n }, (_, i) => BigInt(10 + 3 * i));
@@ -42,7 +42,6 @@ export function scene(n: number, seed = 1, o: { radial?: boolean } = {}) {
   return { xyz, ids, points, cameras, images, summary };
 }
 
-
 type Pose = { rotation: { w: number; x: number; y: number; z: number }; translation: [number, number, number] };
 
 /**
@@ -54,7 +53,7 @@ type Pose = { rotation: { w: number; x: number; y: number; z: number }; translat
  */
 export function splitScene(m: number, n: number, seed = 3) {
   let s = seed;
-  const rand = () => ((s = (s * 16807) % 2147483647) / 2147483647);
+  const rand = () => (s = (s * 16807) % 2147483647) / 2147483647;
   const [f, cx, cy] = [500, 320, 240];
   const xyz = Array.from({ length: n }, () => [rand() * 3 - 1.5, rand() * 2 - 1, 4 + rand() * 2] as [number, number, number]);
   const poses: Pose[] = Array.from({ length: m }, (_, i) => {
@@ -72,11 +71,22 @@ export function splitScene(m: number, n: number, seed = 3) {
     const y = [c0 * x[0] + c2 * x[2] + p.translation[0], x[1] + p.translation[1], -c2 * x[0] + c0 * x[2] + p.translation[2]];
     return [(f * y[0]!) / y[2]! + cx, (f * y[1]!) / y[2]! + cy];
   };
-  const cameras = { cameras: [{ camera_id: 1, model: "PINHOLE", params: [f, f, cx, cy], width: 640, height: 480, has_prior_focal_length: false }] };
-  const half = (images: number[], idBase: number, move: { pose: (p: Pose) => Pose; point: (x: [number, number, number]) => [number, number, number] }) => {
+  const cameras = {
+    cameras: [{ camera_id: 1, model: "PINHOLE", params: [f, f, cx, cy], width: 640, height: 480, has_prior_focal_length: false }],
+  };
+  const half = (
+    images: number[],
+    idBase: number,
+    move: { pose: (p: Pose) => Pose; point: (x: [number, number, number]) => [number, number, number] },
+  ) => {
     const moved = xyz.map(move.point);
     const ids = BigUint64Array.from({ length: n }, (_, k) => BigInt(idBase + k));
-    const points = encodePoints({ xyz: Float32Array.from(moved.flat()), rgb: new Uint8Array(3 * n).fill(128), trackLength: new Uint16Array(n).fill(images.length), ids });
+    const points = encodePoints({
+      xyz: Float32Array.from(moved.flat()),
+      rgb: new Uint8Array(3 * n).fill(128),
+      trackLength: new Uint16Array(n).fill(images.length),
+      ids,
+    });
     const imagesFile = {
       images: images.map((i, j) => ({
         image_id: j + 1,
@@ -86,7 +96,11 @@ export function splitScene(m: number, n: number, seed = 3) {
         points2D: xyz.map((x, k) => ({ xy: project(poses[i]!, x), point3d_id: idBase + k })),
       })),
     };
-    const summary = { models: [{ idx: 0, num_reg_images: images.length, num_points3D: n }], phase: "incremental_register", mean_reproj_err: 0 };
+    const summary = {
+      models: [{ idx: 0, num_reg_images: images.length, num_points3D: n }],
+      phase: "incremental_register",
+      mean_reproj_err: 0,
+    };
     return { cameras, images: imagesFile, points, summary, xyz: Float32Array.from(moved.flat()), ids };
   };
   return { poses, xyz, cameras, half };

@@ -36,7 +36,10 @@ describe("api_key mode (5)", () => {
     for (const path of ["/healthz", "/readyz", "/version", "/spec", "/metrics", "/openapi.json"]) {
       expect((await apiKey("GET", path)).status, path).toBe(200);
     }
-    const pre = await apiKey("OPTIONS", "/v1/projects", undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "POST" });
+    const pre = await apiKey("OPTIONS", "/v1/projects", undefined, {
+      Origin: "https://app.example",
+      "Access-Control-Request-Method": "POST",
+    });
     expect(pre.status).toBe(200);
     expectProblem(await apiKey("GET", "/v1/capabilities"), 401, "auth");
   });
@@ -58,7 +61,8 @@ describe("api_key mode (5)", () => {
       intruder = as(await issue("tenant-b"));
       const sha = await uploadBlob(LUND_01, {}, owner);
       const pid = (await owner("POST", "/v1/projects", { name: "a" })).json.project_id;
-      const did = (await owner("POST", `/v1/projects/${pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } })).json.dataset_id;
+      const did = (await owner("POST", `/v1/projects/${pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } })).json
+        .dataset_id;
       const iid = (await owner("POST", `/v1/datasets/${did}/images`, { name: "01.jpg", blob_sha: sha })).json.image_id;
       const uid = (await owner("POST", "/v1/uploads", { expected_size: 4 })).json.upload_id;
       ids = { pid, did, iid, uid, sha };
@@ -110,10 +114,18 @@ describe("api_key mode (5)", () => {
       const mine = await intruder("GET", "/v1/projects?page_size=500");
       expect(mine.json.items.map((p: any) => p.project_id)).not.toContain(ids.pid);
       const pid = (await intruder("POST", "/v1/projects", { name: "b" })).json.project_id;
-      const did = (await intruder("POST", `/v1/projects/${pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } })).json.dataset_id;
-      expectFieldError(await intruder("POST", `/v1/datasets/${did}/images`, { name: "x.jpg", blob_sha: ids.sha }), "blob_sha", "unknown_blob");
+      const did = (await intruder("POST", `/v1/projects/${pid}/datasets`, { name: "d", source: { kind: "upload", entries: [] } })).json
+        .dataset_id;
       expectFieldError(
-        await intruder("POST", `/v1/projects/${pid}/datasets`, { name: "d2", source: { kind: "upload", entries: [{ name: "x", blob_sha: ids.sha }] } }),
+        await intruder("POST", `/v1/datasets/${did}/images`, { name: "x.jpg", blob_sha: ids.sha }),
+        "blob_sha",
+        "unknown_blob",
+      );
+      expectFieldError(
+        await intruder("POST", `/v1/projects/${pid}/datasets`, {
+          name: "d2",
+          source: { kind: "upload", entries: [{ name: "x", blob_sha: ids.sha }] },
+        }),
         "source.entries.0.blob_sha",
         "unknown_blob",
       );

@@ -25,6 +25,8 @@ export const jsonBodyLimit = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** A one-shot request's image (4.15, 8): SVC_ONESHOT_MAX_REQUEST_BYTES. */
-export const oneshotBodyLimit = createMiddleware<AppEnv>(async (c, next) => capBody(c.var.config.oneshotMaxBytes, "one-shot requests")(c, next));
+export const oneshotBodyLimit = createMiddleware<AppEnv>(async (c, next) =>
+  capBody(c.var.config.oneshotMaxBytes, "one-shot requests")(c, next),
+);
 
 export const chunkBodyLimit = createMiddleware<AppEnv>(async (c, next) => capBody(c.var.config.maxChunkBytes, "upload chunks")(c, next));

@@ -20,7 +20,9 @@ describe("admin API keys (4.17)", () => {
   it("only a digest of the key is stored", async () => {
     const { raw_key } = (await call("POST", "/v1/admin/api-keys", { tenant_id: "acme" })).json;
     const secret = raw_key.split("_").slice(2).join("_");
-    const stored = await runInDurableObject(keyRegistry(env), (_o, state) => JSON.stringify(state.storage.sql.exec("SELECT * FROM api_keys").toArray()));
+    const stored = await runInDurableObject(keyRegistry(env), (_o, state) =>
+      JSON.stringify(state.storage.sql.exec("SELECT * FROM api_keys").toArray()),
+    );
     expect(stored).not.toContain(secret);
   });
 

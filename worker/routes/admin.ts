@@ -11,7 +11,6 @@ import { keyRegistry } from "../services/stores";
 
 export const admin = newRouter();
 
-
 admin.openapi(
   createRoute({
     method: "post",
@@ -33,7 +32,11 @@ admin.openapi(
     tags: ["admin"],
     responses: { 200: json(z.array(ApiKey), "every key, raw_key null"), ...problemResponses(401) },
   }),
-  async (c) => c.json((await keyRegistry(c.env).list()).map((k) => ({ ...k, raw_key: null })), 200),
+  async (c) =>
+    c.json(
+      (await keyRegistry(c.env).list()).map((k) => ({ ...k, raw_key: null })),
+      200,
+    ),
 );
 
 admin.openapi(

@@ -24,7 +24,12 @@ async function featuresJob(n = 2, reuse?: { did: string }) {
     const p = await expectStatus(call("POST", "/v1/projects", { name: "artifacts" }), 201);
     const entries = [];
     for (let i = 0; i < n; i++) entries.push({ name: `img${i}.jpg`, blob_sha: await uploadBlob(enc({ image: i, nonce: Math.random() })) });
-    did = (await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201)).json.dataset_id as string;
+    did = (
+      await expectStatus(
+        call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }),
+        201,
+      )
+    ).json.dataset_id as string;
   }
   const job = await expectStatus(call("POST", `/v1/datasets/${did}/features`, { spec: {} }), 202);
   const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "artifacts", stages: ["extract"] });
@@ -38,7 +43,8 @@ const jobArtifacts = async (jid: string, query = "") => (await expectStatus(call
 // The tenant's queue is shared by every test: leave no job a later test's runner could lease.
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -67,7 +73,10 @@ describe("the artifact vocabulary (2.11, 4.10)", () => {
     expect(kinds.total).toBe(Object.keys(CORE_ARTIFACT_FORMATS).length);
     expect(kinds.next_page_token).toBeNull();
     const byKind = Object.fromEntries(kinds.items.map((k: any) => [k.kind, k]));
-    expect(byKind["features.local.v1"]).toMatchObject({ default_format: "svc.features.local.v1", media_type: "application/x-sfm-features-v1" });
+    expect(byKind["features.local.v1"]).toMatchObject({
+      default_format: "svc.features.local.v1",
+      media_type: "application/x-sfm-features-v1",
+    });
     expect(byKind["reconstruction.snapshot"]).toMatchObject({ default_format: "svc.reconstruction.snapshot" });
     for (const k of kinds.items) expect(k.description.length).toBeGreaterThan(10);
 
@@ -90,9 +99,19 @@ describe("the artifact registry (2.11, 4.8, 4.10)", () => {
     expect(page.total).toBe(1);
     const a = StageArtifact.parse(page.items[0]);
     const project = (await call("GET", `/v1/jobs/${jid}`)).json.project_id;
-    expect(a).toMatchObject({ job_id: jid, task_id, project_id: project, dataset_id: did, recon_id: null, kind: "digests.image_sha256", name: "image digests" });
+    expect(a).toMatchObject({
+      job_id: jid,
+      task_id,
+      project_id: project,
+      dataset_id: did,
+      recon_id: null,
+      kind: "digests.image_sha256",
+      name: "image digests",
+    });
     // Extraction is sharded by image: one file per image (runners.md "Shards").
-    expect(a.files).toEqual(["features/img0.jpg", "features/img1.jpg"].map((path) => expect.objectContaining({ path, media_type: "application/json" })));
+    expect(a.files).toEqual(
+      ["features/img0.jpg", "features/img1.jpg"].map((path) => expect.objectContaining({ path, media_type: "application/json" })),
+    );
     expect(a._links.content!.href).toBe(`/v1/artifacts/${a.artifact_id}/content`);
     expect((await call("GET", `/v1/artifacts/${a.artifact_id}`)).json).toEqual(page.items[0]);
     expect(a.uri).toBe(`/v1/artifacts/${a.artifact_id}/content`);
@@ -113,7 +132,8 @@ describe("the artifact registry (2.11, 4.8, 4.10)", () => {
     expect(withFiles.json.uri).toBe(`/v1/artifacts/${withFiles.json.artifact_id}/content`);
     const remote = await expectStatus(call("POST", "/v1/artifacts:import", { ...base, uri: "s3://bucket/digests.json" }), 201);
     expect(remote.json.uri).toBe("s3://bucket/digests.json");
-    for (const a of [stored, withFiles.json, remote.json]) expect(typeof (await call("GET", `/v1/artifacts/${a.artifact_id}`)).json.uri).toBe("string");
+    for (const a of [stored, withFiles.json, remote.json])
+      expect(typeof (await call("GET", `/v1/artifacts/${a.artifact_id}`)).json.uri).toBe("string");
   });
 
   it("/content serves a one-file artifact with its SHA-256 ETag, 304, Range 206 and download=true", async () => {
@@ -187,12 +207,25 @@ describe("snapshots and submodels as artifacts (2.11 core kinds)", () => {
   it("a sealed snapshot is a reconstruction.snapshot artifact and its component a reconstruction.submodel, listed with the reconstruction's other artifacts", async () => {
     const page = (await expectStatus(call("GET", `/v1/reconstructions/${sealed.rid}/artifacts?page_size=500`), 200)).json;
     const kinds = page.items.map((a: any) => a.kind).sort();
-    expect(kinds).toEqual(["digests.image_sha256", "digests.image_sha256", "digests.image_sha256", "reconstruction.snapshot", "reconstruction.sparse.v1", "reconstruction.submodel"]);
+    expect(kinds).toEqual([
+      "digests.image_sha256",
+      "digests.image_sha256",
+      "digests.image_sha256",
+      "reconstruction.snapshot",
+      "reconstruction.sparse.v1",
+      "reconstruction.submodel",
+    ]);
     const snap = page.items.find((a: any) => a.kind === "reconstruction.snapshot");
     const sub = page.items.find((a: any) => a.kind === "reconstruction.submodel");
     const mapTask = (await call("GET", `/v1/jobs/${sealed.jid}`)).json.tasks.find((t: any) => t.kind === "map");
     for (const a of [snap, sub]) {
-      expect(a).toMatchObject({ job_id: sealed.jid, task_id: mapTask.task_id, recon_id: sealed.rid, dataset_id: sealed.did, schema_version: 1 });
+      expect(a).toMatchObject({
+        job_id: sealed.jid,
+        task_id: mapTask.task_id,
+        recon_id: sealed.rid,
+        dataset_id: sealed.did,
+        schema_version: 1,
+      });
       expect(a.artifact_format).toBe(CORE_ARTIFACT_FORMATS[a.kind as "reconstruction.snapshot"]);
       expect(a.files.map((f: any) => f.path)).toEqual(["cameras.json", "images.json", "points.bin", "summary.json"]);
     }
@@ -230,7 +263,8 @@ describe("snapshots and submodels as artifacts (2.11 core kinds)", () => {
 
   it("artifacts hold their blobs: the bytes outlive nothing but the project, and go with it", async () => {
     const own = await sealedReconstruction(scene(12, 3));
-    const filesOf = async (rid: string) => (await call("GET", `/v1/reconstructions/${rid}/artifacts?page_size=500`)).json.items as StageArtifact[];
+    const filesOf = async (rid: string) =>
+      (await call("GET", `/v1/reconstructions/${rid}/artifacts?page_size=500`)).json.items as StageArtifact[];
     const items = await filesOf(own.rid);
     // (Both scenes have the same cameras.json: that blob stays, held by the other project.)
     const shared = new Set((await filesOf(sealed.rid)).flatMap((a) => a.files.map((f) => f.blob_sha)));
@@ -238,7 +272,9 @@ describe("snapshots and submodels as artifacts (2.11 core kinds)", () => {
     expect(shas.length).toBeGreaterThan(5);
     const refcounts = async () =>
       runInDurableObject(tenantStore(env, DEFAULT_TENANT), (_o, state) =>
-        shas.map((sha) => state.storage.sql.exec<{ n: number }>("SELECT COALESCE(MAX(refcount), 0) AS n FROM blobs WHERE sha = ?", sha).one().n),
+        shas.map(
+          (sha) => state.storage.sql.exec<{ n: number }>("SELECT COALESCE(MAX(refcount), 0) AS n FROM blobs WHERE sha = ?", sha).one().n,
+        ),
       );
     const held = await refcounts();
     // Each file is held by the job that made it, the reconstruction (snapshot files) and each artifact listing it.

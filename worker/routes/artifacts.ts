@@ -37,9 +37,16 @@ artifacts.openapi(
     path: "/v1/artifacts/kinds",
     tags: ["artifacts"],
     request: { query: PageQuery },
-    responses: { 200: json(Page(ArtifactKind, "ArtifactKindPage"), "the reserved core kinds (2.11), each with its default canonical format"), ...problemResponses(401, 422) },
+    responses: {
+      200: json(Page(ArtifactKind, "ArtifactKindPage"), "the reserved core kinds (2.11), each with its default canonical format"),
+      ...problemResponses(401, 422),
+    },
   }),
-  (c) => c.json(paginateArray(coreKinds(), (k) => k.kind, c.req.valid("query")), 200),
+  (c) =>
+    c.json(
+      paginateArray(coreKinds(), (k) => k.kind, c.req.valid("query")),
+      200,
+    ),
 );
 
 artifacts.openapi(
@@ -48,9 +55,16 @@ artifacts.openapi(
     path: "/v1/artifacts/formats",
     tags: ["artifacts"],
     request: { query: PageQuery },
-    responses: { 200: json(Page(ArtifactFormat, "ArtifactFormatPage"), "the reserved core formats (2.11 rule 1, namespace `svc`)"), ...problemResponses(401, 422) },
+    responses: {
+      200: json(Page(ArtifactFormat, "ArtifactFormatPage"), "the reserved core formats (2.11 rule 1, namespace `svc`)"),
+      ...problemResponses(401, 422),
+    },
   }),
-  (c) => c.json(paginateArray(coreFormats(), (f) => f.artifact_format, c.req.valid("query")), 200),
+  (c) =>
+    c.json(
+      paginateArray(coreFormats(), (f) => f.artifact_format, c.req.valid("query")),
+      200,
+    ),
 );
 
 artifacts.openapi(
@@ -64,7 +78,10 @@ artifacts.openapi(
   async (c) => c.json(artifactResource(await artifactRow(c.env, c.var.tenantId, c.req.valid("param").artifact_id)), 200),
 );
 
-const bytes = (description: string) => ({ content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, description });
+const bytes = (description: string) => ({
+  content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } },
+  description,
+});
 
 artifacts.openapi(
   createRoute({
@@ -92,7 +109,10 @@ artifacts.openapi(
   }),
   async (c) => {
     const { path, download } = c.req.valid("query");
-    return serveArtifactContent(c.env, c.req.raw, c.var.tenantId, c.req.valid("param").artifact_id, { path, download: download === "true" });
+    return serveArtifactContent(c.env, c.req.raw, c.var.tenantId, c.req.valid("param").artifact_id, {
+      path,
+      download: download === "true",
+    });
   },
 );
 
@@ -127,14 +147,16 @@ for (const l of LISTINGS) {
     }),
     async (c) => {
       // (The loop hides valid()'s typing; the validator ran with exactly these schemas.)
-      const req = c.req as unknown as { valid(t: "param"): never; valid(t: "query"): z.output<typeof ArtifactListQuery> & { page_size: number; page_token?: string } };
+      const req = c.req as unknown as {
+        valid(t: "param"): never;
+        valid(t: "query"): z.output<typeof ArtifactListQuery> & { page_size: number; page_token?: string };
+      };
       return c.json(await listArtifacts(c.env, c.var.tenantId, l.owner(req.valid("param")), req.valid("query")), 200);
     },
   );
 }
 
 // ---- actions (4.10) ----
-
 
 artifacts.openapi(
   createActionRoute({
@@ -199,7 +221,10 @@ artifacts.openapi(
     ].join("\n"),
     request: { params: ArtifactParams, ...jsonBody(ConvertRequest) },
     responses: {
-      202: { ...json(JobAccepted, "accepted; follow the job, then read its artifact"), headers: z.object({ Location: z.string().describe("/v1/jobs/<job_id>") }) },
+      202: {
+        ...json(JobAccepted, "accepted; follow the job, then read its artifact"),
+        headers: z.object({ Location: z.string().describe("/v1/jobs/<job_id>") }),
+      },
       ...problemResponses(400, 401, 404, 413, 422, 501),
     },
   }),

@@ -17,7 +17,15 @@ export const datasets = newRouter();
 const DatasetPage = Page(Dataset, "DatasetPage");
 const ProjectParams = z.object({ pid: Id });
 const DatasetParams = z.object({ pid: Id, did: Id });
-const PATCHABLE = ["name", "camera_model", "intrinsics_mode", "is_spherical", "rig_config", "respect_exif_orientation", "active_maskset_id"] as const;
+const PATCHABLE = [
+  "name",
+  "camera_model",
+  "intrinsics_mode",
+  "is_spherical",
+  "rig_config",
+  "respect_exif_orientation",
+  "active_maskset_id",
+] as const;
 
 /** The dataset when it belongs to the project in the path, else 404. */
 async function datasetIn(env: Env, tenantId: string, pid: string, did: string) {

@@ -11,7 +11,12 @@ errorPages.openapi(
     path: "/errors/{slug}",
     tags: ["meta"],
     request: { params: z.object({ slug: z.string().max(64) }) },
-    responses: { 200: { content: { "application/json": { schema: z.object({ slug: z.string(), title: z.string() }) } }, description: "what an error class means" } },
+    responses: {
+      200: {
+        content: { "application/json": { schema: z.object({ slug: z.string(), title: z.string() }) } },
+        description: "what an error class means",
+      },
+    },
   }),
   (c) => {
     const { slug } = c.req.valid("param");

@@ -19,7 +19,8 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -35,7 +36,8 @@ async function exported(rid: string, body: Record<string, unknown>) {
   return { accepted, job, artifact: artifacts[0]!, artifacts };
 }
 
-const content = async (a: StageArtifact, query = "") => new Uint8Array(await (await SELF.fetch(`${BASE}/v1/artifacts/${a.artifact_id}/content${query}`)).arrayBuffer());
+const content = async (a: StageArtifact, query = "") =>
+  new Uint8Array(await (await SELF.fetch(`${BASE}/v1/artifacts/${a.artifact_id}/content${query}`)).arrayBuffer());
 
 describe("exports (1.2 export.*, task kind and phase `export`)", () => {
   it("every export format is advertised", async () => {
@@ -47,7 +49,13 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
     const { accepted, job, artifact, artifacts } = await exported(sealed.rid, { format: "colmap_text" });
     expect(accepted.headers.get("Location")).toBe(`/v1/jobs/${accepted.json.job_id}`);
     expect(accepted.json).toMatchObject({ task_ids: [expect.any(String)], recon_id: sealed.rid });
-    expect(job).toMatchObject({ recipe: "export", status: "succeeded", recon_id: sealed.rid, project_id: sealed.pid, tasks: [{ kind: "export", status: "succeeded" }] });
+    expect(job).toMatchObject({
+      recipe: "export",
+      status: "succeeded",
+      recon_id: sealed.rid,
+      project_id: sealed.pid,
+      tasks: [{ kind: "export", status: "succeeded" }],
+    });
     expect(artifacts).toHaveLength(1);
     const snapshot = (await call("GET", `/v1/reconstructions/${sealed.rid}/artifacts?kind=reconstruction.snapshot`)).json.items[0];
     expect(artifact).toMatchObject({
@@ -57,7 +65,15 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
       recon_id: sealed.rid,
       dataset_id: sealed.did,
       task_id: accepted.json.task_ids[0],
-      metadata: { format: "colmap_text", recon_id: sealed.rid, seq: 1, submodel_idx: null, source_artifact_id: snapshot.artifact_id, lossless: true, warnings: [] },
+      metadata: {
+        format: "colmap_text",
+        recon_id: sealed.rid,
+        seq: 1,
+        submodel_idx: null,
+        source_artifact_id: snapshot.artifact_id,
+        lossless: true,
+        warnings: [],
+      },
     });
     expect(artifact.summary).toMatchObject({ num_cameras: 1, num_images: 3, num_points3D: 40, num_observations: 120 });
     expect(artifact.files.map((f) => [f.path, f.media_type])).toEqual([
@@ -66,8 +82,16 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
       ["points3D.txt", "text/plain"],
     ]);
     const tar = readTar(await content(artifact));
-    expect(decoder.decode(tar.get("cameras.txt")!)).toMatch(/^# Camera list with one line of data per camera:\n.*\n# Number of cameras: 1\n1 PINHOLE 640 480 500 500 320 240\n$/s);
-    expect(decoder.decode(tar.get("points3D.txt")!).trim().split("\n").filter((l) => !l.startsWith("#"))).toHaveLength(40);
+    expect(decoder.decode(tar.get("cameras.txt")!)).toMatch(
+      /^# Camera list with one line of data per camera:\n.*\n# Number of cameras: 1\n1 PINHOLE 640 480 500 500 320 240\n$/s,
+    );
+    expect(
+      decoder
+        .decode(tar.get("points3D.txt")!)
+        .trim()
+        .split("\n")
+        .filter((l) => !l.startsWith("#")),
+    ).toHaveLength(40);
     // The reconstruction lists its exports too; the events name the export phase.
     const listed = (await call("GET", `/v1/reconstructions/${sealed.rid}/artifacts?task_id=${artifact.task_id}`)).json.items;
     expect(listed).toEqual([artifact]);
@@ -113,8 +137,12 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
     const old = await sealedReconstruction(scene(10, 23));
     // As a tenant whose snapshots predate the artifact registry: no snapshot artifact rows.
     await runInDurableObject(tenantStore(env, DEFAULT_TENANT), (_o, state) => {
-      for (const r of state.storage.sql.exec<{ artifact_id: string }>("SELECT artifact_id FROM artifacts WHERE recon_id = ? AND snapshot_seq IS NOT NULL", old.rid).toArray()) {
-        for (const b of state.storage.sql.exec<{ sha: string }>("SELECT sha FROM artifact_blobs WHERE artifact_id = ?", r.artifact_id).toArray()) {
+      for (const r of state.storage.sql
+        .exec<{ artifact_id: string }>("SELECT artifact_id FROM artifacts WHERE recon_id = ? AND snapshot_seq IS NOT NULL", old.rid)
+        .toArray()) {
+        for (const b of state.storage.sql
+          .exec<{ sha: string }>("SELECT sha FROM artifact_blobs WHERE artifact_id = ?", r.artifact_id)
+          .toArray()) {
           state.storage.sql.exec("UPDATE blobs SET refcount = refcount - 1 WHERE sha = ?", b.sha);
         }
         state.storage.sql.exec("DELETE FROM artifact_blobs WHERE artifact_id = ?", r.artifact_id);
@@ -139,7 +167,11 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
     const allowed = await exported(radial.rid, { format: "gaussian_splatting", options: { allow_distorted_cameras: true } });
     expect(allowed.job.status).toBe("succeeded");
     expect((allowed.artifact.metadata.warnings as string[]).join()).toMatch(/distorted/);
-    expect(allowed.artifact.files.map((f) => f.path).filter((p) => p.startsWith("sparse/"))).toEqual(["sparse/0/cameras.bin", "sparse/0/images.bin", "sparse/0/points3D.bin"]);
+    expect(allowed.artifact.files.map((f) => f.path).filter((p) => p.startsWith("sparse/"))).toEqual([
+      "sparse/0/cameras.bin",
+      "sparse/0/images.bin",
+      "sparse/0/points3D.bin",
+    ]);
   });
 
   it("is refused before anything is queued: unknown reconstruction, snapshot or component (404), nothing sealed yet (409), a bad body (422)", async () => {
@@ -153,12 +185,25 @@ describe("exports (1.2 export.*, task kind and phase `export`)", () => {
     expect((await call("GET", "/v1/jobs?page_size=1")).json.total).toBe(before);
     // A pipeline that has sealed nothing yet.
     const p = await expectStatus(call("POST", `/v1/projects`, { name: "unsealed" }), 201);
-    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: sealed.photos } }), 201);
-    const pipeline = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental", seed: 7 } }), 202);
+    const d = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: sealed.photos } }),
+      201,
+    );
+    const pipeline = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+        dataset_id: d.json.dataset_id,
+        spec: { kind: "incremental", seed: 7 },
+      }),
+      202,
+    );
     expectProblem(await exportOf(pipeline.json.recon_id, { format: "ply" }), 409, "conflict");
     // Another tenant's reconstruction is absent.
     const apiKey = deployment({ SVC_AUTH_MODE: "api_key" });
     const key = (await expectStatus(call("POST", "/v1/admin/api-keys", { tenant_id: "exports-co" }), 201)).json.raw_key;
-    expectProblem(await apiKey("POST", `/v1/reconstructions/${sealed.rid}/export`, { format: "ply" }, { Authorization: `Bearer ${key}` }), 404, "not_found");
+    expectProblem(
+      await apiKey("POST", `/v1/reconstructions/${sealed.rid}/export`, { format: "ply" }, { Authorization: `Bearer ${key}` }),
+      404,
+      "not_found",
+    );
   });
 });

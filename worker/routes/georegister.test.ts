@@ -21,7 +21,11 @@ beforeAll(async () => {
   call = client.call;
 });
 
-const S: Sim3 = { rotation: { w: Math.cos(0.35), x: 0, y: Math.sin(0.35) * 0.6, z: Math.sin(0.35) * 0.8 }, translation: [120.5, -33.25, 7], scale: 2.5 };
+const S: Sim3 = {
+  rotation: { w: Math.cos(0.35), x: 0, y: Math.sin(0.35) * 0.6, z: Math.sin(0.35) * 0.8 },
+  translation: [120.5, -33.25, 7],
+  scale: 2.5,
+};
 
 const georegister = (rid: string, body: unknown, via = call) => via("POST", `/v1/reconstructions/${rid}/georegister`, body);
 
@@ -36,10 +40,15 @@ async function snapshotFile(rid: string, seq: number, name: string) {
   expect(r.status, name).toBe(200);
   return r;
 }
-const pointsOf = async (rid: string, seq: number) => decodePoints(new Uint8Array(await (await snapshotFile(rid, seq, "points.bin")).res.arrayBuffer()));
+const pointsOf = async (rid: string, seq: number) =>
+  decodePoints(new Uint8Array(await (await snapshotFile(rid, seq, "points.bin")).res.arrayBuffer()));
 
 /** The same rotation up to sign, each member within `tol`; translations too. */
-function expectPoseClose(a: { rotation: Sim3["rotation"]; translation: number[] }, b: { rotation: Sim3["rotation"]; translation: number[] }, tol: number) {
+function expectPoseClose(
+  a: { rotation: Sim3["rotation"]; translation: number[] },
+  b: { rotation: Sim3["rotation"]; translation: number[] },
+  tol: number,
+) {
   const keys = ["w", "x", "y", "z"] as const;
   const sign = Math.sign(keys.reduce((acc, k) => acc + a.rotation[k] * b.rotation[k], 0));
   for (const k of keys) expect(Math.abs(sign * a.rotation[k] - b.rotation[k])).toBeLessThan(tol);
@@ -59,7 +68,12 @@ describe("POST /v1/reconstructions/{rid}/georegister (4.13, georegister.sim3)", 
     expect(r.headers.get("Location")).toBe(`/v1/jobs/${r.json.job_id}`);
     expect(r.json).toMatchObject({ recon_id: sealed.rid, task_ids: [expect.any(String)] });
     const job = await run(r.json.job_id);
-    expect(job).toMatchObject({ recipe: "georegister", status: "succeeded", recon_id: sealed.rid, tasks: [{ kind: "georegister", status: "succeeded" }] });
+    expect(job).toMatchObject({
+      recipe: "georegister",
+      status: "succeeded",
+      recon_id: sealed.rid,
+      tasks: [{ kind: "georegister", status: "succeeded" }],
+    });
     expect(job.tasks[0].outputs_ref.result).toMatchObject({ snapshot_seq: 2, source_seq: 1, sim3: { scale: S.scale } });
     expect((await call("GET", `/v1/reconstructions/${sealed.rid}/snapshots`)).json.seqs).toEqual([1, 2]);
 
@@ -81,7 +95,10 @@ describe("POST /v1/reconstructions/{rid}/georegister (4.13, georegister.sim3)", 
     }
     // Announced, and the snapshot's summary names the Sim3.
     const submodels = (await call("GET", `/v1/reconstructions/${sealed.rid}/submodels`)).json.items;
-    expect(submodels.find((m: { snapshot_seq: number }) => m.snapshot_seq === 2)?.summary).toMatchObject({ num_points3D: 40, "x-sim3": { scale: S.scale } });
+    expect(submodels.find((m: { snapshot_seq: number }) => m.snapshot_seq === 2)?.summary).toMatchObject({
+      num_points3D: 40,
+      "x-sim3": { scale: S.scale },
+    });
     const root = (await call("GET", `/v1/reconstructions/${sealed.rid}/artifacts?kind=reconstruction.snapshot`)).json.items;
     expect(root.find((a: { summary: { snapshot_seq?: number } }) => a.summary.snapshot_seq === 2)).toBeDefined();
 
@@ -93,7 +110,10 @@ describe("POST /v1/reconstructions/{rid}/georegister (4.13, georegister.sim3)", 
     const points3 = await pointsOf(sealed.rid, 3);
     // Two float32 roundings, the first at the moved points' magnitude (about s |t| = 300): a few 1e-5 there, divided by s on the way back.
     const magnitude = Math.max(...points2.xyz.map(Math.abs));
-    for (let i = 0; i < sealed.model.xyz.length; i++) expect(Math.abs(points3.xyz[i]! - sealed.model.xyz[i]!)).toBeLessThan((2 * 2 ** -24 * magnitude) / S.scale + 2 ** -24 * Math.abs(sealed.model.xyz[i]!));
+    for (let i = 0; i < sealed.model.xyz.length; i++)
+      expect(Math.abs(points3.xyz[i]! - sealed.model.xyz[i]!)).toBeLessThan(
+        (2 * 2 ** -24 * magnitude) / S.scale + 2 ** -24 * Math.abs(sealed.model.xyz[i]!),
+      );
   });
 
   it("an identity leaves the model unchanged; every request seals a snapshot of its own (no cache hit)", async () => {
@@ -113,7 +133,10 @@ describe("POST /v1/reconstructions/{rid}/georegister (4.13, georegister.sim3)", 
     const state = storageState(TENANT, jobs);
     const before = await state();
     const unit = { w: 1, x: 0, y: 0, z: 0 };
-    expectFieldError(await georegister(sealed.rid, { rotation: { w: 1, x: 0.5, y: 0, z: 0 }, translation: [0, 0, 0], scale: 1 }), "rotation");
+    expectFieldError(
+      await georegister(sealed.rid, { rotation: { w: 1, x: 0.5, y: 0, z: 0 }, translation: [0, 0, 0], scale: 1 }),
+      "rotation",
+    );
     expectFieldError(await georegister(sealed.rid, { rotation: { w: 0, x: 0, y: 0, z: 0 }, translation: [0, 0, 0], scale: 1 }), "rotation");
     expectFieldError(await georegister(sealed.rid, { rotation: unit, translation: [0, 0, 0], scale: 0 }), "scale");
     expectFieldError(await georegister(sealed.rid, { rotation: unit, translation: [0, 0, 0], scale: -2 }), "scale");
@@ -122,9 +145,33 @@ describe("POST /v1/reconstructions/{rid}/georegister (4.13, georegister.sim3)", 
     expectFieldError(await georegister(sealed.rid, { rotation: unit, translation: [0, 0, 0] }), "scale");
     // Non-finite numbers: JSON has none, but 1e999 parses to Infinity.
     const json = { "Content-Type": "application/json" };
-    expectFieldError(await call("POST", `/v1/reconstructions/${sealed.rid}/georegister`, '{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[1e999,0,0],"scale":1}', json), "translation.0");
-    expectFieldError(await call("POST", `/v1/reconstructions/${sealed.rid}/georegister`, '{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[0,0,0],"scale":1e999}', json), "scale");
-    expectFieldError(await call("POST", `/v1/reconstructions/${sealed.rid}/georegister`, '{"rotation":{"w":1e999,"x":0,"y":0,"z":0},"translation":[0,0,0],"scale":1}', json), "rotation.w");
+    expectFieldError(
+      await call(
+        "POST",
+        `/v1/reconstructions/${sealed.rid}/georegister`,
+        '{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[1e999,0,0],"scale":1}',
+        json,
+      ),
+      "translation.0",
+    );
+    expectFieldError(
+      await call(
+        "POST",
+        `/v1/reconstructions/${sealed.rid}/georegister`,
+        '{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[0,0,0],"scale":1e999}',
+        json,
+      ),
+      "scale",
+    );
+    expectFieldError(
+      await call(
+        "POST",
+        `/v1/reconstructions/${sealed.rid}/georegister`,
+        '{"rotation":{"w":1e999,"x":0,"y":0,"z":0},"translation":[0,0,0],"scale":1}',
+        json,
+      ),
+      "rotation.w",
+    );
     expectProblem(await call("POST", `/v1/reconstructions/${sealed.rid}/georegister`, '{"rotation":', json), 400, "bad_request");
     expectProblem(await georegister(sealed.rid, [1, 2]), 422, "validation");
     // The extension: x-from_gps excludes a Sim3, and needs 3 images with a position (this dataset has none).
@@ -146,8 +193,17 @@ describe("POST /v1/reconstructions/{rid}/georegister (4.13, georegister.sim3)", 
     // Photos of their own: the same ones would adopt the sealed snapshot from the cache (3.2.1).
     const p = await expectStatus(call("POST", "/v1/projects", { name: "unsealed" }), 201);
     const entries = [{ name: "a.jpg", blob_sha: await uploadBlob(enc({ unsealed: Math.random() }), {}, call) }];
-    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
-    const pipeline = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+    const d = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }),
+      201,
+    );
+    const pipeline = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+        dataset_id: d.json.dataset_id,
+        spec: { kind: "incremental" },
+      }),
+      202,
+    );
     expectProblem(await georegister(pipeline.json.recon_id, identity), 409, "conflict");
     await call("POST", `/v1/jobs/${pipeline.json.job_id}:cancel?force=true`);
   });
@@ -174,10 +230,23 @@ describe("x-from_gps: the Sim3 estimated from GPS or pose priors (our extension)
   }
 
   it("from pose priors: the model comes out in the priors' frame, with its residuals", async () => {
-    const sealed = await sealedReconstruction(placed([[0, 0, 0], [1, 0, 0], [0.3, 0.8, 0.1]], 31), as);
+    const sealed = await sealedReconstruction(
+      placed(
+        [
+          [0, 0, 0],
+          [1, 0, 0],
+          [0.3, 0.8, 0.1],
+        ],
+        31,
+      ),
+      as,
+    );
     const images = (await call("GET", `/v1/datasets/${sealed.did}/images?page_size=50`)).json.items as { image_id: string; name: string }[];
     const priors = Object.fromEntries(
-      images.map((img) => [img.image_id, { cam_from_world: transformPose(sealed.model.images.images.find((m) => m.name === img.name)!.cam_from_world, S) }]),
+      images.map((img) => [
+        img.image_id,
+        { cam_from_world: transformPose(sealed.model.images.images.find((m) => m.name === img.name)!.cam_from_world, S) },
+      ]),
     );
     await expectStatus(call("PUT", `/v1/datasets/${sealed.did}/pose_priors`, priors), 200);
     const r = await expectStatus(georegister(sealed.rid, { "x-from_gps": true, "x-max_error_m": 0.01 }), 202);
@@ -203,7 +272,13 @@ describe("x-from_gps: the Sim3 estimated from GPS or pose priors (our extension)
     const origin = { latitude: (55.7001 + 55.7003 + 55.7002) / 3, longitude: (13.1901 + 13.1902 + 13.1906) / 3, altitude: 41 };
     const enu = gps.map((g) => enuOf(g, origin));
     // The model: the ENU positions seen through S^-1 (so the answer is S).
-    const sealed = await sealedReconstruction(placed(enu.map((e) => applySim3(invertSim3(S), e)), 32), as);
+    const sealed = await sealedReconstruction(
+      placed(
+        enu.map((e) => applySim3(invertSim3(S), e)),
+        32,
+      ),
+      as,
+    );
     const images = (await call("GET", `/v1/datasets/${sealed.did}/images?page_size=50`)).json.items as { image_id: string; name: string }[];
     // GPS as a pose prior's `gps` (EXIF GPS, read at upload, is used the same way); the priors' poses are not what gps aligns to.
     const priors = Object.fromEntries(
@@ -230,11 +305,20 @@ describe("x-from_gps: the Sim3 estimated from GPS or pose priors (our extension)
 
     // Positions on a line leave the roll about it free: the task fails with a ValidationError naming it, and nothing is sealed.
     const line = await sealedReconstruction(scene(8, 33), as);
-    const lineImages = (await call("GET", `/v1/datasets/${line.did}/images?page_size=50`)).json.items as { image_id: string; name: string }[];
+    const lineImages = (await call("GET", `/v1/datasets/${line.did}/images?page_size=50`)).json.items as {
+      image_id: string;
+      name: string;
+    }[];
     const onLine = Object.fromEntries(
       lineImages.map((img) => {
         const x = line.model.images.images.findIndex((m) => m.name === img.name);
-        return [img.image_id, { cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] }, gps: { latitude: 55.7, longitude: 13.19 + 0.0001 * x, altitude: 40 } }];
+        return [
+          img.image_id,
+          {
+            cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] },
+            gps: { latitude: 55.7, longitude: 13.19 + 0.0001 * x, altitude: 40 },
+          },
+        ];
       }),
     );
     await expectStatus(call("PUT", `/v1/datasets/${line.did}/pose_priors`, onLine), 200);

@@ -31,7 +31,7 @@ georegisterRoutes.openapi(
       "Poses: cam_from_world (R_c, t_c) becomes (R_c R^T, scale t_c - R_c R^T translation); rigs' sensor_from_rig and pose-graph edges scale their translation;",
       "points are moved in float64 and stored as float32; intrinsics, observations and ids are unchanged. The task's result: `{snapshot_seq, source_seq, sim3}`.",
       "",
-      "Our extension (2.0): `{\"x-from_gps\": true}` instead of a Sim3 estimates it robustly (Umeyama's similarity inside RANSAC, inlier threshold `x-max_error_m`,",
+      'Our extension (2.0): `{"x-from_gps": true}` instead of a Sim3 estimates it robustly (Umeyama\'s similarity inside RANSAC, inlier threshold `x-max_error_m`,',
       "refitted on the inliers) from the registered cameras' centres and their images' positions: `x-reference` `gps` (a pose prior's `gps`, else the photo's EXIF GPS,",
       "in a local East-North-Up frame in metres whose origin is their mean position) or `pose_priors` (the priors' camera centres and orientations, in their frame);",
       "`auto` (default) takes gps when 3 images have one. The result's `x-alignment` reports the ENU origin, the inlier count and each image's residual (`rmse_m`, `median_m`, `max_m`);",

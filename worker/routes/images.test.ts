@@ -2,7 +2,17 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, newDataset, sha256Hex, uploadBlob } from "../test/helpers";
+import {
+  call,
+  collectGarbage,
+  deployment,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  newDataset,
+  sha256Hex,
+  uploadBlob,
+} from "../test/helpers";
 import { LUND_01, LUND_02, SCEAUX } from "../test/photos";
 
 const ABSENT = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
@@ -48,17 +58,35 @@ describe("images (4.5)", () => {
     // References count images, not requests: the upload's and the one image's.
     expect((await tenantStore(env, DEFAULT_TENANT).getBlob(sha))?.refcount).toBe(2);
     const first = await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "new.jpg", blob_sha: sha }), 201);
-    expect((await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "new.jpg", blob_sha: sha }), 201)).json).toEqual(first.json);
+    expect((await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "new.jpg", blob_sha: sha }), 201)).json).toEqual(
+      first.json,
+    );
     expect((await tenantStore(env, DEFAULT_TENANT).getBlob(sha))?.refcount).toBe(3);
   });
 
   it("batchCreate is idempotent the same way: held names come back as they are, new ones are registered", async () => {
     const { did, dataset } = await newDataset({ source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: lund }] } });
     const held = (await call("GET", `/v1/datasets/${did}/images`)).json.items[0];
-    const r = await expectStatus(call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: [{ name: "a.jpg", blob_sha: lund }, { name: "b.jpg", blob_sha: lund }] }), 201);
+    const r = await expectStatus(
+      call("POST", `/v1/datasets/${did}/images:batchCreate`, {
+        requests: [
+          { name: "a.jpg", blob_sha: lund },
+          { name: "b.jpg", blob_sha: lund },
+        ],
+      }),
+      201,
+    );
     expect(r.json.images[0]).toEqual(held);
     expect(r.json.images[1]).toMatchObject({ name: "b.jpg", content_sha: lund });
-    const again = await expectStatus(call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: [{ name: "a.jpg", blob_sha: lund }, { name: "b.jpg", blob_sha: lund }] }), 201);
+    const again = await expectStatus(
+      call("POST", `/v1/datasets/${did}/images:batchCreate`, {
+        requests: [
+          { name: "a.jpg", blob_sha: lund },
+          { name: "b.jpg", blob_sha: lund },
+        ],
+      }),
+      201,
+    );
     expect(again.json.images).toEqual(r.json.images);
     const after = (await call("GET", `/v1/projects/${dataset.project_id}/datasets/${did}`)).json;
     expect((await call("GET", `/v1/datasets/${did}/images`)).json.total).toBe(2);
@@ -70,7 +98,10 @@ describe("images (4.5)", () => {
     const { did } = await newDataset();
     await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "a.jpg", blob_sha: lund }), 201);
     expectProblem(await call("POST", `/v1/datasets/${did}/images`, { name: "a.jpg", blob_sha: other }), 409, "conflict");
-    const batch = [{ name: "b.jpg", blob_sha: lund }, { name: "a.jpg", blob_sha: other }];
+    const batch = [
+      { name: "b.jpg", blob_sha: lund },
+      { name: "a.jpg", blob_sha: other },
+    ];
     expectProblem(await call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: batch }), 409, "conflict");
     const names = (await call("GET", `/v1/datasets/${did}/images`)).json.items.map((i: any) => [i.name, i.content_sha]);
     expect(names).toEqual([["a.jpg", lund]]);
@@ -78,7 +109,11 @@ describe("images (4.5)", () => {
 
   it("an unknown blob answers 422; bad names 422", async () => {
     const { did } = await newDataset();
-    expectFieldError(await call("POST", `/v1/datasets/${did}/images`, { name: "b.jpg", blob_sha: "f".repeat(64) }), "blob_sha", "unknown_blob");
+    expectFieldError(
+      await call("POST", `/v1/datasets/${did}/images`, { name: "b.jpg", blob_sha: "f".repeat(64) }),
+      "blob_sha",
+      "unknown_blob",
+    );
     for (const name of ["../etc/passwd", "a/../../b", "/abs.jpg", "a//b", "./a", "a\\b", "tab\there", "nul\0", ""]) {
       expectFieldError(await call("POST", `/v1/datasets/${did}/images`, { name, blob_sha: lund }), "name");
     }
@@ -98,14 +133,31 @@ describe("images (4.5)", () => {
     expectFieldError(await call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: [] }), "requests", "too_small");
 
     const { did: fresh } = await newDataset();
-    const dupes = [{ name: "a", blob_sha: lund }, { name: "a", blob_sha: lund }];
+    const dupes = [
+      { name: "a", blob_sha: lund },
+      { name: "a", blob_sha: lund },
+    ];
     expectFieldError(await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: dupes }), "requests.1.name", "duplicate");
-    const unknown = [{ name: "a", blob_sha: lund }, { name: "b", blob_sha: "e".repeat(64) }];
-    expectFieldError(await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: unknown }), "requests.1.blob_sha", "unknown_blob");
-    expectFieldError(await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: [{ name: "../a", blob_sha: lund }] }), "requests.0.name");
+    const unknown = [
+      { name: "a", blob_sha: lund },
+      { name: "b", blob_sha: "e".repeat(64) },
+    ];
+    expectFieldError(
+      await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: unknown }),
+      "requests.1.blob_sha",
+      "unknown_blob",
+    );
+    expectFieldError(
+      await call("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: [{ name: "../a", blob_sha: lund }] }),
+      "requests.0.name",
+    );
     expect((await call("GET", `/v1/datasets/${fresh}/images`)).json.total).toBe(0);
     const tight = deployment({ SVC_MAX_JSON_BYTES: "1000" });
-    expectProblem(await tight("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: requests.slice(0, 20) }), 413, "payload_too_large");
+    expectProblem(
+      await tight("POST", `/v1/datasets/${fresh}/images:batchCreate`, { requests: requests.slice(0, 20) }),
+      413,
+      "payload_too_large",
+    );
   });
 
   it("list walks every image once with page tokens; delete answers 204 then 404", async () => {
@@ -130,7 +182,12 @@ describe("images (4.5)", () => {
 
   it("legacy delete by name, with '/' and spaces percent-encoded", async () => {
     const { did } = await newDataset();
-    await call("POST", `/v1/datasets/${did}/images:batchCreate`, { requests: [{ name: "dir/a b.jpg", blob_sha: lund }, { name: "c.jpg", blob_sha: lund }] });
+    await call("POST", `/v1/datasets/${did}/images:batchCreate`, {
+      requests: [
+        { name: "dir/a b.jpg", blob_sha: lund },
+        { name: "c.jpg", blob_sha: lund },
+      ],
+    });
     await expectStatus(call("DELETE", `/v1/datasets/${did}/images/${encodeURIComponent("dir/a b.jpg")}`), 204);
     await expectStatus(call("DELETE", `/v1/datasets/${did}/images/c.jpg`), 204);
     expectProblem(await call("DELETE", `/v1/datasets/${did}/images/c.jpg`), 404, "not_found");
@@ -218,7 +275,8 @@ describe("images (4.5)", () => {
     });
 
     it("absent images answer 404 on every sub-resource", async () => {
-      for (const sub of ["", "/bytes", "/exif", "/thumbnail"]) expectProblem(await call("GET", `/v1/images/${ABSENT}${sub}`), 404, "not_found");
+      for (const sub of ["", "/bytes", "/exif", "/thumbnail"])
+        expectProblem(await call("GET", `/v1/images/${ABSENT}${sub}`), 404, "not_found");
     });
   });
 

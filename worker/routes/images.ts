@@ -20,7 +20,10 @@ export const images = newRouter();
 const ImagePage = Page(Image, "ImagePage");
 const DatasetParams = z.object({ did: Id });
 const ImageParams = z.object({ image_id: Id });
-const binary = (description: string) => ({ content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, description });
+const binary = (description: string) => ({
+  content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } },
+  description,
+});
 
 /** Images come only from uploaded blobs: other sources' bytes are out of this deployment's reach. */
 async function uploadDataset(env: Env, tenantId: string, did: string) {
@@ -43,7 +46,8 @@ images.openapi(
       201: json(Image, "registered, or the image the dataset already holds under this name with this blob"),
       ...problemResponses(400, 401, 404, 409, 413, 422),
     },
-    description: "Idempotent: a name the dataset holds with the same blob (an upload source's entry, a retry) answers with that image; 409 when it holds the name with other bytes.",
+    description:
+      "Idempotent: a name the dataset holds with the same blob (an upload source's entry, a retry) answers with that image; 409 when it holds the name with other bytes.",
   }),
   async (c) => {
     const { did } = c.req.valid("param");
@@ -60,7 +64,10 @@ images.openapi(
     tags: ["images"],
     request: { params: DatasetParams, ...jsonBody(ImageBatchCreate) },
     responses: {
-      201: json(z.object({ images: z.array(Image) }), "all registered, in request order; names held with the same blob come back as they are"),
+      201: json(
+        z.object({ images: z.array(Image) }),
+        "all registered, in request order; names held with the same blob come back as they are",
+      ),
       ...problemResponses(400, 401, 404, 409, 413, 422),
     },
   }),
@@ -168,11 +175,20 @@ images.openapi(
     request: {
       params: ImageParams,
       query: z.object({
-        size: z.coerce.number().int().min(THUMBNAIL_SIZES.min).max(THUMBNAIL_SIZES.max).default(THUMBNAIL_SIZES.default).describe("longest side in pixels"),
+        size: z.coerce
+          .number()
+          .int()
+          .min(THUMBNAIL_SIZES.min)
+          .max(THUMBNAIL_SIZES.max)
+          .default(THUMBNAIL_SIZES.default)
+          .describe("longest side in pixels"),
       }),
     },
     responses: {
-      200: { content: { "image/jpeg": { schema: z.string().meta({ format: "binary" }) } }, description: "upright JPEG, longest side `size` (never enlarged)" },
+      200: {
+        content: { "image/jpeg": { schema: z.string().meta({ format: "binary" }) } },
+        description: "upright JPEG, longest side `size` (never enlarged)",
+      },
       304: { description: "not modified" },
       ...problemResponses(401, 404, 416, 422),
     },

@@ -7,13 +7,16 @@ import { enc } from "../test/scene";
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
 
-
 /** A project with a dataset of `names` (fresh bytes unless `shas` are given). */
 async function dataset(names = ["a.jpg", "b.jpg", "c.jpg"], shas?: string[]) {
   const p = await expectStatus(call("POST", "/v1/projects", { name: "inputs" }), 201);
   const entries = [];
-  for (const [i, name] of names.entries()) entries.push({ name, blob_sha: shas?.[i] ?? (await uploadBlob(enc({ name, nonce: Math.random() }))) });
-  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
+  for (const [i, name] of names.entries())
+    entries.push({ name, blob_sha: shas?.[i] ?? (await uploadBlob(enc({ name, nonce: Math.random() }))) });
+  const d = await expectStatus(
+    call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }),
+    201,
+  );
   return { pid: p.json.project_id as string, did: d.json.dataset_id as string, shas: entries.map((e) => e.blob_sha) };
 }
 
@@ -37,7 +40,17 @@ async function completeWith(r: DigestRunner, lease: Lease, kind: CoreArtifactKin
       const bytes = enc(v);
       entries.push({ path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" });
     }
-    artifacts.push({ kind, name: kind, uri: null, artifact_format: CORE_ARTIFACT_FORMATS[kind], schema_version: 1, media_type: "application/json", summary: {}, metadata: {}, files: entries });
+    artifacts.push({
+      kind,
+      name: kind,
+      uri: null,
+      artifact_format: CORE_ARTIFACT_FORMATS[kind],
+      schema_version: 1,
+      media_type: "application/json",
+      summary: {},
+      metadata: {},
+      files: entries,
+    });
   }
   await r.client.complete(lease.lease_id, { artifacts, result: null });
 }
@@ -57,7 +70,8 @@ const jobCount = async () => (await call("GET", "/v1/jobs?page_size=1")).json.to
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -78,7 +92,10 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     expect(matches).toMatchObject({ kind: "matches.indexed.v1", dataset_id: did, task_id: m.json.task_ids[0] });
 
     // verify reads both; other features give another cache key (the artifacts are inputs of the task).
-    const v = await expectStatus(call("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features), matches: ref(matches) } }), 202);
+    const v = await expectStatus(
+      call("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features), matches: ref(matches) } }),
+      202,
+    );
     const vLease = (await (await runner(["verify"])).lease())!;
     expect(vLease.task.job_id).toBe(v.json.job_id);
     expect(Object.keys(vLease.inputs.artifacts).sort()).toEqual(["features", "matches"]);
@@ -94,7 +111,8 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
   it("a pipeline given artifacts starts after the stages they replace", async () => {
     const { pid, did } = await dataset();
     const features = await produced(did, "features", "features.local.v1");
-    const pipeline = (input_artifacts: Record<string, unknown>) => call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, input_artifacts });
+    const pipeline = (input_artifacts: Record<string, unknown>) =>
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, input_artifacts });
     const kinds = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json.tasks.map((t: { kind: string }) => t.kind);
     const a = await expectStatus(pipeline({ features: ref(features) }), 202);
     expect(await kinds(a.json.job_id)).toEqual(["match", "verify", "map"]);
@@ -138,12 +156,19 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     expect(await leased({})).toEqual({ features, matches });
     expect(await leased({ input_artifacts: { matches: ref(matches) } })).toEqual({ features, matches });
     // Features alone do not say which matches go with them.
-    expectFieldError(await call("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features) } }), "input_artifacts.matches", "required");
+    expectFieldError(
+      await call("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features) } }),
+      "input_artifacts.matches",
+      "required",
+    );
   });
 
   it("matches a pipeline computed are verified with the features that pipeline computed", async () => {
     const { pid, did } = await dataset();
-    const p = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } }), 202);
+    const p = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } }),
+      202,
+    );
     const extractRunner = await runner(["extract"]);
     const extract = (await extractRunner.lease())!;
     expect(extract.task.job_id).toBe(p.json.job_id);
@@ -157,8 +182,12 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const v = await expectStatus(call("POST", `/v1/datasets/${did}/verify`, {}), 202);
     const lease = (await (await runner(["verify"])).lease())!;
     expect(lease.task.job_id).toBe(v.json.job_id);
-    expect(lease.inputs.artifacts.features!.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "features.local.v1").artifact_id);
-    expect(lease.inputs.artifacts.matches!.artifact_id).toBe(own.find((a: { kind: string }) => a.kind === "matches.indexed.v1").artifact_id);
+    expect(lease.inputs.artifacts.features!.artifact_id).toBe(
+      own.find((a: { kind: string }) => a.kind === "features.local.v1").artifact_id,
+    );
+    expect(lease.inputs.artifacts.matches!.artifact_id).toBe(
+      own.find((a: { kind: string }) => a.kind === "matches.indexed.v1").artifact_id,
+    );
   });
 
   it("each invalid reference is rejected with 422 errors[] before any job is created", async () => {
@@ -166,12 +195,30 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const features = await produced(did, "features", "features.local.v1");
     const before = await jobCount();
     const matches = (input_artifacts: unknown) => call("POST", `/v1/datasets/${did}/matches`, { input_artifacts });
-    expectFieldError(await matches({ features: ref(features), "colmap.database": { artifact_id: features.artifact_id, kind: "matches.database.colmap" } }), "input_artifacts.colmap.database", "unknown_role");
-    expectFieldError(await matches({ features: ref(features), matches: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } }), "input_artifacts.matches", "role_not_accepted");
-    expectFieldError(await matches({ features: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } }), "input_artifacts.features.kind", "role_mismatch");
-    expectFieldError(await matches({ features: { artifact_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV", kind: "features.local.v1" } }), "input_artifacts.features.artifact_id", "unknown_artifact");
+    expectFieldError(
+      await matches({ features: ref(features), "colmap.database": { artifact_id: features.artifact_id, kind: "matches.database.colmap" } }),
+      "input_artifacts.colmap.database",
+      "unknown_role",
+    );
+    expectFieldError(
+      await matches({ features: ref(features), matches: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } }),
+      "input_artifacts.matches",
+      "role_not_accepted",
+    );
+    expectFieldError(
+      await matches({ features: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } }),
+      "input_artifacts.features.kind",
+      "role_mismatch",
+    );
+    expectFieldError(
+      await matches({ features: { artifact_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV", kind: "features.local.v1" } }),
+      "input_artifacts.features.artifact_id",
+      "unknown_artifact",
+    );
     // A reference whose stated kind is not the artifact's.
-    const verify = await call("POST", `/v1/datasets/${did}/verify`, { input_artifacts: { features: ref(features), matches: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } } });
+    const verify = await call("POST", `/v1/datasets/${did}/verify`, {
+      input_artifacts: { features: ref(features), matches: { artifact_id: features.artifact_id, kind: "matches.indexed.v1" } },
+    });
     expectFieldError(verify, "input_artifacts.matches.kind", "kind_mismatch");
     // Every failure at once.
     const all = await matches({ features: { artifact_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV", kind: "features.local.v1" }, pairs: ref(features) });
@@ -183,9 +230,15 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const first = await dataset();
     const features = await produced(first.did, "features", "features.local.v1");
     const other = await dataset(["a.jpg", "b.jpg"]);
-    expectFieldError(await call("POST", `/v1/datasets/${other.did}/matches`, { input_artifacts: { features: ref(features) } }), "input_artifacts.features.artifact_id", "dataset_mismatch");
+    expectFieldError(
+      await call("POST", `/v1/datasets/${other.did}/matches`, { input_artifacts: { features: ref(features) } }),
+      "input_artifacts.features.artifact_id",
+      "dataset_mismatch",
+    );
     const twin = await dataset(["a.jpg", "b.jpg", "c.jpg"], first.shas);
-    expect((await call("GET", `/v1/projects/${twin.pid}/datasets/${twin.did}`)).json.manifest_hash).toBe((await call("GET", `/v1/projects/${first.pid}/datasets/${first.did}`)).json.manifest_hash);
+    expect((await call("GET", `/v1/projects/${twin.pid}/datasets/${twin.did}`)).json.manifest_hash).toBe(
+      (await call("GET", `/v1/projects/${first.pid}/datasets/${first.did}`)).json.manifest_hash,
+    );
     await expectStatus(call("POST", `/v1/datasets/${twin.did}/matches`, { input_artifacts: { features: ref(features) } }), 202);
   });
 
@@ -197,7 +250,15 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const features = await produced(did, "features", "features.local.v1");
     const p = await expectStatus(apiKey("POST", "/v1/projects", { name: "theirs" }, auth), 201);
     const sha = await uploadBlob(enc({ theirs: Math.random() }), auth, apiKey);
-    const d = await expectStatus(apiKey("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: sha }] } }, auth), 201);
+    const d = await expectStatus(
+      apiKey(
+        "POST",
+        `/v1/projects/${p.json.project_id}/datasets`,
+        { name: "d", source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: sha }] } },
+        auth,
+      ),
+      201,
+    );
     const r = await apiKey("POST", `/v1/datasets/${d.json.dataset_id}/matches`, { input_artifacts: { features: ref(features) } }, auth);
     expectFieldError(r, "input_artifacts.features.artifact_id", "unknown_artifact");
     expectProblem(r, 422, "validation");

@@ -42,7 +42,11 @@ const jobStub = (jid: string) => env.JOB.get(env.JOB.idFromName(`default/${jid}`
  */
 function openSse(jid: string, after = 0) {
   const comments: string[] = [];
-  const events = new EdgeSfmClient({ baseUrl: BASE, fetch: selfFetch }).events(jid, { after, reconnect: false, onComment: (c) => comments.push(c) });
+  const events = new EdgeSfmClient({ baseUrl: BASE, fetch: selfFetch }).events(jid, {
+    after,
+    reconnect: false,
+    onComment: (c) => comments.push(c),
+  });
   return {
     comments,
     next: async (): Promise<JobEvent | null> => (await events.next()).value ?? null,
@@ -60,7 +64,8 @@ async function sse(jid: string, lastEventId?: number) {
 
 /** Waits until `condition()` holds (polling), or fails after `ms`. */
 async function until(condition: () => boolean, ms = 10_000) {
-  for (const end = Date.now() + ms; !condition(); await new Promise((r) => setTimeout(r, 20))) if (Date.now() > end) throw new Error("timed out");
+  for (const end = Date.now() + ms; !condition(); await new Promise((r) => setTimeout(r, 20)))
+    if (Date.now() > end) throw new Error("timed out");
 }
 
 /** Lets the job's leases lapse as if their TTL had passed, then runs the alarm the lease set. */
@@ -94,7 +99,13 @@ describe("stage jobs (4.6) and the runner protocol", () => {
     const runner = newRunner();
     await runner.register();
     const lease = (await runner.lease())!;
-    expect(lease.task).toMatchObject({ task_id: r.json.task_ids[0], job_id: jid, kind: "extract", phase: "feature_extraction", attempt: 1 });
+    expect(lease.task).toMatchObject({
+      task_id: r.json.task_ids[0],
+      job_id: jid,
+      kind: "extract",
+      phase: "feature_extraction",
+      attempt: 1,
+    });
     expect(lease.task.params).toMatchObject({ features: { type: "sift", max_num_features: 1000, version: 1 } });
     expect(lease.inputs.dataset!.images).toHaveLength(3);
     const running = await job(jid);
@@ -121,7 +132,13 @@ describe("stage jobs (4.6) and the runner protocol", () => {
       "job_status",
     ]);
     expect(events.find((e) => e.data.kind === "phase_progress")!.data).toMatchObject({ current: 1, total: 1 });
-    expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 1, done: 1, items: 3, items_cached: 0, by_runner: { [runner.runner!.runner_id]: 1 } });
+    expect(done.tasks[0]["x-shards"]).toMatchObject({
+      total: 1,
+      done: 1,
+      items: 3,
+      items_cached: 0,
+      by_runner: { [runner.runner!.runner_id]: 1 },
+    });
     expect(events.at(-1)!.data).toMatchObject({ kind: "job_status", status: "succeeded" });
 
     const again = await features(did, { max_num_features: 1000 });
@@ -169,7 +186,11 @@ describe("pipelines (4.7)", () => {
     expect(detail.tasks.map((t: any) => t.kind)).toEqual(["extract", "match", "verify", "map"]);
     expect(detail.tasks.map((t: any) => t.depends_on)).toEqual([[], [r.json.task_ids[0]], [r.json.task_ids[1]], [r.json.task_ids[2]]]);
     expect(detail.recon_id).toBe(r.json.recon_id);
-    expect(detail._links).toMatchObject({ self: { href: `/v1/jobs/${r.json.job_id}` }, events: expect.any(Object), ws: expect.any(Object) });
+    expect(detail._links).toMatchObject({
+      self: { href: `/v1/jobs/${r.json.job_id}` },
+      events: expect.any(Object),
+      ws: expect.any(Object),
+    });
 
     const [a, b] = [newRunner("a"), newRunner("b")];
     await a.register();
@@ -180,7 +201,9 @@ describe("pipelines (4.7)", () => {
     await a.work(first);
     const second = (await b.lease())!;
     expect(second.task.kind).toBe("match");
-    expect(second.inputs.upstream).toEqual([{ task_id: first.task.task_id, kind: "extract", outputs_ref: expect.objectContaining({ artifacts: expect.any(Array) }) }]);
+    expect(second.inputs.upstream).toEqual([
+      { task_id: first.task.task_id, kind: "extract", outputs_ref: expect.objectContaining({ artifacts: expect.any(Array) }) },
+    ]);
     // An upstream output is readable through the lease: one file per image (extraction's items).
     const files = second.inputs.upstream[0]!.outputs_ref.artifacts[0]!.files;
     expect(files).toHaveLength(2);
@@ -191,7 +214,13 @@ describe("pipelines (4.7)", () => {
     expect(map).toMatchObject({ status: "succeeded" });
     expect((await job(r.json.job_id)).status).toBe("succeeded");
     const p = await progress(r.json.job_id);
-    expect(p).toMatchObject({ progress: 1, total_tasks: 4, completed_tasks: 4, current_task_id: null, current_phase: "incremental_register" });
+    expect(p).toMatchObject({
+      progress: 1,
+      total_tasks: 4,
+      completed_tasks: 4,
+      current_task_id: null,
+      current_phase: "incremental_register",
+    });
 
     const again = await pipeline(pid, did, { features: { max_num_features: 500 }, ba: { mode: "standard" } });
     expect(again.json.recon_id).toBe(r.json.recon_id);
@@ -238,7 +267,11 @@ describe("the task cache is the tenant's (3.2.1)", () => {
     const sha = await uploadBlob(bytes);
     const datasetWith = async (body: Record<string, unknown>) => {
       const p = await call("POST", "/v1/projects", { name: "cache" });
-      const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: sha }] }, ...body });
+      const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, {
+        name: "d",
+        source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: sha }] },
+        ...body,
+      });
       return d.json.dataset_id as string;
     };
     const first = (await features(await datasetWith({}))).json.job_id;
@@ -319,7 +352,11 @@ describe("stage submission rules (4.6, 7)", () => {
     const { runner, lease, jid } = await runningFeatures(1);
     const leaseBad: [string, string, unknown][] = [
       ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [] }],
-      ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "phase_progress", phase: "teleport", current: 1, total: 2, rate: null }] }],
+      [
+        "POST",
+        `/v1/leases/${lease.lease_id}/events`,
+        { events: [{ kind: "phase_progress", phase: "teleport", current: 1, total: 2, rate: null }] },
+      ],
       ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "error", error_class: "X", message: "m", detail: null }] }],
       ["POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "phase_started", phase: "feature_extraction" }] }],
       ["PUT", `/v1/leases/${lease.lease_id}/checkpoint`, { blob_sha: "0".repeat(64), byte_size: 1 }],
@@ -381,7 +418,11 @@ describe("cancel and resume (3.1)", () => {
     expect(c.json).toMatchObject({ status: "cancelled_dirty", cancel_requested: true, cancel_force: true });
     expect((await job(jid)).tasks[0].status).toBe("cancelled_dirty");
     expect((await runner.heartbeat(lease)).directive).toBe("teardown");
-    expectProblem(await call("POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "warning", message: "late" }] }), 409, "conflict");
+    expectProblem(
+      await call("POST", `/v1/leases/${lease.lease_id}/events`, { events: [{ kind: "warning", message: "late" }] }),
+      409,
+      "conflict",
+    );
     expectProblem(await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [] } }), 409, "conflict");
     const r = await call("POST", `/v1/jobs/${jid}:resume`);
     expect(r.json.status).toBe("pending");
@@ -395,7 +436,11 @@ describe("cancel and resume (3.1)", () => {
     expect(failed).toMatchObject({ status: "failed", error_class: "OOMError", error_message: "out of memory" });
     expect(failed.finished_at).not.toBeNull();
     const events = await sse(jid);
-    expect(events.find((e) => e.data.kind === "error")!.data).toMatchObject({ error_class: "OOMError", message: "out of memory", detail: { bytes: 1 } });
+    expect(events.find((e) => e.data.kind === "error")!.data).toMatchObject({
+      error_class: "OOMError",
+      message: "out of memory",
+      detail: { bytes: 1 },
+    });
     expect(events.at(-1)!.data).toMatchObject({ kind: "job_status", status: "failed", error_class: "OOMError" });
     await call("POST", `/v1/jobs/${jid}:resume`);
     const retry = (await runner.lease())!;
@@ -415,7 +460,15 @@ describe("cancel and resume (3.1)", () => {
     expect(map.checkpoint).toBeNull();
     const bytes = new TextEncoder().encode("checkpoint: 12 images registered");
     const sha = await runner.upload(map, bytes);
-    expect((await call("PUT", `/v1/leases/${map.lease_id}/checkpoint`, { blob_sha: sha, byte_size: bytes.byteLength, summary: { num_reg_images: 12 } })).status).toBe(200);
+    expect(
+      (
+        await call("PUT", `/v1/leases/${map.lease_id}/checkpoint`, {
+          blob_sha: sha,
+          byte_size: bytes.byteLength,
+          summary: { num_reg_images: 12 },
+        })
+      ).status,
+    ).toBe(200);
     await runner.client.fail(map.lease_id, { error_class: "DeviceLost", message: "GPU device lost", detail: null });
     await call("POST", `/v1/jobs/${jid}:resume`);
     const resumed = (await runner.lease())!;
@@ -485,7 +538,14 @@ describe("leases (3.2.3)", () => {
     // A well-formed result that cites a blob never uploaded is refused the same way.
     await call("POST", `/v1/jobs/${jid}:resume`);
     const again = (await runner.lease())!;
-    const ghost = { kind: "digests.image_sha256", name: "x", artifact_format: "testrunner.image_digests.v1", schema_version: 1, media_type: "application/json", files: [{ path: "a", blob_sha: "a".repeat(64), byte_size: 1 }] };
+    const ghost = {
+      kind: "digests.image_sha256",
+      name: "x",
+      artifact_format: "testrunner.image_digests.v1",
+      schema_version: 1,
+      media_type: "application/json",
+      files: [{ path: "a", blob_sha: "a".repeat(64), byte_size: 1 }],
+    };
     const r = await call("POST", `/v1/leases/${again.lease_id}:complete`, { outputs_ref: { artifacts: [ghost] } });
     expectProblem(r, 422, "validation");
     expect(r.json.errors[0].code).toBe("unknown_blob");
@@ -552,7 +612,14 @@ describe("progress (4.8) and the job index", () => {
       current_task_kind: "match",
       current_phase: "matching",
     });
-    expect(p.tasks[1]).toMatchObject({ kind: "match", status: "running", progress: 0.5, current: 2, total: 4, latest_event_kind: "phase_progress" });
+    expect(p.tasks[1]).toMatchObject({
+      kind: "match",
+      status: "running",
+      progress: 0.5,
+      current: 2,
+      total: 4,
+      latest_event_kind: "phase_progress",
+    });
     expect(p.tasks[1].elapsed_seconds).toBeGreaterThanOrEqual(0);
     expect(p.tasks[2]).toMatchObject({ progress: 0, elapsed_seconds: null, current: null });
     // A running task without a measurable total counts 0.
@@ -627,7 +694,15 @@ describe("live events (6)", () => {
     const live = runner.events(lease, [{ kind: "warning", message: "live one" }]);
     const next = (await resumed.next())!;
     await live;
-    expect(next).toMatchObject({ event_id: 5, kind: "warning", message: "live one", job_id: jid, task_id: lease.task.task_id, seq: 5, schema_version: 1 });
+    expect(next).toMatchObject({
+      event_id: 5,
+      kind: "warning",
+      message: "live one",
+      job_id: jid,
+      task_id: lease.task.task_id,
+      seq: 5,
+      schema_version: 1,
+    });
     // Idle streams carry keep-alive comments (one second in the tests), and nothing else while idle.
     const pending = resumed.next();
     await until(() => resumed.comments.includes("keep-alive"));
@@ -681,14 +756,19 @@ describe("who may run what", () => {
     await pool.work(lease);
     // A volunteer's result waits for another principal's to confirm it (runners.md "Trust").
     expect((await job(openJob)).tasks[0]["x-shards"]).toMatchObject({ done: 0, awaiting_validation: 1 });
-    const other = newRunner("another volunteer", { authorization: `Bearer ${(await call("POST", "/v1/admin/runner-tokens", { name: "another" })).json.raw_token}` });
+    const other = newRunner("another volunteer", {
+      authorization: `Bearer ${(await call("POST", "/v1/admin/runner-tokens", { name: "another" })).json.raw_token}`,
+    });
     await other.register();
     await other.work((await other.lease())!);
     expect((await job(openJob)).status).toBe("succeeded");
     expect((await job(closedJob)).status).toBe("pending");
 
     await call("DELETE", `/v1/admin/runner-tokens/${token.json.token_id}`);
-    const r = await SELF.fetch(`${BASE}/v1/runners/${runner.runner_id}:lease`, { method: "POST", headers: { Authorization: `Bearer ${token.json.raw_token}` } });
+    const r = await SELF.fetch(`${BASE}/v1/runners/${runner.runner_id}:lease`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token.json.raw_token}` },
+    });
     expect(r.status).toBe(401);
     // The tenant's own runner still sees the closed project's task.
     const own = newRunner("own");
@@ -712,13 +792,23 @@ describe("tenant isolation (api_key mode, 5.3)", () => {
     const issue = async (tenant: string) => `Bearer ${(await keyed("POST", "/v1/admin/api-keys", { tenant_id: tenant })).json.raw_key}`;
     const [a, b] = [await issue("tenant-a"), await issue("tenant-b")];
     const p = await keyed("POST", "/v1/projects", { name: "a" }, { Authorization: a });
-    const d = await keyed("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "a", source: { kind: "upload", entries: [] } }, { Authorization: a });
+    const d = await keyed(
+      "POST",
+      `/v1/projects/${p.json.project_id}/datasets`,
+      { name: "a", source: { kind: "upload", entries: [] } },
+      { Authorization: a },
+    );
     const sha = await uploadBlob(new TextEncoder().encode(`tenant a image ${Math.random()}`), { Authorization: a }, keyed);
     await keyed("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: "a.jpg", blob_sha: sha }, { Authorization: a });
     const jid = (await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, { Authorization: a })).json.job_id;
 
     expectProblem(await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, { Authorization: b }), 404, "not_found");
-    for (const [m, path] of [["GET", `/v1/jobs/${jid}`], ["GET", `/v1/jobs/${jid}/progress`], ["GET", `/v1/jobs/${jid}/events`], ["POST", `/v1/jobs/${jid}:cancel`]] as const) {
+    for (const [m, path] of [
+      ["GET", `/v1/jobs/${jid}`],
+      ["GET", `/v1/jobs/${jid}/progress`],
+      ["GET", `/v1/jobs/${jid}/events`],
+      ["POST", `/v1/jobs/${jid}:cancel`],
+    ] as const) {
       expectProblem(await keyed(m, path, undefined, { Authorization: b }), 404, "not_found");
     }
     expect((await keyed("GET", "/v1/jobs", undefined, { Authorization: b })).json.items).toEqual([]);

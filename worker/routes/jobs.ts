@@ -61,7 +61,11 @@ type StagePlan = Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pi
 type DatasetRow = DatasetSubmission["dataset"];
 
 /** `POST /v1/datasets/{did}/<stage>`: one task on the dataset, planned from the validated body. */
-function stageRoute<S extends z.ZodType>(stage: string, schema: S, plan: (body: z.output<S>, ctx: { env: Env; tenantId: string; dataset: DatasetRow }) => StagePlan | Promise<StagePlan>) {
+function stageRoute<S extends z.ZodType>(
+  stage: string,
+  schema: S,
+  plan: (body: z.output<S>, ctx: { env: Env; tenantId: string; dataset: DatasetRow }) => StagePlan | Promise<StagePlan>,
+) {
   jobs.openapi(
     createRoute({
       method: "post",
@@ -131,10 +135,22 @@ jobs.openapi(
     // The spherical pipeline finds and adjusts a panorama's features on its cube faces (2.12 `panorama`).
     const panorama = body.spec.kind === "spherical" ? await sphericalStageParams(c.env, c.var.tenantId, ds, body.spec) : {};
     const chain: { stage: Stage; capabilities: string[]; replaced_by: "features" | "matches" | "verified_matches" | null }[] = [
-      { stage: { kind: "extract", params: { features: body.features, ...panorama } }, capabilities: [`features.extract.${body.features.type}`], replaced_by: "features" },
-      { stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } }, capabilities: [...pairsCapabilities(body.pairs), `matchers.${body.matcher.type}`], replaced_by: "matches" },
+      {
+        stage: { kind: "extract", params: { features: body.features, ...panorama } },
+        capabilities: [`features.extract.${body.features.type}`],
+        replaced_by: "features",
+      },
+      {
+        stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } },
+        capabilities: [...pairsCapabilities(body.pairs), `matchers.${body.matcher.type}`],
+        replaced_by: "matches",
+      },
       { stage: { kind: "verify", params: { verify: body.verify } }, capabilities: ["matches.verify"], replaced_by: "verified_matches" },
-      { stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null, ...panorama }, map_kind: kind }, capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])], replaced_by: null },
+      {
+        stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null, ...panorama }, map_kind: kind },
+        capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])],
+        replaced_by: null,
+      },
     ];
     // Input artifacts replace the stages that would compute them (2.11): the chain starts after the
     // latest one given; later stages read the features too, so those are then required.
@@ -249,7 +265,13 @@ jobs.openapi(
     tags: ["jobs"],
     request: {
       params: JobParams,
-      headers: z.object({ "last-event-id": z.string().regex(/^\d{1,15}$/).optional().describe("resume after this event_id") }),
+      headers: z.object({
+        "last-event-id": z
+          .string()
+          .regex(/^\d{1,15}$/)
+          .optional()
+          .describe("resume after this event_id"),
+      }),
     },
     responses: {
       200: {
@@ -270,10 +292,19 @@ jobs.openapi(
     tags: ["jobs"],
     request: {
       params: JobParams,
-      query: z.object({ last_event_id: z.string().regex(/^\d{1,15}$/).optional().describe("as the Last-Event-ID header (browsers cannot set headers)") }),
+      query: z.object({
+        last_event_id: z
+          .string()
+          .regex(/^\d{1,15}$/)
+          .optional()
+          .describe("as the Last-Event-ID header (browsers cannot set headers)"),
+      }),
     },
     responses: {
-      101: { description: "WebSocket: one text frame per ProgressEvent (JSON with event_id); 'ping' is answered 'pong'; closed (1000) after a terminal job_status" },
+      101: {
+        description:
+          "WebSocket: one text frame per ProgressEvent (JSON with event_id); 'ping' is answered 'pong'; closed (1000) after a terminal job_status",
+      },
       ...problemResponses(401, 404, 422),
       426: { description: "not a WebSocket upgrade" },
     },

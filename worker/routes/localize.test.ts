@@ -20,7 +20,8 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -58,7 +59,10 @@ describe("POST /v1/reconstructions/{rid}/localize (4.13, localize.from_memory)",
     expectFieldError(await localize(sealed.rid, { blob_sha: "abc" }), "blob_sha");
     expectFieldError(await localize(sealed.rid, { blob_sha: photo.toUpperCase().replace(/[0-9]/, "G") }), "blob_sha");
     expectFieldError(await localize(sealed.rid, { blob_sha: photo, sift: { max_num_features: 0 } }), "sift.max_num_features");
-    expectProblem(await call("POST", `/v1/reconstructions/${sealed.rid}/localize`, "{not json", { "Content-Type": "application/json" }), 400);
+    expectProblem(
+      await call("POST", `/v1/reconstructions/${sealed.rid}/localize`, "{not json", { "Content-Type": "application/json" }),
+      400,
+    );
     // A well-formed digest the tenant stores nothing under, and bytes that are no image.
     expectFieldError(await localize(sealed.rid, { blob_sha: "0".repeat(64) }), "blob_sha", "unknown_blob");
     expect(await state()).toEqual(before);
@@ -73,10 +77,19 @@ describe("POST /v1/reconstructions/{rid}/localize (4.13, localize.from_memory)",
     expectProblem(await localize(sealed.rid, { blob_sha: photo }), 409, "conflict");
     const p = await expectStatus(call("POST", "/v1/projects", { name: "unsealed" }), 201);
     const d = await expectStatus(
-      call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: photo }] } }),
+      call("POST", `/v1/projects/${p.json.project_id}/datasets`, {
+        name: "d",
+        source: { kind: "upload", entries: [{ name: "a.jpg", blob_sha: photo }] },
+      }),
       201,
     );
-    const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+    const job = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+        dataset_id: d.json.dataset_id,
+        spec: { kind: "incremental" },
+      }),
+      202,
+    );
     const r = await localize(job.json.recon_id, { blob_sha: photo });
     expectProblem(r, 409, "conflict");
     expect(r.json.detail).toMatch(/no sealed snapshot/);
@@ -95,7 +108,12 @@ describe("POST /v1/reconstructions/{rid}/localize (4.13, localize.from_memory)",
     expect(accepted.headers.get("Location")).toBe(`/v1/jobs/${accepted.json.job_id}`);
     expect(accepted.json).toMatchObject({ task_ids: [expect.any(String)], recon_id: sealed.rid });
     const job = (await call("GET", `/v1/jobs/${accepted.json.job_id}`)).json;
-    expect(job).toMatchObject({ recipe: "localize", status: "pending", recon_id: sealed.rid, tasks: [{ kind: "relocalize", status: "pending" }] });
+    expect(job).toMatchObject({
+      recipe: "localize",
+      status: "pending",
+      recon_id: sealed.rid,
+      tasks: [{ kind: "relocalize", status: "pending" }],
+    });
 
     const client = new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
     const runner = await client.register({
@@ -107,7 +125,12 @@ describe("POST /v1/reconstructions/{rid}/localize (4.13, localize.from_memory)",
     const lease = (await client.lease(runner.runner_id))!;
     expect(lease.task).toMatchObject({ kind: "relocalize", phase: "relocalize", job_id: accepted.json.job_id });
     expect(lease.task.params).toMatchObject({
-      relocalize: { query: { blob_sha: photo, byte_size: LUND_01.byteLength, width: 1024, height: 768, focal_length_35mm: 35 }, sift: { max_num_features: 2048 }, recon_id: sealed.rid, seq: 1 },
+      relocalize: {
+        query: { blob_sha: photo, byte_size: LUND_01.byteLength, width: 1024, height: 768, focal_length_35mm: 35 },
+        sift: { max_num_features: 2048 },
+        recon_id: sealed.rid,
+        seq: 1,
+      },
     });
     expect(lease.inputs.artifacts.snapshot).toMatchObject({ kind: "reconstruction.snapshot", recon_id: sealed.rid });
     expect(lease.inputs.artifacts.features?.artifact_id).toBe(features.artifact_id);

@@ -22,9 +22,16 @@ beforeAll(async () => {
   call = client.call;
 });
 
-const S: Sim3 = { rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 }, translation: [40, -7.5, 3], scale: 0.3 };
+const S: Sim3 = {
+  rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 },
+  translation: [40, -7.5, 3],
+  scale: 0.3,
+};
 const IDENTITY: Sim3 = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0], scale: 1 };
-const moveBy = (s: Sim3) => ({ pose: (p: Parameters<typeof transformPose>[0]) => transformPose(p, s), point: (x: [number, number, number]) => applySim3(s, x) });
+const moveBy = (s: Sim3) => ({
+  pose: (p: Parameters<typeof transformPose>[0]) => transformPose(p, s),
+  point: (x: [number, number, number]) => applySim3(s, x),
+});
 // The workerd runner has no engine: merges here skip the bundle adjustment (x-bundle_adjust, tested with the engine in browser-runtime/stages/merge.test.ts).
 const mergeOf = (body: unknown, via = call) => via("POST", "/v1/reconstructions:merge", body);
 
@@ -39,7 +46,10 @@ async function halves() {
   const nonce = Math.random();
   const photo = (name: string) => enc({ photo: name, nonce });
   const target = await sealedReconstruction(whole.half([0, 1, 2, 3], 10, moveBy(IDENTITY)), as, { projectId: p.json.project_id, photo });
-  const source = await sealedReconstruction(whole.half([2, 3, 4, 5], 5000, moveBy(invertSim3(S))), as, { projectId: p.json.project_id, photo });
+  const source = await sealedReconstruction(whole.half([2, 3, 4, 5], 5000, moveBy(invertSim3(S))), as, {
+    projectId: p.json.project_id,
+    photo,
+  });
   return { whole, target, source, pid: p.json.project_id as string };
 }
 
@@ -50,8 +60,14 @@ async function run(jobId: string) {
 }
 
 async function snapshot(rid: string, seq: number) {
-  const images = (await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/images.json`)).json.images as { name: string; cam_from_world: never; points2D: { point3d_id: number | null }[] }[];
-  const points = decodePoints(new Uint8Array(await (await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/points.bin`)).res.arrayBuffer()));
+  const images = (await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/images.json`)).json.images as {
+    name: string;
+    cam_from_world: never;
+    points2D: { point3d_id: number | null }[];
+  }[];
+  const points = decodePoints(
+    new Uint8Array(await (await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/points.bin`)).res.arrayBuffer()),
+  );
   return { images, points };
 }
 
@@ -67,9 +83,20 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     expect(r.headers.get("Location")).toBe(`/v1/jobs/${r.json.job_id}`);
     expect(r.json.recon_id).toBe(target.rid);
     const job = await run(r.json.job_id);
-    expect(job).toMatchObject({ recipe: "merge", status: "succeeded", recon_id: target.rid, tasks: [{ kind: "merge", status: "succeeded" }] });
+    expect(job).toMatchObject({
+      recipe: "merge",
+      status: "succeeded",
+      recon_id: target.rid,
+      tasks: [{ kind: "merge", status: "succeeded" }],
+    });
     const result = job.tasks[0].outputs_ref.result;
-    expect(result).toMatchObject({ snapshot_seq: 2, target_seq: 1, added_images: 2, fused_points: 60, sources: [{ recon_id: source.rid, seq: 1, estimated: true, shared_images: 2, shared_points: 60 }] });
+    expect(result).toMatchObject({
+      snapshot_seq: 2,
+      target_seq: 1,
+      added_images: 2,
+      fused_points: 60,
+      sources: [{ recon_id: source.rid, seq: 1, estimated: true, shared_images: 2, shared_points: 60 }],
+    });
     expect(result.sources[0].sim3.scale).toBeCloseTo(S.scale, 5);
     expect(result.mean_reproj_err).toBeLessThan(1e-3);
     expect((await call("GET", `/v1/reconstructions/${target.rid}/snapshots`)).json.seqs).toEqual([1, 2]);
@@ -90,7 +117,14 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
 
   it("with aligners: the right Sim3 gives the whole model; an identity leaves the source where it is", async () => {
     const { whole, target, source } = await halves();
-    const right = await run((await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [S] }), 202)).json.job_id);
+    const right = await run(
+      (
+        await expectStatus(
+          mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [S] }),
+          202,
+        )
+      ).json.job_id,
+    );
     expect(right.tasks[0].outputs_ref.result.sources[0]).toMatchObject({ estimated: false, sim3: { scale: S.scale } });
     const merged = await snapshot(target.rid, 2);
     merged.images.forEach((im, i) => {
@@ -98,22 +132,41 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
       for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-5);
     });
     // Merged again (onto snapshot 2) with an identity: the source's own images keep its poses.
-    const again = await run((await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY] }), 202)).json.job_id);
+    const again = await run(
+      (
+        await expectStatus(
+          mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY] }),
+          202,
+        )
+      ).json.job_id,
+    );
     expect(again.tasks[0].outputs_ref.result).toMatchObject({ snapshot_seq: 3, target_seq: 2 });
     const unmoved = await snapshot(target.rid, 3);
     // img4 and img5 were added by the first merge; the second adds none, so no source pose is copied: the target's stay as they were.
     expect(unmoved.images.map((im) => im.cam_from_world)).toEqual(merged.images.map((im) => im.cam_from_world));
-    expect(source.model.images.images.map((im) => im.cam_from_world)).toEqual((await snapshot(source.rid, 1)).images.map((im) => im.cam_from_world));
+    expect(source.model.images.images.map((im) => im.cam_from_world)).toEqual(
+      (await snapshot(source.rid, 1)).images.map((im) => im.cam_from_world),
+    );
   });
 
   it("by default the merge task is bundle adjusted on a runner's engine (x-bundle_adjust)", async () => {
     const { target, source } = await halves();
-    const r = await expectStatus(call("POST", "/v1/reconstructions:merge", { target_recon_id: target.rid, source_recon_ids: [source.rid] }), 202);
+    const r = await expectStatus(
+      call("POST", "/v1/reconstructions:merge", { target_recon_id: target.rid, source_recon_ids: [source.rid] }),
+      202,
+    );
     const client = new RunnerClient({ baseUrl: BASE, fetch: as.fetch });
-    const runner = await client.register({ name: "merge-params", stages: ["merge"], runtime_versions: await client.serviceRuntimeVersions(), abilities: RunnerAbilities.parse({}) });
+    const runner = await client.register({
+      name: "merge-params",
+      stages: ["merge"],
+      runtime_versions: await client.serviceRuntimeVersions(),
+      abilities: RunnerAbilities.parse({}),
+    });
     const lease = await client.lease(runner.runner_id);
     expect(lease?.task).toMatchObject({ job_id: r.json.job_id, kind: "merge", phase: "hierarchical_merge" });
-    expect(lease!.task.params).toMatchObject({ merge: { bundle_adjust: true, target: { recon_id: target.rid, seq: 1 }, sources: [{ recon_id: source.rid, seq: 1, sim3: null }] } });
+    expect(lease!.task.params).toMatchObject({
+      merge: { bundle_adjust: true, target: { recon_id: target.rid, seq: 1 }, sources: [{ recon_id: source.rid, seq: 1, sim3: null }] },
+    });
     expect(Object.keys(lease!.inputs.artifacts).sort()).toEqual(["snapshot", "source.0"]);
     await call("POST", `/v1/jobs/${r.json.job_id}:cancel?force=true`);
   });
@@ -121,7 +174,10 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
   it("a source sharing no image and given no aligner fails the task and seals nothing", async () => {
     const { whole, target, pid } = await halves();
     const stranger = await sealedReconstruction(whole.half([4, 5], 9000, moveBy(IDENTITY)), as, { projectId: pid });
-    const job = await run((await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [stranger.rid] }), 202)).json.job_id);
+    const job = await run(
+      (await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [stranger.rid] }), 202)).json
+        .job_id,
+    );
     expect(job).toMatchObject({ status: "failed", error_class: "ValidationError" });
     expect(job.error_message).toContain("shares no image");
     expect((await call("GET", `/v1/reconstructions/${target.rid}/snapshots`)).json.seqs).toEqual([1]);
@@ -132,8 +188,14 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     const elsewhere = await sealedReconstruction(splitScene(3, 10, 9).half([0, 1, 2], 10, moveBy(IDENTITY)), as);
     // A reconstruction of the target's project with no snapshot yet (photos of its own, so no cached snapshot is adopted).
     const entries = [{ name: "a.jpg", blob_sha: await uploadBlob(enc({ unsealed: Math.random() }), {}, call) }];
-    const d = await expectStatus(call("POST", `/v1/projects/${target.pid}/datasets`, { name: "u", source: { kind: "upload", entries } }), 201);
-    const unsealed = await expectStatus(call("POST", `/v1/projects/${target.pid}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+    const d = await expectStatus(
+      call("POST", `/v1/projects/${target.pid}/datasets`, { name: "u", source: { kind: "upload", entries } }),
+      201,
+    );
+    const unsealed = await expectStatus(
+      call("POST", `/v1/projects/${target.pid}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }),
+      202,
+    );
     const jobs = (await call("GET", "/v1/jobs?page_size=500")).json.items.map((j: { job_id: string }) => j.job_id);
     const state = storageState(TENANT, jobs);
     const before = await state();
@@ -141,13 +203,52 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     expectProblem(await mergeOf({ target_recon_id: absent, source_recon_ids: [source.rid] }), 404, "not_found");
     expectProblem(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [absent] }), 404, "not_found");
     const [other] = await tenantCallers("merge-other");
-    expectProblem(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid] }, other), 404, "not_found");
-    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [elsewhere.rid] }), "source_recon_ids.0", "other_project");
-    expectProblem(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [unsealed.json.recon_id] }), 409, "conflict");
-    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [IDENTITY, IDENTITY] }), "sim3_aligners");
-    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [{ ...IDENTITY, scale: 0 }] }), "sim3_aligners.0.scale");
-    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid], sim3_aligners: [{ ...IDENTITY, rotation: { w: 2, x: 0, y: 0, z: 0 } }] }), "sim3_aligners.0.rotation");
-    expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [target.rid] }), "source_recon_ids");
+    expectProblem(
+      await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid] }, other),
+      404,
+      "not_found",
+    );
+    expectFieldError(
+      await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [elsewhere.rid] }),
+      "source_recon_ids.0",
+      "other_project",
+    );
+    expectProblem(
+      await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [unsealed.json.recon_id] }),
+      409,
+      "conflict",
+    );
+    expectFieldError(
+      await mergeOf({
+        "x-bundle_adjust": false,
+        target_recon_id: target.rid,
+        source_recon_ids: [source.rid],
+        sim3_aligners: [IDENTITY, IDENTITY],
+      }),
+      "sim3_aligners",
+    );
+    expectFieldError(
+      await mergeOf({
+        "x-bundle_adjust": false,
+        target_recon_id: target.rid,
+        source_recon_ids: [source.rid],
+        sim3_aligners: [{ ...IDENTITY, scale: 0 }],
+      }),
+      "sim3_aligners.0.scale",
+    );
+    expectFieldError(
+      await mergeOf({
+        "x-bundle_adjust": false,
+        target_recon_id: target.rid,
+        source_recon_ids: [source.rid],
+        sim3_aligners: [{ ...IDENTITY, rotation: { w: 2, x: 0, y: 0, z: 0 } }],
+      }),
+      "sim3_aligners.0.rotation",
+    );
+    expectFieldError(
+      await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [target.rid] }),
+      "source_recon_ids",
+    );
     expectFieldError(await mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [] }), "source_recon_ids");
     expectFieldError(await mergeOf({ source_recon_ids: [source.rid] }), "target_recon_id");
     expect(await state()).toEqual(before);

@@ -24,7 +24,11 @@ describe("health and meta (4.1)", () => {
     expect(r.status).toBe(503);
     expect(r.json).toMatchObject({
       status: "unavailable",
-      checks: { blob_store: { status: "fail", detail: expect.stringContaining("R2 unreachable") }, tenant_store: { status: "ok" }, key_registry: { status: "ok" } },
+      checks: {
+        blob_store: { status: "fail", detail: expect.stringContaining("R2 unreachable") },
+        tenant_store: { status: "ok" },
+        key_registry: { status: "ok" },
+      },
     });
   });
 
@@ -69,7 +73,12 @@ describe("health and meta (4.1)", () => {
     const r = await call("GET", "/openapi.json");
     expect(r.json.openapi).toBe("3.1.0");
     expect(Object.keys(r.json.paths)).toEqual(
-      expect.arrayContaining(["/v1/projects", "/v1/uploads/{uid}:finalize", "/v1/datasets/{did}/images:batchCreate", "/v1/images/{image_id}/thumbnail"]),
+      expect.arrayContaining([
+        "/v1/projects",
+        "/v1/uploads/{uid}:finalize",
+        "/v1/datasets/{did}/images:batchCreate",
+        "/v1/images/{image_id}/thumbnail",
+      ]),
     );
     // Custom methods are documented under their spec path only, never under the router's regex path.
     expect(Object.keys(r.json.paths).filter((p) => /[[\]()]|\/:/.test(p))).toEqual([]);
@@ -79,7 +88,10 @@ describe("health and meta (4.1)", () => {
   it("openapi.json lists every route the server answers, itself included, with its answers and the problem+json of its errors", async () => {
     const { paths } = (await call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, any>> };
     const documented = Object.entries(paths).flatMap(([path, ops]) =>
-      Object.keys(ops).map((method) => ({ method: method.toUpperCase(), re: new RegExp(`^${path.replace(/[.]/g, "\\.").replace(/\{\w+\}/g, "[^/]+")}$`) })),
+      Object.keys(ops).map((method) => ({
+        method: method.toUpperCase(),
+        re: new RegExp(`^${path.replace(/[.]/g, "\\.").replace(/\{\w+\}/g, "[^/]+")}$`),
+      })),
     );
     // A path each route matches: parameters become an id, regex parameters (custom methods, {z}.bin) their literal suffix.
     const sample = (honoPath: string) =>
@@ -88,16 +100,27 @@ describe("health and meta (4.1)", () => {
     expect(served.length).toBeGreaterThan(80);
     for (const r of served) {
       const path = sample(r.path);
-      expect(documented.some((d) => d.method === r.method && d.re.test(path)), `${r.method} ${r.path} is not in /openapi.json`).toBe(true);
+      expect(
+        documented.some((d) => d.method === r.method && d.re.test(path)),
+        `${r.method} ${r.path} is not in /openapi.json`,
+      ).toBe(true);
     }
     expect(paths["/openapi.json"]?.get).toBeDefined();
     for (const [path, ops] of Object.entries(paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const statuses = Object.keys(op.responses);
         // Routes not built here (unbuilt.ts) answer only their 501.
-        if (!op.tags?.includes("unbuilt")) expect(statuses.some((s) => /^[123]/.test(s)), `${method} ${path} documents no answer`).toBe(true);
+        if (!op.tags?.includes("unbuilt"))
+          expect(
+            statuses.some((s) => /^[123]/.test(s)),
+            `${method} ${path} documents no answer`,
+          ).toBe(true);
         expect(op.responses.default.content["application/problem+json"], `${method} ${path}`).toBeDefined();
-        if (op.requestBody) expect(Object.values(op.requestBody.content).every((m: any) => m.schema), `${method} ${path} body`).toBe(true);
+        if (op.requestBody)
+          expect(
+            Object.values(op.requestBody.content).every((m: any) => m.schema),
+            `${method} ${path} body`,
+          ).toBe(true);
       }
     }
   });
@@ -111,7 +134,11 @@ describe("health and meta (4.1)", () => {
 
   it("CORS preflight answers 200 with the allowed methods and headers", async () => {
     for (const path of ["/v1/projects", "/v1/uploads/01HZZZZZZZZZZZZZZZZZZZZZZZ", "/healthz"]) {
-      const r = await call("OPTIONS", path, undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "PATCH", "Access-Control-Request-Headers": "content-range, authorization" });
+      const r = await call("OPTIONS", path, undefined, {
+        Origin: "https://app.example",
+        "Access-Control-Request-Method": "PATCH",
+        "Access-Control-Request-Headers": "content-range, authorization",
+      });
       expect(r.status).toBe(200);
       expect(r.headers.get("Access-Control-Allow-Origin")).toBe("*");
       for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) expect(r.headers.get("Access-Control-Allow-Methods")).toContain(m);
@@ -122,7 +149,10 @@ describe("health and meta (4.1)", () => {
     }
     // In api_key mode too: a preflight carries no credentials.
     const keyed = deployment({ SVC_AUTH_MODE: "api_key" });
-    expect((await keyed("OPTIONS", "/v1/projects", undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "POST" })).status).toBe(200);
+    expect(
+      (await keyed("OPTIONS", "/v1/projects", undefined, { Origin: "https://app.example", "Access-Control-Request-Method": "POST" }))
+        .status,
+    ).toBe(200);
   });
 
   it("CORS exposes the spec's response headers", async () => {

@@ -14,7 +14,6 @@ import { runtimeVersions } from "../services/runtime";
 
 export const meta = newRouter();
 
-
 meta.openapi(
   createRoute({ method: "get", path: "/healthz", tags: ["meta"], responses: { 200: json(Health, "the process responds") } }),
   (c) => c.json({ status: "ok" as const }, 200),
@@ -87,7 +86,17 @@ meta.openapi(
     responses: { 200: json(CameraModelPage, "camera models and their parameter layouts"), ...problemResponses(401, 422) },
   }),
   (c) => {
-    const all = CAMERA_MODELS.map((m) => ({ ...m, params: [...m.params], num_params: m.params.length, focal_length_idxs: [...m.focal_length_idxs], principal_point_idxs: [...m.principal_point_idxs], extra_params_idxs: [...m.extra_params_idxs] }));
-    return c.json(paginateArray(all, (m) => String(m.model_id).padStart(6, "0"), c.req.valid("query")), 200);
+    const all = CAMERA_MODELS.map((m) => ({
+      ...m,
+      params: [...m.params],
+      num_params: m.params.length,
+      focal_length_idxs: [...m.focal_length_idxs],
+      principal_point_idxs: [...m.principal_point_idxs],
+      extra_params_idxs: [...m.extra_params_idxs],
+    }));
+    return c.json(
+      paginateArray(all, (m) => String(m.model_id).padStart(6, "0"), c.req.valid("query")),
+      200,
+    );
   },
 );

@@ -19,7 +19,12 @@ async function tenant(name: string) {
   const t = await tenantClient(tenantId);
   const client = new RunnerClient({ baseUrl: BASE, fetch: t.fetch as FetchLike });
   const register = async (stages: ("oneshot_features" | "relocalize")[]) =>
-    client.register({ name, stages, runtime_versions: await client.serviceRuntimeVersions(), abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: null, hardware_concurrency: 1 } });
+    client.register({
+      name,
+      stages,
+      runtime_versions: await client.serviceRuntimeVersions(),
+      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: null, hardware_concurrency: 1 },
+    });
   return { ...t, tenantId, client, register };
 }
 
@@ -62,7 +67,9 @@ describe("POST /v1/oneshot/features (4.15, oneshot.features)", () => {
     const answer = t.call("POST", "/v1/oneshot/features", LUND_01, jpeg);
     const lease = await leaseSoon(t.client, runner.runner_id);
     expect(lease.task).toMatchObject({ kind: "oneshot_features", phase: "feature_extraction" });
-    const query = (lease.task.params as { oneshot_features: { query: { blob_sha: string; width: number; height: number; focal_length_35mm: number } } }).oneshot_features.query;
+    const query = (
+      lease.task.params as { oneshot_features: { query: { blob_sha: string; width: number; height: number; focal_length_35mm: number } } }
+    ).oneshot_features.query;
     expect(query).toMatchObject({ byte_size: LUND_01.byteLength, width: 1024, height: 768, focal_length_35mm: 35 });
     // The image is readable through the lease, from beside the job (the tenant stores no such blob).
     expect(await t.client.readBlob(lease.lease_id, query.blob_sha)).toEqual(LUND_01);
@@ -87,7 +94,16 @@ describe("POST /v1/oneshot/features (4.15, oneshot.features)", () => {
     const r = await answer;
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     const body = OneShotFeaturesResponse.parse(r.json);
-    expect(body).toMatchObject({ width: 1024, height: 768, num_keypoints: 2, descriptor_kind: "sift_l1_root", keypoints: [[10.5, 20.5, 2, 0.25], [100.5, 200.5, 3, -1]] });
+    expect(body).toMatchObject({
+      width: 1024,
+      height: 768,
+      num_keypoints: 2,
+      descriptor_kind: "sift_l1_root",
+      keypoints: [
+        [10.5, 20.5, 2, 0.25],
+        [100.5, 200.5, 3, -1],
+      ],
+    });
     expect(Uint8Array.from(atob(body.descriptors), (ch) => ch.charCodeAt(0))).toEqual(Uint8Array.from({ length: 256 }, (_, i) => i % 200));
     // No job, blob, image or artifact row; the bytes and the runner's output are gone.
     expect((await t.call("GET", "/v1/jobs")).json.items).toEqual([]);
@@ -122,7 +138,12 @@ describe("POST /v1/oneshot/features (4.15, oneshot.features)", () => {
 
     // A live runner that never leases: the default tenant, deployed with a one-second lease wait.
     const busy = new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
-    await busy.register({ name: "busy", stages: ["oneshot_features"], runtime_versions: await busy.serviceRuntimeVersions(), abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: null, hardware_concurrency: 1 } });
+    await busy.register({
+      name: "busy",
+      stages: ["oneshot_features"],
+      runtime_versions: await busy.serviceRuntimeVersions(),
+      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: null, hardware_concurrency: 1 },
+    });
     const waited = await deployment({ SVC_ONESHOT_LEASE_WAIT_SECONDS: "1" })("POST", "/v1/oneshot/features", LUND_01, jpeg);
     expectProblem(waited, 503, "engine_unavailable");
     expect(waited.headers.get("Retry-After")).toBe("10");
@@ -135,7 +156,11 @@ describe("POST /v1/oneshot/features (4.15, oneshot.features)", () => {
     await t.register(["oneshot_features"]);
     const state = storageState(t.tenantId, []);
     const before = await state();
-    expectProblem(await t.call("POST", "/v1/oneshot/features", enc({ an: "object" }), { "Content-Type": "application/json" }), 415, "unsupported_media_type");
+    expectProblem(
+      await t.call("POST", "/v1/oneshot/features", enc({ an: "object" }), { "Content-Type": "application/json" }),
+      415,
+      "unsupported_media_type",
+    );
     expectFieldError(await t.call("POST", "/v1/oneshot/features", enc({ not: "an image" }), jpeg), "body", "not_an_image");
     const small = deployment({ SVC_ONESHOT_MAX_REQUEST_BYTES: "1000" });
     expectProblem(await small("POST", "/v1/oneshot/features", LUND_01, jpeg), 413, "payload_too_large");
@@ -167,11 +192,23 @@ describe("POST /v1/oneshot/localize?recon_id= (4.15, localize.from_memory)", () 
     for (const im of sealed.model.images.images) {
       const bytes = enc({ features: im.name });
       const up = await expectStatus(as("POST", "/v1/uploads", { expected_size: bytes.byteLength }), 201);
-      await as("PATCH", `/v1/uploads/${up.json.upload_id}`, bytes, { "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}` });
+      await as("PATCH", `/v1/uploads/${up.json.upload_id}`, bytes, {
+        "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}`,
+      });
       const f = await as("POST", `/v1/uploads/${up.json.upload_id}:finalize`);
       files.push({ path: `features/${im.name}`, blob_sha: f.json.blob_sha, byte_size: bytes.byteLength });
     }
-    await expectStatus(as("POST", "/v1/artifacts:import", { project_id: sealed.pid, dataset_id: sealed.did, kind: "features.local.v1", name: "f", artifact_format: "svc.features.local.v1", files }), 201);
+    await expectStatus(
+      as("POST", "/v1/artifacts:import", {
+        project_id: sealed.pid,
+        dataset_id: sealed.did,
+        kind: "features.local.v1",
+        name: "f",
+        artifact_format: "svc.features.local.v1",
+        files,
+      }),
+      201,
+    );
     const runner = await t.register(["relocalize"]);
     const answer = as("POST", `/v1/oneshot/localize?recon_id=${sealed.rid}`, LUND_01, jpeg);
     const lease = await leaseSoon(t.client, runner.runner_id);
@@ -189,7 +226,10 @@ describe("POST /v1/oneshot/localize?recon_id= (4.15, localize.from_memory)", () 
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json).toEqual({ ...result, recon_id: sealed.rid, snapshot_seq: 1 });
     // No job was added (the pipeline and the import are the tenant's only ones); nothing stays beside the one-shot job.
-    expect(((await as("GET", "/v1/jobs?page_size=500")).json.items as { recipe: string }[]).map((j) => j.recipe).sort()).toEqual(["artifact_import", "incremental"]);
+    expect(((await as("GET", "/v1/jobs?page_size=500")).json.items as { recipe: string }[]).map((j) => j.recipe).sort()).toEqual([
+      "artifact_import",
+      "incremental",
+    ]);
     expect(await oneshotObjects(t.tenantId)).toEqual([]);
   });
 });

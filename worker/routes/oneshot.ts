@@ -5,7 +5,14 @@
  * deleted afterwards. The body is capped at SVC_ONESHOT_MAX_REQUEST_BYTES (8: 413 beyond).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { Id, LocalizationResult, OneShotFeaturesResponse, OneShotLocalizeResponse, type OneshotFeaturesTaskParams, type RelocalizeTaskParams } from "../../protocol";
+import {
+  Id,
+  LocalizationResult,
+  OneShotFeaturesResponse,
+  OneShotLocalizeResponse,
+  type OneshotFeaturesTaskParams,
+  type RelocalizeTaskParams,
+} from "../../protocol";
 import { decodeFeatures } from "../../protocol/wire/features";
 import { DescriptorKind } from "../../protocol/wire/features";
 import type { AppEnv } from "../context";
@@ -25,7 +32,10 @@ export const oneshot = newRouter();
 
 const imageBody = {
   body: {
-    content: { "image/*": { schema: z.string().meta({ format: "binary" }) }, "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } },
+    content: {
+      "image/*": { schema: z.string().meta({ format: "binary" }) },
+      "application/octet-stream": { schema: z.string().meta({ format: "binary" }) },
+    },
     required: true,
     description: "the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB)",
   },
@@ -42,7 +52,11 @@ const HOW = [
 async function imageBytes(c: Context<AppEnv>): Promise<{ bytes: Uint8Array; type: string | null }> {
   const type = c.req.header("Content-Type")?.split(";")[0]?.trim().toLowerCase() ?? null;
   if (type !== null && !type.startsWith("image/") && type !== "application/octet-stream") {
-    throw new ApiError(415, "unsupported_media_type", `the body is the image's bytes (Content-Type image/... or application/octet-stream), not ${type}`);
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      `the body is the image's bytes (Content-Type image/... or application/octet-stream), not ${type}`,
+    );
   }
   return { bytes: new Uint8Array(await c.req.arrayBuffer()), type: type?.startsWith("image/") ? type : null };
 }
@@ -59,7 +73,9 @@ oneshot.openapi(
     path: "/v1/oneshot/features",
     tags: ["oneshot"],
     summary: "SIFT features of one image, in the response (4.15)",
-    description: ["Capability `oneshot.features`. The extract stage's defaults (FeaturesSpec 2.12); EXIF orientation applied.", HOW].join("\n"),
+    description: ["Capability `oneshot.features`. The extract stage's defaults (FeaturesSpec 2.12); EXIF orientation applied.", HOW].join(
+      "\n",
+    ),
     middleware: [oneshotBodyLimit] as const,
     request: imageBody,
     responses: { 200: json(OneShotFeaturesResponse, "the features"), ...problemResponses(400, 401, 413, 415, 422, 501, 503) },
@@ -106,7 +122,13 @@ oneshot.openapi(
     ].join("\n"),
     middleware: [oneshotBodyLimit] as const,
     request: { query: z.object({ recon_id: Id }), ...imageBody },
-    responses: { 200: json(OneShotLocalizeResponse, "the localization (`success: false` with diagnostics.reason when the image could not be localized)"), ...problemResponses(400, 401, 404, 409, 413, 415, 422, 501, 503) },
+    responses: {
+      200: json(
+        OneShotLocalizeResponse,
+        "the localization (`success: false` with diagnostics.reason when the image could not be localized)",
+      ),
+      ...problemResponses(400, 401, 404, 409, 413, 415, 422, 501, 503),
+    },
   }),
   async (c) => {
     requireCapability(c.env, "localize.from_memory");

@@ -2,7 +2,18 @@ import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, call, expectFieldError, expectProblem, expectStatus, newDataset, tenantCallers, selfFetch, uploadBlob } from "../test/helpers";
+import {
+  BASE,
+  type Call,
+  call,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  newDataset,
+  tenantCallers,
+  selfFetch,
+  uploadBlob,
+} from "../test/helpers";
 import { LUND_01, SACRE_COEUR } from "../test/photos";
 
 const ABSENT = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
@@ -24,7 +35,10 @@ async function imagesOf(n: number) {
 }
 
 const priorRows = (where: string, ...params: string[]) =>
-  runInDurableObject(tenantStore(env, "default"), (_o, state) => state.storage.sql.exec(`SELECT image_id FROM pose_priors WHERE ${where}`, ...params).toArray().length);
+  runInDurableObject(
+    tenantStore(env, "default"),
+    (_o, state) => state.storage.sql.exec(`SELECT image_id FROM pose_priors WHERE ${where}`, ...params).toArray().length,
+  );
 
 describe("pose priors (4.12)", () => {
   let did: string;
@@ -64,7 +78,11 @@ describe("pose priors (4.12)", () => {
     const text = `{"cam_from_world":{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[0,0,0]},"timestamp_ns":1700000000000000123,"imu":{"timestamp_ns":1700000000000000099,"gyro":[0,0,0],"accel":[0,0,9.81]}}`;
     const put = await fetchRaw("PUT", `/v1/images/${ids[2]}/pose_prior`, text);
     expect(put.status).toBe(200);
-    for (const t of [await put.text(), await (await fetchRaw("GET", `/v1/images/${ids[2]}/pose_prior`)).text(), await (await fetchRaw("GET", `/v1/datasets/${did}/pose_priors`)).text()]) {
+    for (const t of [
+      await put.text(),
+      await (await fetchRaw("GET", `/v1/images/${ids[2]}/pose_prior`)).text(),
+      await (await fetchRaw("GET", `/v1/datasets/${did}/pose_priors`)).text(),
+    ]) {
       expect(t).toContain(`"timestamp_ns":1700000000000000123`);
       expect(t).toContain(`"timestamp_ns":1700000000000000099`);
     }
@@ -93,9 +111,17 @@ describe("pose priors (4.12)", () => {
     ];
     for (const [body, path] of cases) expectFieldError(await put(body), path);
     // Numbers JSON cannot carry finitely (1e999 parses to Infinity).
-    const infinite = await fetchRaw("PUT", `/v1/images/${ids[0]}/pose_prior`, `{"cam_from_world":{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[1e999,0,0]}}`);
+    const infinite = await fetchRaw(
+      "PUT",
+      `/v1/images/${ids[0]}/pose_prior`,
+      `{"cam_from_world":{"rotation":{"w":1,"x":0,"y":0,"z":0},"translation":[1e999,0,0]}}`,
+    );
     expect(infinite.status).toBe(422);
-    expectProblem(await call("PUT", `/v1/images/${ids[0]}/pose_prior`, "{not json", { "Content-Type": "application/json" }), 400, "bad_request");
+    expectProblem(
+      await call("PUT", `/v1/images/${ids[0]}/pose_prior`, "{not json", { "Content-Type": "application/json" }),
+      400,
+      "bad_request",
+    );
     expect((await call("GET", `/v1/images/${ids[0]}/pose_prior`)).json).toBeNull();
   });
 
@@ -110,12 +136,19 @@ describe("pose priors (4.12)", () => {
   it("bulk writes up to 1000 priors, all or none: {written: N}; 1001 or a foreign image id are refused with nothing written", async () => {
     const { did, ids } = await imagesOf(2);
     const other = await imagesOf(1);
-    const r = await expectStatus(call("PUT", `/v1/datasets/${did}/pose_priors`, { [ids[0]!]: prior(), [ids[1]!]: prior({ timestamp_ns: 5 }) }), 200);
+    const r = await expectStatus(
+      call("PUT", `/v1/datasets/${did}/pose_priors`, { [ids[0]!]: prior(), [ids[1]!]: prior({ timestamp_ns: 5 }) }),
+      200,
+    );
     expect(r.json).toEqual({ written: 2 });
     expect(Object.keys((await call("GET", `/v1/datasets/${did}/pose_priors`)).json.pose_priors).sort()).toEqual([...ids].sort());
     expect((await call("GET", `/v1/images/${ids[1]}/pose_prior`)).json.timestamp_ns).toBe(5);
 
-    const foreign = await call("PUT", `/v1/datasets/${did}/pose_priors`, { [ids[0]!]: prior({ timestamp_ns: 9 }), [other.ids[0]!]: prior(), [ABSENT]: prior() });
+    const foreign = await call("PUT", `/v1/datasets/${did}/pose_priors`, {
+      [ids[0]!]: prior({ timestamp_ns: 9 }),
+      [other.ids[0]!]: prior(),
+      [ABSENT]: prior(),
+    });
     expectFieldError(foreign, other.ids[0]!, "unknown_image");
     expectFieldError(foreign, ABSENT, "unknown_image");
     expect((await call("GET", `/v1/images/${ids[0]}/pose_prior`)).json.timestamp_ns).toBeUndefined();
@@ -156,9 +189,20 @@ describe("pose priors (4.12)", () => {
 describe("EXIF GPS as image metadata", () => {
   it("is read at finalize and shown as the image's x-gps (GpsCoord); null without EXIF GPS", async () => {
     const { did } = await newDataset();
-    const lund = await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "lund.jpg", blob_sha: await uploadBlob(LUND_01) }), 201);
-    expect(lund.json["x-gps"]).toEqual({ latitude: expect.closeTo(55.69817, 5), longitude: expect.closeTo(13.19539, 5), altitude: 37, horizontal_accuracy_m: null });
-    const sacre = await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "sacre.jpg", blob_sha: await uploadBlob(SACRE_COEUR) }), 201);
+    const lund = await expectStatus(
+      call("POST", `/v1/datasets/${did}/images`, { name: "lund.jpg", blob_sha: await uploadBlob(LUND_01) }),
+      201,
+    );
+    expect(lund.json["x-gps"]).toEqual({
+      latitude: expect.closeTo(55.69817, 5),
+      longitude: expect.closeTo(13.19539, 5),
+      altitude: 37,
+      horizontal_accuracy_m: null,
+    });
+    const sacre = await expectStatus(
+      call("POST", `/v1/datasets/${did}/images`, { name: "sacre.jpg", blob_sha: await uploadBlob(SACRE_COEUR) }),
+      201,
+    );
     expect(sacre.json["x-gps"]).toBeNull();
     expect((await call("GET", `/v1/images/${lund.json.image_id}/exif`)).json.gps).toEqual(lund.json["x-gps"]);
     const doc = (await call("GET", "/openapi.json")).json;
@@ -169,8 +213,12 @@ describe("EXIF GPS as image metadata", () => {
 describe("priors in the leased dataset", () => {
   it("each image carries its pose prior and its EXIF GPS to the runner", async () => {
     const { did } = await newDataset();
-    const lund = (await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "lund.jpg", blob_sha: await uploadBlob(LUND_01) }), 201)).json;
-    const sacre = (await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "sacre.jpg", blob_sha: await uploadBlob(SACRE_COEUR) }), 201)).json;
+    const lund = (
+      await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "lund.jpg", blob_sha: await uploadBlob(LUND_01) }), 201)
+    ).json;
+    const sacre = (
+      await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name: "sacre.jpg", blob_sha: await uploadBlob(SACRE_COEUR) }), 201)
+    ).json;
     await expectStatus(call("PUT", `/v1/images/${sacre.image_id}/pose_prior`, prior({ timestamp_ns: 7 })), 200);
     await expectStatus(call("POST", `/v1/datasets/${did}/features`, { spec: {} }), 202);
     const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "priors" });
@@ -186,12 +234,19 @@ describe("priors in task cache keys and reconstruction identity (3.2 rule 1, 2.7
     const { pid, did, ids } = await imagesOf(2);
     const submit = async () => {
       const r = await expectStatus(
-        call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: { strategy: "sequential" } }),
+        call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
+          dataset_id: did,
+          spec: { kind: "incremental" },
+          pairs: { strategy: "sequential" },
+        }),
         202,
       );
       const job = (await call("GET", `/v1/jobs/${r.json.job_id}`)).json;
       await expectStatus(call("POST", `/v1/jobs/${r.json.job_id}:cancel`), 200);
-      return { recon: r.json.recon_id as string, keys: Object.fromEntries(job.tasks.map((t: { kind: string; cache_key: string }) => [t.kind, t.cache_key])) };
+      return {
+        recon: r.json.recon_id as string,
+        keys: Object.fromEntries(job.tasks.map((t: { kind: string; cache_key: string }) => [t.kind, t.cache_key])),
+      };
     };
     const none = await submit();
     await expectStatus(call("PUT", `/v1/images/${ids[0]}/pose_prior`, prior({ timestamp_ns: 2 })), 200);

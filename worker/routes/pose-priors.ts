@@ -42,7 +42,8 @@ const gate = createMiddleware<AppEnv>(async (c, next) => {
 
 /** A JSON answer whose `timestamp_ns` integers are written whole. */
 const int64Json = <T>(body: T) =>
-  new Response(stringifyInt64Json(body, PRIOR_INT64_KEYS), { status: 200, headers: { "Content-Type": "application/json" } }) as Response & TypedResponse<T, 200, "json">;
+  new Response(stringifyInt64Json(body, PRIOR_INT64_KEYS), { status: 200, headers: { "Content-Type": "application/json" } }) as Response &
+    TypedResponse<T, 200, "json">;
 
 posePriors.openapi(
   createRoute({
@@ -65,7 +66,8 @@ posePriors.openapi(
     path: "/v1/images/{image_id}/pose_prior",
     tags: ["pose priors"],
     middleware: gate,
-    description: "Sets the image's prior. Checked: a unit quaternion (within 1e-3), finite numbers, a symmetric positive semi-definite covariance, the GpsCoord, timestamp and IMU shapes.",
+    description:
+      "Sets the image's prior. Checked: a unit quaternion (within 1e-3), finite numbers, a symmetric positive semi-definite covariance, the GpsCoord, timestamp and IMU shapes.",
     request: { params: ImageParams, ...jsonBody(PosePrior) },
     responses: { 200: json(PosePrior, "the prior as stored (echoed)"), ...problemResponses(400, 401, 404, 413, 422, 501) },
   }),
@@ -113,7 +115,8 @@ posePriors.openapi(
     path: "/v1/datasets/{did}/pose_priors",
     tags: ["pose priors"],
     middleware: gate,
-    description: "Writes up to 1000 priors at once, all or none: every key must be an image of this dataset (422 `unknown_image` otherwise). Images not named keep theirs.",
+    description:
+      "Writes up to 1000 priors at once, all or none: every key must be an image of this dataset (422 `unknown_image` otherwise). Images not named keep theirs.",
     request: { params: DatasetParams, ...jsonBody(PosePriorsBulk) },
     responses: { 200: json(PosePriorsWritten, "how many priors were written"), ...problemResponses(400, 401, 404, 413, 422, 501) },
   }),

@@ -10,7 +10,8 @@ vi.setConfig({ testTimeout: 60_000 });
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -22,7 +23,12 @@ async function photoDataset(spherical: boolean, names = ["a.jpg", "b.jpg"]) {
     { name: names[1], blob_sha: await uploadBlob(LUND_02) },
   ];
   const d = await expectStatus(
-    call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "street", source: { kind: "upload", entries }, is_spherical: spherical, camera_model: spherical ? "SPHERICAL" : "SIMPLE_RADIAL" }),
+    call("POST", `/v1/projects/${p.json.project_id}/datasets`, {
+      name: "street",
+      source: { kind: "upload", entries },
+      is_spherical: spherical,
+      camera_model: spherical ? "SPHERICAL" : "SIMPLE_RADIAL",
+    }),
     201,
   );
   return { pid: p.json.project_id as string, did: d.json.dataset_id as string };
@@ -33,7 +39,12 @@ const runnerClient = () => new RunnerClient({ baseUrl: BASE, fetch: selfFetch })
 /** A runner that leases the pending projection task (without computing it). */
 async function leaseProjection() {
   const client = runnerClient();
-  const runner = await client.register({ name: "pano-test", stages: ["projection"], runtime_versions: await client.serviceRuntimeVersions(), abilities: RunnerAbilities.parse({}) });
+  const runner = await client.register({
+    name: "pano-test",
+    stages: ["projection"],
+    runtime_versions: await client.serviceRuntimeVersions(),
+    abilities: RunnerAbilities.parse({}),
+  });
   const lease = await client.lease(runner.runner_id);
   if (!lease) throw new Error("no projection task to lease");
   return { client, lease };
@@ -57,7 +68,12 @@ describe("projection jobs on datasets (4.14)", () => {
     const r = await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap?face_size=256`, { sampling: "lanczos" }), 202);
     expect(r.headers.get("Location")).toBe(`/v1/jobs/${r.json.job_id}`);
     const job = (await call("GET", `/v1/jobs/${r.json.job_id}`)).json;
-    expect(job).toMatchObject({ recipe: "render_cubemap", project_id: pid, recon_id: null, tasks: [{ kind: "projection", status: "pending" }] });
+    expect(job).toMatchObject({
+      recipe: "render_cubemap",
+      project_id: pid,
+      recon_id: null,
+      tasks: [{ kind: "projection", status: "pending" }],
+    });
     const { lease } = await leaseProjection();
     expect(lease.task.phase).toBe("panorama");
     expect(lease.task.params).toEqual({
@@ -77,9 +93,19 @@ describe("projection jobs on datasets (4.14)", () => {
   it("the other routes submit their projection; without a body :render_cubemap takes the defaults", async () => {
     const { did } = await photoDataset(true);
     await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap`), 202);
-    const p = await expectStatus(call("POST", `/v1/datasets/${did}:render_perspective`, { width: 320, height: 240, fov_deg: 70, views: [{ name: "ahead" }] }), 202);
+    const p = await expectStatus(
+      call("POST", `/v1/datasets/${did}:render_perspective`, { width: 320, height: 240, fov_deg: 70, views: [{ name: "ahead" }] }),
+      202,
+    );
     expect((await call("GET", `/v1/jobs/${p.json.job_id}`)).json.recipe).toBe("render_perspective");
-    const g = await expectStatus(call("POST", `/v1/datasets/${did}:project_images`, { projection: "equirectangular_to_cubemap", face_size: 64, output: { create_dataset: false } }), 202);
+    const g = await expectStatus(
+      call("POST", `/v1/datasets/${did}:project_images`, {
+        projection: "equirectangular_to_cubemap",
+        face_size: 64,
+        output: { create_dataset: false },
+      }),
+      202,
+    );
     expect((await call("GET", `/v1/jobs/${g.json.job_id}`)).json.recipe).toBe("project_images");
   });
 
@@ -87,7 +113,11 @@ describe("projection jobs on datasets (4.14)", () => {
     const { did } = await photoDataset(false);
     expectFieldError(await call("POST", `/v1/datasets/${did}:render_cubemap`, {}), "dataset_id", "not_spherical");
     expectFieldError(await call("POST", `/v1/datasets/${did}:render_perspective`, {}), "dataset_id", "not_spherical");
-    expectFieldError(await call("POST", `/v1/datasets/${did}:project_images`, { projection: "equirectangular_to_cubemap" }), "dataset_id", "not_spherical");
+    expectFieldError(
+      await call("POST", `/v1/datasets/${did}:project_images`, { projection: "equirectangular_to_cubemap" }),
+      "dataset_id",
+      "not_spherical",
+    );
     expect((await call("GET", "/v1/jobs?status=pending")).json.items).toEqual([]);
   });
 
@@ -97,7 +127,10 @@ describe("projection jobs on datasets (4.14)", () => {
     expectFieldError(await call("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 8193 }), "face_size", "too_big");
     expectProblem(await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=32`), 422, "validation");
     expectProblem(await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=100`, { face_size: 200 }), 422, "validation");
-    expectFieldError(await call("POST", `/v1/datasets/${did}:project_images`, { projection: "equirectangular_to_cubemap", face_size: 9000 }), "face_size");
+    expectFieldError(
+      await call("POST", `/v1/datasets/${did}:project_images`, { projection: "equirectangular_to_cubemap", face_size: 9000 }),
+      "face_size",
+    );
     await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64 }), 202);
     await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap?face_size=8192`), 202);
   });
@@ -105,8 +138,18 @@ describe("projection jobs on datasets (4.14)", () => {
   it("an optional body that is there must be a JSON object: malformed JSON is 400, another JSON value 422, and no job is made", async () => {
     const { did } = await photoDataset(true);
     const before = (await call("GET", "/v1/jobs?page_size=500")).json.total;
-    expectProblem(await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, '{"sampling": "linear"', { "Content-Type": "application/json" }), 400, "bad_request");
-    expectProblem(await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, "[1]", { "Content-Type": "application/json" }), 422, "validation");
+    expectProblem(
+      await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, '{"sampling": "linear"', {
+        "Content-Type": "application/json",
+      }),
+      400,
+      "bad_request",
+    );
+    expectProblem(
+      await call("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, "[1]", { "Content-Type": "application/json" }),
+      422,
+      "validation",
+    );
     expect((await call("GET", "/v1/jobs?page_size=500")).json.total).toBe(before);
   });
 
@@ -122,7 +165,14 @@ describe("projection jobs on datasets (4.14)", () => {
   it("unknown datasets answer 404; an empty one 422", async () => {
     expectProblem(await call("POST", "/v1/datasets/01J00000000000000000000000:render_cubemap", {}), 404, "not_found");
     const p = await expectStatus(call("POST", "/v1/projects", { name: "empty" }), 201);
-    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "e", is_spherical: true, source: { kind: "upload", entries: [] } }), 201);
+    const d = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/datasets`, {
+        name: "e",
+        is_spherical: true,
+        source: { kind: "upload", entries: [] },
+      }),
+      201,
+    );
     expectFieldError(await call("POST", `/v1/datasets/${d.json.dataset_id}:render_cubemap`, {}), "dataset_id", "empty_dataset");
   });
 });
@@ -132,14 +182,30 @@ describe("derived datasets through the lease (4.14 rule 4)", () => {
     const { pid, did } = await photoDataset(true);
     // A dataset already named like the derived one: the derived one gets the task's suffix.
     await expectStatus(call("POST", `/v1/projects/${pid}/datasets`, { name: "faces", source: { kind: "upload", entries: [] } }), 201);
-    const submitted = await expectStatus(call("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64, output: { dataset_name: "faces" } }), 202);
+    const submitted = await expectStatus(
+      call("POST", `/v1/datasets/${did}:render_cubemap`, { face_size: 64, output: { dataset_name: "faces" } }),
+      202,
+    );
     const { client, lease } = await leaseProjection();
     // Real JPEG bytes uploaded with an image media type: the service reads their size.
     const face = await client.writeBlob(lease.lease_id, LUND_01, "image/jpeg");
-    const body = { camera_model: "PINHOLE" as const, intrinsics_mode: "per_folder" as const, is_spherical: false, rig_config: { rigs: [] }, respect_exif_orientation: false, images: [{ name: "front/a.jpg", blob_sha: face.blob_sha }] };
+    const body = {
+      camera_model: "PINHOLE" as const,
+      intrinsics_mode: "per_folder" as const,
+      is_spherical: false,
+      rig_config: { rigs: [] },
+      respect_exif_orientation: false,
+      images: [{ name: "front/a.jpg", blob_sha: face.blob_sha }],
+    };
     const first = await client.registerDataset(lease.lease_id, body);
     expect(first.reused).toBe(false);
-    expect(first.dataset).toMatchObject({ name: `faces-${submitted.json.task_ids[0]}`, project_id: pid, camera_model: "PINHOLE", is_spherical: false, rig_config_json: { rigs: [] } });
+    expect(first.dataset).toMatchObject({
+      name: `faces-${submitted.json.task_ids[0]}`,
+      project_id: pid,
+      camera_model: "PINHOLE",
+      is_spherical: false,
+      rig_config_json: { rigs: [] },
+    });
     const again = await client.registerDataset(lease.lease_id, body);
     expect(again).toEqual({ dataset: first.dataset, reused: true });
     const images = (await call("GET", `/v1/datasets/${first.dataset.dataset_id}/images`)).json.items;
@@ -167,28 +233,46 @@ describe("derived datasets through the lease (4.14 rule 4)", () => {
     const r = await SELF.fetch(`${BASE}/v1/leases/${second.lease.lease_id}/datasets`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ camera_model: "PINHOLE", intrinsics_mode: "single_camera", is_spherical: false, images: [{ name: "x.jpg", blob_sha: sha }] }),
+      body: JSON.stringify({
+        camera_model: "PINHOLE",
+        intrinsics_mode: "single_camera",
+        is_spherical: false,
+        images: [{ name: "x.jpg", blob_sha: sha }],
+      }),
     });
     expect(r.status).toBe(422);
-    expect(((await r.json()) as { errors: { path: string; code: string }[] }).errors).toEqual([expect.objectContaining({ path: "images.0.blob_sha", code: "unknown_blob" })]);
+    expect(((await r.json()) as { errors: { path: string; code: string }[] }).errors).toEqual([
+      expect.objectContaining({ path: "images.0.blob_sha", code: "unknown_blob" }),
+    ]);
   });
 });
 
 describe("the spherical pipeline and :to_cubemap on the wrong input (2.12, 4.13, 7)", () => {
   it("advertises them, and the legacy spherical.to_cubemap", async () => {
     const features = (await call("GET", "/v1/capabilities")).json.features;
-    for (const name of ["map.spherical", "pipelines.spherical", "projection.cubemap_rig", "spherical.to_cubemap"]) expect(features[name], name).toBe(true);
+    for (const name of ["map.spherical", "pipelines.spherical", "projection.cubemap_rig", "spherical.to_cubemap"])
+      expect(features[name], name).toBe(true);
   });
 
   it("the spherical pipeline needs a spherical dataset; on one its extract and map tasks get the cube faces", async () => {
     const flat = await photoDataset(false);
-    expectFieldError(await call("POST", `/v1/projects/${flat.pid}/pipelines/spherical`, { dataset_id: flat.did, spec: { kind: "spherical" } }), "dataset_id", "not_spherical");
+    expectFieldError(
+      await call("POST", `/v1/projects/${flat.pid}/pipelines/spherical`, { dataset_id: flat.did, spec: { kind: "spherical" } }),
+      "dataset_id",
+      "not_spherical",
+    );
     const pano = await photoDataset(true);
-    const r = await expectStatus(call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical" } }), 202);
+    const r = await expectStatus(
+      call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical" } }),
+      202,
+    );
     const job = (await call("GET", `/v1/jobs/${r.json.job_id}`)).json;
     expect(job.tasks.map((t: { kind: string }) => t.kind)).toEqual(["extract", "match", "verify", "map"]);
     // Without panorama the panoramas are mapped as SPHERICAL images, no cube faces.
-    await expectStatus(call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical", panorama: false } }), 202);
+    await expectStatus(
+      call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical", panorama: false } }),
+      202,
+    );
   });
 
   it(":to_cubemap answers 404 for an unknown reconstruction, 422 when its dataset is not spherical, 409 before a snapshot", async () => {
@@ -196,7 +280,10 @@ describe("the spherical pipeline and :to_cubemap on the wrong input (2.12, 4.13,
     const sealed = await sealedReconstruction();
     expectFieldError(await call("POST", `/v1/reconstructions/${sealed.rid}:to_cubemap`), "dataset_id", "not_spherical");
     const pano = await photoDataset(true);
-    const r = await expectStatus(call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical" } }), 202);
+    const r = await expectStatus(
+      call("POST", `/v1/projects/${pano.pid}/pipelines/spherical`, { dataset_id: pano.did, spec: { kind: "spherical" } }),
+      202,
+    );
     expectProblem(await call("POST", `/v1/reconstructions/${r.json.recon_id}:to_cubemap`, {}), 409, "conflict");
     expectFieldError(await call("POST", `/v1/reconstructions/${r.json.recon_id}:to_cubemap`, { face_size: 32 }), "face_size", "too_small");
   });

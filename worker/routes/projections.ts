@@ -56,7 +56,8 @@ async function optionalJsonObject(c: Context<AppEnv>): Promise<Record<string, un
   } catch {
     throw badRequest("request body is not valid JSON");
   }
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw validation("the request body must be a JSON object", [{ path: "", message: "expected an object", code: "invalid_type" }]);
+  if (!raw || typeof raw !== "object" || Array.isArray(raw))
+    throw validation("the request body must be a JSON object", [{ path: "", message: "expected an object", code: "invalid_type" }]);
   return raw as Record<string, unknown>;
 }
 
@@ -75,7 +76,11 @@ projections.openapi(
       "(legacy `spherical.render_cubemap`). `face_size` (64 to 8192) in the body or the query; `sampling` nearest, linear (default), cubic or lanczos.",
       OUTPUTS,
     ].join("\n"),
-    request: { params: DatasetParams, query: z.object({ face_size: z.coerce.number().pipe(FaceSize).optional() }), ...optionalBody(CubemapProjectionRequest) },
+    request: {
+      params: DatasetParams,
+      query: z.object({ face_size: z.coerce.number().pipe(FaceSize).optional() }),
+      ...optionalBody(CubemapProjectionRequest),
+    },
     responses: accepted,
   }),
   async (c) => {
@@ -83,7 +88,9 @@ projections.openapi(
     const raw = await optionalJsonObject(c);
     const queried = c.req.valid("query").face_size;
     if (queried !== undefined && raw.face_size !== undefined && raw.face_size !== queried) {
-      throw validation("face_size is given twice with different values", [{ path: "face_size", message: "the query and the body disagree", code: "conflict" }]);
+      throw validation("face_size is given twice with different values", [
+        { path: "face_size", message: "the query and the body disagree", code: "conflict" },
+      ]);
     }
     const parsed = CubemapProjectionRequest.safeParse({ ...raw, ...(queried !== undefined ? { face_size: queried } : {}) });
     if (!parsed.success) throw validation("invalid request body", fieldErrors(parsed.error));
@@ -104,7 +111,9 @@ function projectionRoute<S extends z.ZodType>(verb: string, projection: Projecti
     }),
     async (c) => {
       const req = c.req as unknown as { valid(t: "json"): z.output<S>; valid(t: "param"): { did: string } };
-      return submit(c, req.valid("param").did, verb, { projection, ...(req.valid("json") as object) } as z.infer<typeof ProjectionJobRequest>);
+      return submit(c, req.valid("param").did, verb, { projection, ...(req.valid("json") as object) } as z.infer<
+        typeof ProjectionJobRequest
+      >);
     },
   );
 }

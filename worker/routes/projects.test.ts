@@ -2,7 +2,16 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, expireUploads, newDataset, uploadBlob } from "../test/helpers";
+import {
+  call,
+  collectGarbage,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  expireUploads,
+  newDataset,
+  uploadBlob,
+} from "../test/helpers";
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -62,7 +71,8 @@ describe("projects (4.2)", () => {
     } while (token);
     expect(seen).toEqual(all.json.items.map((p: any) => p.project_id));
     expect((await call("GET", "/v1/projects")).json.items.length).toBe(Math.min(total, 50));
-    for (const q of ["page_size=0", "page_size=501", "page_size=abc", "page_size=1.5"]) expectFieldError(await call("GET", `/v1/projects?${q}`), "query.page_size");
+    for (const q of ["page_size=0", "page_size=501", "page_size=abc", "page_size=1.5"])
+      expectFieldError(await call("GET", `/v1/projects?${q}`), "query.page_size");
     expectFieldError(await call("GET", "/v1/projects?page_token=garbage"), "query.page_token");
   });
 

@@ -5,14 +5,27 @@ import { TileIndexFile } from "../../protocol";
 import { POINTS_HEADER_BYTES, decodePoints } from "../../protocol/wire/points";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { tenantStore } from "../services/stores";
-import { BASE, type Call, type Reply, call, collectGarbage, deployment, expectFieldError, expectProblem, expectStatus, jobEvents, sha256Hex, uploadBlob, selfFetch } from "../test/helpers";
+import {
+  BASE,
+  type Call,
+  type Reply,
+  call,
+  collectGarbage,
+  deployment,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  jobEvents,
+  sha256Hex,
+  uploadBlob,
+  selfFetch,
+} from "../test/helpers";
 import { scene } from "../test/scene";
 
 // A whole pipeline job runs through the Durable Objects before the first test; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-
 
 interface Ctx {
   rid: string;
@@ -29,7 +42,8 @@ async function file(name: string, bytes: Uint8Array, lease = ctx.map) {
 }
 
 const seal = (body: unknown, lease = ctx.map) => call("POST", `/v1/leases/${lease.lease_id}/snapshots`, body);
-const snap = (seq: number, name: string, headers: Record<string, string> = {}) => call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/${seq}/${name}`, undefined, headers);
+const snap = (seq: number, name: string, headers: Record<string, string> = {}) =>
+  call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/${seq}/${name}`, undefined, headers);
 const bytesOf = async (path: string, headers: Record<string, string> = {}) => {
   const res = await SELF.fetch(`${BASE}${path}`, { headers });
   return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
@@ -41,12 +55,21 @@ let first: { seq: number; body: unknown };
 
 beforeAll(async () => {
   const p = await expectStatus(call("POST", "/v1/projects", { name: "recon" }), 201);
-  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }), 201);
+  const d = await expectStatus(
+    call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }),
+    201,
+  );
   for (let i = 0; i < 2; i++) {
     const sha = await uploadBlob(enc({ image: i, nonce: Math.random() }));
     await expectStatus(call("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: `img${i}.jpg`, blob_sha: sha }), 201);
   }
-  const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+  const job = await expectStatus(
+    call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+      dataset_id: d.json.dataset_id,
+      spec: { kind: "incremental" },
+    }),
+    202,
+  );
   const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "snapshots" });
   await runner.register();
   const verify: Ctx["verify"] = [];
@@ -67,7 +90,23 @@ beforeAll(async () => {
       const cams = await file("cameras.json", enc(main.cameras), lease);
       verify.push(await seal({ files: [cams], summary: modelSummary }, lease));
       verify.push(await put("two_view_geometries.json", { pairs: [{ image_id1: 1, image_id2: 2, type: "bogus" }] }));
-      const tvg = { pairs: [{ image_id1: 1, image_id2: 2, type: "calibrated", num_inliers: 2, F: null, E: [1, 0, 0, 0, 1, 0, 0, 0, 1], H: null, inlier_matches: [[0, 0], [1, 1]] }] };
+      const tvg = {
+        pairs: [
+          {
+            image_id1: 1,
+            image_id2: 2,
+            type: "calibrated",
+            num_inliers: 2,
+            F: null,
+            E: [1, 0, 0, 0, 1, 0, 0, 0, 1],
+            H: null,
+            inlier_matches: [
+              [0, 0],
+              [1, 1],
+            ],
+          },
+        ],
+      };
       verify.push(await put("two_view_geometries.json", tvg));
       verify.push(await put("correspondence_graph.json", { pairs: [] }));
       verify.push(await put("correspondence_graph.json", { pairs: [{ image_id1: 1, image_id2: 2, matches: [[0, 0]] }] }));
@@ -98,11 +137,19 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     const cams = await file("cameras.json", enc(main.cameras));
     const unknown = { name: "images.json", blob_sha: await sha256Hex(enc({ never: "uploaded" })), byte_size: 20 };
     expectFieldError(await seal({ files: [cams, unknown], summary: modelSummary }), "files.1.blob_sha", "unknown_blob");
-    expectFieldError(await seal({ files: [{ ...cams, byte_size: cams.byte_size + 1 }], summary: modelSummary }), "files.0.byte_size", "size_mismatch");
+    expectFieldError(
+      await seal({ files: [{ ...cams, byte_size: cams.byte_size + 1 }], summary: modelSummary }),
+      "files.0.byte_size",
+      "size_mismatch",
+    );
 
     const noWidth = { cameras: [{ ...main.cameras.cameras[0], width: undefined }] };
     expectFieldError(await seal({ files: [await file("cameras.json", enc(noWidth))], summary: modelSummary }), "files.0", "invalid_file");
-    expectFieldError(await seal({ files: [await file("images.json", new TextEncoder().encode("{not json"))], summary: modelSummary }), "files.0", "invalid_file");
+    expectFieldError(
+      await seal({ files: [await file("images.json", new TextEncoder().encode("{not json"))], summary: modelSummary }),
+      "files.0",
+      "invalid_file",
+    );
 
     const badMagic = main.points.slice();
     badMagic[0] = 0x58;
@@ -121,10 +168,18 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     // Files that contradict each other: an image's camera, or an observed point, missing.
     const otherCamera = { cameras: [{ ...main.cameras.cameras[0]!, camera_id: 2 }] };
     const imgs = await file("images.json", enc(main.images));
-    expectFieldError(await seal({ files: [await file("cameras.json", enc(otherCamera)), imgs], summary: modelSummary }), "files", "inconsistent");
+    expectFieldError(
+      await seal({ files: [await file("cameras.json", enc(otherCamera)), imgs], summary: modelSummary }),
+      "files",
+      "inconsistent",
+    );
     const fewer = scene(299).points;
     expectFieldError(
-      await seal({ files: [], submodels: [{ idx: 0, files: [imgs, await file("points.bin", fewer)], summary: modelSummary }], summary: modelSummary }),
+      await seal({
+        files: [],
+        submodels: [{ idx: 0, files: [imgs, await file("points.bin", fewer)], summary: modelSummary }],
+        summary: modelSummary,
+      }),
       "submodels.0.files",
       "inconsistent",
     );
@@ -135,7 +190,14 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     expectFieldError(await seal({ files: [cams, cams], summary: modelSummary }), "files.1.name", "duplicate");
     expectFieldError(await seal({ files: [cams], summary: { num_reg_images: 3 } }), "summary.num_points3D");
     expectFieldError(
-      await seal({ files: [], submodels: [{ idx: 0, files: [cams], summary: modelSummary }, { idx: 0, files: [], summary: modelSummary }], summary: modelSummary }),
+      await seal({
+        files: [],
+        submodels: [
+          { idx: 0, files: [cams], summary: modelSummary },
+          { idx: 0, files: [], summary: modelSummary },
+        ],
+        summary: modelSummary,
+      }),
       "submodels.1.idx",
       "duplicate",
     );
@@ -153,7 +215,9 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     expect(got.status).toBe(200);
     expect(got.json.pairs[0]).toMatchObject({ type: "calibrated", num_inliers: 2 });
     expect(got.headers.get("ETag")).toMatch(/^"[0-9a-f]{64}"$/);
-    expect((await bytesOf(`/v1/reconstructions/${ctx.rid}/two_view_geometries.json`, { "If-None-Match": got.headers.get("ETag")! })).res.status).toBe(304);
+    expect(
+      (await bytesOf(`/v1/reconstructions/${ctx.rid}/two_view_geometries.json`, { "If-None-Match": got.headers.get("ETag")! })).res.status,
+    ).toBe(304);
     // The later write replaced the earlier one.
     expect((await call("GET", `/v1/reconstructions/${ctx.rid}/correspondence_graph.json`)).json.pairs).toHaveLength(1);
   });
@@ -169,10 +233,33 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     // Seq 2: two components; the larger one (idx 1) is what the root routes serve.
     const small = scene(40, 7);
     const body2 = {
-      files: [await file("summary.json", enc({ ...main.summary, models: [{ idx: 0, num_reg_images: 2, num_points3D: 40 }, { idx: 1, num_reg_images: 3, num_points3D: 300 }] }))],
+      files: [
+        await file(
+          "summary.json",
+          enc({
+            ...main.summary,
+            models: [
+              { idx: 0, num_reg_images: 2, num_points3D: 40 },
+              { idx: 1, num_reg_images: 3, num_points3D: 300 },
+            ],
+          }),
+        ),
+      ],
       submodels: [
-        { idx: 0, files: [await file("points.bin", small.points), await file("cameras.json", enc(small.cameras))], summary: { num_reg_images: 2, num_points3D: 40 } },
-        { idx: 1, files: [await file("points.bin", main.points), await file("images.json", enc(main.images)), await file("cameras.json", enc(main.cameras))], summary: modelSummary },
+        {
+          idx: 0,
+          files: [await file("points.bin", small.points), await file("cameras.json", enc(small.cameras))],
+          summary: { num_reg_images: 2, num_points3D: 40 },
+        },
+        {
+          idx: 1,
+          files: [
+            await file("points.bin", main.points),
+            await file("images.json", enc(main.images)),
+            await file("cameras.json", enc(main.cameras)),
+          ],
+          summary: modelSummary,
+        },
       ],
       summary: { num_reg_images: 5, num_points3D: 340 },
     };
@@ -202,7 +289,12 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
     ]);
     expect(subs[0].summary).toEqual({ num_reg_images: 2, num_points3D: 40 });
     const one = await call("GET", `/v1/submodels/${subs[1].submodel_id}`);
-    expect(one.json).toMatchObject({ recon_id: ctx.rid, idx: 1, summary: modelSummary, _links: { reconstruction: { href: `/v1/reconstructions/${ctx.rid}` } } });
+    expect(one.json).toMatchObject({
+      recon_id: ctx.rid,
+      idx: 1,
+      summary: modelSummary,
+      _links: { reconstruction: { href: `/v1/reconstructions/${ctx.rid}` } },
+    });
     expectProblem(await call("GET", "/v1/submodels/01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404, "not_found");
   });
 });
@@ -294,7 +386,9 @@ describe("reads (4.9)", () => {
     expect(r.headers.get("ETag")).toBe(`"${await sha256Hex(enc(main.images))}"`);
     expect(r.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
     expect(r.headers.get("Content-Type")).toBe("application/json");
-    expect((await bytesOf(`/v1/reconstructions/${ctx.rid}/snapshots/1/images.json`, { "If-None-Match": r.headers.get("ETag")! })).res.status).toBe(304);
+    expect(
+      (await bytesOf(`/v1/reconstructions/${ctx.rid}/snapshots/1/images.json`, { "If-None-Match": r.headers.get("ETag")! })).res.status,
+    ).toBe(304);
 
     const head = await bytesOf(`/v1/reconstructions/${ctx.rid}/snapshots/1/points.bin`, { Range: "bytes=0-43" });
     expect(head.res.status).toBe(206);
@@ -314,7 +408,8 @@ describe("reads (4.9)", () => {
     expectProblem(await snap(1, "rigs.json"), 404, "not_found");
     expectProblem(await snap(9, "cameras.json"), 404, "not_found");
     // A name outside the spec's list (4.9 rule 1) names no file: no path escapes the snapshot.
-    for (const path of ["secrets.txt", "..%2F..%2Fcameras.json", "%2e%2e", "cameras.json%00", "..%2Fcameras.json"]) expectProblem(await snap(1, path), 404, "not_found");
+    for (const path of ["secrets.txt", "..%2F..%2Fcameras.json", "%2e%2e", "cameras.json%00", "..%2Fcameras.json"])
+      expectProblem(await snap(1, path), 404, "not_found");
   });
 
   it("tiles: the index matches points.bin, every point is in exactly one tile per level, tile headers carry the cell box, empty cells 404", async () => {
@@ -367,7 +462,12 @@ describe("reads (4.9)", () => {
     expect(vis.json).toEqual({
       point3d_id: id,
       count: 3,
-      observations: main.images.images.map((im) => ({ image_id: im.image_id, x: im.points2D[6]!.xy[0], y: im.points2D[6]!.xy[1], kp_idx: 6 })),
+      observations: main.images.images.map((im) => ({
+        image_id: im.image_id,
+        x: im.points2D[6]!.xy[0],
+        y: im.points2D[6]!.xy[1],
+        kp_idx: 6,
+      })),
     });
     // A point no image sees is no point of the snapshot: 404, as an unknown image is.
     expectProblem(await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/1/points/11/visibility`), 404, "not_found");
@@ -375,7 +475,9 @@ describe("reads (4.9)", () => {
     // Each component's sidecar comes from its own images.json: seq 2's component 1 (the root) has
     // one; component 0 has none, so no sidecar.
     const seq2 = `/v1/reconstructions/${ctx.rid}/snapshots/2`;
-    expect((await call("GET", `${seq2}/submodels/1/images/2/observations`)).json).toEqual((await call("GET", `${seq2}/images/2/observations`)).json);
+    expect((await call("GET", `${seq2}/submodels/1/images/2/observations`)).json).toEqual(
+      (await call("GET", `${seq2}/images/2/observations`)).json,
+    );
     expect((await call("GET", `${seq2}/submodels/1/points/${id}/visibility`)).json).toEqual(vis.json);
     expectProblem(await call("GET", `${seq2}/submodels/0/images.json`), 404, "not_found");
     for (const path of ["images/1/observations", `points/${id}/visibility`]) {
@@ -397,7 +499,15 @@ describe("reads (4.9)", () => {
         apiKey(method, path, body, { Authorization: `Bearer ${k}`, ...headers });
     const mine = as(await key("default"));
     const theirs = as(await key("other-co"));
-    for (const path of ["", "/snapshots", "/submodels", "/snapshots/1/cameras.json", "/snapshots/1/tiles/index.json", "/snapshots/1/images/1/observations", "/two_view_geometries.json"]) {
+    for (const path of [
+      "",
+      "/snapshots",
+      "/submodels",
+      "/snapshots/1/cameras.json",
+      "/snapshots/1/tiles/index.json",
+      "/snapshots/1/images/1/observations",
+      "/two_view_geometries.json",
+    ]) {
       expect((await mine("GET", `/v1/reconstructions/${ctx.rid}${path}`)).status, path).toBe(200);
       expectProblem(await theirs("GET", `/v1/reconstructions/${ctx.rid}${path}`), 404, "not_found");
     }
@@ -406,7 +516,11 @@ describe("reads (4.9)", () => {
 
 /** The tenant's reference count of a blob. */
 const refcount = (sha: string) =>
-  runInDurableObject(tenantStore(env, "default"), (_o, state) => state.storage.sql.exec<{ refcount: number }>("SELECT refcount FROM blobs WHERE sha = ?", sha).toArray()[0]?.refcount ?? 0);
+  runInDurableObject(
+    tenantStore(env, "default"),
+    (_o, state) =>
+      state.storage.sql.exec<{ refcount: number }>("SELECT refcount FROM blobs WHERE sha = ?", sha).toArray()[0]?.refcount ?? 0,
+  );
 
 describe("after the map task", () => {
   it("snapshot_available appears in the job's SSE once per seq, with its summary; the reconstruction then reads succeeded", async () => {
@@ -425,9 +539,19 @@ describe("after the map task", () => {
     const recon = (await call("GET", `/v1/reconstructions/${ctx.rid}`)).json;
     const images = (await call("GET", `/v1/datasets/${recon.dataset_id}/images`)).json.items as { name: string; content_sha: string }[];
     const p = await expectStatus(call("POST", "/v1/projects", { name: "recon-again" }), 201);
-    const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }), 201);
-    for (const im of images) await expectStatus(call("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: im.name, blob_sha: im.content_sha }), 201);
-    const job = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+    const d = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }),
+      201,
+    );
+    for (const im of images)
+      await expectStatus(call("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: im.name, blob_sha: im.content_sha }), 201);
+    const job = await expectStatus(
+      call("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+        dataset_id: d.json.dataset_id,
+        spec: { kind: "incremental" },
+      }),
+      202,
+    );
     const rid = job.json.recon_id as string;
     expect(rid).not.toBe(ctx.rid);
     const detail = (await call("GET", `/v1/jobs/${job.json.job_id}`)).json;
@@ -438,16 +562,22 @@ describe("after the map task", () => {
     expect((await call("GET", `/v1/reconstructions/${rid}`)).json.status).toBe("succeeded");
     expect((await call("GET", `/v1/reconstructions/${rid}/snapshots`)).json.seqs).toEqual([1]);
     const etag = async (path: string) => (await bytesOf(path)).res.headers.get("ETag");
-    expect(await etag(`/v1/reconstructions/${rid}/snapshots/1/points.bin`)).toBe(await etag(`/v1/reconstructions/${ctx.rid}/snapshots/3/points.bin`));
+    expect(await etag(`/v1/reconstructions/${rid}/snapshots/1/points.bin`)).toBe(
+      await etag(`/v1/reconstructions/${ctx.rid}/snapshots/3/points.bin`),
+    );
     expectProblem(await call("GET", `/v1/reconstructions/${rid}/snapshots/1/images.json`), 404, "not_found");
-    expect((await call("GET", `/v1/reconstructions/${rid}/snapshots/1/tiles/index.json`)).json).toEqual((await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/3/tiles/index.json`)).json);
+    expect((await call("GET", `/v1/reconstructions/${rid}/snapshots/1/tiles/index.json`)).json).toEqual(
+      (await call("GET", `/v1/reconstructions/${ctx.rid}/snapshots/3/tiles/index.json`)).json,
+    );
     const submodels = (await call("GET", `/v1/reconstructions/${rid}/submodels`)).json.items;
     expect(submodels.map((m: any) => [m.idx, m.snapshot_seq, m.summary])).toEqual([[0, 1, modelSummary]]);
     for (const name of ["two_view_geometries.json", "correspondence_graph.json"]) {
       expect(await etag(`/v1/reconstructions/${rid}/${name}`)).toBe(await etag(`/v1/reconstructions/${ctx.rid}/${name}`));
     }
     const announced = (await jobEvents(job.json.job_id)).filter((e) => e.kind === "snapshot_available");
-    expect(announced).toEqual([expect.objectContaining({ task_id: detail.tasks.at(-1).task_id, snapshot_seq: 1, summary: { ...modelSummary } })]);
+    expect(announced).toEqual([
+      expect.objectContaining({ task_id: detail.tasks.at(-1).task_id, snapshot_seq: 1, summary: { ...modelSummary } }),
+    ]);
 
     // The adopted files are held by the new reconstruction too, until its project goes.
     expect(await refcount(pointsSha)).toBeGreaterThan(held);
@@ -459,7 +589,9 @@ describe("after the map task", () => {
     const pointsSha = await sha256Hex(main.points);
     // Cited by three snapshots: one reference for the reconstruction, one for the job that uploaded it, and one per
     // artifact listing it (2.11): the root and the component holding it of seq 1, 2 and 3.
-    const artifacts = (await call("GET", `/v1/reconstructions/${ctx.rid}/artifacts?page_size=500`)).json.items as { files: { blob_sha: string }[] }[];
+    const artifacts = (await call("GET", `/v1/reconstructions/${ctx.rid}/artifacts?page_size=500`)).json.items as {
+      files: { blob_sha: string }[];
+    }[];
     const citing = artifacts.filter((a) => a.files.some((f) => f.blob_sha === pointsSha)).length;
     expect(citing).toBe(6);
     expect(await refcount(pointsSha)).toBe(2 + citing);

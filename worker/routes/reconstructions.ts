@@ -41,10 +41,18 @@ import type { Context } from "hono";
 export const reconstructions = newRouter();
 
 const bytes = (description: string) => ({
-  content: { "application/json": { schema: z.unknown() }, "application/x-sfm-points-v1": { schema: z.string().meta({ format: "binary" }) } },
+  content: {
+    "application/json": { schema: z.unknown() },
+    "application/x-sfm-points-v1": { schema: z.string().meta({ format: "binary" }) },
+  },
   description,
 });
-const fileResponses = { 200: bytes("the file (strong ETag = its SHA-256; immutable)"), 206: bytes("the requested byte range"), 304: { description: "not modified" }, ...problemResponses(404, 416, 422) };
+const fileResponses = {
+  200: bytes("the file (strong ETag = its SHA-256; immutable)"),
+  206: bytes("the requested byte range"),
+  304: { description: "not modified" },
+  ...problemResponses(404, 416, 422),
+};
 
 const Num = (what: string) =>
   z
@@ -79,7 +87,10 @@ reconstructions.openapi(
     path: "/v1/reconstructions/{rid}/submodels",
     tags: ["reconstructions"],
     request: { params: ReconParams, query: PageQuery },
-    responses: { 200: json(Page(SubModel, "SubModelPage"), "one SubModel per disconnected component (2.8)"), ...problemResponses(404, 422) },
+    responses: {
+      200: json(Page(SubModel, "SubModelPage"), "one SubModel per disconnected component (2.8)"),
+      ...problemResponses(404, 422),
+    },
   }),
   async (c) => {
     const page = unwrap(await tenantStore(c.env, c.var.tenantId).listSubmodels(c.req.valid("param").rid, c.req.valid("query")));
@@ -137,7 +148,11 @@ for (const name of RECONSTRUCTION_FILES) {
       path: `/v1/reconstructions/{rid}/${name}`,
       tags: ["reconstructions"],
       request: { params: ReconParams, query: Download },
-      responses: { 200: json(z.unknown(), `${name} (2.14), ETag = its SHA-256; rewritten by later match/verify runs, so revalidated`), 304: { description: "not modified" }, ...problemResponses(404) },
+      responses: {
+        200: json(z.unknown(), `${name} (2.14), ETag = its SHA-256; rewritten by later match/verify runs, so revalidated`),
+        304: { description: "not modified" },
+        ...problemResponses(404),
+      },
     }),
     async (c) => {
       const { rid } = c.req.valid("param");
@@ -156,7 +171,8 @@ reconstructions.openapi(
     method: "get",
     path: "/v1/reconstructions/{rid}/snapshots/{seq}/{name}",
     tags: ["reconstructions"],
-    description: "A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured.",
+    description:
+      "A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured.",
     request: { params: SnapshotParams.extend({ name: FileName }), query: Download },
     responses: fileResponses,
   }),
@@ -190,7 +206,11 @@ reconstructions.openapi(
  */
 const MODELS = [
   { prefix: "/v1/reconstructions/{rid}/snapshots/{seq}", params: SnapshotParams, whose: "the root model (the largest component)" },
-  { prefix: "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}", params: SnapshotParams.extend({ idx: Num("idx") }), whose: "component {idx} (2.8)" },
+  {
+    prefix: "/v1/reconstructions/{rid}/snapshots/{seq}/submodels/{idx}",
+    params: SnapshotParams.extend({ idx: Num("idx") }),
+    whose: "component {idx} (2.8)",
+  },
 ];
 /** The model's path parameters, whichever prefix matched (`idx` only under `submodels/{idx}/`). */
 type ModelParams = { rid: string; seq: number; idx?: number };

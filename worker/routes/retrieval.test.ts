@@ -17,7 +17,10 @@ async function dataset(prefix: string) {
   const p = await expectStatus(call("POST", "/v1/projects", { name: "retrieval" }), 201);
   const entries = [];
   for (const [name, bytes] of Object.entries(PHOTOS)) entries.push({ name: `${prefix}/${name}`, blob_sha: await uploadBlob(bytes) });
-  const d = await expectStatus(call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
+  const d = await expectStatus(
+    call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }),
+    201,
+  );
   return { pid: p.json.project_id as string, did: d.json.dataset_id as string };
 }
 
@@ -36,7 +39,17 @@ async function features(did: string) {
   for (const it of lease.shard!.items) {
     const bytes = enc({ features: it.path });
     const file = { path: it.path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" };
-    artifacts.push({ kind: "features.local.v1", name: "f", uri: null, artifact_format: CORE_ARTIFACT_FORMATS["features.local.v1"], schema_version: 1, media_type: "application/json", summary: {}, metadata: {}, files: [file] });
+    artifacts.push({
+      kind: "features.local.v1",
+      name: "f",
+      uri: null,
+      artifact_format: CORE_ARTIFACT_FORMATS["features.local.v1"],
+      schema_version: 1,
+      media_type: "application/json",
+      summary: {},
+      metadata: {},
+      files: [file],
+    });
   }
   await r.client.complete(lease.lease_id, { artifacts, result: null });
   return job.json.job_id as string;
@@ -46,7 +59,8 @@ const jobCount = async () => (await call("GET", "/v1/jobs?page_size=1")).json.to
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -76,17 +90,27 @@ describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)",
       ["vlad", "similarity.vlad"],
       ["netvlad", "similarity.netvlad"],
     ] as const) {
-      const r = await call("POST", `/v1/datasets/${did}/matches`, { pairs: { strategy: "retrieval", ...(retrieval_strategy ? { retrieval_strategy } : {}) } });
+      const r = await call("POST", `/v1/datasets/${did}/matches`, {
+        pairs: { strategy: "retrieval", ...(retrieval_strategy ? { retrieval_strategy } : {}) },
+      });
       expectProblem(r, 501, "capability_unavailable");
       expect(r.json.capability).toBe(capability);
     }
     const { features: flags } = (await call("GET", "/v1/capabilities")).json;
-    expect(flags).toMatchObject({ "pairs.retrieval": true, "similarity.dhash": true, "similarity.vlad": false, "similarity.netvlad": false });
+    expect(flags).toMatchObject({
+      "pairs.retrieval": true,
+      "similarity.dhash": true,
+      "similarity.vlad": false,
+      "similarity.netvlad": false,
+    });
   });
 
   it("a pipeline without an index builds it first as its own task (vlad, phase vlad_index); a runner's index is then the dataset's (GET similarity reads it)", async () => {
     const { pid, did } = await dataset("t3");
-    const job = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL }), 202);
+    const job = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL }),
+      202,
+    );
     expect(job.json.task_ids).toHaveLength(5);
     const detail = (await call("GET", `/v1/jobs/${job.json.job_id}`)).json;
     expect(detail.tasks.map((t: { kind: string }) => t.kind)).toEqual(["vlad", "extract", "match", "verify", "map"]);
@@ -94,12 +118,27 @@ describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)",
 
     const r = await runner(["vlad"]);
     const lease: Lease = (await r.lease())!;
-    expect(lease.task).toMatchObject({ job_id: job.json.job_id, kind: "vlad", phase: "vlad_index", params: { similarity: { strategy: "dhash" } } });
+    expect(lease.task).toMatchObject({
+      job_id: job.json.job_id,
+      kind: "vlad",
+      phase: "vlad_index",
+      params: { similarity: { strategy: "dhash" } },
+    });
     // The runner's hashes: sacre-coeur 0 bits from lund-01, lund-02 all 64 away.
     const hashes = ["0000000000000000", "ffffffffffffffff", "0000000000000000"];
-    const bytes = encodeDhashIndex(lease.inputs.dataset!.images.map((im, i) => ({ name: im.name, content_sha: im.content_sha, dhash: hashes[i]! })));
-    const file = { path: DHASH_INDEX_PATH, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE };
-    await r.client.complete(lease.lease_id, { artifacts: [dhashIndexArtifact(file, 3, lease.inputs.dataset!.manifest_hash)], result: null });
+    const bytes = encodeDhashIndex(
+      lease.inputs.dataset!.images.map((im, i) => ({ name: im.name, content_sha: im.content_sha, dhash: hashes[i]! })),
+    );
+    const file = {
+      path: DHASH_INDEX_PATH,
+      blob_sha: await r.upload(lease, bytes),
+      byte_size: bytes.byteLength,
+      media_type: DHASH_INDEX_MEDIA_TYPE,
+    };
+    await r.client.complete(lease.lease_id, {
+      artifacts: [dhashIndexArtifact(file, 3, lease.inputs.dataset!.manifest_hash)],
+      result: null,
+    });
 
     const ids = lease.inputs.dataset!.images.map((im) => im.image_id);
     const near = await expectStatus(call("GET", `/v1/datasets/${did}/similarity?image_id=${ids[0]}&k=2`), 200);
@@ -112,13 +151,23 @@ describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)",
     // Another dataset of the same names and bytes (the same manifest) reuses the index, with its own image ids.
     const twin = await dataset("t3");
     const twinIds = (await call("GET", `/v1/datasets/${twin.did}/images`)).json.items.map((im: { image_id: string }) => im.image_id);
-    expect((await expectStatus(call("GET", `/v1/datasets/${twin.did}/similarity?image_id=${twinIds[0]}&k=2`), 200)).json.neighbors).toEqual([
-      { image_id: twinIds[2], distance: 0 },
-      { image_id: twinIds[1], distance: 64 },
-    ]);
+    expect((await expectStatus(call("GET", `/v1/datasets/${twin.did}/similarity?image_id=${twinIds[0]}&k=2`), 200)).json.neighbors).toEqual(
+      [
+        { image_id: twinIds[2], distance: 0 },
+        { image_id: twinIds[1], distance: 64 },
+      ],
+    );
 
     // The same pipeline again: the index task is a cache hit, born succeeded; the match task reads its output.
-    const again = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL, matcher: { max_ratio: 0.7 } }), 202);
+    const again = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
+        dataset_id: did,
+        spec: { kind: "incremental" },
+        pairs: RETRIEVAL,
+        matcher: { max_ratio: 0.7 },
+      }),
+      202,
+    );
     const tasks = (await call("GET", `/v1/jobs/${again.json.job_id}`)).json.tasks;
     expect(tasks[0]).toMatchObject({ kind: "vlad", status: "succeeded", cache_key: detail.tasks[0].cache_key });
   });
@@ -128,11 +177,29 @@ describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)",
     const fjob = await features(did);
     const artifact = (await call("GET", `/v1/jobs/${fjob}/artifacts`)).json.items[0];
     const job = await expectStatus(
-      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: RETRIEVAL, input_artifacts: { features: { artifact_id: artifact.artifact_id, kind: artifact.kind } } }),
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
+        dataset_id: did,
+        spec: { kind: "incremental" },
+        pairs: RETRIEVAL,
+        input_artifacts: { features: { artifact_id: artifact.artifact_id, kind: artifact.kind } },
+      }),
       202,
     );
-    expect((await call("GET", `/v1/jobs/${job.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual(["vlad", "match", "verify", "map"]);
-    const plain = await expectStatus(call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } }), 202);
-    expect((await call("GET", `/v1/jobs/${plain.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual(["extract", "match", "verify", "map"]);
+    expect((await call("GET", `/v1/jobs/${job.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual([
+      "vlad",
+      "match",
+      "verify",
+      "map",
+    ]);
+    const plain = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } }),
+      202,
+    );
+    expect((await call("GET", `/v1/jobs/${plain.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual([
+      "extract",
+      "match",
+      "verify",
+      "map",
+    ]);
   });
 });

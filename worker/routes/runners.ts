@@ -28,7 +28,16 @@ import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
 import { SNIFF_BYTES, blobFacts, blobKey, oneshotKey, sha256Hex } from "../services/blobs";
 import { serveBytes } from "../services/bytes";
-import { credentialOf, issueRunnerToken, leaseScopeOf, leaseWaiting, leaseStore, registerRunner, runnerResource, scopeOf } from "../services/runners";
+import {
+  credentialOf,
+  issueRunnerToken,
+  leaseScopeOf,
+  leaseWaiting,
+  leaseStore,
+  registerRunner,
+  runnerResource,
+  scopeOf,
+} from "../services/runners";
 import { dispatcher, tenantStore, unwrap } from "../services/stores";
 import { completeLease } from "../services/validation";
 import type { Context } from "hono";
@@ -127,7 +136,10 @@ runners.openapi(
     path: "/v1/leases/{lease_id}/events",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(EventsPost) },
-    responses: { 200: json(LeaseState, "appended to the job's log, in order; the lease is held for another TTL"), ...problemResponses(401, 403, 404, 409, 413, 422) },
+    responses: {
+      200: json(LeaseState, "appended to the job's log, in order; the lease is held for another TTL"),
+      ...problemResponses(401, 403, 404, 409, 413, 422),
+    },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
@@ -147,7 +159,10 @@ runners.openapi(
       params: BlobParams,
       body: { content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, required: true },
     },
-    responses: { 201: json(BlobStored, "stored content-addressed in the tenant's blob store"), ...problemResponses(401, 403, 404, 409, 413, 422) },
+    responses: {
+      201: json(BlobStored, "stored content-addressed in the tenant's blob store"),
+      ...problemResponses(401, 403, 404, 409, 413, 422),
+    },
   }),
   async (c) => {
     const { lease_id, sha } = c.req.valid("param");
@@ -159,7 +174,8 @@ runners.openapi(
     const bytes = new Uint8Array(await c.req.arrayBuffer());
     if (bytes.byteLength > max) throw payloadTooLarge(`output blobs are limited to ${max} bytes`);
     const actual = await sha256Hex(bytes);
-    if (actual !== sha) throw validation(`the body hashes to ${actual}`, [{ path: "sha", message: "SHA-256 mismatch", code: "sha_mismatch" }]);
+    if (actual !== sha)
+      throw validation(`the body hashes to ${actual}`, [{ path: "sha", message: "SHA-256 mismatch", code: "sha_mismatch" }]);
     // A one-shot job's outputs stay beside it, out of the tenant's store, and go with its answer (4.15).
     const ephemeral = await store.ephemeral();
     const key = ephemeral ? oneshotKey(tenant, job, sha) : blobKey(tenant, sha);
@@ -169,7 +185,16 @@ runners.openapi(
       // Stage outputs are data, except the images a task derives (projections): those get an image's facts, as uploads do (2.5).
       const facts = mediaType.startsWith("image/")
         ? await blobFacts(bytes.subarray(0, SNIFF_BYTES), key, sha, bytes.byteLength, mediaType)
-        : { sha, r2_key: key, size: bytes.byteLength, media_type: mediaType, width: null, height: null, focal_length_35mm: null, gps_json: null };
+        : {
+            sha,
+            r2_key: key,
+            size: bytes.byteLength,
+            media_type: mediaType,
+            width: null,
+            height: null,
+            focal_length_35mm: null,
+            gps_json: null,
+          };
       await tenantStore(c.env, tenant).retainJobBlob(job, facts);
     }
     unwrap(await store.recordBlob(lease_id, ls, sha, bytes.byteLength));
@@ -184,7 +209,10 @@ runners.openapi(
     tags: ["runners"],
     request: { params: BlobParams },
     responses: {
-      200: { content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } }, description: "an input of the leased task: a dataset image, an upstream output or the checkpoint" },
+      200: {
+        content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } },
+        description: "an input of the leased task: a dataset image, an upstream output or the checkpoint",
+      },
       ...problemResponses(401, 403, 404),
     },
   }),
@@ -236,7 +264,15 @@ runners.openapi(
     if (!parsed.success) {
       // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
       const errors = fieldErrors(parsed.error, "outputs_ref");
-      await ended(unwrap(await store.fail(lease_id, ls, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } })).runner_id);
+      await ended(
+        unwrap(
+          await store.fail(lease_id, ls, {
+            error_class: "ValidationError",
+            message: "the task's outputs_ref is invalid",
+            detail: { errors },
+          }),
+        ).runner_id,
+      );
       throw validation("outputs_ref rejected; the task failed with a validation error", errors);
     }
     // Weighed by who computed it (services/validation.ts); the JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
@@ -297,7 +333,11 @@ runners.openapi(
     tags: ["admin"],
     responses: { 200: json(z.array(RunnerToken), "every runner token, raw_token null"), ...problemResponses(401) },
   }),
-  async (c) => c.json((await dispatcher(c.env, "pool").listTokens()).map((t) => ({ ...t, raw_token: null })), 200),
+  async (c) =>
+    c.json(
+      (await dispatcher(c.env, "pool").listTokens()).map((t) => ({ ...t, raw_token: null })),
+      200,
+    ),
 );
 
 runners.openapi(
@@ -322,7 +362,10 @@ runners.openapi(
     tags: ["admin"],
     request: { params: z.object({ token_id: Id }) },
     responses: {
-      200: json(RunnerToken, "the quarantine is lifted (the operator judged it a false alarm): the token works again; its results are replicated as a new token's"),
+      200: json(
+        RunnerToken,
+        "the quarantine is lifted (the operator judged it a false alarm): the token works again; its results are replicated as a new token's",
+      ),
       ...problemResponses(401, 404),
     },
   }),

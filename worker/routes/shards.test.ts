@@ -36,7 +36,8 @@ const events = (jid: string): Promise<any[]> => jobEvents(jid);
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
@@ -133,7 +134,9 @@ describe("sharded stage work", () => {
     const g = groupOf(shaOfNew, groups);
     // Blocks are pairs of groups (a group with itself when it has two images); those of the new photo's group change.
     const after = sizes.map((s, i) => s + (i === g ? 1 : 0));
-    const blocks = after.flatMap((x, i) => after.map((y, j) => [i, j, x, y] as const)).filter(([i, j, x, y]) => j >= i && x > 0 && y > 0 && (i !== j || x > 1));
+    const blocks = after
+      .flatMap((x, i) => after.map((y, j) => [i, j, x, y] as const))
+      .filter(([i, j, x, y]) => j >= i && x > 0 && y > 0 && (i !== j || x > 1));
     const blocksOf = () => blocks.length;
     const touched = blocks.filter(([i, j]) => i === g || j === g).length;
 
@@ -197,7 +200,8 @@ describe("who computes what", () => {
 
   it("api_key mode: the operator runner token leases any tenant's work; another sfo_ token is refused", async () => {
     const via = deployment(vars);
-    const keyed = (method: string, path: string, body?: unknown, auth?: string) => via(method, path, body, auth ? { Authorization: auth } : {});
+    const keyed = (method: string, path: string, body?: unknown, auth?: string) =>
+      via(method, path, body, auth ? { Authorization: auth } : {});
     const a = `Bearer ${(await keyed("POST", "/v1/admin/api-keys", { tenant_id: "operator-test" })).json.raw_key}`;
     const p = await keyed("POST", "/v1/projects", { name: "a" }, a);
     const d = await keyed("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "a", source: { kind: "upload", entries: [] } }, a);
@@ -205,7 +209,16 @@ describe("who computes what", () => {
     await keyed("POST", `/v1/datasets/${d.json.dataset_id}/images`, { name: "a.jpg", blob_sha: sha }, a);
     const jid = (await keyed("POST", `/v1/datasets/${d.json.dataset_id}/features`, {}, a)).json.job_id;
 
-    expect((await keyed("POST", "/v1/runners", { name: "x", stages: ["extract"], runtime_versions: {} }, "Bearer sfo_not-the-operators-token-000")).status).toBe(401);
+    expect(
+      (
+        await keyed(
+          "POST",
+          "/v1/runners",
+          { name: "x", stages: ["extract"], runtime_versions: {} },
+          "Bearer sfo_not-the-operators-token-000",
+        )
+      ).status,
+    ).toBe(401);
     const operator = await newRunner("operator", { authorization: `Bearer ${vars.SVC_OPERATOR_RUNNER_TOKEN}`, fetch: keyedFetch });
     expect(operator.runner!.pool).toBe(false);
     const lease = (await operator.lease())!;
@@ -216,14 +229,15 @@ describe("who computes what", () => {
 
   it("a map task goes only to a runner with memory for its model; pool runners get shards, never a map", async () => {
     const { pid, did } = await dataset(2, { "x-pool_opt_in": true });
-    const jid = (await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } })).json.job_id;
+    const jid = (await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } })).json
+      .job_id;
     // Two volunteers of two tokens: each shard's result is confirmed by the other's (runners.md "Trust").
     const volunteers = [];
     for (const name of ["volunteer", "another"]) {
       const token = (await call("POST", "/v1/admin/runner-tokens", { name })).json.raw_token;
       volunteers.push(await newRunner(name, { authorization: `Bearer ${token}` }));
     }
-    for (let busy = true; busy; ) {
+    for (let busy = true; busy;) {
       busy = false;
       for (const volunteer of volunteers) {
         const lease = await volunteer.lease();

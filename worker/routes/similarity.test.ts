@@ -7,7 +7,10 @@ import { LUND_01, LUND_02, SACRE_COEUR, SCEAUX } from "../test/photos";
 
 async function register(did: string, name: string, bytes: Uint8Array) {
   const sha = await uploadBlob(bytes);
-  return (await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name, blob_sha: sha }), 201)).json as { image_id: string; content_sha: string };
+  return (await expectStatus(call("POST", `/v1/datasets/${did}/images`, { name, blob_sha: sha }), 201)).json as {
+    image_id: string;
+    content_sha: string;
+  };
 }
 
 const similar = (did: string, query: string) => call("GET", `/v1/datasets/${did}/similarity?${query}`);
@@ -62,8 +65,16 @@ describe("similarity (4.11, dhash)", () => {
 
   it(":build answers 200 with the manifest: the index the query built, a features.global.v1 artifact of a job born succeeded (task vlad, phase vlad_index)", async () => {
     const r = await expectStatus(build(did, "?strategy=dhash"), 200);
-    const dataset = (await call("GET", `/v1/projects/${(await call("GET", `/v1/jobs/${r.json.job_id}`)).json.project_id}/datasets/${did}`)).json;
-    expect(r.json).toMatchObject({ dataset_id: did, strategy: "dhash", num_images: 6, bits: 64, built: false, manifest_hash: dataset.manifest_hash });
+    const dataset = (await call("GET", `/v1/projects/${(await call("GET", `/v1/jobs/${r.json.job_id}`)).json.project_id}/datasets/${did}`))
+      .json;
+    expect(r.json).toMatchObject({
+      dataset_id: did,
+      strategy: "dhash",
+      num_images: 6,
+      bits: 64,
+      built: false,
+      manifest_hash: dataset.manifest_hash,
+    });
     const artifact = (await expectStatus(call("GET", `/v1/artifacts/${r.json.artifact_id}`), 200)).json;
     expect(artifact).toMatchObject({ kind: "features.global.v1", artifact_format: "edgesfm.features.global.dhash.v1", dataset_id: did });
     const content = (await expectStatus(call("GET", `/v1/artifacts/${r.json.artifact_id}/content`), 200)).json;

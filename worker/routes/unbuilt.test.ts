@@ -17,7 +17,9 @@ describe("capability-flagged routes not built here (1.1, 7)", () => {
 
   it("answers 501 before looking at the request: a malformed body or id gets the same answer", async () => {
     for (const row of UNBUILT.filter((r) => r.method === "post" || r.method === "put")) {
-      const r = await call(row.method.toUpperCase(), concrete(row.path).replace("01HZZZZZZZZZZZZZZZZZZZZZZZ", "__nope__"), "{", { "Content-Type": "application/json" });
+      const r = await call(row.method.toUpperCase(), concrete(row.path).replace("01HZZZZZZZZZZZZZZZZZZZZZZZ", "__nope__"), "{", {
+        "Content-Type": "application/json",
+      });
       expectProblem(r, 501, "capability_unavailable");
     }
   });

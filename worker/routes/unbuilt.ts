@@ -44,7 +44,12 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     path: "/v1/projects/{pid}/datasets:from_video",
     capability: "video.frame_extract",
     summary: "frames extracted from a video as a new dataset (4.2)",
-    request: { params: ProjectParams, ...jsonBody(z.object({ video_path: z.string(), fps: z.number().positive().optional(), max_frames: z.number().int().positive().optional() })) },
+    request: {
+      params: ProjectParams,
+      ...jsonBody(
+        z.object({ video_path: z.string(), fps: z.number().positive().optional(), max_frames: z.number().int().positive().optional() }),
+      ),
+    },
   },
   {
     method: "post",
@@ -73,16 +78,31 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     capability: "mesh.poisson",
     variant: { in: "body", field: "method", capabilities: { poisson: "mesh.poisson", delaunay: "mesh.delaunay" } },
     summary: "meshes the reconstruction (4.13)",
-    request: { params: ReconParams, ...jsonBody(z.object({ method: z.enum(["poisson", "delaunay"]), options: z.record(z.string(), z.unknown()).optional() })) },
+    request: {
+      params: ReconParams,
+      ...jsonBody(z.object({ method: z.enum(["poisson", "delaunay"]), options: z.record(z.string(), z.unknown()).optional() })),
+    },
   },
-  { method: "post", path: "/v1/reconstructions/{rid}/dense", capability: "dense.patch_match_stereo", summary: "dense reconstruction (4.13)", request: { params: ReconParams } },
+  {
+    method: "post",
+    path: "/v1/reconstructions/{rid}/dense",
+    capability: "dense.patch_match_stereo",
+    summary: "dense reconstruction (4.13)",
+    request: { params: ReconParams },
+  },
 ];
 
 /** The capability a request to `row` needs: the row's, or the one its query or body names. */
 async function capabilityOf(c: Context<AppEnv>, row: UnbuiltRoute): Promise<OptionalCapability> {
   const v = row.variant;
   if (!v) return row.capability;
-  const named = v.in === "query" ? c.req.query(v.field) : await c.req.json<Record<string, unknown>>().then((b) => b?.[v.field], () => undefined);
+  const named =
+    v.in === "query"
+      ? c.req.query(v.field)
+      : await c.req.json<Record<string, unknown>>().then(
+          (b) => b?.[v.field],
+          () => undefined,
+        );
   return (typeof named === "string" && Object.hasOwn(v.capabilities, named) ? v.capabilities[named] : undefined) ?? row.capability;
 }
 

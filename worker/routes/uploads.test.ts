@@ -73,7 +73,11 @@ describe("chunked uploads (4.3)", () => {
     const id = await open(6);
     const body = new Uint8Array([1, 2, 3]);
     for (const header of ["bytes 0-2", "bytes=0-2/6", "bytes 2-0/6", "bytes 0-6/6", "bytes a-b/6", "items 0-2/6", "bytes -1-2/6"]) {
-      expectFieldError(await call("PATCH", `/v1/uploads/${id}`, body, { "Content-Range": header }), "Content-Range", "invalid_content_range");
+      expectFieldError(
+        await call("PATCH", `/v1/uploads/${id}`, body, { "Content-Range": header }),
+        "Content-Range",
+        "invalid_content_range",
+      );
     }
     expectFieldError(await call("PATCH", `/v1/uploads/${id}`, body), "header.content-range");
     expectFieldError(await call("PATCH", `/v1/uploads/${id}`, body, range(0, 3, 6)), "Content-Range", "length_mismatch");
@@ -100,7 +104,10 @@ describe("chunked uploads (4.3)", () => {
     expectFieldError(await call("POST", "/v1/uploads", { expected_size: "10" }), "expected_size", "invalid_type");
     expectFieldError(await call("POST", "/v1/uploads", { expected_size: 1, expected_sha: "ABC" }), "expected_sha");
     expectFieldError(await call("POST", "/v1/uploads", { expected_size: 1, content_type: "not a type" }), "content_type");
-    expectFieldError(await call("POST", "/v1/uploads", { expected_size: 1 }, { "Idempotency-Key": "k".repeat(256) }), "header.idempotency-key");
+    expectFieldError(
+      await call("POST", "/v1/uploads", { expected_size: 1 }, { "Idempotency-Key": "k".repeat(256) }),
+      "header.idempotency-key",
+    );
   });
 
   it("the same Idempotency-Key returns the original upload instead of a duplicate", async () => {
@@ -122,8 +129,15 @@ describe("chunked uploads (4.3)", () => {
     expectFieldError(await call("POST", `/v1/uploads/${id}:finalize`), "expected_sha", "sha_mismatch");
     const id2 = await open(4, { expected_sha: sha });
     await call("PATCH", `/v1/uploads/${id2}`, bytes, range(0, 3, 4));
-    expectFieldError(await call("POST", `/v1/uploads/${id2}:finalize`, undefined, { "X-Content-SHA256": wrong }), "X-Content-SHA256", "sha_mismatch");
-    expectFieldError(await call("POST", `/v1/uploads/${id2}:finalize`, undefined, { "X-Content-SHA256": "xyz" }), "header.x-content-sha256");
+    expectFieldError(
+      await call("POST", `/v1/uploads/${id2}:finalize`, undefined, { "X-Content-SHA256": wrong }),
+      "X-Content-SHA256",
+      "sha_mismatch",
+    );
+    expectFieldError(
+      await call("POST", `/v1/uploads/${id2}:finalize`, undefined, { "X-Content-SHA256": "xyz" }),
+      "header.x-content-sha256",
+    );
     expect((await call("GET", `/v1/uploads/${id2}`)).json.state).toBe("received");
     expect((await expectStatus(call("POST", `/v1/uploads/${id2}:finalize`), 200)).json.blob_sha).toBe(sha);
   });
@@ -179,7 +193,16 @@ describe("chunked uploads (4.3)", () => {
     const stub = tenantStore(env, DEFAULT_TENANT);
     const key = `t/${DEFAULT_TENANT}/blobs/${sha}`;
     // The reference is taken, then the Worker dies before writing the blob: nothing shows it.
-    await stub.reserveBlob(id, { sha, r2_key: key, size: 16, media_type: null, width: null, height: null, focal_length_35mm: null, gps_json: null });
+    await stub.reserveBlob(id, {
+      sha,
+      r2_key: key,
+      size: 16,
+      media_type: null,
+      width: null,
+      height: null,
+      focal_length_35mm: null,
+      gps_json: null,
+    });
     expect(await env.BLOBS.head(key)).toBeNull();
     expect((await call("GET", `/v1/uploads/${id}`)).json).toMatchObject({ state: "received", blob_sha: null });
     expect(await stub.getBlob(sha)).toBeNull();

@@ -27,7 +27,10 @@ uploads.openapi(
       headers: z.object({ "idempotency-key": z.string().min(1).max(255).optional() }),
       body: { content: { "application/json": { schema: UploadInit } }, required: true },
     },
-    responses: { 201: json(Upload, "created (or the upload created earlier with the same Idempotency-Key)"), ...problemResponses(400, 401, 413, 422) },
+    responses: {
+      201: json(Upload, "created (or the upload created earlier with the same Idempotency-Key)"),
+      ...problemResponses(400, 401, 413, 422),
+    },
   }),
   async (c) => {
     const body = c.req.valid("json");
@@ -143,7 +146,11 @@ uploads.openapi(
     const wrong = claimed.find((s) => s !== sha);
     if (wrong) {
       throw validation(`the received bytes hash to ${sha}, not ${wrong}`, [
-        { path: c.req.valid("header")["x-content-sha256"] === wrong ? "X-Content-SHA256" : "expected_sha", message: "SHA-256 mismatch", code: "sha_mismatch" },
+        {
+          path: c.req.valid("header")["x-content-sha256"] === wrong ? "X-Content-SHA256" : "expected_sha",
+          message: "SHA-256 mismatch",
+          code: "sha_mismatch",
+        },
       ]);
     }
     const key = blobKey(c.var.tenantId, sha);

@@ -35,14 +35,22 @@ const fetchWith =
 
 afterEach(async () => {
   for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
   }
 });
 
 /** A volunteer: a runner of a fresh pool token (or of `token`). */
 async function volunteer(name: string, opts: { token?: string; lie?: boolean; via?: FetchLike } = {}) {
   const token = opts.token ?? (await call("POST", "/v1/admin/runner-tokens", { name })).json.raw_token;
-  const r = new DigestRunner({ base: BASE, fetch: opts.via ?? fetch, name, authorization: `Bearer ${token}`, lie: opts.lie, stages: ["extract", "match", "verify"] });
+  const r = new DigestRunner({
+    base: BASE,
+    fetch: opts.via ?? fetch,
+    name,
+    authorization: `Bearer ${token}`,
+    lie: opts.lie,
+    stages: ["extract", "match", "verify"],
+  });
   await r.register();
   return Object.assign(r, { token: token as string });
 }
@@ -74,7 +82,12 @@ const shards = async (jid: string) => (await job(jid)).tasks[0]["x-shards"];
 /** The job's event log so far, read from its object (the SSE stream stays open while the job runs). */
 async function events(jid: string): Promise<any[]> {
   const stub = env.JOB.get(env.JOB.idFromName(`${TENANT}/${jid}`));
-  return runInDurableObject(stub, (_o, state) => state.storage.sql.exec<{ body: string }>("SELECT body FROM events ORDER BY event_id").toArray().map((r) => JSON.parse(r.body)));
+  return runInDurableObject(stub, (_o, state) =>
+    state.storage.sql
+      .exec<{ body: string }>("SELECT body FROM events ORDER BY event_id")
+      .toArray()
+      .map((r) => JSON.parse(r.body)),
+  );
 }
 
 /** The task's assembled artifact's files, parsed (read from R2). */
@@ -115,7 +128,11 @@ describe("untrusted results", () => {
     });
     expect((await events(jid)).filter((e: any) => e.kind === "warning")).toEqual([]);
     // Both volunteers are still welcome.
-    expect((await call("GET", "/v1/admin/runner-tokens")).json.filter((t: any) => t.quarantined_at !== null && [a.token, b.token].some((raw) => raw.includes(t.token_id)))).toEqual([]);
+    expect(
+      (await call("GET", "/v1/admin/runner-tokens")).json.filter(
+        (t: any) => t.quarantined_at !== null && [a.token, b.token].some((raw) => raw.includes(t.token_id)),
+      ),
+    ).toEqual([]);
   });
 
   it("a trusted runner's shard is accepted as computed, never replicated", async () => {
@@ -141,27 +158,56 @@ describe("untrusted results", () => {
 
     const done = await job(jid);
     expect(done.status).toBe("succeeded");
-    expect(done.tasks[0]["x-shards"]).toMatchObject({ done: 1, validated: 1, awaiting_validation: 0, by_runner: { [own.runner!.runner_id]: 1 }, rejected_by: { [liar.runner!.runner_id]: 1 } });
+    expect(done.tasks[0]["x-shards"]).toMatchObject({
+      done: 1,
+      validated: 1,
+      awaiting_validation: 0,
+      by_runner: { [own.runner!.runner_id]: 1 },
+      rejected_by: { [liar.runner!.runner_id]: 1 },
+    });
     // The task's output is the trusted runner's: every digest right.
     const files = await outputFiles(jid);
     const images = (await call("GET", `/v1/datasets/${did}/images?page_size=100`)).json.items as { name: string; content_sha: string }[];
-    expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(images.map((im) => im.content_sha).sort());
+    expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(
+      images.map((im) => im.content_sha).sort(),
+    );
     const warning = (await events(jid)).find((e: any) => e.kind === "warning");
-    expect(warning.message).toMatch(new RegExp(`the result of untrusted runner ${liar.runner!.runner_id} disagrees with trusted runner ${own.runner!.runner_id}'s .*quarantined`));
+    expect(warning.message).toMatch(
+      new RegExp(
+        `the result of untrusted runner ${liar.runner!.runner_id} disagrees with trusted runner ${own.runner!.runner_id}'s .*quarantined`,
+      ),
+    );
     // The liar's token is refused, with the reason; the operator sees it.
     const refused = await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` });
     expectProblem(refused, 403, "auth");
     expect(refused.json.detail).toMatch(/quarantined/);
     expect(refused.json["x-quarantine"].reason).toMatch(/disagreed with trusted runner/);
-    expect((await call("POST", "/v1/runners", { name: "again", stages: ["extract"], runtime_versions: {} }, { Authorization: `Bearer ${liar.token}` })).status).toBe(403);
+    expect(
+      (
+        await call(
+          "POST",
+          "/v1/runners",
+          { name: "again", stages: ["extract"], runtime_versions: {} },
+          { Authorization: `Bearer ${liar.token}` },
+        )
+      ).status,
+    ).toBe(403);
     const token = (await call("GET", "/v1/admin/runner-tokens")).json.find((t: any) => liar.token.includes(t.token_id));
     expect(token.quarantined_at).not.toBeNull();
     expect(token.quarantine_reason).toMatch(new RegExp(`shard ${lie.shard!.shard_id}`));
     // An operator who judges it a false alarm lifts the quarantine: the token works again, with no record.
     const reinstated = await call("POST", `/v1/admin/runner-tokens/${token.token_id}:reinstate`);
     expect(reinstated.status).toBe(200);
-    expect(reinstated.json).toMatchObject({ token_id: token.token_id, quarantined_at: null, quarantine_reason: null, confirmed: 0, raw_token: null });
-    expect((await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` })).status).toBe(204);
+    expect(reinstated.json).toMatchObject({
+      token_id: token.token_id,
+      quarantined_at: null,
+      quarantine_reason: null,
+      confirmed: 0,
+      raw_token: null,
+    });
+    expect(
+      (await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` })).status,
+    ).toBe(204);
     expectProblem(await call("POST", "/v1/admin/runner-tokens/01M8ZZZZZZZZZZZZZZZZZZZZZZ:reinstate"), 404, "not_found");
   });
 
@@ -186,8 +232,12 @@ describe("untrusted results", () => {
       checked_by: { [honest.runner!.runner_id]: 1 },
       rejected_by: { [liar.runner!.runner_id]: 1 },
     });
-    expect((await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` })).status).toBe(403);
-    expect((await call("POST", `/v1/runners/${honest.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${honest.token}` })).status).toBe(204);
+    expect(
+      (await call("POST", `/v1/runners/${liar.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${liar.token}` })).status,
+    ).toBe(403);
+    expect(
+      (await call("POST", `/v1/runners/${honest.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${honest.token}` })).status,
+    ).toBe(204);
   });
 
   it("a liar among volunteers only: its open results in the job are dropped and its shards computed by others; the job succeeds", async () => {
@@ -217,7 +267,9 @@ describe("untrusted results", () => {
     expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 3, done: 3, validated: 3, awaiting_validation: 0 });
     const images = (await call("GET", `/v1/datasets/${did}/images?page_size=100`)).json.items as { content_sha: string }[];
     const files = await outputFiles(jid);
-    expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(images.map((im) => im.content_sha).sort());
+    expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(
+      images.map((im) => im.content_sha).sort(),
+    );
   });
 
   it("a volunteer's result that breaks the shard's structure is refused (422) and its token quarantined; the task goes on", async () => {
@@ -225,11 +277,18 @@ describe("untrusted results", () => {
     const jid = await features(did);
     const v = await volunteer("broken");
     const lease = (await v.lease())!;
-    const r = await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [], result: null } }, { Authorization: `Bearer ${v.token}` });
+    const r = await call(
+      "POST",
+      `/v1/leases/${lease.lease_id}:complete`,
+      { outputs_ref: { artifacts: [], result: null } },
+      { Authorization: `Bearer ${v.token}` },
+    );
     expectProblem(r, 422, "validation");
     expect(r.json.errors[0].code).toBe("shard_items");
     expect((await job(jid)).tasks[0].status).toBe("pending");
-    expect((await call("POST", `/v1/runners/${v.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${v.token}` })).status).toBe(403);
+    expect((await call("POST", `/v1/runners/${v.runner!.runner_id}:lease`, undefined, { Authorization: `Bearer ${v.token}` })).status).toBe(
+      403,
+    );
     const own = await trusted("own");
     await own.work((await own.lease())!);
     expect((await job(jid)).status).toBe("succeeded");

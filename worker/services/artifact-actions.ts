@@ -46,12 +46,22 @@ export async function importArtifact(env: Env, tenantId: string, body: ArtifactI
   if (body.recon_id && recon?.project_id !== body.project_id) throw notFound("reconstruction in this project");
   const errors: FieldError[] = [];
   if (recon && dataset && recon.dataset_id !== dataset.dataset_id) {
-    errors.push({ path: "recon_id", message: `the reconstruction was computed from dataset ${recon.dataset_id}, not ${dataset.dataset_id}`, code: "scope_mismatch" });
+    errors.push({
+      path: "recon_id",
+      message: `the reconstruction was computed from dataset ${recon.dataset_id}, not ${dataset.dataset_id}`,
+      code: "scope_mismatch",
+    });
   }
   for (const [i, f] of body.files.entries()) {
     const blob = await tenant.getBlob(f.blob_sha);
-    if (!blob) errors.push({ path: `files.${i}.blob_sha`, message: "no blob with this sha in this tenant: finalize an upload of the bytes first", code: "unknown_blob" });
-    else if (blob.size !== f.byte_size) errors.push({ path: `files.${i}.byte_size`, message: `the blob has ${blob.size} bytes`, code: "size_mismatch" });
+    if (!blob)
+      errors.push({
+        path: `files.${i}.blob_sha`,
+        message: "no blob with this sha in this tenant: finalize an upload of the bytes first",
+        code: "unknown_blob",
+      });
+    else if (blob.size !== f.byte_size)
+      errors.push({ path: `files.${i}.byte_size`, message: `the blob has ${blob.size} bytes`, code: "size_mismatch" });
   }
   if (errors.length > 0) throw validation("the artifact cannot be imported: nothing was registered", errors);
 
@@ -69,7 +79,12 @@ export async function importArtifact(env: Env, tenantId: string, body: ArtifactI
   const listed = await tenant.listArtifacts({ job_id: accepted.job_id }, {}, { page_size: 1 });
   const row = listed.ok ? listed.value.items[0] : undefined;
   // The job records it before answering; only a failed recording (retried by the job's alarm) leaves it unlisted.
-  if (!row) throw new ApiError(503, "unavailable", `the import job ${accepted.job_id} exists but its artifact is not recorded yet: read /v1/jobs/${accepted.job_id}/artifacts`);
+  if (!row)
+    throw new ApiError(
+      503,
+      "unavailable",
+      `the import job ${accepted.job_id} exists but its artifact is not recorded yet: read /v1/jobs/${accepted.job_id}/artifacts`,
+    );
   return artifactResource(row);
 }
 
@@ -80,7 +95,12 @@ const MAX_DOCUMENT_BYTES = 64 << 20;
 const SNAPSHOT_KINDS = new Set(["reconstruction.snapshot", "reconstruction.submodel", "reconstruction.sparse.v1"]);
 
 /** Why these bytes are not what the artifact says they are, or null; undefined when nothing checks this file. */
-function documentProblem(artifact: StageArtifact, path: string, mediaType: string | undefined, bytes: () => Uint8Array): string | null | undefined {
+function documentProblem(
+  artifact: StageArtifact,
+  path: string,
+  mediaType: string | undefined,
+  bytes: () => Uint8Array,
+): string | null | undefined {
   const name = path.split("/").at(-1)!;
   try {
     if (SNAPSHOT_KINDS.has(artifact.kind) && (SEALABLE_FILES as readonly string[]).includes(name)) return fileProblem(name, bytes());
@@ -106,7 +126,17 @@ function documentProblem(artifact: StageArtifact, path: string, mediaType: strin
  */
 export async function validateArtifact(env: Env, tenantId: string, artifactId: string): Promise<ArtifactValidation> {
   const artifact = artifactResource(await artifactRow(env, tenantId, artifactId));
-  const { artifact_id: _a, job_id: _j, task_id: _t, project_id: _p, dataset_id: _d, recon_id: _r, created_at: _c, _links: _l, ...descriptor } = artifact;
+  const {
+    artifact_id: _a,
+    job_id: _j,
+    task_id: _t,
+    project_id: _p,
+    dataset_id: _d,
+    recon_id: _r,
+    created_at: _c,
+    _links: _l,
+    ...descriptor
+  } = artifact;
   const parsed = StoredDescriptor.safeParse(descriptor);
   const errors: FieldError[] = parsed.success ? [] : fieldErrors(parsed.error);
   const checked = { files: 0, bytes: 0, documents: 0 };
@@ -116,10 +146,15 @@ export async function validateArtifact(env: Env, tenantId: string, artifactId: s
     const blob = await tenant.getBlob(f.blob_sha);
     const obj = blob ? await env.BLOBS.get(blob.r2_key) : null;
     if (!blob || !obj) {
-      errors.push({ path: `${at}.blob_sha`, message: blob ? "the blob's bytes are gone from storage" : "no blob with this sha in this tenant", code: "missing_bytes" });
+      errors.push({
+        path: `${at}.blob_sha`,
+        message: blob ? "the blob's bytes are gone from storage" : "no blob with this sha in this tenant",
+        code: "missing_bytes",
+      });
       continue;
     }
-    if (obj.size !== f.byte_size) errors.push({ path: `${at}.byte_size`, message: `declared ${f.byte_size} bytes, stored ${obj.size}`, code: "size_mismatch" });
+    if (obj.size !== f.byte_size)
+      errors.push({ path: `${at}.byte_size`, message: `declared ${f.byte_size} bytes, stored ${obj.size}`, code: "size_mismatch" });
     const whole = obj.size <= MAX_DOCUMENT_BYTES ? new Uint8Array(await obj.arrayBuffer()) : null;
     const digest = whole ? await sha256Hex(whole) : await digestStream(obj.body);
     checked.files += 1;
@@ -139,20 +174,36 @@ export async function validateArtifact(env: Env, tenantId: string, artifactId: s
 /** The plan for the artifact, or the refusal (4.10 rule 1): 422 no path or no lossless one, 501 a step this deployment lacks. */
 export function conversionPlan(env: Env, artifact: StageArtifact, body: ConversionPlanRequest): ArtifactConversionPlan {
   const targets = [...(body.to_format ? [body.to_format] : []), ...(body.accepted_formats ?? [])];
-  if (targets.length === 0) throw validation("name the format wanted: to_format or accepted_formats", [{ path: "to_format", message: "required (or accepted_formats)", code: "required" }]);
+  if (targets.length === 0)
+    throw validation("name the format wanted: to_format or accepted_formats", [
+      { path: "to_format", message: "required (or accepted_formats)", code: "required" },
+    ]);
   const on = implemented(env) as ReadonlySet<string>;
   const plan = planConversion(
     { format: artifact.artifact_format, kind: artifact.kind },
-    { targets, toKind: body.to_kind, requireLossless: body.require_lossless, available: (e) => (conversionCapability(e) === null ? true : on.has(conversionCapability(e)!)) },
+    {
+      targets,
+      toKind: body.to_kind,
+      requireLossless: body.require_lossless,
+      available: (e) => (conversionCapability(e) === null ? true : on.has(conversionCapability(e)!)),
+    },
   );
   const wanted = body.to_format ? "to_format" : "accepted_formats";
   const kind = body.to_kind ? ` of kind '${body.to_kind}'` : "";
   if (!plan.ok) {
-    if (plan.reason === "unavailable") throw capabilityUnavailable(plan.capability, `converting '${artifact.artifact_format}' to ${targets.join(" or ")} needs '${plan.capability}', which this deployment does not offer`);
+    if (plan.reason === "unavailable")
+      throw capabilityUnavailable(
+        plan.capability,
+        `converting '${artifact.artifact_format}' to ${targets.join(" or ")} needs '${plan.capability}', which this deployment does not offer`,
+      );
     if (plan.reason === "lossless_impossible") {
-      throw validation(`'${artifact.artifact_format}' converts to ${targets.join(" or ")}${kind} only with loss`, [{ path: "require_lossless", message: "no lossless path exists", code: "lossless_impossible" }]);
+      throw validation(`'${artifact.artifact_format}' converts to ${targets.join(" or ")}${kind} only with loss`, [
+        { path: "require_lossless", message: "no lossless path exists", code: "lossless_impossible" },
+      ]);
     }
-    throw validation(`no conversion path from '${artifact.artifact_format}' to ${targets.join(" or ")}${kind}`, [{ path: wanted, message: "no contracted path exists", code: "no_conversion_path" }]);
+    throw validation(`no conversion path from '${artifact.artifact_format}' to ${targets.join(" or ")}${kind}`, [
+      { path: wanted, message: "no contracted path exists", code: "no_conversion_path" },
+    ]);
   }
   return {
     artifact_id: artifact.artifact_id,
@@ -164,7 +215,12 @@ export function conversionPlan(env: Env, artifact: StageArtifact, body: Conversi
   };
 }
 
-export async function planArtifactConversion(env: Env, tenantId: string, artifactId: string, body: ConversionPlanRequest): Promise<ArtifactConversionPlan> {
+export async function planArtifactConversion(
+  env: Env,
+  tenantId: string,
+  artifactId: string,
+  body: ConversionPlanRequest,
+): Promise<ArtifactConversionPlan> {
   return conversionPlan(env, artifactResource(await artifactRow(env, tenantId, artifactId)), body);
 }
 
@@ -172,16 +228,26 @@ export async function planArtifactConversion(env: Env, tenantId: string, artifac
 export async function convertArtifact(env: Env, tenantId: string, artifactId: string, body: ConvertRequest): Promise<JobAccepted> {
   const artifact = artifactResource(await artifactRow(env, tenantId, artifactId));
   const plan = conversionPlan(env, artifact, body);
-  if (plan.steps.length === 0) throw validation(`the artifact already is '${plan.to_format}'`, [{ path: body.to_format ? "to_format" : "accepted_formats", message: "nothing to convert", code: "already_in_format" }]);
+  if (plan.steps.length === 0)
+    throw validation(`the artifact already is '${plan.to_format}'`, [
+      { path: body.to_format ? "to_format" : "accepted_formats", message: "nothing to convert", code: "already_in_format" },
+    ]);
   if (artifact.files.length === 0) {
-    throw validation("the artifact has no server-managed files to convert (a uri is never dereferenced)", [{ path: "artifact_id", message: "no managed files", code: "no_managed_files" }]);
+    throw validation("the artifact has no server-managed files to convert (a uri is never dereferenced)", [
+      { path: "artifact_id", message: "no managed files", code: "no_managed_files" },
+    ]);
   }
   return submitJob(env, {
     tenantId,
     projectId: artifact.project_id,
     dataset: await producerDataset(env, tenantId, artifact),
     recipe: "convert_artifact",
-    stages: [{ kind: "convert_artifact", params: { convert: { steps: plan.steps, name: body.name ?? `${artifact.name} as ${plan.to_format}`, options: body.options } } }],
+    stages: [
+      {
+        kind: "convert_artifact",
+        params: { convert: { steps: plan.steps, name: body.name ?? `${artifact.name} as ${plan.to_format}`, options: body.options } },
+      },
+    ],
     input_artifacts: { source: artifact },
     recon: artifact.recon_id ? { recon_id: artifact.recon_id } : null,
   });

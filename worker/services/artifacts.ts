@@ -16,7 +16,10 @@ const link = (href: string) => ({ href });
 
 export function artifactResource(r: ArtifactRow): StageArtifact {
   const self = `/v1/artifacts/${r.artifact_id}`;
-  const d = JSON.parse(r.descriptor_json) as Omit<StageArtifact, "artifact_id" | "job_id" | "task_id" | "project_id" | "dataset_id" | "recon_id" | "created_at" | "_links">;
+  const d = JSON.parse(r.descriptor_json) as Omit<
+    StageArtifact,
+    "artifact_id" | "job_id" | "task_id" | "project_id" | "dataset_id" | "recon_id" | "created_at" | "_links"
+  >;
   return {
     artifact_id: r.artifact_id,
     job_id: r.job_id,
@@ -53,7 +56,12 @@ export async function artifactRow(env: Env, tenantId: string, artifactId: string
 }
 
 /** A page of the job's or the reconstruction's artifacts (4.8, 4.9), oldest first, filtered by exact match. */
-export async function listArtifacts(env: Env, tenantId: string, owner: { job_id: string } | { recon_id: string }, query: ArtifactFilter & PageRequest) {
+export async function listArtifacts(
+  env: Env,
+  tenantId: string,
+  owner: { job_id: string } | { recon_id: string },
+  query: ArtifactFilter & PageRequest,
+) {
   const { kind, task_id, name, ...page } = query;
   const result = unwrap(await tenantStore(env, tenantId).listArtifacts(owner, { kind, task_id, name }, page));
   return { ...result, items: result.items.map(artifactResource) };
@@ -71,7 +79,12 @@ export const coreKinds = () =>
 /** The reserved core formats (2.11 rule 1: each core kind's default canonical format), sorted by format id. */
 export const coreFormats = () =>
   coreKinds()
-    .map((k) => ({ artifact_format: k.default_format, kind: k.kind, media_type: k.media_type, description: `the canonical format of '${k.kind}': ${k.description}` }))
+    .map((k) => ({
+      artifact_format: k.default_format,
+      kind: k.kind,
+      media_type: k.media_type,
+      description: `the canonical format of '${k.kind}': ${k.description}`,
+    }))
     .sort((a, b) => a.artifact_format.localeCompare(b.artifact_format));
 
 /** A safe file name for `Content-Disposition`: the last path segment. */
@@ -84,10 +97,18 @@ const baseName = (path: string) => path.split("/").at(-1)!;
  * as for every byte route (4 rules 1-3). 404 when the artifact has no managed files (an imported
  * `uri` is not dereferenced) or no file at `path`.
  */
-export async function serveArtifactContent(env: Env, req: Request, tenantId: string, artifactId: string, o: { path?: string | undefined; download: boolean }) {
+export async function serveArtifactContent(
+  env: Env,
+  req: Request,
+  tenantId: string,
+  artifactId: string,
+  o: { path?: string | undefined; download: boolean },
+) {
   const artifact = artifactResource(await artifactRow(env, tenantId, artifactId));
   if (artifact.files.length === 0) {
-    throw notFound(`content of artifact ${artifactId}: it has no server-managed files${artifact.uri ? ` (its uri '${artifact.uri}' is not dereferenced)` : ""}`);
+    throw notFound(
+      `content of artifact ${artifactId}: it has no server-managed files${artifact.uri ? ` (its uri '${artifact.uri}' is not dereferenced)` : ""}`,
+    );
   }
   const files = o.path === undefined ? artifact.files : artifact.files.filter((f) => f.path === o.path);
   if (files.length === 0) throw notFound(`file '${o.path}' in artifact ${artifactId}`);

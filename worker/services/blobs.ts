@@ -27,7 +27,12 @@ function chunkStream(bucket: R2Bucket, chunks: ChunkRecord[]): ReadableStream<Ui
   const total = chunks.reduce((s, c) => s + c.length, 0);
   // Only a concurrent finalize that already stored the blob and released the chunks finds one gone.
   const gone = () => conflict("the upload's chunks were released by another finalize; retry to read its result");
-  return concatenate(bucket, chunks.map((c) => ({ key: c.r2_key, size: c.length })), { offset: 0, length: total }, gone);
+  return concatenate(
+    bucket,
+    chunks.map((c) => ({ key: c.r2_key, size: c.length })),
+    { offset: 0, length: total },
+    gone,
+  );
 }
 
 /** SHA-256 of a stream's bytes, without holding them all in memory. */

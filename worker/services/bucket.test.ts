@@ -130,9 +130,19 @@ describe("R2 failures (a put or get that fails or times out)", { timeout: 60_000
     const model = scene(8);
     const p = await expectStatus(as("POST", "/v1/projects", { name: "seal" }), 201);
     const entries = [];
-    for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBytes(enc({ photo: im.name, nonce: Math.random() })) });
-    const d = await expectStatus(as("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
-    const job = await expectStatus(as("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+    for (const im of model.images.images)
+      entries.push({ name: im.name, blob_sha: await uploadBytes(enc({ photo: im.name, nonce: Math.random() })) });
+    const d = await expectStatus(
+      as("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries } }),
+      201,
+    );
+    const job = await expectStatus(
+      as("POST", `/v1/projects/${p.json.project_id}/pipelines/incremental`, {
+        dataset_id: d.json.dataset_id,
+        spec: { kind: "incremental" },
+      }),
+      202,
+    );
     jobs.add(job.json.job_id);
     const runner = new DigestRunner({ base: BASE, fetch: fetchAs, name: "r2-faults" });
     await runner.register();
@@ -146,7 +156,11 @@ describe("R2 failures (a put or get that fails or times out)", { timeout: 60_000
     // The blob write: a heartbeat extends the lease first (the lease's row changes), nothing else.
     const files: { name: string; blob_sha: string; byte_size: number }[] = [];
     // (The tenant holds these cameras.json bytes already: only the check for them reaches R2.)
-    const outputs = [["cameras.json", enc(model.cameras), "head"], ["images.json", enc(model.images), "put"], ["points.bin", model.points, "put"]] as const;
+    const outputs = [
+      ["cameras.json", enc(model.cameras), "head"],
+      ["images.json", enc(model.images), "put"],
+      ["points.bin", model.points, "put"],
+    ] as const;
     for (const [name, bytes, op] of outputs) {
       const sha = await sha256Hex(bytes);
       const put = () => as("PUT", `/v1/leases/${id}/blobs/${sha}`, bytes, { "Content-Type": "application/octet-stream" });
@@ -165,7 +179,13 @@ describe("R2 failures (a put or get that fails or times out)", { timeout: 60_000
     const key = `t/${TENANT}/uploads/garbage-test/0-x`;
     await env.BLOBS.put(key, new Uint8Array(8));
     const stub = tenantStore(env, TENANT);
-    const queued = () => runInDurableObject(stub, (_o, s) => s.storage.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage").toArray().map((r) => r.r2_key));
+    const queued = () =>
+      runInDurableObject(stub, (_o, s) =>
+        s.storage.sql
+          .exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage")
+          .toArray()
+          .map((r) => r.r2_key),
+      );
     // Queued with no alarm set, so only the passes below run.
     await runInDurableObject(stub, async (_o, s) => {
       await s.storage.deleteAlarm();
@@ -192,6 +212,9 @@ const uploadPhoto = () => uploadBytes(LUND_01);
 
 async function newDataset() {
   const p = await expectStatus(as("POST", "/v1/projects", { name: "p" }), 201);
-  const d = await expectStatus(as("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }), 201);
+  const d = await expectStatus(
+    as("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } }),
+    201,
+  );
   return { pid: p.json.project_id as string, did: d.json.dataset_id as string };
 }

@@ -10,7 +10,13 @@
 import { ApiError } from "../errors";
 
 export function storageUnavailable(op: string, why: string): ApiError {
-  return new ApiError(503, "unavailable", `blob storage failed (${op}: ${why}); nothing was recorded, retry the request`, {}, { "Retry-After": "1" });
+  return new ApiError(
+    503,
+    "unavailable",
+    `blob storage failed (${op}: ${why}); nothing was recorded, retry the request`,
+    {},
+    { "Retry-After": "1" },
+  );
 }
 
 /** `bucket` with every method's promise raced against `timeoutMs` and its failure made a 503 problem. */

@@ -70,9 +70,15 @@ export async function serveBytes(bucket: R2Bucket, req: Request, o: ServeOptions
   const size = "parts" in o ? o.parts.reduce((s, p) => s + partSize(p), 0) : typeof o.size === "number" ? o.size : await o.size();
   const range = parseRange(req.headers.get("Range") ?? undefined, size);
   if (range === "unsatisfiable") {
-    throw new ApiError(416, "range_not_satisfiable", `the range is outside the ${size} bytes of this resource`, {}, {
-      "Content-Range": `bytes */${size}`,
-    });
+    throw new ApiError(
+      416,
+      "range_not_satisfiable",
+      `the range is outside the ${size} bytes of this resource`,
+      {},
+      {
+        "Content-Range": `bytes */${size}`,
+      },
+    );
   }
   const body =
     "key" in o
@@ -96,7 +102,12 @@ export async function serveBytes(bucket: R2Bucket, req: Request, o: ServeOptions
  * Bytes `range` of the parts laid end to end, as one stream; R2 objects are read one at a time,
  * each only over the bytes the range needs. `missing` is thrown when an object is gone.
  */
-export function concatenate(bucket: R2Bucket, parts: readonly BytePart[], range: ByteRange, missing: () => Error): ReadableStream<Uint8Array> {
+export function concatenate(
+  bucket: R2Bucket,
+  parts: readonly BytePart[],
+  range: ByteRange,
+  missing: () => Error,
+): ReadableStream<Uint8Array> {
   const slices: { part: BytePart; offset: number; length: number }[] = [];
   let start = 0;
   for (const part of parts) {

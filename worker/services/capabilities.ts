@@ -62,7 +62,13 @@ export function implemented(env: Env): ReadonlySet<OptionalCapability> {
   const extra = (env as unknown as Record<string, string | undefined>).SVC_TEST_CAPABILITIES;
   if (!extra) return IMPLEMENTED;
   const known = new Set<string>(OPTIONAL_CAPABILITIES);
-  return new Set([...IMPLEMENTED, ...extra.split(",").map((s) => s.trim()).filter((s): s is OptionalCapability => known.has(s))]);
+  return new Set([
+    ...IMPLEMENTED,
+    ...extra
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s): s is OptionalCapability => known.has(s)),
+  ]);
 }
 
 export const flags = (env: Env) => capabilityFlags(implemented(env));

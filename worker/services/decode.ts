@@ -25,7 +25,6 @@ export const DECODERS: Record<string, (bytes: ArrayBuffer) => Promise<ImageData>
   },
 };
 
-
 /**
  * The pixels as they are meant to be seen, for EXIF orientations 1-8 (TIFF 6.0 tag 274): where
  * source pixel (x, y) of a W x H image lands. 5-8 swap width and height.

@@ -20,7 +20,9 @@ export async function registerDerivedDataset(env: Env, scope: DispatchScope, lea
   const errors = (
     await Promise.all(
       body.images.map(async (image, i): Promise<FieldError | null> =>
-        (await store.mayRead(leaseId, ls, image.blob_sha)) ? null : { path: `images.${i}.blob_sha`, message: "no blob with this sha was uploaded under this lease's job", code: "unknown_blob" },
+        (await store.mayRead(leaseId, ls, image.blob_sha))
+          ? null
+          : { path: `images.${i}.blob_sha`, message: "no blob with this sha was uploaded under this lease's job", code: "unknown_blob" },
       ),
     )
   ).filter((e): e is FieldError => e !== null);

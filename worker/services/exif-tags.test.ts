@@ -20,7 +20,12 @@ describe("EXIF FocalLengthIn35mmFormat", () => {
 describe("EXIF GPS", () => {
   it("is read from a real photo's head with the hemisphere references applied (Lund: 55.698 N, 13.195 E, 37 m)", async () => {
     const gps = await readGps(LUND_01.subarray(0, 64 * 1024));
-    expect(gps).toEqual({ latitude: expect.closeTo(55 + 41 / 60 + 53.4 / 3600, 12), longitude: expect.closeTo(13 + 11 / 60 + 43.4 / 3600, 12), altitude: 37, horizontal_accuracy_m: null });
+    expect(gps).toEqual({
+      latitude: expect.closeTo(55 + 41 / 60 + 53.4 / 3600, 12),
+      longitude: expect.closeTo(13 + 11 / 60 + 43.4 / 3600, 12),
+      altitude: 37,
+      horizontal_accuracy_m: null,
+    });
   });
 
   it("is null without EXIF GPS or for bytes that are no image", async () => {

@@ -24,7 +24,8 @@ export async function readOrientation(bytes: Uint8Array): Promise<number> {
  */
 export async function readFocalLength35mm(head: Uint8Array): Promise<number | null> {
   try {
-    const f = ((await exifr.parse(head, { pick: ["FocalLengthIn35mmFormat"] })) as { FocalLengthIn35mmFormat?: unknown } | undefined)?.FocalLengthIn35mmFormat;
+    const f = ((await exifr.parse(head, { pick: ["FocalLengthIn35mmFormat"] })) as { FocalLengthIn35mmFormat?: unknown } | undefined)
+      ?.FocalLengthIn35mmFormat;
     return typeof f === "number" && Number.isFinite(f) && f > 0 ? f : null;
   } catch {
     return null;
@@ -34,7 +35,8 @@ export async function readFocalLength35mm(head: Uint8Array): Promise<number | nu
 /** The EXIF GPS block of an image head as a GpsCoord (hemisphere and altitude references applied); null without a position. */
 export async function readGps(head: Uint8Array): Promise<GpsCoord | null> {
   try {
-    const t = ((await exifr.parse(head, { tiff: false, exif: false, gps: true, translateValues: false, reviveValues: true })) ?? {}) as Record<string, unknown>;
+    const t = ((await exifr.parse(head, { tiff: false, exif: false, gps: true, translateValues: false, reviveValues: true })) ??
+      {}) as Record<string, unknown>;
     const num = (k: string) => (typeof t[k] === "number" && Number.isFinite(t[k]) ? (t[k] as number) : null);
     const latitude = num("latitude");
     const longitude = num("longitude");

@@ -22,7 +22,10 @@ export async function readExif(bucket: R2Bucket, key: string, imageId: string): 
   let tags: Record<string, unknown> = {};
   const head = new Uint8Array(await obj.arrayBuffer());
   try {
-    tags = ((await exifr.parse(head, { tiff: true, exif: true, gps: true, translateValues: false, reviveValues: true })) ?? {}) as Record<string, unknown>;
+    tags = ((await exifr.parse(head, { tiff: true, exif: true, gps: true, translateValues: false, reviveValues: true })) ?? {}) as Record<
+      string,
+      unknown
+    >;
   } catch {
     // Not an EXIF-bearing format, or a truncated header: report no tags.
   }

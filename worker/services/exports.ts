@@ -24,7 +24,8 @@ export async function submitExport(env: Env, tenantId: string, reconId: string, 
   const tenant = tenantStore(env, tenantId);
   const seqs: number[] = (await tenant.snapshotSeqs(reconId)) ?? [];
   const seq = body.seq ?? seqs.at(-1);
-  if (seq === undefined) throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: export it once snapshot_available was announced`);
+  if (seq === undefined)
+    throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: export it once snapshot_available was announced`);
   if (!seqs.includes(seq)) throw notFound(`snapshot ${seq} of reconstruction ${reconId}`);
   const idx = body.submodel_idx ?? null;
   const row = await tenant.snapshotArtifact(reconId, seq, idx);

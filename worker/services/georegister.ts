@@ -26,14 +26,26 @@ function chosenReference(dataset: DatasetSnapshot, asked: GeoregisterFromGps["x-
   const reference = asked !== "auto" ? asked : gps >= MIN_REFERENCES ? "gps" : "pose_priors";
   const count = reference === "gps" ? gps : priors;
   if (count < MIN_REFERENCES) {
-    throw validation(`x-from_gps needs at least ${MIN_REFERENCES} images with ${reference === "gps" ? "a GPS position (EXIF or a pose prior's gps)" : "a pose prior"}; the dataset has ${count}`, [
-      { path: asked === "auto" ? "x-from_gps" : "x-reference", message: `${gps} image(s) with GPS, ${priors} with a pose prior`, code: "too_few_references" },
-    ]);
+    throw validation(
+      `x-from_gps needs at least ${MIN_REFERENCES} images with ${reference === "gps" ? "a GPS position (EXIF or a pose prior's gps)" : "a pose prior"}; the dataset has ${count}`,
+      [
+        {
+          path: asked === "auto" ? "x-from_gps" : "x-reference",
+          message: `${gps} image(s) with GPS, ${priors} with a pose prior`,
+          code: "too_few_references",
+        },
+      ],
+    );
   }
   return reference;
 }
 
-export async function submitGeoregister(env: Env, tenantId: string, reconId: string, body: Sim3 | GeoregisterFromGps): Promise<JobAccepted> {
+export async function submitGeoregister(
+  env: Env,
+  tenantId: string,
+  reconId: string,
+  body: Sim3 | GeoregisterFromGps,
+): Promise<JobAccepted> {
   requireCapability(env, "georegister.sim3");
   const recon = await reconstructionOf(env, tenantId, reconId);
   const { seq, input_artifacts, submodels, root } = await snapshotInputs(env, tenantId, reconId, undefined, "georegister");
@@ -45,7 +57,14 @@ export async function submitGeoregister(env: Env, tenantId: string, reconId: str
     const row = await tenant.getDataset(recon.dataset_id);
     if (!row) throw notFound("dataset of the reconstruction");
     dataset = frozenDataset(row, await tenant.allImages(row.dataset_id), unwrap(await tenant.datasetPosePriors(row.dataset_id)));
-    params = { georegister: { seq, submodels, sim3: null, from_gps: { reference: chosenReference(dataset, body["x-reference"]), max_error_m: body["x-max_error_m"] } } };
+    params = {
+      georegister: {
+        seq,
+        submodels,
+        sim3: null,
+        from_gps: { reference: chosenReference(dataset, body["x-reference"]), max_error_m: body["x-max_error_m"] },
+      },
+    };
   } else {
     dataset = await producerDataset(env, tenantId, root);
     params = { georegister: { seq, submodels, sim3: body, from_gps: null } };

@@ -41,7 +41,11 @@ export async function withDatasetOutputs(env: Env, tenantId: string, refs: Refs,
   for (const role of ["verified_matches", "matches"] as const) {
     if (!missing.includes(role)) continue;
     if ("features" in refs) {
-      errors.push({ path: `input_artifacts.${role}`, message: `required with input_artifacts.features: the ${role.replace("_", " ")} computed from those features`, code: "required" });
+      errors.push({
+        path: `input_artifacts.${role}`,
+        message: `required with input_artifacts.features: the ${role.replace("_", " ")} computed from those features`,
+        code: "required",
+      });
       continue;
     }
     const row = await tenant.latestArtifact(CORE_ROLES[role].kinds[0], { dataset_id: dataset.dataset_id });
@@ -50,12 +54,20 @@ export async function withDatasetOutputs(env: Env, tenantId: string, refs: Refs,
   }
   if (missing.includes("features") && errors.length === 0) {
     const matches = out.verified_matches ?? out.matches;
-    const row = matches ? await featuresBehind(env, tenantId, matches.artifact_id) : await tenant.latestArtifact(CORE_ROLES.features.kinds[0], { dataset_id: dataset.dataset_id });
+    const row = matches
+      ? await featuresBehind(env, tenantId, matches.artifact_id)
+      : await tenant.latestArtifact(CORE_ROLES.features.kinds[0], { dataset_id: dataset.dataset_id });
     if (row) out.features = refOf(row);
-    else if (matches) errors.push({ path: "input_artifacts.features", message: "required: the features those matches were computed from are not known here", code: "required" });
+    else if (matches)
+      errors.push({
+        path: "input_artifacts.features",
+        message: "required: the features those matches were computed from are not known here",
+        code: "required",
+      });
     else errors.push(runFirst("features"));
   }
-  if (errors.length > 0) throw validation("the stage's inputs are neither given nor computed for this dataset yet; no job was created", errors);
+  if (errors.length > 0)
+    throw validation("the stage's inputs are neither given nor computed for this dataset yet; no job was created", errors);
   return out;
 }
 
@@ -89,12 +101,17 @@ export async function resolveInputArtifacts(
   const errors: FieldError[] = [];
   const resolved: Record<string, StageArtifact> = {};
   for (const role of needs.required) {
-    if (!(role in refs)) errors.push({ path: `input_artifacts.${role}`, message: `required: the '${role}' artifact of an earlier job`, code: "required" });
+    if (!(role in refs))
+      errors.push({ path: `input_artifacts.${role}`, message: `required: the '${role}' artifact of an earlier job`, code: "required" });
   }
   for (const [role, ref] of Object.entries(refs)) {
     const at = `input_artifacts.${role}`;
     if (!isCoreRole(role)) {
-      errors.push({ path: at, message: `no backend of this deployment reads the role '${role}'; core roles: ${Object.keys(CORE_ROLES).join(", ")}`, code: "unknown_role" });
+      errors.push({
+        path: at,
+        message: `no backend of this deployment reads the role '${role}'; core roles: ${Object.keys(CORE_ROLES).join(", ")}`,
+        code: "unknown_role",
+      });
       continue;
     }
     if (!needs.accepted.includes(role)) {
@@ -104,7 +121,11 @@ export async function resolveInputArtifacts(
     }
     const kinds: readonly string[] = CORE_ROLES[role].kinds;
     if (!kinds.includes(ref.kind)) {
-      errors.push({ path: `${at}.kind`, message: `the role '${role}' takes ${kinds.join(" or ")}, not '${ref.kind}'`, code: "role_mismatch" });
+      errors.push({
+        path: `${at}.kind`,
+        message: `the role '${role}' takes ${kinds.join(" or ")}, not '${ref.kind}'`,
+        code: "role_mismatch",
+      });
       continue;
     }
     const row = await tenant.getArtifact(ref.artifact_id);
@@ -114,7 +135,11 @@ export async function resolveInputArtifacts(
     }
     const artifact = artifactResource(row);
     if (artifact.kind !== ref.kind) {
-      errors.push({ path: `${at}.kind`, message: `artifact ${ref.artifact_id} is a '${artifact.kind}', not a '${ref.kind}'`, code: "kind_mismatch" });
+      errors.push({
+        path: `${at}.kind`,
+        message: `artifact ${ref.artifact_id} is a '${artifact.kind}', not a '${ref.kind}'`,
+        code: "kind_mismatch",
+      });
       continue;
     }
     if (row.dataset_id !== null && row.dataset_id !== dataset.dataset_id && row.manifest_hash !== dataset.manifest_hash) {
@@ -126,7 +151,11 @@ export async function resolveInputArtifacts(
       continue;
     }
     if (artifact.files.length === 0) {
-      errors.push({ path: `${at}.artifact_id`, message: `artifact ${ref.artifact_id} has no server-managed files; runners read only those, never a uri`, code: "no_managed_files" });
+      errors.push({
+        path: `${at}.artifact_id`,
+        message: `artifact ${ref.artifact_id} has no server-managed files; runners read only those, never a uri`,
+        code: "no_managed_files",
+      });
       continue;
     }
     resolved[role] = artifact;

@@ -183,10 +183,12 @@ function readsPriors(stage: Stage): boolean {
 }
 
 /** What identifies an artifact as a task input: its kind, format and files' contents. */
-const artifactDigest = (a: StageArtifact) => hashJson({ kind: a.kind, artifact_format: a.artifact_format, files: a.files.map((f) => [f.path, f.blob_sha]) });
+const artifactDigest = (a: StageArtifact) =>
+  hashJson({ kind: a.kind, artifact_format: a.artifact_format, files: a.files.map((f) => [f.path, f.blob_sha]) });
 
 /** The dataset as a stage input: its manifest and camera settings, not its ids (2.4). */
-const datasetHashOf = (dataset: DatasetSnapshot | null) => hashJson(dataset && (({ dataset_id: _id, images: _images, ...rest }) => rest)(dataset));
+const datasetHashOf = (dataset: DatasetSnapshot | null) =>
+  hashJson(dataset && (({ dataset_id: _id, images: _images, ...rest }) => rest)(dataset));
 
 /** The inputs of a stage that reads the dataset alone (`Stage.dataset_only`). */
 const datasetOnlyInputs = (datasetHash: string) => hashJson({ dataset: datasetHash, upstream: null });
@@ -196,11 +198,23 @@ const datasetOnlyInputs = (datasetHash: string) => hashJson({ dataset: datasetHa
  * finds the result such a stage computed (the similarity index of a manifest, 4.11 rule 4).
  */
 export function datasetStageCacheKey(env: Env, dataset: DatasetSnapshot, stage: Stage): string {
-  return cacheKeyOf({ kind: stage.kind, inputs_hash: datasetOnlyInputs(datasetHashOf(dataset)), params_hash: hashJson(stage.params), rv_id: rvIdOf(runtimeVersions(env)) });
+  return cacheKeyOf({
+    kind: stage.kind,
+    inputs_hash: datasetOnlyInputs(datasetHashOf(dataset)),
+    params_hash: hashJson(stage.params),
+    rv_id: rvIdOf(runtimeVersions(env)),
+  });
 }
 
 /** A task of a job's plan: its cache key from what it reads, its parameters and the runtime that computes it (3.2 rule 1). */
-export function taskPlan(t: { kind: TaskKind; phase: TaskPlan["phase"]; params: TaskPlan["params"]; inputs_hash: string; rvId: string; depends_on?: string[] }): TaskPlan {
+export function taskPlan(t: {
+  kind: TaskKind;
+  phase: TaskPlan["phase"];
+  params: TaskPlan["params"];
+  inputs_hash: string;
+  rvId: string;
+  depends_on?: string[];
+}): TaskPlan {
   const params_hash = hashJson(t.params);
   return {
     task_id: ulid(),
@@ -241,7 +255,9 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
         });
     artifactsFed ||= !stage.dataset_only;
     const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
-    tasks.push(taskPlan({ kind: stage.kind, phase, params: stage.params, inputs_hash, rvId, depends_on: upstream ? [upstream.task_id] : [] }));
+    tasks.push(
+      taskPlan({ kind: stage.kind, phase, params: stage.params, inputs_hash, rvId, depends_on: upstream ? [upstream.task_id] : [] }),
+    );
   }
 
   const job: JobRow = {
@@ -270,7 +286,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   ];
   // Sharded stages (extract, match, verify): their content-keyed items, each reusable on its own.
   const items = s.imported ? tasks.map(() => null) : planItems(s.dataset, tasks);
-  type Registered = { hits: Record<string, TaskOutputs>; item_hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null };
+  type Registered = {
+    hits: Record<string, TaskOutputs>;
+    item_hits: Record<string, TaskOutputs>;
+    recon_id: string | null;
+    adopted: AdoptedSnapshot | null;
+  };
   // (Cast: RPC typing cannot express the free-form members of TaskOutputs.)
   const { hits, item_hits, recon_id, adopted } = unwrap<Registered>(
     (await tenant.registerJob({
@@ -282,7 +303,13 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       item_keys: items.flatMap((list) => list?.map((it) => it.key) ?? []),
       recon:
         s.recon && "pipeline" in s.recon
-          ? { dataset_id: s.dataset!.dataset_id, dataset_snapshot_hash: priors ? hashJson({ dataset: datasetHash, priors }) : datasetHash, params_hash: paramsHash, rv_id: rvId, spec_json: JSON.stringify(s.recon.pipeline) }
+          ? {
+              dataset_id: s.dataset!.dataset_id,
+              dataset_snapshot_hash: priors ? hashJson({ dataset: datasetHash, priors }) : datasetHash,
+              params_hash: paramsHash,
+              rv_id: rvId,
+              spec_json: JSON.stringify(s.recon.pipeline),
+            }
           : s.recon,
     })) as Outcome<Registered>,
   );
@@ -294,7 +321,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     dataset: s.dataset,
     input_artifacts: s.input_artifacts,
     input_blobs: s.input_blobs,
-    tasks: tasks.map((t, i) => ({ ...t, cached: hits[t.cache_key] ?? null, imported: s.imported ?? null, items: plannedItems(t.kind, items[i] ?? null, item_hits) })),
+    tasks: tasks.map((t, i) => ({
+      ...t,
+      cached: hits[t.cache_key] ?? null,
+      imported: s.imported ?? null,
+      items: plannedItems(t.kind, items[i] ?? null, item_hits),
+    })),
     adopted_snapshot: adopted,
   };
   try {
@@ -310,7 +342,10 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
 function plannedItems(kind: TaskKind, items: ItemPlan[] | null, hits: Record<string, TaskOutputs>): PlannedItem[] | null {
   if (!items || items.length === 0) return null;
   const shardOf = new Map<ItemPlan, number>();
-  groupShards(items.filter((it) => !hits[it.key]), shardBudget(kind)).forEach((shard, idx) => shard.forEach((it) => shardOf.set(it, idx)));
+  groupShards(
+    items.filter((it) => !hits[it.key]),
+    shardBudget(kind),
+  ).forEach((shard, idx) => shard.forEach((it) => shardOf.set(it, idx)));
   return items.map((it) => {
     const { weight: _weight, ...item } = it;
     return { item, cached: hits[it.key] ?? null, shard: shardOf.get(it) ?? null };

@@ -39,10 +39,15 @@ export async function queryBlob(env: Env, tenantId: string, sha: string): Promis
  * images were mapped from: the mapping job's own extraction, else the features it was given, else
  * the dataset's latest.
  */
-export async function localizationInputs(env: Env, tenantId: string, reconId: string): Promise<{ seq: number; snapshot: StageArtifact; features: StageArtifact }> {
+export async function localizationInputs(
+  env: Env,
+  tenantId: string,
+  reconId: string,
+): Promise<{ seq: number; snapshot: StageArtifact; features: StageArtifact }> {
   const tenant = tenantStore(env, tenantId);
   const seq = await tenant.largestSnapshot(reconId);
-  if (seq === null) throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: localize against it once snapshot_available was announced`);
+  if (seq === null)
+    throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: localize against it once snapshot_available was announced`);
   const root = await tenant.snapshotArtifact(reconId, seq, null);
   if (!root) throw notFound(`snapshot ${seq}`);
   const given = async () => {
@@ -52,7 +57,10 @@ export async function localizationInputs(env: Env, tenantId: string, reconId: st
   // The dataset's latest features are the last resort: the runner uses an image's only when its keypoints are the mapper's (same count).
   const ofDataset = async () => (root.dataset_id ? tenant.latestArtifact(FEATURES_KIND, { dataset_id: root.dataset_id }) : null);
   const features = (await tenant.latestArtifact(FEATURES_KIND, { job_id: root.job_id })) ?? (await given()) ?? (await ofDataset());
-  if (!features) throw conflict(`the features snapshot ${seq} was mapped from are no longer stored, so its points have no descriptors to match: reconstruct again`);
+  if (!features)
+    throw conflict(
+      `the features snapshot ${seq} was mapped from are no longer stored, so its points have no descriptors to match: reconstruct again`,
+    );
   return { seq, snapshot: artifactResource(root), features: artifactResource(features) };
 }
 

@@ -47,7 +47,17 @@ export async function submitMerge(env: Env, tenantId: string, body: MergeRequest
   requireCapability(env, "recon.merge");
   const target = await reconstructionOf(env, tenantId, body.target_recon_id);
   const sources = await Promise.all(body.source_recon_ids.map((rid) => reconstructionOf(env, tenantId, rid)));
-  const strangers = sources.flatMap((s, i) => (s.project_id === target.project_id ? [] : [{ path: `source_recon_ids.${i}`, message: `reconstruction ${s.recon_id} is in project ${s.project_id}, not the target's ${target.project_id}`, code: "other_project" }]));
+  const strangers = sources.flatMap((s, i) =>
+    s.project_id === target.project_id
+      ? []
+      : [
+          {
+            path: `source_recon_ids.${i}`,
+            message: `reconstruction ${s.recon_id} is in project ${s.project_id}, not the target's ${target.project_id}`,
+            code: "other_project",
+          },
+        ],
+  );
   if (strangers.length > 0) throw validation("every source must belong to the target's project (4.9 rule 3)", strangers);
   const t = await modelOf(env, tenantId, target.recon_id);
   const input_artifacts: Record<string, StageArtifact> = { snapshot: t.root };

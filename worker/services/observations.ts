@@ -28,7 +28,9 @@ export async function imageObservations(env: Env, a: SnapshotAddress, imageId: n
   const image = images.images.find((i) => i.image_id === imageId);
   if (!image) throw notFound(`image ${imageId} in snapshot ${a.seq}`);
   const [camerasFile, pointsFile] = await Promise.all([optional(env, a, "cameras.json"), optional(env, a, "points.bin")]);
-  const camera = camerasFile ? (await readJson<CamerasFile>(env, camerasFile)).cameras.find((c) => c.camera_id === image.camera_id) : undefined;
+  const camera = camerasFile
+    ? (await readJson<CamerasFile>(env, camerasFile)).cameras.find((c) => c.camera_id === image.camera_id)
+    : undefined;
   const xyzOf = pointsFile && camera ? await pointLookup(env, pointsFile.r2_key) : null;
   const observations = image.points2D.flatMap((p, kp) => {
     if (p.point3d_id === null) return [];

@@ -31,13 +31,25 @@ const RETRY_AFTER_SECONDS = 10;
 const unavailable = (detail: string) => new ApiError(503, "engine_unavailable", detail, {}, { "Retry-After": String(RETRY_AFTER_SECONDS) });
 
 /** The request's image: its SHA-256 and what its header says; 422 `not_an_image` when no image header is read. */
-export async function oneshotImage(bytes: Uint8Array, contentType: string | null): Promise<LocalizationQuery & { media_type: string | null }> {
+export async function oneshotImage(
+  bytes: Uint8Array,
+  contentType: string | null,
+): Promise<LocalizationQuery & { media_type: string | null }> {
   const sha = await sha256Hex(bytes);
   const facts = await blobFacts(bytes.subarray(0, SNIFF_BYTES), "", sha, bytes.byteLength, contentType);
   if (facts.width === null || facts.height === null) {
-    throw validation("the body is not an image this service reads (JPEG, PNG, WebP, ...)", [{ path: "body", message: "no image header", code: "not_an_image" }]);
+    throw validation("the body is not an image this service reads (JPEG, PNG, WebP, ...)", [
+      { path: "body", message: "no image header", code: "not_an_image" },
+    ]);
   }
-  return { blob_sha: sha, byte_size: bytes.byteLength, width: facts.width, height: facts.height, focal_length_35mm: facts.focal_length_35mm, media_type: facts.media_type };
+  return {
+    blob_sha: sha,
+    byte_size: bytes.byteLength,
+    width: facts.width,
+    height: facts.height,
+    focal_length_35mm: facts.focal_length_35mm,
+    media_type: facts.media_type,
+  };
 }
 
 export interface OneshotWork {
@@ -61,11 +73,16 @@ export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: Ta
   const live = Date.now() - LIVE_RUNNER_MS;
   const scopes = [dispatcher(env, { tenant: w.tenantId }), ...(config.operatorRunnerToken ? [dispatcher(env, "operator")] : [])];
   const runners = await Promise.all(scopes.map((d) => d.hasLiveRunner(w.kind, rvId, live)));
-  if (!runners.includes(true)) throw unavailable(`no runner that computes '${w.kind}' for this service's build is connected: start one (npm run runner, or open the site) and retry`);
+  if (!runners.includes(true))
+    throw unavailable(
+      `no runner that computes '${w.kind}' for this service's build is connected: start one (npm run runner, or open the site) and retry`,
+    );
 
   const jobId = ulid();
   const store = jobStore(env, w.tenantId, jobId);
-  await env.BLOBS.put(oneshotKey(w.tenantId, jobId, w.image.blob_sha), w.bytes, { httpMetadata: w.image.media_type ? { contentType: w.image.media_type } : undefined });
+  await env.BLOBS.put(oneshotKey(w.tenantId, jobId, w.image.blob_sha), w.bytes, {
+    httpMetadata: w.image.media_type ? { contentType: w.image.media_type } : undefined,
+  });
   try {
     const task = taskPlan({ kind: w.kind, phase: STAGE_PHASE[w.kind]!, params: w.params, inputs_hash: hashJson({ oneshot: jobId }), rvId });
     const plan: JobPlan = {
@@ -95,8 +112,10 @@ export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: Ta
         ]);
       }
       const waited = Date.now() - start;
-      if (t?.status === "pending" && waited > config.oneshotLeaseWaitMs) throw unavailable(`no runner took the request within ${config.oneshotLeaseWaitMs / 1000} s: the runners are busy; retry`);
-      if (waited > config.oneshotTimeoutMs) throw unavailable(`the runner did not answer within ${config.oneshotTimeoutMs / 1000} s; retry`);
+      if (t?.status === "pending" && waited > config.oneshotLeaseWaitMs)
+        throw unavailable(`no runner took the request within ${config.oneshotLeaseWaitMs / 1000} s: the runners are busy; retry`);
+      if (waited > config.oneshotTimeoutMs)
+        throw unavailable(`the runner did not answer within ${config.oneshotTimeoutMs / 1000} s; retry`);
     }
   } finally {
     // Nothing stays: the job object is emptied (a late runner request finds no job) and its bytes deleted.

@@ -52,12 +52,26 @@ function plannedOutputs(row: DatasetRow, images: ImageRow[], request: Projection
       return images.length * request.views.length;
     case "cubemap_to_equirectangular": {
       const { groups, incomplete } = cubemapGroups(images);
-      const errors = incomplete.map((g) => ({ path: "dataset_id", message: `cubemap '${g.name}' lacks ${g.missing.join(", ")}`, code: "incomplete_cubemap" }));
+      const errors = incomplete.map((g) => ({
+        path: "dataset_id",
+        message: `cubemap '${g.name}' lacks ${g.missing.join(", ")}`,
+        code: "incomplete_cubemap",
+      }));
       for (const [name, group] of groups) {
         const sizes = new Set(Object.values(group).map((i) => (i!.width !== null && i!.width === i!.height ? i!.width : -1)));
-        if (sizes.has(-1) || sizes.size > 1) errors.push({ path: "dataset_id", message: `the faces of cubemap '${name}' are not squares of one size`, code: "invalid_cubemap" });
+        if (sizes.has(-1) || sizes.size > 1)
+          errors.push({
+            path: "dataset_id",
+            message: `the faces of cubemap '${name}' are not squares of one size`,
+            code: "invalid_cubemap",
+          });
       }
-      if (groups.size === 0) errors.push({ path: "dataset_id", message: "no image is named '<face>/<name>' with face front, right, back, left, up or down (what :render_cubemap writes)", code: "no_cubemap" });
+      if (groups.size === 0)
+        errors.push({
+          path: "dataset_id",
+          message: "no image is named '<face>/<name>' with face front, right, back, left, up or down (what :render_cubemap writes)",
+          code: "no_cubemap",
+        });
       if (errors.length > 0) throw validation("the dataset does not hold complete cubemaps", errors);
       return groups.size;
     }
@@ -69,7 +83,12 @@ function plannedOutputs(row: DatasetRow, images: ImageRow[], request: Projection
  * (default) the cube faces the extractor renders and the bundle adjustment measures on, a quarter
  * of the widest panorama each. The dataset must be spherical (422 `not_spherical`).
  */
-export async function sphericalStageParams(env: Env, tenantId: string, row: DatasetRow, spec: Extract<PipelineSpec, { kind: "spherical" }>) {
+export async function sphericalStageParams(
+  env: Env,
+  tenantId: string,
+  row: DatasetRow,
+  spec: Extract<PipelineSpec, { kind: "spherical" }>,
+) {
   requireCapability(env, "pipelines.spherical");
   requireSpherical(row, "the spherical pipeline");
   if (!spec.panorama) return {};
@@ -77,7 +96,13 @@ export async function sphericalStageParams(env: Env, tenantId: string, row: Data
   return { cubemap: { face_size: defaultFaceSize(images.map((i) => i.width)) } };
 }
 
-export async function submitProjection(env: Env, tenantId: string, datasetId: string, recipe: string, request: ProjectionJobRequest): Promise<JobAccepted> {
+export async function submitProjection(
+  env: Env,
+  tenantId: string,
+  datasetId: string,
+  recipe: string,
+  request: ProjectionJobRequest,
+): Promise<JobAccepted> {
   const tenant = tenantStore(env, tenantId);
   const row = await tenant.getDataset(datasetId);
   if (!row) throw notFound("dataset");
@@ -90,9 +115,10 @@ export async function submitProjection(env: Env, tenantId: string, datasetId: st
   }
   const outputs = plannedOutputs(row, images, request);
   if (outputs > MAX_PROJECTED_IMAGES) {
-    throw validation(`this projection would write ${outputs} images; one job writes at most ${MAX_PROJECTED_IMAGES} (one artifact): split the dataset`, [
-      { path: "dataset_id", message: `${outputs} output images`, code: "too_many_outputs" },
-    ]);
+    throw validation(
+      `this projection would write ${outputs} images; one job writes at most ${MAX_PROJECTED_IMAGES} (one artifact): split the dataset`,
+      [{ path: "dataset_id", message: `${outputs} output images`, code: "too_many_outputs" }],
+    );
   }
   const name = request.output.dataset_name ?? `${row.name} (${NAME_SUFFIX[request.projection]})`;
   const params: ProjectionTaskParams = {

@@ -45,7 +45,8 @@ export async function credentialOf(env: Env, authorization: string | undefined, 
   }
   if (raw?.startsWith("sfr_")) {
     const token = RUNNER_TOKEN.test(raw) ? await dispatcher(env, "pool").resolveToken(digestKey(raw)) : null;
-    if (!token) throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+    if (!token)
+      throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
     if (token.quarantined_at) {
       throw new ApiError(403, "auth", `this runner token is quarantined since ${token.quarantined_at}: ${token.quarantine_reason}`, {
         "x-quarantine": { token_id: token.token_id, quarantined_at: token.quarantined_at, reason: token.quarantine_reason },
@@ -84,13 +85,16 @@ export function runnerResource(r: RunnerRow, scope: DispatchScope, env: Env): Ru
 }
 
 export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredential, body: RunnerRegister): Promise<Runner> {
-  const row = await dispatcher(env, scope).registerRunner({
-    name: body.name,
-    stages: body.stages,
-    runtime_versions: body.runtime_versions,
-    rv_id: rvIdOf(body.runtime_versions),
-    abilities: body.abilities,
-  }, tokenId);
+  const row = await dispatcher(env, scope).registerRunner(
+    {
+      name: body.name,
+      stages: body.stages,
+      runtime_versions: body.runtime_versions,
+      rv_id: rvIdOf(body.runtime_versions),
+      abilities: body.abilities,
+    },
+    tokenId,
+  );
   return runnerResource(row, scope, env);
 }
 
@@ -132,7 +136,11 @@ export async function leaseNext(env: Env, { scope, tokenId }: RunnerCredential, 
     const allowed = scope !== "pool" || (await tenantStore(env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
     // (Cast: RPC typing cannot express the free-form members of a Lease.)
     const granted = allowed
-      ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, { runner_id: runnerId, pool: scope === "pool", principal: claim.principal })) as {
+      ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, {
+          runner_id: runnerId,
+          pool: scope === "pool",
+          principal: claim.principal,
+        })) as {
           lease: Lease | null;
           more: boolean;
         })

@@ -67,9 +67,12 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
   const byGroup = Array.from({ length: groups }, () => [] as Image[]);
   for (const im of images) byGroup[groupOf(im.content_sha, groups)]!.push(im);
   const blocks: [number, number][] = [];
-  for (let a = 0; a < groups; a++) for (let b = a; b < groups; b++) if (byGroup[a]!.length && byGroup[b]!.length && (a !== b || byGroup[a]!.length > 1)) blocks.push([a, b]);
+  for (let a = 0; a < groups; a++)
+    for (let b = a; b < groups; b++)
+      if (byGroup[a]!.length && byGroup[b]!.length && (a !== b || byGroup[a]!.length > 1)) blocks.push([a, b]);
   const names = (g: number) => byGroup[g]!.map((im) => im.name);
-  const blockPairs = ([a, b]: [number, number]) => (a === b ? (byGroup[a]!.length * (byGroup[a]!.length - 1)) / 2 : byGroup[a]!.length * byGroup[b]!.length);
+  const blockPairs = ([a, b]: [number, number]) =>
+    a === b ? (byGroup[a]!.length * (byGroup[a]!.length - 1)) / 2 : byGroup[a]!.length * byGroup[b]!.length;
   const cameras = cameraSignature(dataset);
 
   let features: Map<string, string> | null = null;
@@ -80,7 +83,11 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
     const featureKeys = (ims: Image[]) => (features ? ims.map((im) => features!.get(im.name)) : task.inputs_hash);
     if (task.kind === "extract") {
       const items = images.map((im) => ({
-        key: hashJson({ ...base, image: [im.name, im.content_sha], dataset: { respect_exif_orientation: dataset.respect_exif_orientation } }),
+        key: hashJson({
+          ...base,
+          image: [im.name, im.content_sha],
+          dataset: { respect_exif_orientation: dataset.respect_exif_orientation },
+        }),
         path: `features/${im.name}`,
         images: [im.name],
         block: null,
@@ -93,7 +100,11 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
       // Exhaustive pairs of a block depend on its images alone; other strategies on the whole dataset.
       const exhaustive = ((task.params.pairs as { strategy?: string } | undefined)?.strategy ?? "exhaustive") === "exhaustive";
       const items = blocks.map(([a, b]) => ({
-        key: hashJson({ ...base, features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)], pairs: exhaustive ? null : task.inputs_hash }),
+        key: hashJson({
+          ...base,
+          features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
+          pairs: exhaustive ? null : task.inputs_hash,
+        }),
         path: `matches/${a}-${b}.bin`,
         images: a === b ? names(a) : [...names(a), ...names(b)],
         block: [names(a), names(b)] as [string[], string[]],
@@ -104,7 +115,12 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
     }
     if (task.kind === "verify") {
       const items = blocks.map(([a, b]) => ({
-        key: hashJson({ ...base, matches: matches?.get(`matches/${a}-${b}.bin`) ?? task.inputs_hash, features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)], cameras }),
+        key: hashJson({
+          ...base,
+          matches: matches?.get(`matches/${a}-${b}.bin`) ?? task.inputs_hash,
+          features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
+          cameras,
+        }),
         path: `two_view_geometries/${a}-${b}.json`,
         images: a === b ? names(a) : [...names(a), ...names(b)],
         block: [names(a), names(b)] as [string[], string[]],
@@ -123,7 +139,11 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
  * (the first of its size, in dataset order, as COLMAP's ImageReader).
  */
 function cameraSignature(dataset: DatasetSnapshot): unknown {
-  const settings = { camera_model: dataset.camera_model, intrinsics_mode: dataset.intrinsics_mode, respect_exif_orientation: dataset.respect_exif_orientation };
+  const settings = {
+    camera_model: dataset.camera_model,
+    intrinsics_mode: dataset.intrinsics_mode,
+    respect_exif_orientation: dataset.respect_exif_orientation,
+  };
   if (dataset.intrinsics_mode === "per_image") return settings;
   const heads = new Map<string, Image>();
   for (const im of dataset.images) {

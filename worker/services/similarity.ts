@@ -10,8 +10,25 @@
  * job born succeeded (like an artifact import, 4.10). Here each image's hash is cached in R2 beside
  * its bytes, keyed by content, so a rebuild after adding photos decodes only the new ones.
  */
-import { type PairsSpec, RETRIEVAL_INDEX_ROLE, type SimilarityManifest, type SimilarityNeighbors, type StageArtifact, pairsCapabilities } from "../../protocol";
-import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, Dhash, type DhashIndex, decodeDhashIndex, dhash, dhashIndexArtifact, encodeDhashIndex, nearestByHamming } from "../../protocol/wire/dhash";
+import {
+  type PairsSpec,
+  RETRIEVAL_INDEX_ROLE,
+  type SimilarityManifest,
+  type SimilarityNeighbors,
+  type StageArtifact,
+  pairsCapabilities,
+} from "../../protocol";
+import {
+  DHASH_INDEX_MEDIA_TYPE,
+  DHASH_INDEX_PATH,
+  Dhash,
+  type DhashIndex,
+  decodeDhashIndex,
+  dhash,
+  dhashIndexArtifact,
+  encodeDhashIndex,
+  nearestByHamming,
+} from "../../protocol/wire/dhash";
 import { type FieldError, notFound, validation } from "../errors";
 import type { ArtifactRow, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { artifactResource } from "./artifacts";
@@ -45,7 +62,9 @@ export async function findDhashIndex(env: Env, tenantId: string, dataset: Datase
   const tenant = tenantStore(env, tenantId);
   const cached = await tenant.cachedTask(datasetStageCacheKey(env, frozenDataset(dataset, images), DHASH_STAGE));
   if (!cached) return null;
-  const page = unwrap(await tenant.listArtifacts({ job_id: cached.job_id }, { task_id: cached.task_id, kind: "features.global.v1" }, { page_size: 1 }));
+  const page = unwrap(
+    await tenant.listArtifacts({ job_id: cached.job_id }, { task_id: cached.task_id, kind: "features.global.v1" }, { page_size: 1 }),
+  );
   const artifact = page.items[0];
   const file = artifact && artifactResource(artifact).files.find((f) => f.path === DHASH_INDEX_PATH);
   if (!artifact || !file) return null;
@@ -62,7 +81,9 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
   const tenant = tenantStore(env, tenantId);
   const images = await tenant.allImages(dataset.dataset_id);
   if (images.length === 0) {
-    throw validation("the dataset has no registered images: nothing to index", [{ path: "dataset_id", message: "no registered images", code: "empty_dataset" }]);
+    throw validation("the dataset has no registered images: nothing to index", [
+      { path: "dataset_id", message: "no registered images", code: "empty_dataset" },
+    ]);
   }
   if (!o.force) {
     const found = await findDhashIndex(env, tenantId, dataset, images);
@@ -73,7 +94,11 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
   const sha = await sha256Hex(bytes);
   const key = blobKey(tenantId, sha);
   await env.BLOBS.put(key, bytes, { httpMetadata: { contentType: DHASH_INDEX_MEDIA_TYPE } });
-  const descriptor = dhashIndexArtifact({ path: DHASH_INDEX_PATH, blob_sha: sha, byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE }, images.length, dataset.manifest_hash);
+  const descriptor = dhashIndexArtifact(
+    { path: DHASH_INDEX_PATH, blob_sha: sha, byte_size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE },
+    images.length,
+    dataset.manifest_hash,
+  );
   // force: the index built now replaces the one found by the key (the job recording it makes the new entry).
   if (o.force) await tenant.forgetCacheEntry(datasetStageCacheKey(env, frozenDataset(dataset, images), DHASH_STAGE));
   const accepted = await submitJob(env, {
@@ -85,7 +110,18 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
     input_artifacts: {},
     recon: null,
     imported: { artifacts: [descriptor], result: { strategy: "dhash", num_images: images.length } },
-    made_blobs: [{ sha, r2_key: key, size: bytes.byteLength, media_type: DHASH_INDEX_MEDIA_TYPE, width: null, height: null, focal_length_35mm: null, gps_json: null }],
+    made_blobs: [
+      {
+        sha,
+        r2_key: key,
+        size: bytes.byteLength,
+        media_type: DHASH_INDEX_MEDIA_TYPE,
+        width: null,
+        height: null,
+        focal_length_35mm: null,
+        gps_json: null,
+      },
+    ],
   });
   const listed = unwrap(await tenant.listArtifacts({ job_id: accepted.job_id }, {}, { page_size: 1 }));
   const artifact = listed.items[0];
@@ -94,7 +130,12 @@ export async function ensureDhashIndex(env: Env, tenantId: string, dataset: Data
 }
 
 /** Each image's hash, from its cache entry or its decoded bytes; every image that cannot be decoded here is named in one 422. */
-async function imageHashes(bucket: R2Bucket, tenantId: string, images: ImageRow[], o: { upright: boolean; force: boolean }): Promise<string[]> {
+async function imageHashes(
+  bucket: R2Bucket,
+  tenantId: string,
+  images: ImageRow[],
+  o: { upright: boolean; force: boolean },
+): Promise<string[]> {
   const errors: FieldError[] = [];
   const hashes: string[] = [];
   for (const [i, im] of images.entries()) {
@@ -113,7 +154,10 @@ async function imageHashes(bucket: R2Bucket, tenantId: string, images: ImageRow[
       continue;
     }
     if ((im.width ?? 0) * (im.height ?? 0) > MAX_DECODE_PIXELS) {
-      problem(`more than ${MAX_DECODE_PIXELS} pixels, too many to decode here; a pipeline with retrieval pairs hashes it on a runner`, "image_too_large");
+      problem(
+        `more than ${MAX_DECODE_PIXELS} pixels, too many to decode here; a pipeline with retrieval pairs hashes it on a runner`,
+        "image_too_large",
+      );
       continue;
     }
     const object = await bucket.get(key);
@@ -165,7 +209,12 @@ export function dhashNeighbors(built: BuiltIndex, image: ImageRow, k: number, in
     at,
     includeSelf ? k - 1 : k,
   ).map((n) => ({ image_id: built.ids.get(images[n.index]!.name)!, distance: n.distance }));
-  return { query_image_id: image.image_id, strategy: "dhash", k, neighbors: includeSelf ? [{ image_id: image.image_id, distance: 0 }, ...others] : others };
+  return {
+    query_image_id: image.image_id,
+    strategy: "dhash",
+    k,
+    neighbors: includeSelf ? [{ image_id: image.image_id, distance: 0 }, ...others] : others,
+  };
 }
 
 /**
@@ -174,7 +223,12 @@ export function dhashNeighbors(built: BuiltIndex, image: ImageRow, k: number, in
  * capabilities are checked first (501 before 422); a dataset without images is left to
  * `submitOnDataset` (7: 422 empty dataset).
  */
-export async function retrievalIndex(env: Env, tenantId: string, dataset: DatasetRow, pairs: PairsSpec): Promise<Record<string, StageArtifact>> {
+export async function retrievalIndex(
+  env: Env,
+  tenantId: string,
+  dataset: DatasetRow,
+  pairs: PairsSpec,
+): Promise<Record<string, StageArtifact>> {
   if (pairs.strategy !== "retrieval") return {};
   for (const name of pairsCapabilities(pairs)) requireCapability(env, name);
   const images = await tenantStore(env, tenantId).allImages(dataset.dataset_id);
@@ -182,10 +236,16 @@ export async function retrievalIndex(env: Env, tenantId: string, dataset: Datase
   const found = await findDhashIndex(env, tenantId, dataset, images);
   if (!found) {
     const build = `/v1/datasets/${dataset.dataset_id}/similarity:build?strategy=${pairs.retrieval_strategy}`;
-    throw validation(`retrieval pairs need the dataset's similarity index, and none is built for its current images: POST ${build} first, or run a pipeline (which builds it)`, [
-      { path: "pairs.strategy", message: `no ${pairs.retrieval_strategy} index for this dataset's manifest: POST ${build}`, code: "index_not_built" },
-    ]);
+    throw validation(
+      `retrieval pairs need the dataset's similarity index, and none is built for its current images: POST ${build} first, or run a pipeline (which builds it)`,
+      [
+        {
+          path: "pairs.strategy",
+          message: `no ${pairs.retrieval_strategy} index for this dataset's manifest: POST ${build}`,
+          code: "index_not_built",
+        },
+      ],
+    );
   }
   return { [RETRIEVAL_INDEX_ROLE]: artifactResource(found.artifact) };
 }
-

@@ -31,7 +31,8 @@ export function fileProblem(name: string, bytes: Uint8Array): string | null {
     return "not UTF-8 JSON";
   }
   const schema = JSON_SCHEMAS[name];
-  if (schema === null || schema === undefined) return doc !== null && typeof doc === "object" && !Array.isArray(doc) ? null : "not a JSON object";
+  if (schema === null || schema === undefined)
+    return doc !== null && typeof doc === "object" && !Array.isArray(doc) ? null : "not a JSON object";
   const parsed = schema.safeParse(doc);
   if (parsed.success) return null;
   const issue = parsed.error.issues[0]!;

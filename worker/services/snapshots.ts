@@ -48,8 +48,10 @@ async function checkCited(env: Env, ctx: Awaited<ReturnType<typeof leasedTask>>,
   const errors = await Promise.all(
     cited.map(async (f): Promise<FieldError | null> => {
       const blob = (await ctx.store.mayRead(leaseId, ctx.ls, f.blob_sha)) ? await tenant.getBlob(f.blob_sha) : null;
-      if (!blob) return { path: at(f.path, "blob_sha"), message: "no blob with this sha was uploaded under this lease's job", code: "unknown_blob" };
-      if (blob.size !== f.byte_size) return { path: at(f.path, "byte_size"), message: `the blob has ${blob.size} bytes`, code: "size_mismatch" };
+      if (!blob)
+        return { path: at(f.path, "blob_sha"), message: "no blob with this sha was uploaded under this lease's job", code: "unknown_blob" };
+      if (blob.size !== f.byte_size)
+        return { path: at(f.path, "byte_size"), message: `the blob has ${blob.size} bytes`, code: "size_mismatch" };
       const obj = await env.BLOBS.get(blob.r2_key);
       if (!obj) return { path: at(f.path, "blob_sha"), message: "the blob's bytes are gone", code: "unknown_blob" };
       const content = new Uint8Array(await obj.arrayBuffer());
@@ -63,7 +65,10 @@ async function checkCited(env: Env, ctx: Awaited<ReturnType<typeof leasedTask>>,
 
 /** Each model's files (the root's, each component's) checked against each other. */
 function inconsistencies(body: SnapshotSeal, bytes: ReadonlyMap<string, Uint8Array>): FieldError[] {
-  const models = [{ path: "files", files: body.files }, ...body.submodels.map((m, j) => ({ path: `submodels.${j}.files`, files: m.files }))];
+  const models = [
+    { path: "files", files: body.files },
+    ...body.submodels.map((m, j) => ({ path: `submodels.${j}.files`, files: m.files })),
+  ];
   return models.flatMap((m) => {
     const problem = modelProblem(new Map(m.files.map((f, i) => [f.name, bytes.get(`${m.path}.${i}`)!])));
     return problem ? [{ path: m.path, message: problem, code: "inconsistent" }] : [];
@@ -89,9 +94,23 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
     ...body.submodels.flatMap((m, j) => m.files.map((f, i) => ({ ...f, path: `submodels.${j}.files.${i}` }))),
   ];
   const errors = [
-    ...duplicates(body.files.map((f) => f.name), (i) => `files.${i}.name`, "duplicate"),
-    ...duplicates(body.submodels.map((m) => String(m.idx)), (j) => `submodels.${j}.idx`, "duplicate"),
-    ...body.submodels.flatMap((m, j) => duplicates(m.files.map((f) => f.name), (i) => `submodels.${j}.files.${i}.name`, "duplicate")),
+    ...duplicates(
+      body.files.map((f) => f.name),
+      (i) => `files.${i}.name`,
+      "duplicate",
+    ),
+    ...duplicates(
+      body.submodels.map((m) => String(m.idx)),
+      (j) => `submodels.${j}.idx`,
+      "duplicate",
+    ),
+    ...body.submodels.flatMap((m, j) =>
+      duplicates(
+        m.files.map((f) => f.name),
+        (i) => `submodels.${j}.files.${i}.name`,
+        "duplicate",
+      ),
+    ),
   ];
   if (errors.length === 0) {
     const checked = await checkCited(env, ctx, ref.leaseId, cited);
@@ -124,7 +143,13 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
     }),
   );
   // Announced with any seal of the job whose announcement the Worker died before making (6 rule 5: every readable snapshot is announced).
-  unwrap(await ctx.store.announceSnapshots(ref.leaseId, ctx.ls, await tenantStore(env, ctx.tenant).snapshotsSealedBy(ctx.task.recon_id, ctx.task.job_id)));
+  unwrap(
+    await ctx.store.announceSnapshots(
+      ref.leaseId,
+      ctx.ls,
+      await tenantStore(env, ctx.tenant).snapshotsSealedBy(ctx.task.recon_id, ctx.task.job_id),
+    ),
+  );
   const self = `/v1/reconstructions/${ctx.task.recon_id}`;
   return {
     recon_id: ctx.task.recon_id,
@@ -135,7 +160,12 @@ export async function sealSnapshot(env: Env, ref: LeaseRef, body: SnapshotSeal) 
 }
 
 /** Writes a reconstruction-level file (2.14) from a blob uploaded under a match, verify or map task's lease. */
-export async function putReconstructionFile(env: Env, ref: LeaseRef, name: ReconstructionFileName, blob: { blob_sha: string; byte_size: number }) {
+export async function putReconstructionFile(
+  env: Env,
+  ref: LeaseRef,
+  name: ReconstructionFileName,
+  blob: { blob_sha: string; byte_size: number },
+) {
   const ctx = await leasedTask(env, ref, ["match", "verify", "map"], name);
   const { errors } = await checkCited(env, ctx, ref.leaseId, [{ path: "", name, ...blob }]);
   if (errors.length > 0) throw validation(`the blob cannot be ${name}`, errors);
@@ -204,7 +234,8 @@ export async function snapshotInputs(env: Env, tenantId: string, reconId: string
   const tenant = tenantStore(env, tenantId);
   const seqs: number[] = (await tenant.snapshotSeqs(reconId)) ?? [];
   const chosen = seq ?? seqs.at(-1);
-  if (chosen === undefined) throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: ${verb} it once snapshot_available was announced`);
+  if (chosen === undefined)
+    throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: ${verb} it once snapshot_available was announced`);
   if (!seqs.includes(chosen)) throw notFound(`snapshot ${chosen} of reconstruction ${reconId}`);
   const root = await tenant.snapshotArtifact(reconId, chosen, null);
   if (!root) throw notFound(`snapshot ${chosen}`);
@@ -233,7 +264,8 @@ export async function sealedFile(env: Env, a: SnapshotAddress, name: string): Pr
   await reconstructionOf(env, a.tenantId, a.reconId);
   const file = await tenant.snapshotFile(a.reconId, a.seq, a.idx, name);
   if (file) return file;
-  if (!(await tenant.hasSnapshot(a.reconId, a.seq, a.idx))) throw notFound(a.idx === null ? `snapshot ${a.seq}` : `component ${a.idx} of snapshot ${a.seq}`);
+  if (!(await tenant.hasSnapshot(a.reconId, a.seq, a.idx)))
+    throw notFound(a.idx === null ? `snapshot ${a.seq}` : `component ${a.idx} of snapshot ${a.seq}`);
   throw notFound(`${name} in snapshot ${a.seq}`);
 }
 

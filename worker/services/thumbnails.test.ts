@@ -6,7 +6,16 @@ import PNG_CODEC from "@jsquash/png/codec/pkg/squoosh_png_bg.wasm";
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT } from "../context";
-import { call, collectGarbage, expectFieldError, expectProblem, expectStatus, expireUploads, newDataset, uploadBlob } from "../test/helpers";
+import {
+  call,
+  collectGarbage,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  expireUploads,
+  newDataset,
+  uploadBlob,
+} from "../test/helpers";
 import { LUND_01, withOrientation } from "../test/photos";
 import { orient } from "./decode";
 
@@ -108,7 +117,9 @@ describe("thumbnails (4.5 /thumbnail?size=N)", () => {
 
   it("an image too large to decode in a Worker answers 422 before any byte is read", async () => {
     // A PNG signature and an IHDR chunk announcing 10000 x 10000 pixels: the header is all that is needed.
-    const ihdr = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10, 8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    const ihdr = new Uint8Array([
+      137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10, 8, 6, 0, 0, 0, 0, 0, 0, 0,
+    ]);
     const { id } = await register(ihdr, "huge.png");
     expect((await call("GET", `/v1/images/${id}`)).json).toMatchObject({ width: 10000, height: 10000, media_type: "image/png" });
     expectFieldError(await call("GET", `/v1/images/${id}/thumbnail`), "width", "image_too_large");

@@ -62,7 +62,9 @@ async function makeThumbnail(bytes: ArrayBuffer, decode: (b: ArrayBuffer) => Pro
   try {
     image = await decode(bytes);
   } catch {
-    throw validation("the image bytes cannot be decoded", [{ path: "content_sha", message: "corrupt or truncated image", code: "undecodable" }]);
+    throw validation("the image bytes cannot be decoded", [
+      { path: "content_sha", message: "corrupt or truncated image", code: "undecodable" },
+    ]);
   }
   const orientation = await readOrientation(new Uint8Array(bytes));
   const scale = Math.min(1, size / Math.max(image.width, image.height));

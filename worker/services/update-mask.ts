@@ -4,11 +4,19 @@
  */
 import { validation } from "../errors";
 
-export function applyUpdateMask<T extends Record<string, unknown>>(body: T, mask: string | undefined, allowed: readonly string[]): Partial<T> {
+export function applyUpdateMask<T extends Record<string, unknown>>(
+  body: T,
+  mask: string | undefined,
+  allowed: readonly string[],
+): Partial<T> {
   if (mask === undefined) return body;
-  const paths = mask.split(",").map((p) => p.trim()).filter(Boolean);
+  const paths = mask
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
   const errors = paths.flatMap((p) => {
-    if (!allowed.includes(p)) return [{ path: `update_mask.${p}`, message: `'${p}' cannot be updated; allowed: ${allowed.join(", ")}`, code: "not_allowed" }];
+    if (!allowed.includes(p))
+      return [{ path: `update_mask.${p}`, message: `'${p}' cannot be updated; allowed: ${allowed.join(", ")}`, code: "not_allowed" }];
     if (!(p in body)) return [{ path: p, message: `'${p}' is named in update_mask but absent from the body`, code: "missing" }];
     return [];
   });

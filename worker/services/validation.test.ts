@@ -2,7 +2,14 @@
 // within the device tolerance agree, tampered ones do not; the rules decide who is right.
 import { describe, expect, it } from "vitest";
 import type { ArtifactDescriptor, TaskOutputs } from "../../protocol";
-import { FEATURES_FORMAT, MATCHES_FORMAT, VERIFIED_MATCHES_FORMAT, DescriptorKind, encodeFeatures, encodeMatches } from "../../protocol/wire";
+import {
+  FEATURES_FORMAT,
+  MATCHES_FORMAT,
+  VERIFIED_MATCHES_FORMAT,
+  DescriptorKind,
+  encodeFeatures,
+  encodeMatches,
+} from "../../protocol/wire";
 import type { ShardContext, ShardResult } from "../storage/job-rows";
 import { type Compared, type ValidationPolicy, compareOutputs, decide, replicates, structureErrors } from "./validation";
 
@@ -10,7 +17,7 @@ const policy: ValidationPolicy = { rate: 1, trustAfter: 20, keypointAgreement: 0
 
 /** A seeded pseudo-random stream (tests must not depend on Math.random). */
 function random(seed: number) {
-  return () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function features(n: number, jitter: (k: number, v: number) => number = (_k, v) => v) {
@@ -28,19 +35,17 @@ const encode = (f: { keypoints: Float32Array; descriptors: Uint8Array }) =>
 function results(format: string, files: Record<string, Uint8Array>) {
   const read = async (sha: string) => files[sha]!;
   const outputs = (...names: string[]): TaskOutputs => ({
-    artifacts: names.map(
-      (name, i): ArtifactDescriptor => ({
-        kind: "x",
-        name: "x",
-        uri: null,
-        artifact_format: format,
-        schema_version: 1,
-        media_type: "application/octet-stream",
-        summary: {},
-        metadata: {},
-        files: [{ path: `item${i}`, blob_sha: name, byte_size: files[name]!.byteLength }],
-      }),
-    ),
+    artifacts: names.map((name, i): ArtifactDescriptor => ({
+      kind: "x",
+      name: "x",
+      uri: null,
+      artifact_format: format,
+      schema_version: 1,
+      media_type: "application/octet-stream",
+      summary: {},
+      metadata: {},
+      files: [{ path: `item${i}`, blob_sha: name, byte_size: files[name]!.byteLength }],
+    })),
     result: null,
   });
   return { read, outputs };
@@ -49,11 +54,20 @@ function results(format: string, files: Record<string, Uint8Array>) {
 describe("compareOutputs", () => {
   it("features: sub-pixel jitter and a few descriptor levels (another device's SIFT) agree; moved or dropped keypoints do not", async () => {
     const base = features(800);
-    const device = { keypoints: features(800, (k, v) => (k % 4 < 2 ? v + 0.004 : v)).keypoints, descriptors: base.descriptors.map((d, i) => (i % 64 === 0 ? d + 2 : d)) };
+    const device = {
+      keypoints: features(800, (k, v) => (k % 4 < 2 ? v + 0.004 : v)).keypoints,
+      descriptors: base.descriptors.map((d, i) => (i % 64 === 0 ? d + 2 : d)),
+    };
     const moved = features(800, (k, v) => (k % 4 < 2 && k < 4 * 200 ? v + 3 : v));
     const dropped = { keypoints: base.keypoints.slice(0, 4 * 700), descriptors: base.descriptors.slice(0, 128 * 700) };
     const noise = { keypoints: base.keypoints, descriptors: base.descriptors.map((d, i) => (i % 2 ? 255 - d : d)) };
-    const { read, outputs } = results(FEATURES_FORMAT, { base: encode(base), device: encode(device), moved: encode(moved), dropped: encode(dropped), noise: encode(noise) });
+    const { read, outputs } = results(FEATURES_FORMAT, {
+      base: encode(base),
+      device: encode(device),
+      moved: encode(moved),
+      dropped: encode(dropped),
+      noise: encode(noise),
+    });
 
     expect(await compareOutputs(read, outputs("base"), outputs("base"), policy)).toEqual({ agrees: true, measure: "identical bytes" });
     const close = await compareOutputs(read, outputs("base"), outputs("device"), policy);
@@ -63,20 +77,31 @@ describe("compareOutputs", () => {
     expect(far.agrees).toBe(false);
     expect(far.measure).toMatch(/^item0: 75\.0% of keypoints agree \(95% needed\)/);
     expect((await compareOutputs(read, outputs("dropped"), outputs("base"), policy)).agrees).toBe(false);
-    expect((await compareOutputs(read, outputs("base"), outputs("noise"), policy)).measure).toMatch(/100\.0% of keypoints agree .*mean descriptor L1 \d+/);
+    expect((await compareOutputs(read, outputs("base"), outputs("noise"), policy)).measure).toMatch(
+      /100\.0% of keypoints agree .*mean descriptor L1 \d+/,
+    );
     expect((await compareOutputs(read, outputs("base"), outputs("noise"), policy)).agrees).toBe(false);
     // Every item must agree: one bad item of two is a disagreement, named by its path.
-    expect(await compareOutputs(read, outputs("base", "base"), outputs("base", "moved"), policy)).toMatchObject({ agrees: false, measure: expect.stringMatching(/^item1: /) });
+    expect(await compareOutputs(read, outputs("base", "base"), outputs("base", "moved"), policy)).toMatchObject({
+      agrees: false,
+      measure: expect.stringMatching(/^item1: /),
+    });
   });
 
   it("matches: by their common pairs over all image pairs; a missing pair counts against", async () => {
     const pair = (n: number, shift = 0) => Uint32Array.from({ length: 2 * n }, (_, k) => (k % 2 ? k + shift : k));
     const file = (a: Uint32Array, b?: Uint32Array) =>
-      encodeMatches([{ imageName1: "a.jpg", imageName2: "b.jpg", matches: a }, ...(b ? [{ imageName1: "a.jpg", imageName2: "c.jpg", matches: b }] : [])]);
+      encodeMatches([
+        { imageName1: "a.jpg", imageName2: "b.jpg", matches: a },
+        ...(b ? [{ imageName1: "a.jpg", imageName2: "c.jpg", matches: b }] : []),
+      ]);
     const { read, outputs } = results(MATCHES_FORMAT, {
       one: file(pair(100), pair(100)),
       // 3 of 100 matches of one pair differ: 197 / 203 common.
-      near: file(Uint32Array.from(pair(100), (v, k) => (k % 2 && k < 6 ? v + 1000 : v)), pair(100)),
+      near: file(
+        Uint32Array.from(pair(100), (v, k) => (k % 2 && k < 6 ? v + 1000 : v)),
+        pair(100),
+      ),
       half: file(pair(100), pair(100, 1)),
       missing: file(pair(100)),
     });
@@ -88,7 +113,10 @@ describe("compareOutputs", () => {
   it("verified matches: inlier lists per pair and type; another type is a disagreement", async () => {
     const file = (type: string, inliers: [number, number][]) =>
       new TextEncoder().encode(
-        JSON.stringify({ pairs: [{ image_id1: 1, image_id2: 2, type, num_inliers: inliers.length, F: null, E: null, H: null, inlier_matches: inliers }], "x-images": [] }),
+        JSON.stringify({
+          pairs: [{ image_id1: 1, image_id2: 2, type, num_inliers: inliers.length, F: null, E: null, H: null, inlier_matches: inliers }],
+          "x-images": [],
+        }),
       );
     const inliers = Array.from({ length: 50 }, (_, i): [number, number] => [i, i + 1]);
     const { read, outputs } = results(VERIFIED_MATCHES_FORMAT, {
@@ -120,8 +148,17 @@ describe("replicates", () => {
 
 describe("decide", () => {
   const outputs: TaskOutputs = { artifacts: [], result: null };
-  const result = (id: number, trusted: boolean): ShardResult => ({ result_id: id, runner_id: `r${id}`, principal: `p${id}`, trusted, outputs });
-  const compared = (id: number, agrees: boolean): Compared => ({ ...result(id, false), agreement: { agrees, measure: agrees ? "same" : "40% of keypoints agree" } });
+  const result = (id: number, trusted: boolean): ShardResult => ({
+    result_id: id,
+    runner_id: `r${id}`,
+    principal: `p${id}`,
+    trusted,
+    outputs,
+  });
+  const compared = (id: number, agrees: boolean): Compared => ({
+    ...result(id, false),
+    agreement: { agrees, measure: agrees ? "same" : "40% of keypoints agree" },
+  });
 
   it("an untrusted result agreeing with an open one confirms it; disagreeing, a trusted runner must decide", () => {
     expect(decide("s", result(2, false), [compared(1, true)])).toEqual({
@@ -135,7 +172,9 @@ describe("decide", () => {
     });
     const dispute = decide("s", result(2, false), [compared(1, false)]);
     expect(dispute).toMatchObject({ use: null, need: "trusted", verdicts: [{ result_id: 2, verdict: "candidate" }] });
-    expect(dispute.warnings[0]).toMatch(/untrusted runner r1 and untrusted runner r2 disagree \(40% of keypoints agree\); a trusted runner decides/);
+    expect(dispute.warnings[0]).toMatch(
+      /untrusted runner r1 and untrusted runner r2 disagree \(40% of keypoints agree\); a trusted runner decides/,
+    );
   });
 
   it("a trusted result decides: those agreeing are confirmations, the others rejected", () => {
@@ -146,13 +185,15 @@ describe("decide", () => {
       { result_id: 1, verdict: "agreed" },
       { result_id: 2, verdict: "rejected" },
     ]);
-    expect(j.warnings).toEqual(["shard s: the result of untrusted runner r2 disagrees with trusted runner r3's (40% of keypoints agree); it is discarded and the runner quarantined"]);
+    expect(j.warnings).toEqual([
+      "shard s: the result of untrusted runner r2 disagrees with trusted runner r3's (40% of keypoints agree); it is discarded and the runner quarantined",
+    ]);
   });
 });
 
 describe("structureErrors", () => {
   const kp = encode(features(10));
-  const files: Record<string, Uint8Array> = { "fa": kp, "fb": kp, "fc": kp };
+  const files: Record<string, Uint8Array> = { fa: kp, fb: kp, fc: kp };
   const read = async (sha: string) => files[sha]!;
   const readHead = async (sha: string) => ({ head: files[sha]!.subarray(0, 32), size: files[sha]!.byteLength });
   const item = (path: string, block: [string[], string[]] | null, images: string[]) => ({ key: "0".repeat(64), path, images, block });
@@ -169,7 +210,19 @@ describe("structureErrors", () => {
   const outputs = (format: string, bytes: Uint8Array, summary: Record<string, unknown> = {}): TaskOutputs => {
     files.out = bytes;
     return {
-      artifacts: [{ kind: "x", name: "x", uri: null, artifact_format: format, schema_version: 1, media_type: "x", summary, metadata: {}, files: [{ path: "p", blob_sha: "out", byte_size: bytes.byteLength }] }],
+      artifacts: [
+        {
+          kind: "x",
+          name: "x",
+          uri: null,
+          artifact_format: format,
+          schema_version: 1,
+          media_type: "x",
+          summary,
+          metadata: {},
+          files: [{ path: "p", blob_sha: "out", byte_size: bytes.byteLength }],
+        },
+      ],
       result: null,
     };
   };
@@ -177,25 +230,40 @@ describe("structureErrors", () => {
   it("features: decodable, with the keypoint count the summary states", async () => {
     const ctx = context("extract", [item("features/a.jpg", null, ["a.jpg"])]);
     expect(await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 10 }))).toEqual([]);
-    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 11 })))[0]).toMatchObject({ code: "summary_mismatch" });
-    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp.subarray(0, 40))))[0]).toMatchObject({ code: "invalid_file" });
+    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 11 })))[0]).toMatchObject({
+      code: "summary_mismatch",
+    });
+    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, kp.subarray(0, 40))))[0]).toMatchObject({
+      code: "invalid_file",
+    });
   });
 
   it("matches and verified matches: pairs inside the item's block, indices inside the images' keypoints", async () => {
     const ctx = (kind: ShardContext["kind"]) => context(kind, [item("m", [["a.jpg"], ["b.jpg", "c.jpg"]], ["a.jpg", "b.jpg", "c.jpg"])]);
-    const matches = (n1: string, n2: string, index: number) => encodeMatches([{ imageName1: n1, imageName2: n2, matches: Uint32Array.from([0, index]) }]);
+    const matches = (n1: string, n2: string, index: number) =>
+      encodeMatches([{ imageName1: n1, imageName2: n2, matches: Uint32Array.from([0, index]) }]);
     expect(await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("b.jpg", "a.jpg", 9)))).toEqual([]);
-    expect((await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("b.jpg", "c.jpg", 1))))[0]).toMatchObject({ code: "outside_block" });
-    expect((await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("a.jpg", "c.jpg", 10))))[0]).toMatchObject({ code: "index_range" });
+    expect((await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("b.jpg", "c.jpg", 1))))[0]).toMatchObject({
+      code: "outside_block",
+    });
+    expect((await structureErrors(read, readHead, ctx("match"), outputs(MATCHES_FORMAT, matches("a.jpg", "c.jpg", 10))))[0]).toMatchObject({
+      code: "index_range",
+    });
     const verified = (id2: number, inlier: number) =>
       new TextEncoder().encode(
         JSON.stringify({
-          pairs: [{ image_id1: 1, image_id2: id2, type: "calibrated", num_inliers: 1, F: null, E: null, H: null, inlier_matches: [[0, inlier]] }],
+          pairs: [
+            { image_id1: 1, image_id2: id2, type: "calibrated", num_inliers: 1, F: null, E: null, H: null, inlier_matches: [[0, inlier]] },
+          ],
           "x-images": ["a.jpg", "b.jpg", "c.jpg"].map((name, i) => ({ image_id: i + 1, name, resource_id: "r" })),
         }),
       );
     expect(await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(3, 9)))).toEqual([]);
-    expect((await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(3, 99))))[0]).toMatchObject({ code: "index_range" });
-    expect((await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(7, 0))))[0]).toMatchObject({ code: "outside_block" });
+    expect((await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(3, 99))))[0]).toMatchObject({
+      code: "index_range",
+    });
+    expect((await structureErrors(read, readHead, ctx("verify"), outputs(VERIFIED_MATCHES_FORMAT, verified(7, 0))))[0]).toMatchObject({
+      code: "outside_block",
+    });
   });
 });

@@ -76,7 +76,8 @@ export async function compareOutputs(read: Read, a: TaskOutputs, b: TaskOutputs,
   for (const [i, x] of a.artifacts.entries()) {
     const y = b.artifacts[i]!;
     const [fa, fb] = [x.files[0]!, y.files[0]!];
-    if (x.artifact_format !== y.artifact_format) return { agrees: false, measure: `${fa.path}: formats ${x.artifact_format} and ${y.artifact_format}` };
+    if (x.artifact_format !== y.artifact_format)
+      return { agrees: false, measure: `${fa.path}: formats ${x.artifact_format} and ${y.artifact_format}` };
     if (fa.blob_sha === fb.blob_sha) {
       identical++;
       continue;
@@ -87,7 +88,11 @@ export async function compareOutputs(read: Read, a: TaskOutputs, b: TaskOutputs,
     }));
     if (!item.agrees) return { agrees: false, measure: `${fa.path}: ${item.measure}` };
   }
-  return { agrees: true, measure: identical === a.artifacts.length ? "identical bytes" : `within tolerance (${identical} of ${a.artifacts.length} items identical)` };
+  return {
+    agrees: true,
+    measure:
+      identical === a.artifacts.length ? "identical bytes" : `within tolerance (${identical} of ${a.artifacts.length} items identical)`,
+  };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -96,7 +101,12 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 async function compareFiles(format: string, a: Uint8Array, b: Uint8Array, policy: ValidationPolicy): Promise<Agreement> {
   if (format === FEATURES_FORMAT) {
     const [fa, fb] = [decodeFeatures(a), decodeFeatures(b)];
-    if (fa.imageWidth !== fb.imageWidth || fa.imageHeight !== fb.imageHeight || fa.descriptorDim !== fb.descriptorDim || fa.descriptorKind !== fb.descriptorKind) {
+    if (
+      fa.imageWidth !== fb.imageWidth ||
+      fa.imageHeight !== fb.imageHeight ||
+      fa.descriptorDim !== fb.descriptorDim ||
+      fa.descriptorKind !== fb.descriptorKind
+    ) {
       return { agrees: false, measure: "different image sizes or descriptor layouts" };
     }
     const s = compareSift(fa, fb);
@@ -138,7 +148,10 @@ function jaccard(a: Map<string, Uint32Array>, b: Map<string, Uint32Array>, what:
     union += n - common;
   }
   const agreement = union ? both / union : 1;
-  return { agrees: agreement >= policy.matchAgreement, measure: `${pct(agreement)} of ${what} agree (${policy.matchAgreement * 100}% needed)` };
+  return {
+    agrees: agreement >= policy.matchAgreement,
+    measure: `${pct(agreement)} of ${what} agree (${policy.matchAgreement * 100}% needed)`,
+  };
 }
 
 type ReadHead = (sha: string) => Promise<{ head: Uint8Array; size: number }>;
@@ -154,7 +167,8 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
   const counts = new Map<string, Promise<number | null>>();
   const keypoints = (name: string) => {
     const sha = featureShas.get(name);
-    if (!counts.has(name)) counts.set(name, sha ? readHead(sha).then(({ head, size }) => readFeaturesHeader(head, size).count) : Promise.resolve(null));
+    if (!counts.has(name))
+      counts.set(name, sha ? readHead(sha).then(({ head, size }) => readFeaturesHeader(head, size).count) : Promise.resolve(null));
     return counts.get(name)!;
   };
   const errors: FieldError[] = [];
@@ -171,7 +185,8 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
       if (!inBlock(a, b)) return { path, message: `the pair ${a} ${b} is not in the item's block`, code: "outside_block" };
       const [na, nb] = [await keypoints(a), await keypoints(b)];
       for (let k = 0; k + 1 < indices.length; k += 2) {
-        if ((na !== null && indices[k]! >= na) || (nb !== null && indices[k + 1]! >= nb)) return { path, message: `a match of ${a} ${b} indexes past their keypoints`, code: "index_range" };
+        if ((na !== null && indices[k]! >= na) || (nb !== null && indices[k + 1]! >= nb))
+          return { path, message: `a match of ${a} ${b} indexes past their keypoints`, code: "index_range" };
       }
       return null;
     };
@@ -179,7 +194,8 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
       if (artifact.artifact_format === FEATURES_FORMAT) {
         const header = validateFeatures(await read(file.blob_sha));
         const stated = artifact.summary.num_keypoints;
-        if (typeof stated === "number" && stated !== header.count) errors.push({ path, message: `the file has ${header.count} keypoints, the summary says ${stated}`, code: "summary_mismatch" });
+        if (typeof stated === "number" && stated !== header.count)
+          errors.push({ path, message: `the file has ${header.count} keypoints, the summary says ${stated}`, code: "summary_mismatch" });
       } else if (artifact.artifact_format === MATCHES_FORMAT) {
         for (const p of decodeMatches(await read(file.blob_sha))) {
           const e = await checkPair(p.imageName1, p.imageName2, p.matches);
@@ -193,7 +209,10 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
         const names = new Map(parsed["x-images"].map((im) => [im.image_id, im.name]));
         for (const p of parsed.pairs) {
           const [a, b] = [names.get(p.image_id1), names.get(p.image_id2)];
-          const e = a && b ? await checkPair(a, b, p.inlier_matches.flat()) : { path, message: `pair ${p.image_id1} ${p.image_id2} names an image not in x-images`, code: "outside_block" };
+          const e =
+            a && b
+              ? await checkPair(a, b, p.inlier_matches.flat())
+              : { path, message: `pair ${p.image_id1} ${p.image_id2} names an image not in x-images`, code: "outside_block" };
           if (e) {
             errors.push(e);
             break;
@@ -201,7 +220,11 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
         }
       }
     } catch (e) {
-      errors.push({ path, message: `the file does not decode as ${artifact.artifact_format}: ${e instanceof Error ? e.message : String(e)}`, code: "invalid_file" });
+      errors.push({
+        path,
+        message: `the file does not decode as ${artifact.artifact_format}: ${e instanceof Error ? e.message : String(e)}`,
+        code: "invalid_file",
+      });
     }
   }
   return errors;
@@ -221,10 +244,16 @@ export function decide(shardId: string, result: ShardResult, others: Compared[])
   if (result.trusted) {
     const wrong = others.filter((o) => !o.agreement.agrees);
     return {
-      verdicts: [{ result_id: result.result_id, verdict: "validated" }, ...others.map((o) => ({ result_id: o.result_id, verdict: o.agreement.agrees ? ("agreed" as const) : ("rejected" as const) }))],
+      verdicts: [
+        { result_id: result.result_id, verdict: "validated" },
+        ...others.map((o) => ({ result_id: o.result_id, verdict: o.agreement.agrees ? ("agreed" as const) : ("rejected" as const) })),
+      ],
       use: result.result_id,
       need: "any",
-      warnings: wrong.map((o) => `shard ${shardId}: the result of ${who(o)} disagrees with ${who(result)}'s (${o.agreement.measure}); it is discarded and the runner quarantined`),
+      warnings: wrong.map(
+        (o) =>
+          `shard ${shardId}: the result of ${who(o)} disagrees with ${who(result)}'s (${o.agreement.measure}); it is discarded and the runner quarantined`,
+      ),
     };
   }
   const confirmed = others.find((o) => o.agreement.agrees);
@@ -243,12 +272,15 @@ export function decide(shardId: string, result: ShardResult, others: Compared[])
     verdicts: [{ result_id: result.result_id, verdict: "candidate" }],
     use: null,
     need: "trusted",
-    warnings: others.map((o) => `shard ${shardId}: the results of ${who(o)} and ${who(result)} disagree (${o.agreement.measure}); a trusted runner decides`),
+    warnings: others.map(
+      (o) => `shard ${shardId}: the results of ${who(o)} and ${who(result)} disagree (${o.agreement.measure}); a trusted runner decides`,
+    ),
   };
 }
 
 /** Whether an untrusted result is held for a replica: always while its token has fewer confirmed results than `trustAfter` (BOINC's adaptive replication), then at `rate`. */
-export const replicates = (policy: ValidationPolicy, confirmed: number, draw: number) => confirmed < policy.trustAfter || draw < policy.rate;
+export const replicates = (policy: ValidationPolicy, confirmed: number, draw: number) =>
+  confirmed < policy.trustAfter || draw < policy.rate;
 
 /**
  * Completes a lease (the `:complete` route's service): the JobStore records or holds the result;
@@ -279,11 +311,19 @@ export async function completeLease(
   const refused = context ? await structureErrors(read, readHead, context, outputs) : [];
   const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate, refused }));
   if (completion.state === "rejected") {
-    await dispatcher(env, "pool").quarantine(completion.runner_id, `its result for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`);
-    throw validation("outputs_ref rejected: the result is discarded, the shard computed again and this runner's token quarantined", completion.errors);
+    await dispatcher(env, "pool").quarantine(
+      completion.runner_id,
+      `its result for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`,
+    );
+    throw validation(
+      "outputs_ref rejected: the result is discarded, the shard computed again and this runner's token quarantined",
+      completion.errors,
+    );
   }
   if (completion.state !== "compare") return completion.runner_id;
-  const others = await Promise.all(completion.others.map(async (o) => ({ ...o, agreement: await compareOutputs(read, o.outputs, completion.result.outputs, policy) })));
+  const others = await Promise.all(
+    completion.others.map(async (o) => ({ ...o, agreement: await compareOutputs(read, o.outputs, completion.result.outputs, policy) })),
+  );
   const judgement = decide(completion.shard_id, completion.result, others);
   // Quarantined before the judgement is recorded: a Worker dying in between leaves the result unjudged (the lease lapses), never the liar free.
   const compared = [completion.result, ...others];
@@ -291,7 +331,10 @@ export async function completeLease(
     const r = compared.find((c) => c.result_id === v.result_id)!;
     if (v.verdict === "rejected" && !r.trusted) {
       const measure = others.find((o) => o.result_id === r.result_id)?.agreement.measure ?? "";
-      await dispatcher(env, "pool").quarantine(r.runner_id, `its result for shard ${completion.shard_id} of job ${job} disagreed with trusted runner ${completion.runner_id}'s (${measure})`);
+      await dispatcher(env, "pool").quarantine(
+        r.runner_id,
+        `its result for shard ${completion.shard_id} of job ${job} disagreed with trusted runner ${completion.runner_id}'s (${measure})`,
+      );
     }
   }
   unwrap(await store.judge(leaseId, scope, completion.result.result_id, judgement));

@@ -31,10 +31,7 @@ export const MIGRATIONS = [
   ],
   // Entries say how many leases they can still give (a sharded task's pending shards) and the
   // memory a runner needs for them (a map task's model).
-  [
-    `ALTER TABLE queue ADD COLUMN units INTEGER NOT NULL DEFAULT 1`,
-    `ALTER TABLE queue ADD COLUMN min_memory INTEGER NOT NULL DEFAULT 0`,
-  ],
+  [`ALTER TABLE queue ADD COLUMN units INTEGER NOT NULL DEFAULT 1`, `ALTER TABLE queue ADD COLUMN min_memory INTEGER NOT NULL DEFAULT 0`],
   // Untrusted results (runners.md "Trust"): a pool runner belongs to the token it registered with,
   // and a token whose runner returned a wrong result is quarantined (refused from then on).
   [
@@ -50,7 +47,10 @@ export const MIGRATIONS = [
 const GPU_KINDS = ["extract", "match"];
 
 /** A runner whose adapter is real hardware, not a software fallback (SwiftShader, llvmpipe). */
-export const hasRealGpu = (a: RunnerAbilities) => a.webgpu !== null && !a.webgpu.adapter.is_fallback_adapter && !/swiftshader|llvmpipe|software/i.test(`${a.webgpu.adapter.description} ${a.webgpu.adapter.architecture} ${a.webgpu.adapter.device}`);
+export const hasRealGpu = (a: RunnerAbilities) =>
+  a.webgpu !== null &&
+  !a.webgpu.adapter.is_fallback_adapter &&
+  !/swiftshader|llvmpipe|software/i.test(`${a.webgpu.adapter.description} ${a.webgpu.adapter.architecture} ${a.webgpu.adapter.device}`);
 
 /** A lease request waiting for work (long poll), woken by the next offer it could take. */
 interface Waiter {
@@ -134,7 +134,10 @@ export class Dispatcher extends DurableObject<Env> {
   // ---- runners ----
 
   /** Registers a runner; a pool runner with the id of the token it presented (`tokenId`). */
-  registerRunner(input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">, tokenId: string | null = null): RunnerRow {
+  registerRunner(
+    input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">,
+    tokenId: string | null = null,
+  ): RunnerRow {
     const now = nowIso();
     const row: RunnerRow = { ...input, runner_id: ulid(), registered_at: now, last_seen_at: now, current_lease_id: null };
     this.sql.exec(
@@ -161,9 +164,16 @@ export class Dispatcher extends DurableObject<Env> {
   /** Whether a runner of this scope that computes `kind` under `rvId` asked for work since `sinceMs` (a live runner that could answer a one-shot request). */
   hasLiveRunner(kind: TaskKind, rvId: string, sinceMs: number): boolean {
     const since = new Date(sinceMs).toISOString();
-    return this.sql
-      .exec("SELECT 1 FROM runners WHERE rv_id = ? AND last_seen_at >= ? AND ? IN (SELECT value FROM json_each(stages_json)) LIMIT 1", rvId, since, kind)
-      .toArray().length > 0;
+    return (
+      this.sql
+        .exec(
+          "SELECT 1 FROM runners WHERE rv_id = ? AND last_seen_at >= ? AND ? IN (SELECT value FROM json_each(stages_json)) LIMIT 1",
+          rvId,
+          since,
+          kind,
+        )
+        .toArray().length > 0
+    );
   }
 
   /**
@@ -200,8 +210,15 @@ export class Dispatcher extends DurableObject<Env> {
       .toArray()[0];
     if (!entry) return ok({ entry: null, held: null, principal });
     // An entry with more leases to give stays offered to others; the last one is held while it is leased.
-    if (entry.units > 1) this.sql.exec("UPDATE queue SET units = units - 1 WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
-    else this.sql.exec("UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?", now + CLAIM_HOLD_MS, entry.tenant_id, entry.task_id);
+    if (entry.units > 1)
+      this.sql.exec("UPDATE queue SET units = units - 1 WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+    else
+      this.sql.exec(
+        "UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?",
+        now + CLAIM_HOLD_MS,
+        entry.tenant_id,
+        entry.task_id,
+      );
     this.sql.exec("UPDATE runners SET claiming_until = ? WHERE runner_id = ?", now + CLAIM_HOLD_MS, runnerId);
     return ok({ entry: { ...entry }, held: null, principal });
   }
@@ -211,7 +228,12 @@ export class Dispatcher extends DurableObject<Env> {
    * unless the task has `more` shards to lease.
    */
   settleClaim(runnerId: string, entry: { tenant_id: string; task_id: string }, leaseId: string | null, more = false): void {
-    if (more) this.sql.exec("UPDATE queue SET held_until = 0, units = MAX(units, 1) WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+    if (more)
+      this.sql.exec(
+        "UPDATE queue SET held_until = 0, units = MAX(units, 1) WHERE tenant_id = ? AND task_id = ?",
+        entry.tenant_id,
+        entry.task_id,
+      );
     else this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
     this.sql.exec("UPDATE runners SET claiming_until = 0, current_lease_id = ? WHERE runner_id = ?", leaseId, runnerId);
   }
@@ -262,7 +284,8 @@ export class Dispatcher extends DurableObject<Env> {
   offer(tenantId: string, jobId: string, ready: QueueEntry[], withdrawn: string[]): void {
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
-      for (const taskId of withdrawn) this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ? AND job_id = ?", tenantId, taskId, jobId);
+      for (const taskId of withdrawn)
+        this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ? AND job_id = ?", tenantId, taskId, jobId);
       for (const e of ready) {
         this.sql.exec(
           `INSERT INTO queue (tenant_id, task_id, job_id, project_id, kind, rv_id, enqueued_at, units, min_memory) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -285,8 +308,22 @@ export class Dispatcher extends DurableObject<Env> {
   // ---- runner tokens (pool scope) ----
 
   issueToken(name: string | null, digest: string, tokenId: string): RunnerTokenRow {
-    const row: RunnerTokenRow = { token_id: tokenId, name, created_at: nowIso(), revoked_at: null, quarantined_at: null, quarantine_reason: null, confirmed: 0 };
-    this.sql.exec("INSERT INTO runner_tokens (token_id, name, digest, created_at) VALUES (?, ?, ?, ?)", tokenId, name, digest, row.created_at);
+    const row: RunnerTokenRow = {
+      token_id: tokenId,
+      name,
+      created_at: nowIso(),
+      revoked_at: null,
+      quarantined_at: null,
+      quarantine_reason: null,
+      confirmed: 0,
+    };
+    this.sql.exec(
+      "INSERT INTO runner_tokens (token_id, name, digest, created_at) VALUES (?, ?, ?, ?)",
+      tokenId,
+      name,
+      digest,
+      row.created_at,
+    );
     return row;
   }
 
@@ -320,7 +357,10 @@ export class Dispatcher extends DurableObject<Env> {
 
   /** Counts a result of this runner's token that another runner confirmed. */
   credit(runnerId: string): void {
-    this.sql.exec("UPDATE runner_tokens SET confirmed = confirmed + 1 WHERE token_id = (SELECT token_id FROM runners WHERE runner_id = ?)", runnerId);
+    this.sql.exec(
+      "UPDATE runner_tokens SET confirmed = confirmed + 1 WHERE token_id = (SELECT token_id FROM runners WHERE runner_id = ?)",
+      runnerId,
+    );
   }
 
   /**
@@ -329,8 +369,16 @@ export class Dispatcher extends DurableObject<Env> {
    * Answers the token's id, or null for a runner of no token.
    */
   quarantine(runnerId: string, reason: string): string | null {
-    const tokenId = this.sql.exec<{ token_id: string | null }>("SELECT token_id FROM runners WHERE runner_id = ?", runnerId).toArray()[0]?.token_id ?? null;
-    if (tokenId) this.sql.exec("UPDATE runner_tokens SET quarantined_at = COALESCE(quarantined_at, ?), quarantine_reason = COALESCE(quarantine_reason, ?) WHERE token_id = ?", nowIso(), reason, tokenId);
+    const tokenId =
+      this.sql.exec<{ token_id: string | null }>("SELECT token_id FROM runners WHERE runner_id = ?", runnerId).toArray()[0]?.token_id ??
+      null;
+    if (tokenId)
+      this.sql.exec(
+        "UPDATE runner_tokens SET quarantined_at = COALESCE(quarantined_at, ?), quarantine_reason = COALESCE(quarantine_reason, ?) WHERE token_id = ?",
+        nowIso(),
+        reason,
+        tokenId,
+      );
     return tokenId;
   }
 }

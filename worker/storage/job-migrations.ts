@@ -26,7 +26,10 @@ export const JOB_MIGRATIONS: readonly (readonly string[])[] = [
   [`ALTER TABLE job ADD COLUMN sync_pending INTEGER NOT NULL DEFAULT 0`],
   // The resolved `input_artifacts` by role (2.11), given to every lease; and whether the tenant has
   // recorded a succeeded task's outputs (its cache entry and its artifacts).
-  [`ALTER TABLE job ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '{}'`, `ALTER TABLE tasks ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0`],
+  [
+    `ALTER TABLE job ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '{}'`,
+    `ALTER TABLE tasks ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0`,
+  ],
   // Sharded tasks (runners.md "Shards"): a task's work as content-keyed items (cached one by one),
   // grouped into shards that runners lease independently; a lease covers a whole task or one shard.
   [

@@ -30,7 +30,10 @@ export const digestKey = (raw: string) => bytesToHex(sha256(utf8ToBytes(raw)));
 /** 24 random bytes, base64url: the secret part of a key (and of runner tokens and lease ids). */
 export function secret(): string {
   const b = crypto.getRandomValues(new Uint8Array(24));
-  return btoa(String.fromCharCode(...b)).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+  return btoa(String.fromCharCode(...b))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replaceAll("=", "");
 }
 
 export class KeyRegistry extends DurableObject<Env> {
@@ -64,7 +67,9 @@ export class KeyRegistry extends DurableObject<Env> {
   revoke(apiKeyId: string): ApiKeyRow | null {
     const sql = this.ctx.storage.sql;
     sql.exec("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE api_key_id = ?", nowIso(), apiKeyId);
-    const r = sql.exec("SELECT api_key_id, tenant_id, name, created_at, revoked_at FROM api_keys WHERE api_key_id = ?", apiKeyId).toArray()[0];
+    const r = sql
+      .exec("SELECT api_key_id, tenant_id, name, created_at, revoked_at FROM api_keys WHERE api_key_id = ?", apiKeyId)
+      .toArray()[0];
     return (r as unknown as ApiKeyRow | undefined) ?? null;
   }
 

@@ -30,11 +30,17 @@ type Tables = Record<string, Row[]>;
 /** The tables in the order they were made (a table before those whose foreign keys name it). */
 const userTables = (sql: SqlStorage) =>
   sql
-    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> '_migrations' ORDER BY rowid")
+    .exec<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> '_migrations' ORDER BY rowid",
+    )
     .toArray()
     .map((t) => t.name);
 
-const columnsOf = (sql: SqlStorage, table: string) => sql.exec<{ name: string }>(`PRAGMA table_info("${table}")`).toArray().map((c) => c.name);
+const columnsOf = (sql: SqlStorage, table: string) =>
+  sql
+    .exec<{ name: string }>(`PRAGMA table_info("${table}")`)
+    .toArray()
+    .map((c) => c.name);
 
 /** Every row of every table, in primary-key order (rowid order for tables without one). */
 function rowsOf(sql: SqlStorage): Tables {
@@ -48,10 +54,16 @@ const schemaOf = (sql: SqlStorage) =>
     .toArray()
     .map((r) => r.sql.replace(/\s+/g, " "));
 
-async function dump<T extends Rpc.DurableObjectBranded | undefined>(stub: DurableObjectStub<T>): Promise<{ rows: Tables; schema: string[]; version: number }> {
+async function dump<T extends Rpc.DurableObjectBranded | undefined>(
+  stub: DurableObjectStub<T>,
+): Promise<{ rows: Tables; schema: string[]; version: number }> {
   return runInDurableObject(stub, (_o, state) => {
     const { sql } = state.storage;
-    return { rows: rowsOf(sql), schema: schemaOf(sql), version: sql.exec<{ v: number }>("SELECT MAX(version) AS v FROM _migrations").one().v };
+    return {
+      rows: rowsOf(sql),
+      schema: schemaOf(sql),
+      version: sql.exec<{ v: number }>("SELECT MAX(version) AS v FROM _migrations").one().v,
+    };
   });
 }
 
@@ -60,7 +72,13 @@ async function dump<T extends Rpc.DurableObjectBranded | undefined>(stub: Durabl
  * on the columns those steps made (tables they had not made yet are left out). Then restarts the
  * object, whose constructor runs the remaining steps on the next request.
  */
-async function rebuildAt<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>, name: string, steps: readonly (readonly string[])[], version: number, rows: Tables): Promise<Tables> {
+async function rebuildAt<T extends Rpc.DurableObjectBranded | undefined>(
+  ns: DurableObjectNamespace<T>,
+  name: string,
+  steps: readonly (readonly string[])[],
+  version: number,
+  rows: Tables,
+): Promise<Tables> {
   const kept = await runInDurableObject(ns.get(ns.idFromName(name)), (_o, state) => {
     const { sql } = state.storage;
     for (const t of [...userTables(sql).reverse(), "_migrations"]) sql.exec(`DROP TABLE IF EXISTS "${t}"`);
@@ -70,7 +88,10 @@ async function rebuildAt<T extends Rpc.DurableObjectBranded | undefined>(ns: Dur
       const columns = columnsOf(sql, table);
       at[table] = (rows[table] ?? []).map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null])));
       for (const r of at[table]) {
-        sql.exec(`INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...columns.map((c) => r[c]!));
+        sql.exec(
+          `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+          ...columns.map((c) => r[c]!),
+        );
       }
     }
     return at;
@@ -82,7 +103,12 @@ async function rebuildAt<T extends Rpc.DurableObjectBranded | undefined>(ns: Dur
 
 /** Rows of `now` restricted to the columns `before` has: equal to `before` when nothing was lost or changed. */
 function asBefore(before: Tables, now: Tables): Tables {
-  return Object.fromEntries(Object.entries(before).map(([t, rows]) => [t, (now[t] ?? []).map((r) => Object.fromEntries(Object.keys(rows[0] ?? r).map((c) => [c, r[c] ?? null])))]));
+  return Object.fromEntries(
+    Object.entries(before).map(([t, rows]) => [
+      t,
+      (now[t] ?? []).map((r) => Object.fromEntries(Object.keys(rows[0] ?? r).map((c) => [c, r[c] ?? null]))),
+    ]),
+  );
 }
 
 const earlier = (steps: readonly unknown[]) => Array.from({ length: steps.length - 1 }, (_, i) => i + 1);
@@ -108,29 +134,66 @@ describe("schema upgrades from every earlier version (append-only migrations)", 
     const sealed = await sealedReconstruction(scene(12), tenant);
     const photo = await uploadBlob(LUND_01, {}, as);
     const image = await expectStatus(as("POST", `/v1/datasets/${sealed.did}/images`, { name: "lund.jpg", blob_sha: photo }), 201);
-    await expectStatus(as("PUT", `/v1/images/${image.json.image_id}/pose_prior`, { cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [1, 2, 3] } }), 200);
+    await expectStatus(
+      as("PUT", `/v1/images/${image.json.image_id}/pose_prior`, {
+        cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [1, 2, 3] },
+      }),
+      200,
+    );
     const open = await expectStatus(as("POST", "/v1/uploads", { expected_size: 10 }, { "Idempotency-Key": "migrations-upload" }), 201);
     await expectStatus(as("PATCH", `/v1/uploads/${open.json.upload_id}`, new Uint8Array(4), { "Content-Range": "bytes 0-3/10" }), 200);
-    ids = { pid: sealed.pid, did: sealed.did, rid: sealed.rid, jid: sealed.jid, iid: image.json.image_id, uid: open.json.upload_id, runner: sealed.runner.runner!.runner_id };
+    ids = {
+      pid: sealed.pid,
+      did: sealed.did,
+      rid: sealed.rid,
+      jid: sealed.jid,
+      iid: image.json.image_id,
+      uid: open.json.upload_id,
+      runner: sealed.runner.runner!.runner_id,
+    };
     const taskStates = (j: any) => ({ status: j.status, tasks: j.tasks.map((t: any) => [t.kind, t.status, t.attempts, t.cache_key]) });
     probes = [
       { table: "projects", path: `/v1/projects/${ids.pid}` },
-      { table: "datasets", path: `/v1/projects/${ids.pid}/datasets/${ids.did}`, pick: ({ manifest_hash, name, camera_model, source_id }) => ({ manifest_hash, name, camera_model, source_id }) },
-      { table: "images", path: `/v1/datasets/${ids.did}/images`, pick: (j) => j.items.map((i: any) => [i.image_id, i.name, i.content_sha, i.width, i.height]) },
+      {
+        table: "datasets",
+        path: `/v1/projects/${ids.pid}/datasets/${ids.did}`,
+        pick: ({ manifest_hash, name, camera_model, source_id }) => ({ manifest_hash, name, camera_model, source_id }),
+      },
+      {
+        table: "images",
+        path: `/v1/datasets/${ids.did}/images`,
+        pick: (j) => j.items.map((i: any) => [i.image_id, i.name, i.content_sha, i.width, i.height]),
+      },
       { table: "images", path: `/v1/images/${ids.iid}/bytes`, pick: (j) => j },
       { table: "uploads", path: `/v1/uploads/${ids.uid}` },
       { table: "jobs", path: `/v1/jobs?page_size=500`, pick: (j) => j.items.map((x: any) => [x.job_id, x.status]) },
       { table: "jobs", path: `/v1/jobs/${ids.jid}`, pick: taskStates },
       { table: "tasks", path: `/v1/jobs/${ids.jid}`, pick: taskStates },
       { table: "events", path: `/v1/jobs/${ids.jid}/events` },
-      { table: "events", path: `/v1/jobs/${ids.jid}/progress`, pick: ({ latest_event_id, progress, task_counts }) => ({ latest_event_id, progress, task_counts }) },
+      {
+        table: "events",
+        path: `/v1/jobs/${ids.jid}/progress`,
+        pick: ({ latest_event_id, progress, task_counts }) => ({ latest_event_id, progress, task_counts }),
+      },
       { table: "reconstructions", path: `/v1/reconstructions/${ids.rid}` },
       { table: "snapshots", path: `/v1/reconstructions/${ids.rid}/snapshots` },
       { table: "snapshot_files", path: `/v1/reconstructions/${ids.rid}/snapshots/1/cameras.json` },
-      { table: "submodels", path: `/v1/reconstructions/${ids.rid}/submodels`, pick: (j) => j.items.map((s: any) => [s.submodel_id, s.idx, s.snapshot_seq, s.summary]) },
-      { table: "artifacts", path: `/v1/jobs/${ids.jid}/artifacts?page_size=500`, pick: (j) => j.items.map((a: any) => [a.artifact_id, a.kind, a.files]) },
+      {
+        table: "submodels",
+        path: `/v1/reconstructions/${ids.rid}/submodels`,
+        pick: (j) => j.items.map((s: any) => [s.submodel_id, s.idx, s.snapshot_seq, s.summary]),
+      },
+      {
+        table: "artifacts",
+        path: `/v1/jobs/${ids.jid}/artifacts?page_size=500`,
+        pick: (j) => j.items.map((a: any) => [a.artifact_id, a.kind, a.files]),
+      },
       { table: "pose_priors", path: `/v1/images/${ids.iid}/pose_prior` },
-      { table: "runners", path: `/v1/runners/${ids.runner}`, pick: ({ runner_id, name, rv_id, stages }) => ({ runner_id, name, rv_id, stages }) },
+      {
+        table: "runners",
+        path: `/v1/runners/${ids.runner}`,
+        pick: ({ runner_id, name, rv_id, stages }) => ({ runner_id, name, rv_id, stages }),
+      },
     ];
     for (const p of probes) answers.set(p.path, await answer(p));
   }, 120_000);
@@ -138,16 +201,26 @@ describe("schema upgrades from every earlier version (append-only migrations)", 
   async function answer(p: Probe): Promise<unknown> {
     const r = await expectStatus(as("GET", p.path), 200);
     // An event stream (of a finished job: the whole log, then closed) as its text; other bytes by their length.
-    const body = r.json ?? (r.headers.get("Content-Type")?.startsWith("text/event-stream") ? await r.res.text() : (await r.res.arrayBuffer()).byteLength);
+    const body =
+      r.json ??
+      (r.headers.get("Content-Type")?.startsWith("text/event-stream") ? await r.res.text() : (await r.res.arrayBuffer()).byteLength);
     return (p.pick ?? ((x) => x))(body);
   }
 
   /** The upgrade of one object from `version`, checked: schema, rows, and the API's answers. */
-  async function upgradeFrom<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>, name: string, steps: readonly (readonly string[])[], version: number) {
+  async function upgradeFrom<T extends Rpc.DurableObjectBranded | undefined>(
+    ns: DurableObjectNamespace<T>,
+    name: string,
+    steps: readonly (readonly string[])[],
+    version: number,
+  ) {
     const stub = () => ns.get(ns.idFromName(name));
     const latest = await dump(stub());
     const kept = await rebuildAt(ns, name, steps, version, latest.rows);
-    expect(Object.values(kept).some((rows) => rows.length > 0), "the rebuilt database holds data").toBe(true);
+    expect(
+      Object.values(kept).some((rows) => rows.length > 0),
+      "the rebuilt database holds data",
+    ).toBe(true);
     // The first request starts the object: its constructor upgrades the database.
     for (const p of probes) {
       if (!(p.table in kept)) continue;
@@ -161,15 +234,24 @@ describe("schema upgrades from every earlier version (append-only migrations)", 
     await rebuildAt(ns, name, steps, steps.length, latest.rows);
   }
 
-  it.each(earlier(TENANT_MIGRATIONS))("a TenantStore at version %i is upgraded to the latest with its rows and answers intact", async (version) => {
-    await upgradeFrom(env.TENANT, TENANT, TENANT_MIGRATIONS, version);
-  });
+  it.each(earlier(TENANT_MIGRATIONS))(
+    "a TenantStore at version %i is upgraded to the latest with its rows and answers intact",
+    async (version) => {
+      await upgradeFrom(env.TENANT, TENANT, TENANT_MIGRATIONS, version);
+    },
+  );
 
-  it.each(earlier(JOB_MIGRATIONS))("a JobStore at version %i is upgraded to the latest with its job, tasks and events intact", async (version) => {
-    await upgradeFrom(env.JOB, `${TENANT}/${ids.jid}`, JOB_MIGRATIONS, version);
-  });
+  it.each(earlier(JOB_MIGRATIONS))(
+    "a JobStore at version %i is upgraded to the latest with its job, tasks and events intact",
+    async (version) => {
+      await upgradeFrom(env.JOB, `${TENANT}/${ids.jid}`, JOB_MIGRATIONS, version);
+    },
+  );
 
-  it.each(earlier(DISPATCHER_MIGRATIONS))("a Dispatcher at version %i is upgraded to the latest with its runners and queue intact", async (version) => {
-    await upgradeFrom(env.DISPATCH, `tenant/${TENANT}`, DISPATCHER_MIGRATIONS, version);
-  });
+  it.each(earlier(DISPATCHER_MIGRATIONS))(
+    "a Dispatcher at version %i is upgraded to the latest with its runners and queue intact",
+    async (version) => {
+      await upgradeFrom(env.DISPATCH, `tenant/${TENANT}`, DISPATCHER_MIGRATIONS, version);
+    },
+  );
 });

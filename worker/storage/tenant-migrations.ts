@@ -103,7 +103,10 @@ export const TENANT_MIGRATIONS: readonly (readonly string[])[] = [
   // A dataset's latest output of a kind: what a stage without `input_artifacts` reads (4.6).
   [`CREATE INDEX artifacts_by_dataset ON artifacts(dataset_id, kind, artifact_id)`],
   // The task that registered a derived dataset (4.14 rule 4; imports of 4.2): a retry of the task finds it.
-  [`ALTER TABLE datasets ADD COLUMN created_by_task TEXT`, `CREATE UNIQUE INDEX datasets_by_task ON datasets(created_by_task) WHERE created_by_task IS NOT NULL`],
+  [
+    `ALTER TABLE datasets ADD COLUMN created_by_task TEXT`,
+    `CREATE UNIQUE INDEX datasets_by_task ON datasets(created_by_task) WHERE created_by_task IS NOT NULL`,
+  ],
   // A blob new to the tenant is pending from the moment an upload's finalize takes its reference until its
   // bytes are at their content address: nothing can reference it, and the upload is not finalized, before then.
   [`ALTER TABLE blobs ADD COLUMN pending INTEGER NOT NULL DEFAULT 0`],

@@ -25,7 +25,16 @@ import * as reconstructions from "./tenant/reconstructions";
 import * as snapshots from "./tenant/snapshots";
 import * as uploads from "./tenant/uploads";
 import { TENANT_MIGRATIONS } from "./tenant-migrations";
-import type { ArtifactFilter, BlobFacts, ChunkRecord, DatasetInput, JobCompletions, JobRegistration, SealInput, UploadInput } from "./tenant-rows";
+import type {
+  ArtifactFilter,
+  BlobFacts,
+  ChunkRecord,
+  DatasetInput,
+  JobCompletions,
+  JobRegistration,
+  SealInput,
+  UploadInput,
+} from "./tenant-rows";
 
 export class TenantStore extends DurableObject<Env> {
   /** The object's SQLite database, transactions and alarm: what every feature module works on. */

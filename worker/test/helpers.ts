@@ -27,8 +27,10 @@ async function reply(res: Response) {
   return { res, status: res.status, json, headers: res.headers };
 }
 
-const caller = (fetch: Fetch) => async (method: string, path: string, body?: Body, headers: Record<string, string> = {}) =>
-  reply(await fetch(request(method, path, body, headers)));
+const caller =
+  (fetch: Fetch) =>
+  async (method: string, path: string, body?: Body, headers: Record<string, string> = {}) =>
+    reply(await fetch(request(method, path, body, headers)));
 
 /** `fetch` of the Worker as deployed by wrangler.toml, for the client (runners, event streams). */
 export const selfFetch: FetchLike = (req) => SELF.fetch(req);
@@ -88,7 +90,10 @@ export async function uploadBlob(bytes: Uint8Array, headers: Record<string, stri
   if (up.status !== 201) throw new Error(`upload create: ${up.status} ${JSON.stringify(up.json)}`);
   const id = up.json.upload_id;
   if (bytes.byteLength > 0) {
-    const p = await via("PATCH", `/v1/uploads/${id}`, bytes, { ...headers, "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}` });
+    const p = await via("PATCH", `/v1/uploads/${id}`, bytes, {
+      ...headers,
+      "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}`,
+    });
     if (p.status !== 200) throw new Error(`upload patch: ${p.status} ${JSON.stringify(p.json)}`);
   }
   const f = await via("POST", `/v1/uploads/${id}:finalize`, undefined, headers);
@@ -114,7 +119,8 @@ export async function newDataset(opts: { source?: unknown; via?: Call; headers?:
 
 export function expectProblem(r: { status: number; json: any; headers: Headers }, status: number, slug?: string) {
   if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.json)}`);
-  if (!r.headers.get("Content-Type")?.startsWith("application/problem+json")) throw new Error(`not problem+json: ${r.headers.get("Content-Type")}`);
+  if (!r.headers.get("Content-Type")?.startsWith("application/problem+json"))
+    throw new Error(`not problem+json: ${r.headers.get("Content-Type")}`);
   for (const k of ["type", "title", "status", "instance"]) if (!(k in r.json)) throw new Error(`problem lacks ${k}`);
   if (r.json.status !== status) throw new Error(`problem status ${r.json.status} differs from HTTP ${status}`);
   if (slug && !r.json.type.endsWith(`/${slug}`)) throw new Error(`expected slug ${slug}, got ${r.json.type}`);

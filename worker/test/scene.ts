@@ -24,7 +24,9 @@ export { enc, scene };
  * tenant's client (default: the none-mode default tenant). `o.projectId`: in that project rather than
  * a new one; `o.photo`: the bytes of each image by name (default distinct small blobs).
  */
-export async function sealedReconstruction<M extends Pick<ReturnType<typeof scene>, "cameras" | "images" | "points" | "summary"> = ReturnType<typeof scene>>(
+export async function sealedReconstruction<
+  M extends Pick<ReturnType<typeof scene>, "cameras" | "images" | "points" | "summary"> = ReturnType<typeof scene>,
+>(
   model: M = scene(30) as unknown as M,
   as: { call: Call; fetch: FetchLike } = { call: defaultCall, fetch: selfFetch },
   o: { projectId?: string; photo?: (name: string) => Uint8Array } = {},
@@ -32,9 +34,16 @@ export async function sealedReconstruction<M extends Pick<ReturnType<typeof scen
   const { call } = as;
   const projectId = o.projectId ?? (await expectStatus(call("POST", "/v1/projects", { name: "sealed" }), 201)).json.project_id;
   const entries = [];
-  for (const im of model.images.images) entries.push({ name: im.name, blob_sha: await uploadBlob(o.photo?.(im.name) ?? enc({ photo: im.name, nonce: Math.random() }), {}, call) });
+  for (const im of model.images.images)
+    entries.push({
+      name: im.name,
+      blob_sha: await uploadBlob(o.photo?.(im.name) ?? enc({ photo: im.name, nonce: Math.random() }), {}, call),
+    });
   const d = await expectStatus(call("POST", `/v1/projects/${projectId}/datasets`, { name: "d", source: { kind: "upload", entries } }), 201);
-  const job = await expectStatus(call("POST", `/v1/projects/${projectId}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }), 202);
+  const job = await expectStatus(
+    call("POST", `/v1/projects/${projectId}/pipelines/incremental`, { dataset_id: d.json.dataset_id, spec: { kind: "incremental" } }),
+    202,
+  );
   const runner = new DigestRunner({ base: BASE, fetch: as.fetch, name: "sealer" });
   await runner.register();
   for (;;) {
@@ -45,7 +54,11 @@ export async function sealedReconstruction<M extends Pick<ReturnType<typeof scen
       await runner.work(lease);
       continue;
     }
-    const file = async (name: string, bytes: Uint8Array) => ({ name, blob_sha: await runner.upload(lease, bytes), byte_size: bytes.byteLength });
+    const file = async (name: string, bytes: Uint8Array) => ({
+      name,
+      blob_sha: await runner.upload(lease, bytes),
+      byte_size: bytes.byteLength,
+    });
     const files = [
       await file("cameras.json", enc(model.cameras)),
       await file("images.json", enc(model.images)),
@@ -53,7 +66,13 @@ export async function sealedReconstruction<M extends Pick<ReturnType<typeof scen
       await file("summary.json", enc(model.summary)),
     ];
     const summary = model.summary.models[0]!;
-    await expectStatus(call("POST", `/v1/leases/${lease.lease_id}/snapshots`, { files, summary: { num_reg_images: summary.num_reg_images, num_points3D: summary.num_points3D } }), 201);
+    await expectStatus(
+      call("POST", `/v1/leases/${lease.lease_id}/snapshots`, {
+        files,
+        summary: { num_reg_images: summary.num_reg_images, num_points3D: summary.num_points3D },
+      }),
+      201,
+    );
     const outputs: TaskOutputs = {
       artifacts: [
         {
@@ -65,13 +84,26 @@ export async function sealedReconstruction<M extends Pick<ReturnType<typeof scen
           media_type: "application/octet-stream",
           summary: {},
           metadata: {},
-          files: files.map((f) => ({ path: f.name, blob_sha: f.blob_sha, byte_size: f.byte_size, media_type: f.name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json" })),
+          files: files.map((f) => ({
+            path: f.name,
+            blob_sha: f.blob_sha,
+            byte_size: f.byte_size,
+            media_type: f.name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json",
+          })),
         },
       ],
       result: null,
     };
     await runner.client.complete(lease.lease_id, outputs);
-    return { pid: projectId as string, did: d.json.dataset_id as string, rid: job.json.recon_id as string, jid: job.json.job_id as string, photos: entries, model, runner };
+    return {
+      pid: projectId as string,
+      did: d.json.dataset_id as string,
+      rid: job.json.recon_id as string,
+      jid: job.json.job_id as string,
+      photos: entries,
+      model,
+      runner,
+    };
   }
 }
 
@@ -91,7 +123,13 @@ export async function exportRunner(stages: TaskKind[] = ["export", "convert_arti
       abilities,
       runtimeVersions: await client.serviceRuntimeVersions(),
       engine: unavailable,
-      engines: createEnginePool({ abilities, engine: unavailable, spawn: () => { throw new Error("exports need no engine"); } }),
+      engines: createEnginePool({
+        abilities,
+        engine: unavailable,
+        spawn: () => {
+          throw new Error("exports need no engine");
+        },
+      }),
       sift: unavailable,
       decode: unavailable,
       encode: unavailable,

@@ -13,10 +13,17 @@ const BACKGROUND = new Set(["r2_garbage"]);
 
 async function dumpSql(storage: DurableObjectStorage): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  const tables = storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name").toArray();
+  const tables = storage.sql
+    .exec<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name",
+    )
+    .toArray();
   for (const { name } of tables) {
     if (BACKGROUND.has(name)) continue;
-    const rows = storage.sql.exec(`SELECT * FROM "${name}"`).toArray().map((r) => Object.entries(r).filter(([k]) => !VOLATILE.test(k)));
+    const rows = storage.sql
+      .exec(`SELECT * FROM "${name}"`)
+      .toArray()
+      .map((r) => Object.entries(r).filter(([k]) => !VOLATILE.test(k)));
     out[name] = JSON.stringify(rows);
   }
   return out;
@@ -32,7 +39,13 @@ async function liveIds<T extends Rpc.DurableObjectBranded | undefined>(ns: Durab
 }
 
 /** The tables of one object, digested per table into `state`; objects that do not exist are not created. */
-async function dumpObject<T extends Rpc.DurableObjectBranded | undefined>(label: string, ns: DurableObjectNamespace<T>, id: DurableObjectId, live: Set<string>, state: Record<string, string>) {
+async function dumpObject<T extends Rpc.DurableObjectBranded | undefined>(
+  label: string,
+  ns: DurableObjectNamespace<T>,
+  id: DurableObjectId,
+  live: Set<string>,
+  state: Record<string, string>,
+) {
   if (!live.has(id.toString())) return;
   const tables = await runInDurableObject(ns.get(id), (_o, s) => dumpSql(s.storage));
   for (const [t, v] of Object.entries(tables)) state[`${label}.${t}`] = (state[`${label}.${t}`] ?? "") + (await digest(v));
@@ -49,7 +62,8 @@ export function storageState(tenant: string, jobNames: Iterable<string>): () => 
     await dumpObject("TenantStore", env.TENANT, env.TENANT.idFromName(tenant), await liveIds(env.TENANT), state);
     await dumpObject("Dispatcher", env.DISPATCH, env.DISPATCH.idFromName(`tenant/${tenant}`), await liveIds(env.DISPATCH), state);
     const jobs = await liveIds(env.JOB);
-    for (const name of [...jobNames].sort()) await dumpObject(`JobStore(${name})`, env.JOB, env.JOB.idFromName(`${tenant}/${name}`), jobs, state);
+    for (const name of [...jobNames].sort())
+      await dumpObject(`JobStore(${name})`, env.JOB, env.JOB.idFromName(`${tenant}/${name}`), jobs, state);
     const objects: string[] = [];
     let cursor: string | undefined;
     do {
@@ -61,4 +75,3 @@ export function storageState(tenant: string, jobNames: Iterable<string>): () => 
     return state;
   };
 }
-

@@ -2,7 +2,15 @@
  * @module Building artifact descriptors (spec 2.11) and finding a task's inputs in its lease: the
  * frozen dataset, and each role's artifact, resolved from `input_artifacts` or produced upstream.
  */
-import { type ArtifactDescriptor, CORE_ARTIFACT_FORMATS, CORE_ROLES, type CoreArtifactKind as CoreKind, type CoreRole, type DatasetSnapshot, type Lease } from "../../../protocol";
+import {
+  type ArtifactDescriptor,
+  CORE_ARTIFACT_FORMATS,
+  CORE_ROLES,
+  type CoreArtifactKind as CoreKind,
+  type CoreRole,
+  type DatasetSnapshot,
+  type Lease,
+} from "../../../protocol";
 import type { OutputFile } from "../task-context";
 
 export function coreArtifact(
@@ -33,7 +41,11 @@ export function inputFiles(lease: Lease, role: CoreRole): Map<string, { blob_sha
   const { kinds, produced_by } = CORE_ROLES[role];
   const given = lease.inputs.artifacts[role];
   const artifact =
-    given ?? lease.inputs.upstream.filter((up) => up.kind === produced_by).flatMap((up) => up.outputs_ref.artifacts).find((a) => (kinds as readonly string[]).includes(a.kind));
+    given ??
+    lease.inputs.upstream
+      .filter((up) => up.kind === produced_by)
+      .flatMap((up) => up.outputs_ref.artifacts)
+      .find((a) => (kinds as readonly string[]).includes(a.kind));
   if (!artifact) throw new Error(`the lease carries no '${role}' input: neither an input artifact nor an upstream '${produced_by}' output`);
   return new Map(artifact.files.map((f) => [f.path, { blob_sha: f.blob_sha, byte_size: f.byte_size }]));
 }

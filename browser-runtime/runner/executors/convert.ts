@@ -55,7 +55,11 @@ async function jsonFile<T>(files: Files, name: string, parse: (v: unknown) => T)
 async function runStep(step: ConversionEdge, input: Files, options: ExportOptions, photos: boolean): Promise<StepResult> {
   if ("from_colmap_text" in step.via) {
     const text = async (name: string) => decoder.decode(await fileNamed(input, name, "COLMAP text model"));
-    const snapshot = snapshotFromColmapText({ cameras: await text("cameras.txt"), images: await text("images.txt"), points3D: await text("points3D.txt") });
+    const snapshot = snapshotFromColmapText({
+      cameras: await text("cameras.txt"),
+      images: await text("images.txt"),
+      points3D: await text("points3D.txt"),
+    });
     const files = new Map([
       ["cameras.json", encoder.encode(JSON.stringify(snapshot.cameras))],
       ["images.json", encoder.encode(JSON.stringify(snapshot.images))],
@@ -63,7 +67,16 @@ async function runStep(step: ConversionEdge, input: Files, options: ExportOption
       ["summary.json", encoder.encode(JSON.stringify(snapshot.summary))],
     ]);
     const model = snapshot.summary.models[0]!;
-    return { files, photos: [], summary: { num_reg_images: model.num_reg_images, num_points3D: model.num_points3D, mean_reproj_err: snapshot.summary.mean_reproj_err }, warnings: [] };
+    return {
+      files,
+      photos: [],
+      summary: {
+        num_reg_images: model.num_reg_images,
+        num_points3D: model.num_points3D,
+        mean_reproj_err: snapshot.summary.mean_reproj_err,
+      },
+      warnings: [],
+    };
   }
   const snapshot = {
     cameras: await jsonFile(input, "cameras.json", (v) => CamerasFile.parse(v)),
@@ -117,8 +130,14 @@ async function convertSteps(
   const images = new Map(dataset?.images.map((im) => [im.name, im]));
   for (const p of final.photos) {
     const image = images.get(p.image_name);
-    if (!image || image.byte_size === null) throw new TaskValidationError(`export refused (missing_image): image ${p.image_name} of the snapshot is not in the dataset`);
-    files.push({ path: p.path, blob_sha: image.content_sha, byte_size: image.byte_size, media_type: image.media_type ?? "application/octet-stream" });
+    if (!image || image.byte_size === null)
+      throw new TaskValidationError(`export refused (missing_image): image ${p.image_name} of the snapshot is not in the dataset`);
+    files.push({
+      path: p.path,
+      blob_sha: image.content_sha,
+      byte_size: image.byte_size,
+      media_type: image.media_type ?? "application/octet-stream",
+    });
   }
   for (const w of warnings) ctx.log("WARNING", w);
   const type = "export" in step.via ? EXPORT_ARTIFACT_TYPES[step.via.export] : null;
@@ -141,7 +160,13 @@ export async function exportTask(ctx: TaskContext): Promise<TaskOutputs> {
   const source = ctx.lease.inputs.artifacts.snapshot ?? ctx.lease.inputs.artifacts.submodel;
   if (!source) throw new Error("the export's lease carries no snapshot or submodel artifact");
   const type = EXPORT_ARTIFACT_TYPES[p.format];
-  const step: ConversionEdge = { from_format: source.artifact_format, to_format: type.artifact_format, to_kind: type.kind, lossless: type.lossless, via: { export: p.format } };
+  const step: ConversionEdge = {
+    from_format: source.artifact_format,
+    to_format: type.artifact_format,
+    to_kind: type.kind,
+    lossless: type.lossless,
+    via: { export: p.format },
+  };
   return convertSteps(ctx, source, [step], {
     name: p.name,
     options: p.options,
@@ -153,5 +178,9 @@ export async function convertArtifact(ctx: TaskContext): Promise<TaskOutputs> {
   const { convert } = ConvertTaskParams.parse(ctx.params);
   const source = ctx.lease.inputs.artifacts.source;
   if (!source) throw new Error("the conversion's lease carries no source artifact");
-  return convertSteps(ctx, source, convert.steps, { name: convert.name, options: convert.options, metadata: { steps: convert.steps.map((s) => s.to_format) } });
+  return convertSteps(ctx, source, convert.steps, {
+    name: convert.name,
+    options: convert.options,
+    metadata: { steps: convert.steps.map((s) => s.to_format) },
+  });
 }

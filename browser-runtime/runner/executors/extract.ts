@@ -30,22 +30,41 @@ export async function extract(ctx: TaskContext): Promise<TaskOutputs> {
   const sift = await ctx.sift();
   const projector = cubemap ? await ctx.projector() : null;
   const options = siftOptionsFromSpec(spec);
-  const peak = Math.max(0, ...images.map((im) => (cubemap ? siftPeakBytes(cubemap.face_size, cubemap.face_size, options) : siftPeakBytes(im.width, im.height, options))));
+  const peak = Math.max(
+    0,
+    ...images.map((im) =>
+      cubemap ? siftPeakBytes(cubemap.face_size, cubemap.face_size, options) : siftPeakBytes(im.width, im.height, options),
+    ),
+  );
   const lanes = sift.features === "wasm" ? ctx.engines.lanes(peak) : 1;
   const extracted = await eachItem(ctx, images, { lanes }, async (image, i) => {
     const bytes = await ctx.read(image.content_sha);
     const decoded = await ctx.decode(bytes, { respectExifOrientation: dataset.respect_exif_orientation });
     const features =
       cubemap && projector
-        ? await panoramaSift(packRgba(decoded.data, decoded.width, decoded.height, decoded.channels), cubemap.face_size, projector, sift.extract, options)
+        ? await panoramaSift(
+            packRgba(decoded.data, decoded.width, decoded.height, decoded.channels),
+            cubemap.face_size,
+            projector,
+            sift.extract,
+            options,
+          )
         : await sift.extract(toGray8(decoded), decoded.width, decoded.height, options);
     const result = siftArtifact(decoded, options, features);
     return { file: await ctx.write(items[i]!.path, result.bytes, FEATURES_MEDIA_TYPE), keypoints: result.features.keypoints.length / 4 };
   });
-  ctx.metric("num_keypoints", extracted.reduce((sum, e) => sum + e.keypoints, 0));
-  ctx.log("INFO", `SIFT of ${images.length} images on ${sift.features === "webgpu" ? `WebGPU (${sift.adapter})` : `WASM, ${lanes} engine${lanes > 1 ? "s" : ""} at once`}${cubemap ? `, on each panorama's six ${cubemap.face_size}-pixel cube faces` : ""}`);
+  ctx.metric(
+    "num_keypoints",
+    extracted.reduce((sum, e) => sum + e.keypoints, 0),
+  );
+  ctx.log(
+    "INFO",
+    `SIFT of ${images.length} images on ${sift.features === "webgpu" ? `WebGPU (${sift.adapter})` : `WASM, ${lanes} engine${lanes > 1 ? "s" : ""} at once`}${cubemap ? `, on each panorama's six ${cubemap.face_size}-pixel cube faces` : ""}`,
+  );
   return {
-    artifacts: extracted.map((e) => coreArtifact("features.local.v1", "SIFT features", [e.file], { num_images: 1, num_keypoints: e.keypoints })),
+    artifacts: extracted.map((e) =>
+      coreArtifact("features.local.v1", "SIFT features", [e.file], { num_images: 1, num_keypoints: e.keypoints }),
+    ),
     result: null,
   };
 }

@@ -40,7 +40,8 @@ export async function movedModel(ctx: TaskContext, artifact: StageArtifact, sim3
   return files;
 }
 
-export const sealedFiles = (files: OutputFile[]) => files.map((f) => ({ name: f.path as "cameras.json", blob_sha: f.blob_sha, byte_size: f.byte_size }));
+export const sealedFiles = (files: OutputFile[]) =>
+  files.map((f) => ({ name: f.path as "cameras.json", blob_sha: f.blob_sha, byte_size: f.byte_size }));
 
 const median = (v: number[]) => {
   const s = [...v].sort((a, b) => a - b);
@@ -57,7 +58,12 @@ function referencePairs(images: ImagesFile, dataset: DatasetSnapshot, reference:
       const prior = byName.get(im.name)?.pose_prior;
       if (!prior) continue;
       const q = (r: { w: number; x: number; y: number; z: number }): Quat => [r.w, r.x, r.y, r.z];
-      pairs.push({ name: im.name, centre: centreOf(im.cam_from_world), reference: centreOf(prior.cam_from_world), orientations: [q(im.cam_from_world.rotation), q(prior.cam_from_world.rotation)] });
+      pairs.push({
+        name: im.name,
+        centre: centreOf(im.cam_from_world),
+        reference: centreOf(prior.cam_from_world),
+        orientations: [q(im.cam_from_world.rotation), q(prior.cam_from_world.rotation)],
+      });
     }
     return { pairs, origin: null };
   }
@@ -125,14 +131,34 @@ export async function georegister(ctx: TaskContext): Promise<TaskOutputs> {
     const component = artifacts[`submodel.${idx}`];
     if (!component) continue;
     const moved = await movedModel(ctx, component, sim3);
-    submodels.push({ idx, files: sealedFiles(moved), summary: { num_reg_images: 0, num_points3D: 0, ...component.summary, "x-sim3": sim3 } as SnapshotSeal["submodels"][number]["summary"] });
+    submodels.push({
+      idx,
+      files: sealedFiles(moved),
+      summary: { num_reg_images: 0, num_points3D: 0, ...component.summary, "x-sim3": sim3 } as SnapshotSeal["submodels"][number]["summary"],
+    });
   }
   const fitSummary = fit ? { "x-georegister_rmse_m": fit.alignment.rmse_m, "x-georegister_inliers": fit.alignment.num_inliers } : {};
-  const summary = { num_reg_images: 0, num_points3D: 0, ...root.summary, phase: "georegister", "x-sim3": sim3, ...fitSummary } as SnapshotSeal["summary"];
+  const summary = {
+    num_reg_images: 0,
+    num_points3D: 0,
+    ...root.summary,
+    phase: "georegister",
+    "x-sim3": sim3,
+    ...fitSummary,
+  } as SnapshotSeal["summary"];
   const seq = await ctx.sealSnapshot({ files: sealedFiles(files), submodels, summary });
-  ctx.log("INFO", `sealed snapshot ${seq}: snapshot ${params.seq} moved by a Sim3 of scale ${sim3.scale.toPrecision(6)}${fit ? ` (estimated from ${fit.alignment.reference}: ${fit.alignment.num_inliers} of ${fit.alignment.num_references} inliers, rmse ${fit.alignment.rmse_m.toPrecision(3)})` : ""}`);
+  ctx.log(
+    "INFO",
+    `sealed snapshot ${seq}: snapshot ${params.seq} moved by a Sim3 of scale ${sim3.scale.toPrecision(6)}${fit ? ` (estimated from ${fit.alignment.reference}: ${fit.alignment.num_inliers} of ${fit.alignment.num_references} inliers, rmse ${fit.alignment.rmse_m.toPrecision(3)})` : ""}`,
+  );
   return {
-    artifacts: [coreArtifact("reconstruction.snapshot", `snapshot ${params.seq} georegistered`, files, { source_seq: params.seq, snapshot_seq: seq, "x-sim3": sim3 })],
+    artifacts: [
+      coreArtifact("reconstruction.snapshot", `snapshot ${params.seq} georegistered`, files, {
+        source_seq: params.seq,
+        snapshot_seq: seq,
+        "x-sim3": sim3,
+      }),
+    ],
     result: { snapshot_seq: seq, source_seq: params.seq, sim3, ...(fit ? { "x-alignment": fit.alignment } : {}) },
   };
 }

@@ -31,13 +31,24 @@ describe("eachItem", () => {
     });
     expect(results).toEqual(["item 0", "item 1", "item 2", "item 3", "item 4"]);
     expect(most).toBe(2);
-    expect(progress).toEqual([[0, 5], [1, 5], [2, 5], [3, 5], [4, 5], [5, 5]]);
+    expect(progress).toEqual([
+      [0, 5],
+      [1, 5],
+      [2, 5],
+      [3, 5],
+      [4, 5],
+      [5, 5],
+    ]);
   });
 
   it("weights progress by what an item counts for", async () => {
     const { ctx, progress } = context();
     await eachItem(ctx, [[1, 2, 3, 4], [5]], { lanes: 1, weight: (batch) => batch.length }, async (batch) => batch);
-    expect(progress).toEqual([[0, 5], [4, 5], [5, 5]]);
+    expect(progress).toEqual([
+      [0, 5],
+      [4, 5],
+      [5, 5],
+    ]);
   });
 
   it("after a stop at a cancel point starts no further item, lets the ones in flight finish, then throws", async () => {

@@ -15,7 +15,12 @@ export interface EachItemOptions<T> {
   weight?: (item: T) => number;
 }
 
-export async function eachItem<T, R>(ctx: TaskContext, items: readonly T[], o: EachItemOptions<T>, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function eachItem<T, R>(
+  ctx: TaskContext,
+  items: readonly T[],
+  o: EachItemOptions<T>,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const weight = o.weight ?? (() => 1);
   const total = items.reduce((sum, item) => sum + weight(item), 0);
   const results = new Array<R>(items.length);

@@ -12,7 +12,10 @@ export interface ImageKeypoints {
 
 /** Keypoints of every dataset image, in dataset order, from the `features` input (an input artifact or the upstream `extract` task). */
 export async function datasetKeypoints(ctx: TaskContext): Promise<ImageKeypoints[]> {
-  const keypoints = await imageKeypoints(ctx, datasetOf(ctx.lease).images.map((im) => im.name));
+  const keypoints = await imageKeypoints(
+    ctx,
+    datasetOf(ctx.lease).images.map((im) => im.name),
+  );
   return datasetOf(ctx.lease).images.map((im) => keypoints.get(im.name)!);
 }
 

@@ -26,7 +26,8 @@ const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value))
 
 export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = PipelineSpec.parse(ctx.params.spec ?? { kind: "incremental" });
-  if (spec.kind !== "incremental" && spec.kind !== "spherical") throw new Error(`this runner maps 'incremental' and 'spherical' pipelines, not '${spec.kind}'`);
+  if (spec.kind !== "incremental" && spec.kind !== "spherical")
+    throw new Error(`this runner maps 'incremental' and 'spherical' pipelines, not '${spec.kind}'`);
   // `spherical` with `panorama: true`: the panoramas are adjusted and sealed as cubemap rigs (2.12, 2.14).
   const cubemap = (ctx.params.cubemap as { face_size: number } | undefined) ?? null;
   const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
@@ -37,7 +38,11 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
   const verified = await mergedVerifiedMatches(ctx);
 
-  const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({ name: im.name, camera: cameraOfImage[i]!, keypoints: keypoints[i]!.xy }));
+  const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({
+    name: im.name,
+    camera: cameraOfImage[i]!,
+    keypoints: keypoints[i]!.xy,
+  }));
   if (spec.kind !== "incremental" || spec.extract_colors) {
     for (const [i, im] of dataset.images.entries()) {
       await ctx.cancelPoint();
@@ -50,7 +55,8 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     .filter((p) => p.num_inliers > 0)
     .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type }));
   const byName = new Map(dataset.images.map((im, i) => [im.name, i]));
-  const initPair = spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
+  const initPair =
+    spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
   if (initPair && initPair.some((i) => i === undefined)) throw new Error(`init_image_pair names an image outside the dataset`);
 
   const engine = await ctx.engine();
@@ -61,7 +67,9 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       seed: spec.seed,
       snapshot_frames_freq: spec.snapshot_frames_freq,
       init_image_pair: initPair,
-      ...(spec.kind === "incremental" ? { multiple_models: spec.multiple_models, max_num_models: spec.max_num_models, min_num_matches: spec.min_num_matches } : {}),
+      ...(spec.kind === "incremental"
+        ? { multiple_models: spec.multiple_models, max_num_models: spec.max_num_models, min_num_matches: spec.min_num_matches }
+        : {}),
       ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
       cubemap_rig_face_size: cubemap?.face_size ?? 0,
     },
@@ -118,13 +126,17 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
 async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesFile> {
   const dataset = datasetOf(ctx.lease);
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
-  const merged: VerifiedMatchesFile = { pairs: [], "x-images": dataset.images.map((im, i) => ({ image_id: imageIdAt(i), name: im.name, resource_id: im.image_id })) };
+  const merged: VerifiedMatchesFile = {
+    pairs: [],
+    "x-images": dataset.images.map((im, i) => ({ image_id: imageIdAt(i), name: im.name, resource_id: im.image_id })),
+  };
   for (const f of inputFiles(ctx.lease, "verified_matches").values()) {
     const part = VerifiedMatchesFile.parse(JSON.parse(new TextDecoder().decode(await ctx.read(f.blob_sha))));
     const datasetId = new Map(part["x-images"].map((im) => [im.image_id, indexOf.get(im.name)]));
     for (const p of part.pairs) {
       const [i1, i2] = [datasetId.get(p.image_id1), datasetId.get(p.image_id2)];
-      if (i1 === undefined || i2 === undefined) throw new Error(`verified matches name an image outside the dataset (ids ${p.image_id1}, ${p.image_id2})`);
+      if (i1 === undefined || i2 === undefined)
+        throw new Error(`verified matches name an image outside the dataset (ids ${p.image_id1}, ${p.image_id2})`);
       merged.pairs.push({ ...p, image_id1: imageIdAt(i1), image_id2: imageIdAt(i2) });
     }
   }
@@ -137,25 +149,49 @@ async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesF
  * Uploads every model's files and seals them as the next snapshot: the largest model at the
  * root, each model as a component (2.8). Answers the root's files.
  */
-async function seal(ctx: TaskContext, unsorted: MappedModel[], images: SnapshotImageInput[], phase: string, faceSize: number | null): Promise<OutputFile[]> {
+async function seal(
+  ctx: TaskContext,
+  unsorted: MappedModel[],
+  images: SnapshotImageInput[],
+  phase: string,
+  faceSize: number | null,
+): Promise<OutputFile[]> {
   const models = [...unsorted].sort((a, b) => b.images.length - a.images.length);
   const summaries = models.map((m, idx) => ({ idx, num_reg_images: m.images.length, num_points3D: m.points.length / 3 }));
   const submodels: SnapshotSeal["submodels"] = [];
   let root: OutputFile[] = [];
   for (const [idx, model] of models.entries()) {
     const f = modelFiles(model, images);
-    const summaryFile = { models: summaries, phase, mean_reproj_err: f.summary.mean_reproj_err, mean_track_length: f.summary.mean_track_length };
+    const summaryFile = {
+      models: summaries,
+      phase,
+      mean_reproj_err: f.summary.mean_reproj_err,
+      mean_track_length: f.summary.mean_track_length,
+    };
     const rig = faceSize ? cubemapRigModel(f, faceSize) : null;
     const files = [
       await ctx.write("cameras.json", json(rig?.cameras ?? f.cameras), "application/json"),
       await ctx.write("images.json", json(rig?.images ?? f.images), "application/json"),
-      ...(rig ? [await ctx.write("rigs.json", json(rig.rigs), "application/json"), await ctx.write("frames.json", json(rig.frames), "application/json")] : []),
+      ...(rig
+        ? [
+            await ctx.write("rigs.json", json(rig.rigs), "application/json"),
+            await ctx.write("frames.json", json(rig.frames), "application/json"),
+          ]
+        : []),
       await ctx.write("summary.json", json(summaryFile), "application/json"),
       await ctx.write("points.bin", f.points, POINTS_MEDIA_TYPE),
       await ctx.write("points_preview.bin", f.preview, POINTS_MEDIA_TYPE),
     ];
     const sealed = files.map((o) => ({ name: o.path as "cameras.json", blob_sha: o.blob_sha, byte_size: o.byte_size }));
-    submodels.push({ idx, files: sealed, summary: { num_reg_images: f.summary.num_reg_images, num_points3D: f.summary.num_points3D, mean_reproj_err: f.summary.mean_reproj_err } });
+    submodels.push({
+      idx,
+      files: sealed,
+      summary: {
+        num_reg_images: f.summary.num_reg_images,
+        num_points3D: f.summary.num_points3D,
+        mean_reproj_err: f.summary.mean_reproj_err,
+      },
+    });
     if (idx === 0) root = files;
   }
   const top = submodels[0]?.summary ?? { num_reg_images: 0, num_points3D: 0 };
@@ -164,6 +200,9 @@ async function seal(ctx: TaskContext, unsorted: MappedModel[], images: SnapshotI
     submodels,
     summary: { ...top, num_models: models.length, phase },
   });
-  ctx.log("INFO", `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points in the largest of ${models.length} model(s)`);
+  ctx.log(
+    "INFO",
+    `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points in the largest of ${models.length} model(s)`,
+  );
   return root;
 }

@@ -44,13 +44,21 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     const matches = await sift.match(features.get(imageName1)!.descriptors, features.get(imageName2)!.descriptors, options);
     return { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
   });
-  ctx.metric("num_matches", matched.reduce((s, p) => s + p.matches.length / 2, 0));
+  ctx.metric(
+    "num_matches",
+    matched.reduce((s, p) => s + p.matches.length / 2, 0),
+  );
   const artifacts = [];
   let next = 0;
   for (const [b, item] of shard.items.entries()) {
     const mine = matched.slice(next, (next += blocks[b]!.length));
     const file = await ctx.write(item.path, encodeMatches(mine), MATCHES_MEDIA_TYPE);
-    artifacts.push(coreArtifact("matches.indexed.v1", "descriptor matches", [file], { num_pairs: mine.length, num_matches: mine.reduce((s, p) => s + p.matches.length / 2, 0) }));
+    artifacts.push(
+      coreArtifact("matches.indexed.v1", "descriptor matches", [file], {
+        num_pairs: mine.length,
+        num_matches: mine.reduce((s, p) => s + p.matches.length / 2, 0),
+      }),
+    );
   }
   return { artifacts, result: null };
 }
@@ -73,8 +81,12 @@ async function indexHashes(ctx: TaskContext, names: string[]): Promise<string[]>
 function indexFile(lease: Lease): { blob_sha: string } {
   const artifact =
     lease.inputs.artifacts[RETRIEVAL_INDEX_ROLE] ??
-    lease.inputs.upstream.filter((up) => up.kind === "vlad").flatMap((up) => up.outputs_ref.artifacts).find((a) => a.kind === "features.global.v1");
+    lease.inputs.upstream
+      .filter((up) => up.kind === "vlad")
+      .flatMap((up) => up.outputs_ref.artifacts)
+      .find((a) => a.kind === "features.global.v1");
   const file = artifact?.files.find((f) => f.path === DHASH_INDEX_PATH);
-  if (!file) throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
+  if (!file)
+    throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
   return file;
 }

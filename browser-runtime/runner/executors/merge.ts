@@ -5,7 +5,15 @@
  * target (stages/merge.ts), then sealed as the target's next snapshot. Completes with the merged
  * files as a `reconstruction.snapshot` artifact.
  */
-import { CamerasFile, ImagesFile, type MergeTaskParams, type Sim3, type StageArtifact, SummaryFile, type TaskOutputs } from "../../../protocol";
+import {
+  CamerasFile,
+  ImagesFile,
+  type MergeTaskParams,
+  type Sim3,
+  type StageArtifact,
+  SummaryFile,
+  type TaskOutputs,
+} from "../../../protocol";
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
 import { type MergeInput, estimateTargetFromSource, mergeModels, refineMerged } from "../../stages/merge";
 import { AlignmentError, normalizedSim3 } from "../../stages/sim3";
@@ -16,7 +24,12 @@ import { sealedFiles } from "./georegister";
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
-async function modelOf(ctx: TaskContext, artifact: StageArtifact | undefined, shas: Record<string, string>, what: string): Promise<MergeInput & { meanError: number | null }> {
+async function modelOf(
+  ctx: TaskContext,
+  artifact: StageArtifact | undefined,
+  shas: Record<string, string>,
+  what: string,
+): Promise<MergeInput & { meanError: number | null }> {
   if (!artifact) throw new Error(`the lease carries no snapshot of ${what}`);
   const read = async (name: string) => {
     const f = artifact.files.find((x) => x.path === name);
@@ -26,7 +39,11 @@ async function modelOf(ctx: TaskContext, artifact: StageArtifact | undefined, sh
   const text = async (name: string) => JSON.parse(new TextDecoder().decode(await read(name))) as unknown;
   const summary = artifact.files.some((f) => f.path === "summary.json") ? SummaryFile.safeParse(await text("summary.json")) : null;
   return {
-    model: { cameras: CamerasFile.parse(await text("cameras.json")), images: ImagesFile.parse(await text("images.json")), points: decodePoints(await read("points.bin")) },
+    model: {
+      cameras: CamerasFile.parse(await text("cameras.json")),
+      images: ImagesFile.parse(await text("images.json")),
+      points: decodePoints(await read("points.bin")),
+    },
     shaOf: new Map(Object.entries(shas)),
     meanError: summary?.success ? summary.data.mean_reproj_err : null,
   };
@@ -70,11 +87,18 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
       num_inliers: inliers.length,
       rmse: Math.sqrt(inliers.reduce((a, r) => a + r * r, 0) / inliers.length),
     });
-    ctx.log("INFO", `source ${s.recon_id}: target_from_source estimated from ${fit.shared_images} shared images and ${fit.shared_points} shared points (${inliers.length} inliers)`);
+    ctx.log(
+      "INFO",
+      `source ${s.recon_id}: target_from_source estimated from ${fit.shared_images} shared images and ${fit.shared_points} shared points (${inliers.length} inliers)`,
+    );
   }
   const joined = mergeModels(target, sources);
   const refined = params.bundle_adjust ? refineMerged(await ctx.engine(), joined) : null;
-  if (refined) ctx.log("INFO", `bundle adjustment: ${refined.ba.iterations} iterations, mean reprojection error ${joined.mean_reproj_err.toPrecision(3)} -> ${refined.mean_reproj_err.toPrecision(3)} px`);
+  if (refined)
+    ctx.log(
+      "INFO",
+      `bundle adjustment: ${refined.ba.iterations} iterations, mean reprojection error ${joined.mean_reproj_err.toPrecision(3)} -> ${refined.mean_reproj_err.toPrecision(3)} px`,
+    );
   const merged = refined ?? joined;
   const n = merged.points.ids.length;
   const step = Math.max(1, Math.ceil(n / PREVIEW_POINTS));
@@ -91,13 +115,40 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
     await ctx.write("images.json", json(merged.images), "application/json"),
     await ctx.write("points.bin", encodePoints(merged.points), POINTS_MEDIA_TYPE),
     await ctx.write("points_preview.bin", preview, POINTS_MEDIA_TYPE),
-    await ctx.write("summary.json", json({ models: [{ idx: 0, ...counts }], phase: "hierarchical_merge", mean_reproj_err: merged.mean_reproj_err }), "application/json"),
+    await ctx.write(
+      "summary.json",
+      json({ models: [{ idx: 0, ...counts }], phase: "hierarchical_merge", mean_reproj_err: merged.mean_reproj_err }),
+      "application/json",
+    ),
   ];
-  const seq = await ctx.sealSnapshot({ files: sealedFiles(files), submodels: [], summary: { ...counts, phase: "hierarchical_merge", mean_reproj_err: merged.mean_reproj_err } });
-  ctx.log("INFO", `sealed snapshot ${seq}: ${params.sources.length} source(s) merged into snapshot ${params.target.seq}: ${merged.added_images} images added, ${merged.fused_points} points fused`);
+  const seq = await ctx.sealSnapshot({
+    files: sealedFiles(files),
+    submodels: [],
+    summary: { ...counts, phase: "hierarchical_merge", mean_reproj_err: merged.mean_reproj_err },
+  });
+  ctx.log(
+    "INFO",
+    `sealed snapshot ${seq}: ${params.sources.length} source(s) merged into snapshot ${params.target.seq}: ${merged.added_images} images added, ${merged.fused_points} points fused`,
+  );
   return {
     // The merged model's photos by name: a later merge (or georegister, which keeps it) finds its shared images by them.
-    artifacts: [coreArtifact("reconstruction.snapshot", `snapshot ${params.target.seq} merged with ${params.sources.length} source(s)`, files, { snapshot_seq: seq, ...counts }, { image_shas: imageShas(params) })],
-    result: { snapshot_seq: seq, target_seq: params.target.seq, sources: report, fused_points: merged.fused_points, added_images: merged.added_images, mean_reproj_err: merged.mean_reproj_err, bundle_adjusted: params.bundle_adjust },
+    artifacts: [
+      coreArtifact(
+        "reconstruction.snapshot",
+        `snapshot ${params.target.seq} merged with ${params.sources.length} source(s)`,
+        files,
+        { snapshot_seq: seq, ...counts },
+        { image_shas: imageShas(params) },
+      ),
+    ],
+    result: {
+      snapshot_seq: seq,
+      target_seq: params.target.seq,
+      sources: report,
+      fused_points: merged.fused_points,
+      added_images: merged.added_images,
+      mean_reproj_err: merged.mean_reproj_err,
+      bundle_adjusted: params.bundle_adjust,
+    },
   };
 }

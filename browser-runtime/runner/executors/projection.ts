@@ -25,18 +25,42 @@ export async function projection(ctx: TaskContext): Promise<TaskOutputs> {
     progress: (current, total) => ctx.progress(current, total),
     cancelPoint: () => ctx.cancelPoint(),
   });
-  ctx.log("INFO", `${run.outputs.length} images by ${request.projection} (${request.sampling}) on ${projector.path === "webgpu" ? "WebGPU" : "WASM"}`);
+  ctx.log(
+    "INFO",
+    `${run.outputs.length} images by ${request.projection} (${request.sampling}) on ${projector.path === "webgpu" ? "WebGPU" : "WASM"}`,
+  );
   await ctx.cancelPoint();
   let derived: DerivedDataset | null = null;
   if (params.derived_dataset) {
-    const registered = await ctx.registerDataset({ ...run.dataset, images: run.outputs.map((o) => ({ name: o.name, blob_sha: o.blob_sha })) });
-    derived = { dataset_id: registered.dataset.dataset_id, project_id: registered.dataset.project_id, name: registered.dataset.name, reused: registered.reused };
+    const registered = await ctx.registerDataset({
+      ...run.dataset,
+      images: run.outputs.map((o) => ({ name: o.name, blob_sha: o.blob_sha })),
+    });
+    derived = {
+      dataset_id: registered.dataset.dataset_id,
+      project_id: registered.dataset.project_id,
+      name: registered.dataset.name,
+      reused: registered.reused,
+    };
     if (registered.reused) ctx.log("INFO", `reused dataset ${derived.dataset_id}, which an earlier attempt of this task registered`);
   }
   const manifest = projectionManifest(request, dataset, run, derived);
   const manifestFile = await ctx.write(MANIFEST, new TextEncoder().encode(JSON.stringify(manifest, null, 1)), "application/json");
-  const files = [...run.outputs.map((o) => ({ path: `images/${o.name}`, blob_sha: o.blob_sha, byte_size: o.byte_size, media_type: request.output.format === "png" ? "image/png" : "image/jpeg" })), manifestFile];
-  const result: ProjectionResult = { output_path: "images", num_files: run.outputs.length, manifest_path: MANIFEST, derived_dataset: derived };
+  const files = [
+    ...run.outputs.map((o) => ({
+      path: `images/${o.name}`,
+      blob_sha: o.blob_sha,
+      byte_size: o.byte_size,
+      media_type: request.output.format === "png" ? "image/png" : "image/jpeg",
+    })),
+    manifestFile,
+  ];
+  const result: ProjectionResult = {
+    output_path: "images",
+    num_files: run.outputs.length,
+    manifest_path: MANIFEST,
+    derived_dataset: derived,
+  };
   return {
     artifacts: [
       coreArtifact("projection.images.v1", request.projection, files, {

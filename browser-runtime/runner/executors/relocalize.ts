@@ -43,11 +43,17 @@ export async function relocalize(ctx: TaskContext): Promise<TaskOutputs> {
   ctx.progress(1, 3);
   await ctx.cancelPoint();
 
-  const decoded = await ctx.decode(await ctx.read(params.query.blob_sha), { respectExifOrientation: dataset?.respect_exif_orientation ?? true });
+  const decoded = await ctx.decode(await ctx.read(params.query.blob_sha), {
+    respectExifOrientation: dataset?.respect_exif_orientation ?? true,
+  });
   // The query's descriptors are normalised as the snapshot's were, so they compare.
   const options = siftOptionsFromSpec({
     max_num_features: params.sift.max_num_features,
-    backend_options: { peak_threshold: params.sift.peak_threshold, edge_threshold: params.sift.edge_threshold, normalization: descriptorKind === DescriptorKind.siftL2 ? "L2" : "L1_ROOT" },
+    backend_options: {
+      peak_threshold: params.sift.peak_threshold,
+      edge_threshold: params.sift.edge_threshold,
+      normalization: descriptorKind === DescriptorKind.siftL2 ? "L2" : "L1_ROOT",
+    },
   });
   if (params.sift.first_octave !== undefined) options.firstOctave = params.sift.first_octave;
   const sift = await ctx.sift();

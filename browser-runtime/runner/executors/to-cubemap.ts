@@ -5,7 +5,15 @@
  * new cameras.json, images.json, rigs.json and frames.json; the points files and summary as they
  * were. Completes with the root's files as a `reconstruction.snapshot` artifact.
  */
-import { CamerasFile, ImagesFile, type SnapshotSeal, type StageArtifact, type TaskOutputs, type ToCubemapTaskParams, defaultFaceSize } from "../../../protocol";
+import {
+  CamerasFile,
+  ImagesFile,
+  type SnapshotSeal,
+  type StageArtifact,
+  type TaskOutputs,
+  type ToCubemapTaskParams,
+  defaultFaceSize,
+} from "../../../protocol";
 import { cubemapRigModel } from "../../stages/cubemap-rig";
 import { type OutputFile, type TaskContext, TaskValidationError } from "../task-context";
 import { coreArtifact } from "./artifact";
@@ -14,7 +22,11 @@ const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value))
 /** The files a snapshot model keeps as they are. */
 const KEPT = ["summary.json", "points.bin", "points_preview.bin"] as const;
 
-async function convertModel(ctx: TaskContext, artifact: StageArtifact, faceSize: number | null): Promise<{ files: OutputFile[]; faceSize: number }> {
+async function convertModel(
+  ctx: TaskContext,
+  artifact: StageArtifact,
+  faceSize: number | null,
+): Promise<{ files: OutputFile[]; faceSize: number }> {
   const file = (name: string) => artifact.files.find((f) => f.path === name);
   const read = async (name: string) => {
     const f = file(name);
@@ -35,11 +47,13 @@ async function convertModel(ctx: TaskContext, artifact: StageArtifact, faceSize:
     await ctx.write("frames.json", json(rig.frames), "application/json"),
   ];
   // Written again under this job (the seal takes this job's blobs); the bytes are the same.
-  for (const name of KEPT) if (file(name)) files.push(await ctx.write(name, await read(name), file(name)!.media_type ?? "application/octet-stream"));
+  for (const name of KEPT)
+    if (file(name)) files.push(await ctx.write(name, await read(name), file(name)!.media_type ?? "application/octet-stream"));
   return { files, faceSize: size };
 }
 
-const sealed = (files: OutputFile[]) => files.map((f) => ({ name: f.path as "cameras.json", blob_sha: f.blob_sha, byte_size: f.byte_size }));
+const sealed = (files: OutputFile[]) =>
+  files.map((f) => ({ name: f.path as "cameras.json", blob_sha: f.blob_sha, byte_size: f.byte_size }));
 
 export async function toCubemap(ctx: TaskContext): Promise<TaskOutputs> {
   const { to_cubemap: params } = ctx.params as ToCubemapTaskParams;
@@ -53,13 +67,29 @@ export async function toCubemap(ctx: TaskContext): Promise<TaskOutputs> {
     const component = artifacts[`submodel.${idx}`];
     if (!component) continue;
     const { files } = await convertModel(ctx, component, converted.faceSize);
-    submodels.push({ idx, files: sealed(files), summary: { num_reg_images: 0, num_points3D: 0, ...component.summary } as SnapshotSeal["submodels"][number]["summary"] });
+    submodels.push({
+      idx,
+      files: sealed(files),
+      summary: { num_reg_images: 0, num_points3D: 0, ...component.summary } as SnapshotSeal["submodels"][number]["summary"],
+    });
   }
-  const summary = { num_reg_images: 0, num_points3D: 0, ...root.summary, phase: "to_cubemap", face_size: converted.faceSize } as SnapshotSeal["summary"];
+  const summary = {
+    num_reg_images: 0,
+    num_points3D: 0,
+    ...root.summary,
+    phase: "to_cubemap",
+    face_size: converted.faceSize,
+  } as SnapshotSeal["summary"];
   const seq = await ctx.sealSnapshot({ files: sealed(converted.files), submodels, summary });
   ctx.log("INFO", `sealed snapshot ${seq}: snapshot ${params.seq} with its panoramas as cubemap rigs of ${converted.faceSize}-pixel faces`);
   return {
-    artifacts: [coreArtifact("reconstruction.snapshot", `snapshot ${params.seq} as cubemap rigs`, converted.files, { source_seq: params.seq, snapshot_seq: seq, face_size: converted.faceSize })],
+    artifacts: [
+      coreArtifact("reconstruction.snapshot", `snapshot ${params.seq} as cubemap rigs`, converted.files, {
+        source_seq: params.seq,
+        snapshot_seq: seq,
+        face_size: converted.faceSize,
+      }),
+    ],
     result: { snapshot_seq: seq, face_size: converted.faceSize },
   };
 }

@@ -53,7 +53,8 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
     const local = new Map(item.images.map((name, i) => [name, i]));
     const pairs = (await blockMatches(item)).map((pair) => {
       const [i1, i2] = [local.get(pair.imageName1), local.get(pair.imageName2)];
-      if (i1 === undefined || i2 === undefined) throw new Error(`block ${item.path}: matches name an image outside it: ${pair.imageName1}, ${pair.imageName2}`);
+      if (i1 === undefined || i2 === undefined)
+        throw new Error(`block ${item.path}: matches name an image outside it: ${pair.imageName1}, ${pair.imageName2}`);
       const input: TwoViewInput = {
         keypoints1: keypoints.get(pair.imageName1)!.xy,
         keypoints2: keypoints.get(pair.imageName2)!.xy,
@@ -67,9 +68,13 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
     blocks.push({ item, pairs });
   }
   const inputs = blocks.flatMap((b) => b.pairs);
-  const batches = Array.from({ length: Math.ceil(inputs.length / PAIRS_PER_STEP) }, (_, b) => inputs.slice(b * PAIRS_PER_STEP, (b + 1) * PAIRS_PER_STEP));
+  const batches = Array.from({ length: Math.ceil(inputs.length / PAIRS_PER_STEP) }, (_, b) =>
+    inputs.slice(b * PAIRS_PER_STEP, (b + 1) * PAIRS_PER_STEP),
+  );
   const geometries = (
-    await eachItem(ctx, batches, { lanes: ctx.engines.lanes(VERIFY_BYTES), weight: (batch) => batch.length }, (batch) => ctx.engines.verify(batch.map((p) => p.input)))
+    await eachItem(ctx, batches, { lanes: ctx.engines.lanes(VERIFY_BYTES), weight: (batch) => batch.length }, (batch) =>
+      ctx.engines.verify(batch.map((p) => p.input)),
+    )
   ).flat();
 
   const artifacts = [];
@@ -78,15 +83,37 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
     const out: VerifiedMatchesFile = {
       pairs: pairs.map((p) => {
         const g = geometries[next++]!;
-        return { image_id1: imageIdAt(p.i1), image_id2: imageIdAt(p.i2), type: g.type, num_inliers: g.num_inliers, F: g.F, E: g.E, H: g.H, inlier_matches: g.inlier_matches };
+        return {
+          image_id1: imageIdAt(p.i1),
+          image_id2: imageIdAt(p.i2),
+          type: g.type,
+          num_inliers: g.num_inliers,
+          F: g.F,
+          E: g.E,
+          H: g.H,
+          inlier_matches: g.inlier_matches,
+        };
       }),
-      "x-images": item.images.map((name, i) => ({ image_id: imageIdAt(i), name, resource_id: dataset.images[indexOf.get(name)!]!.image_id })),
+      "x-images": item.images.map((name, i) => ({
+        image_id: imageIdAt(i),
+        name,
+        resource_id: dataset.images[indexOf.get(name)!]!.image_id,
+      })),
     };
     const verified = out.pairs.filter((q) => q.num_inliers > 0);
     const inliers = verified.reduce((s, q) => s + q.num_inliers, 0);
     const file = await ctx.write(item.path, new TextEncoder().encode(JSON.stringify(out)), VERIFIED_MATCHES_MEDIA_TYPE);
-    artifacts.push(coreArtifact("matches.verified.v1", "verified matches", [file], { num_pairs: out.pairs.length, num_verified_pairs: verified.length, num_inlier_matches: inliers }));
+    artifacts.push(
+      coreArtifact("matches.verified.v1", "verified matches", [file], {
+        num_pairs: out.pairs.length,
+        num_verified_pairs: verified.length,
+        num_inlier_matches: inliers,
+      }),
+    );
   }
-  ctx.metric("num_verified_pairs", artifacts.reduce((s, a) => s + (a.summary.num_verified_pairs as number), 0));
+  ctx.metric(
+    "num_verified_pairs",
+    artifacts.reduce((s, a) => s + (a.summary.num_verified_pairs as number), 0),
+  );
   return { artifacts, result: null };
 }

@@ -43,19 +43,38 @@ function lease(kind: keyof typeof PHASE, dataset: DatasetSnapshot, upstream: Arr
     task: { task_id: `task-${kind}`, job_id: "job", kind, phase: PHASE[kind], attempt: 1, params: {} },
     inputs: { dataset, upstream: upstream.map((u, i) => ({ task_id: `up-${i}`, ...u })), artifacts: {} },
     checkpoint: null,
-    shard: { shard_id: `shard-${kind}`, index: 0, count: 1, items: shardItems(kind, dataset.images.map((im) => im.name)) },
+    shard: {
+      shard_id: `shard-${kind}`,
+      index: 0,
+      count: 1,
+      items: shardItems(
+        kind,
+        dataset.images.map((im) => im.name),
+      ),
+    },
     _links: {},
   } as unknown as Lease;
 }
 
 /** The task as one shard, as the service plans a small dataset: an item per image, or one block of every pair. */
 function shardItems(kind: keyof typeof PHASE, names: string[]) {
-  if (kind === "extract") return names.map((name, i) => ({ key: String(i).padStart(64, "0"), path: `features/${name}`, images: [name], block: null }));
-  return [{ key: "0".repeat(64), path: kind === "match" ? "matches/0-0.bin" : "two_view_geometries/0-0.json", images: names, block: [names, names] }];
+  if (kind === "extract")
+    return names.map((name, i) => ({ key: String(i).padStart(64, "0"), path: `features/${name}`, images: [name], block: null }));
+  return [
+    {
+      key: "0".repeat(64),
+      path: kind === "match" ? "matches/0-0.bin" : "two_view_geometries/0-0.json",
+      images: names,
+      block: [names, names],
+    },
+  ];
 }
 
 /** A shard's item artifacts as the service assembles them into the task's one artifact. */
-const assembled = (outputs: TaskOutputs): TaskOutputs => ({ artifacts: [{ ...outputs.artifacts[0]!, files: outputs.artifacts.flatMap((a) => a.files) }], result: null });
+const assembled = (outputs: TaskOutputs): TaskOutputs => ({
+  artifacts: [{ ...outputs.artifacts[0]!, files: outputs.artifacts.flatMap((a) => a.files) }],
+  result: null,
+});
 
 /** Runs extract, match and verify on `host`; answers each task's outputs and the events it posted. */
 async function stages(host: RunnerHost, images: Map<string, Uint8Array>, dataset: DatasetSnapshot) {
@@ -84,7 +103,18 @@ describe("a runner's engine pool", () => {
       const bytes = new Uint8Array(readFileSync(new URL(name, SET)));
       const sha = await sha256Hex(bytes);
       images.set(sha, bytes);
-      entries.push({ image_id: `img-${i}`, name, content_sha: sha, byte_size: bytes.length, width: null, height: null, media_type: "image/jpeg", focal_length_35mm: null, gps: null, pose_prior: null });
+      entries.push({
+        image_id: `img-${i}`,
+        name,
+        content_sha: sha,
+        byte_size: bytes.length,
+        width: null,
+        height: null,
+        media_type: "image/jpeg",
+        focal_length_35mm: null,
+        gps: null,
+        pose_prior: null,
+      });
     }
     const dataset: DatasetSnapshot = {
       dataset_id: "ds",
@@ -110,7 +140,9 @@ describe("a runner's engine pool", () => {
       const total = kind === "extract" ? NAMES.length : (NAMES.length * (NAMES.length - 1)) / 2;
       expect(progress.at(-1), kind).toMatchObject({ phase: PHASE[kind], current: total, total });
     }
-    expect(actual.extract!.events).toContainEqual(expect.objectContaining({ kind: "log_line", message: `SIFT of ${NAMES.length} images on WASM, 2 engines at once` }));
+    expect(actual.extract!.events).toContainEqual(
+      expect.objectContaining({ kind: "log_line", message: `SIFT of ${NAMES.length} images on WASM, 2 engines at once` }),
+    );
     expect(expected.match!.outputs.artifacts[0]!.summary.num_matches).toBeGreaterThan(0);
     expect(expected.verify!.outputs.artifacts[0]!.summary.num_verified_pairs).toBeGreaterThan(0);
   }, 300_000);

@@ -34,7 +34,17 @@ function paramsFor(model: string, f: number, cx: number, cy: number, k: number):
   }
 }
 
-const MODELS = ["SIMPLE_PINHOLE", "PINHOLE", "SIMPLE_RADIAL", "RADIAL", "OPENCV", "OPENCV_FISHEYE", "FULL_OPENCV", "SIMPLE_RADIAL_FISHEYE", "RADIAL_FISHEYE"];
+const MODELS = [
+  "SIMPLE_PINHOLE",
+  "PINHOLE",
+  "SIMPLE_RADIAL",
+  "RADIAL",
+  "OPENCV",
+  "OPENCV_FISHEYE",
+  "FULL_OPENCV",
+  "SIMPLE_RADIAL_FISHEYE",
+  "RADIAL_FISHEYE",
+];
 
 function errorsById(points3DText: string): Map<string, number> {
   const out = new Map<string, number>();
@@ -50,7 +60,11 @@ describe.skipIf(!colmapAvailable)("reprojection errors through every COLMAP came
   it.each(MODELS)("%s: our ERROR column is what colmap point_filtering recomputes", async (model) => {
     const snapshot = await referenceSnapshot("sacre-coeur");
     const cameras = {
-      cameras: snapshot.cameras.cameras.map((c) => ({ ...c, model, params: paramsFor(model, c.params[0]!, c.params[1]!, c.params[2]!, c.params[3]!) })),
+      cameras: snapshot.cameras.cameras.map((c) => ({
+        ...c,
+        model,
+        params: paramsFor(model, c.params[0]!, c.params[1]!, c.params[2]!, c.params[3]!),
+      })),
     };
     const ours = exportSnapshot("colmap_text", { ...snapshot, cameras });
     // COLMAP gets our model with every ERROR blanked to -1, so only its own recomputation can match ours.

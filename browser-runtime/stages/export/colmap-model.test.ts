@@ -55,8 +55,17 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
 
   it("keep COLMAP's headers, mean observations and mean track length lines", async () => {
     const files = exportSnapshot("colmap_text", await referenceSnapshot(set)).files;
-    const ours = ["cameras.txt", "images.txt", "points3D.txt"].map((f) => decoder.decode(files.get(f)).split("\n").filter((l) => l.startsWith("#")));
-    const reference = ["cameras.txt", "images.txt", "points3D.txt"].map((f) => readText(`${referenceDir(set)}/${f}`).split("\n").filter((l) => l.startsWith("#")));
+    const ours = ["cameras.txt", "images.txt", "points3D.txt"].map((f) =>
+      decoder
+        .decode(files.get(f))
+        .split("\n")
+        .filter((l) => l.startsWith("#")),
+    );
+    const reference = ["cameras.txt", "images.txt", "points3D.txt"].map((f) =>
+      readText(`${referenceDir(set)}/${f}`)
+        .split("\n")
+        .filter((l) => l.startsWith("#")),
+    );
     expect(ours).toEqual(reference);
   });
 
@@ -88,7 +97,15 @@ describe.each(EXPORT_TEST_SETS)("COLMAP model exports of %s", (set) => {
       expect(sortedDataLines(theirs("points3D.txt"))).toEqual(sortedDataLines(ours("points3D.txt")));
       // Headers (counts and means) too.
       for (const f of ["cameras.txt", "images.txt", "points3D.txt"]) {
-        expect(theirs(f).split("\n").filter((l) => l.startsWith("#"))).toEqual(ours(f).split("\n").filter((l) => l.startsWith("#")));
+        expect(
+          theirs(f)
+            .split("\n")
+            .filter((l) => l.startsWith("#")),
+        ).toEqual(
+          ours(f)
+            .split("\n")
+            .filter((l) => l.startsWith("#")),
+        );
       }
     });
 

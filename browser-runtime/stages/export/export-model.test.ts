@@ -79,7 +79,10 @@ describe("export model", () => {
     const snapshot = await referenceSnapshot("sceaux-castle");
     const cameras = { cameras: snapshot.cameras.cameras.map((c) => ({ ...c, model: "SPHERICAL", params: [] })) };
     for (const format of ["colmap_text", "colmap_bin", "nvm", "nerfstudio", "instant_ngp", "gaussian_splatting", "kapture"] as const) {
-      expect(refusalCode(() => exportSnapshot(format, { ...snapshot, cameras })), format).toBe("unsupported_camera_model");
+      expect(
+        refusalCode(() => exportSnapshot(format, { ...snapshot, cameras })),
+        format,
+      ).toBe("unsupported_camera_model");
     }
     expect(refusalCode(() => exportSnapshot("ply", { ...snapshot, cameras }))).toBe("none");
     const images = { images: snapshot.images.images.map((i, k) => (k === 0 ? { ...i, name: "a,b.jpg" } : i)) };
@@ -88,9 +91,16 @@ describe("export model", () => {
 
   it("an empty snapshot (cameras, no registered images, no points) exports to every format", () => {
     const empty = {
-      cameras: { cameras: [{ camera_id: 1, model: "PINHOLE", width: 640, height: 480, params: [500, 500, 320, 240], has_prior_focal_length: false }] },
+      cameras: {
+        cameras: [{ camera_id: 1, model: "PINHOLE", width: 640, height: 480, params: [500, 500, 320, 240], has_prior_focal_length: false }],
+      },
       images: { images: [] },
-      points: encodePoints({ xyz: new Float32Array(0), rgb: new Uint8Array(0), trackLength: new Uint16Array(0), ids: new BigUint64Array(0) }),
+      points: encodePoints({
+        xyz: new Float32Array(0),
+        rgb: new Uint8Array(0),
+        trackLength: new Uint16Array(0),
+        ids: new BigUint64Array(0),
+      }),
     };
     for (const format of EXPORT_FORMATS) {
       const result = exportSnapshot(format, empty);

@@ -90,13 +90,19 @@ export function buildExportModel(input: SnapshotInput): ExportModel {
   let numObservations = 0;
   for (const image of images) {
     if (!cameraById.has(image.camera_id)) {
-      throw new ExportError("inconsistent_snapshot", `image ${image.image_id} refers to camera ${image.camera_id}, absent from cameras.json`);
+      throw new ExportError(
+        "inconsistent_snapshot",
+        `image ${image.image_id} refers to camera ${image.camera_id}, absent from cameras.json`,
+      );
     }
     image.points2D.forEach((p, kpIdx) => {
       if (p.point3d_id === null) return;
       const index = indexById.get(p.point3d_id);
       if (index === undefined) {
-        throw new ExportError("inconsistent_snapshot", `image ${image.image_id} keypoint ${kpIdx} observes point ${p.point3d_id}, absent from points.bin`);
+        throw new ExportError(
+          "inconsistent_snapshot",
+          `image ${image.image_id} keypoint ${kpIdx} observes point ${p.point3d_id}, absent from points.bin`,
+        );
       }
       points[index]!.track.push({ imageId: image.image_id, point2DIdx: kpIdx });
       numObservations += 1;
@@ -107,7 +113,10 @@ export function buildExportModel(input: SnapshotInput): ExportModel {
     const rebuilt = points[i]!.track.length;
     // track_len is uint16 on the wire: longer tracks saturate.
     if (stored !== Math.min(rebuilt, 0xffff)) {
-      throw new ExportError("inconsistent_snapshot", `point ${points[i]!.id}: points.bin says track_len ${stored}, images.json observes it ${rebuilt} times`);
+      throw new ExportError(
+        "inconsistent_snapshot",
+        `point ${points[i]!.id}: points.bin says track_len ${stored}, images.json observes it ${rebuilt} times`,
+      );
     }
   }
 

@@ -23,7 +23,14 @@ export function snapshotFromColmapModel(model: ColmapModel): SnapshotFiles {
   const cameras: CamerasFile = {
     cameras: [...model.cameras.values()]
       .sort((a, b) => a.cameraId - b.cameraId)
-      .map((c) => ({ camera_id: c.cameraId, model: c.model, width: c.width, height: c.height, params: [...c.params], has_prior_focal_length: false })),
+      .map((c) => ({
+        camera_id: c.cameraId,
+        model: c.model,
+        width: c.width,
+        height: c.height,
+        params: [...c.params],
+        has_prior_focal_length: false,
+      })),
   };
   const images: ImagesFile = {
     images: [...model.images.values()]
@@ -43,7 +50,8 @@ export function snapshotFromColmapModel(model: ColmapModel): SnapshotFiles {
       })),
   };
   const trackLength = new Map<number, number>();
-  for (const image of images.images) for (const p of image.points2D) if (p.point3d_id !== null) trackLength.set(p.point3d_id, (trackLength.get(p.point3d_id) ?? 0) + 1);
+  for (const image of images.images)
+    for (const p of image.points2D) if (p.point3d_id !== null) trackLength.set(p.point3d_id, (trackLength.get(p.point3d_id) ?? 0) + 1);
   const points = [...model.points3D.values()].sort((a, b) => a.point3DId - b.point3DId);
   const n = points.length;
   const cloud = { xyz: new Float32Array(3 * n), rgb: new Uint8Array(3 * n), trackLength: new Uint16Array(n), ids: new BigUint64Array(n) };

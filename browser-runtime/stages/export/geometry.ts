@@ -76,7 +76,8 @@ export function colmapProjectionCenter(pose: Rigid3): Vec3 {
 
 export function multiply4(a: Matrix4, b: Matrix4): Matrix4 {
   const out: Matrix4 = [[], [], [], []];
-  for (let i = 0; i < 4; i++) for (let j = 0; j < 4; j++) out[i]![j] = a[i]![0]! * b[0]![j]! + a[i]![1]! * b[1]![j]! + a[i]![2]! * b[2]![j]! + a[i]![3]! * b[3]![j]!;
+  for (let i = 0; i < 4; i++)
+    for (let j = 0; j < 4; j++) out[i]![j] = a[i]![0]! * b[0]![j]! + a[i]![1]! * b[1]![j]! + a[i]![2]! * b[2]![j]! + a[i]![3]! * b[3]![j]!;
   return out;
 }
 

@@ -47,7 +47,9 @@ export function placePhotos(
     return [];
   }
   if (files.size + placed.length > maxFiles) {
-    warnings.push(`photos not included: ${placed.length} photos would take the export past the ${maxFiles} files an artifact lists; ${where}`);
+    warnings.push(
+      `photos not included: ${placed.length} photos would take the export past the ${maxFiles} files an artifact lists; ${where}`,
+    );
     return [];
   }
   if (photos === "referenced") return placed;

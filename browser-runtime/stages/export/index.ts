@@ -22,7 +22,13 @@ import { exportNvm } from "./nvm";
 import { exportPly } from "./ply";
 
 export { buildExportModel, ExportError, type ExportModel, type SnapshotInput } from "./export-model";
-export { EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, type ExportArtifactType, type ExportFormat, exportCapability } from "../../../protocol/exports";
+export {
+  EXPORT_ARTIFACT_TYPES,
+  EXPORT_FORMATS,
+  type ExportArtifactType,
+  type ExportFormat,
+  exportCapability,
+} from "../../../protocol/exports";
 export { PHOTO_DIRECTORY, type ImageBytes, type PhotoPlacement } from "./image-files";
 
 export interface ExportOptions {
@@ -74,7 +80,8 @@ export function exportModel(format: ExportFormat, model: ExportModel, options: E
   const packKeypoints = format === "kapture" && KAPTURE_FIXED_FILES + model.images.length + photoCount > maxFiles;
   const files = writeFormat(format, model, { ...options, packKeypoints }, warnings);
   const photos = placePhotos(format, model, files, options.photos, maxFiles, warnings);
-  if (files.size > maxFiles) throw new ExportError("too_many_files", `the ${format} export has ${files.size} files, more than the ${maxFiles} an artifact lists`);
+  if (files.size > maxFiles)
+    throw new ExportError("too_many_files", `the ${format} export has ${files.size} files, more than the ${maxFiles} an artifact lists`);
   return {
     format,
     files,
@@ -108,7 +115,12 @@ export function exportSnapshot(format: ExportFormat, snapshot: SnapshotInput, op
   return exportModel(format, buildExportModel(snapshot), options);
 }
 
-function writeFormat(format: ExportFormat, model: ExportModel, options: ExportOptions & { packKeypoints: boolean }, warnings: string[]): Map<string, Uint8Array> {
+function writeFormat(
+  format: ExportFormat,
+  model: ExportModel,
+  options: ExportOptions & { packKeypoints: boolean },
+  warnings: string[],
+): Map<string, Uint8Array> {
   switch (format) {
     case "colmap_text":
     case "txt":
@@ -127,6 +139,9 @@ function writeFormat(format: ExportFormat, model: ExportModel, options: ExportOp
     case "gaussian_splatting":
       return exportGaussianSplatting(model, options, warnings);
     case "kapture":
-      return exportKapture(model, { keypointsType: options.keypointsType ?? KAPTURE_DEFAULT_KEYPOINTS_TYPE, packKeypoints: options.packKeypoints });
+      return exportKapture(model, {
+        keypointsType: options.keypointsType ?? KAPTURE_DEFAULT_KEYPOINTS_TYPE,
+        packKeypoints: options.packKeypoints,
+      });
   }
 }

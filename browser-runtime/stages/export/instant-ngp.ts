@@ -23,7 +23,8 @@ export const INSTANT_NGP_DEFAULT_AABB_SCALE = 32;
 
 function cameraFields(camera: SnapshotCamera): Record<string, number | boolean> {
   const k = openCvIntrinsics(camera);
-  if (!k) throw new ExportError("unsupported_camera_model", `instant-ngp has no camera model for ${camera.model} (camera ${camera.camera_id})`);
+  if (!k)
+    throw new ExportError("unsupported_camera_model", `instant-ngp has no camera model for ${camera.model} (camera ${camera.camera_id})`);
   return {
     camera_angle_x: 2 * Math.atan(k.w / (2 * k.fl_x)),
     camera_angle_y: 2 * Math.atan(k.h / (2 * k.fl_y)),
@@ -49,7 +50,13 @@ function rotationBetween(a: Vec3, b: Vec3): Matrix4 {
   const v = cross(na, nb);
   const c = dot(na, nb);
   // Opposite directions: colmap2nerf jitters a randomly; a half turn about x is the deterministic choice.
-  if (c < -1 + 1e-10) return [[1, 0, 0, 0], [0, -1, 0, 0], [0, 0, -1, 0], [0, 0, 0, 1]];
+  if (c < -1 + 1e-10)
+    return [
+      [1, 0, 0, 0],
+      [0, -1, 0, 0],
+      [0, 0, -1, 0],
+      [0, 0, 0, 1],
+    ];
   const k: Matrix4 = [
     [0, -v[2], v[1], 0],
     [v[2], 0, -v[0], 0],

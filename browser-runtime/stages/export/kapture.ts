@@ -36,26 +36,35 @@ function sensorId(cameraId: number): string {
   return `cam${cameraId}`;
 }
 
-export function exportKapture(
-  model: ExportModel,
-  options: { keypointsType?: string; packKeypoints?: boolean },
-): Map<string, Uint8Array> {
+export function exportKapture(model: ExportModel, options: { keypointsType?: string; packKeypoints?: boolean }): Map<string, Uint8Array> {
   requireColmapCameras(model, "kapture");
   const type = options.keypointsType ?? KAPTURE_DEFAULT_KEYPOINTS_TYPE;
   for (const image of model.images) {
-    if (image.name.includes(",")) throw new ExportError("unsupported_image_name", `kapture paths cannot hold commas: image ${image.image_id} (${image.name})`);
+    if (image.name.includes(","))
+      throw new ExportError("unsupported_image_name", `kapture paths cannot hold commas: image ${image.image_id} (${image.name})`);
   }
   const files = new Map<string, Uint8Array>();
   files.set(
     "sensors/sensors.txt",
     csv(
       "# sensor_device_id, name, sensor_type, [sensor_params]+",
-      model.cameras.map((c) => [sensorId(c.camera_id), "", "camera", c.model, String(c.width), String(c.height), ...c.params.map((p) => formatG(p))]),
+      model.cameras.map((c) => [
+        sensorId(c.camera_id),
+        "",
+        "camera",
+        c.model,
+        String(c.width),
+        String(c.height),
+        ...c.params.map((p) => formatG(p)),
+      ]),
     ),
   );
   files.set(
     "sensors/records_camera.txt",
-    csv("# timestamp, device_id, image_path", model.images.map((i) => [String(i.image_id), sensorId(i.camera_id), i.name])),
+    csv(
+      "# timestamp, device_id, image_path",
+      model.images.map((i) => [String(i.image_id), sensorId(i.camera_id), i.name]),
+    ),
   );
   files.set(
     "sensors/trajectories.txt",
@@ -67,7 +76,13 @@ export function exportKapture(
       }),
     ),
   );
-  files.set("reconstruction/points3d.txt", csv("# X, Y, Z, R, G, B", model.points.map((p) => [...p.xyz.map((v) => formatG(v)), ...p.rgb.map(String)])));
+  files.set(
+    "reconstruction/points3d.txt",
+    csv(
+      "# X, Y, Z, R, G, B",
+      model.points.map((p) => [...p.xyz.map((v) => formatG(v)), ...p.rgb.map(String)]),
+    ),
+  );
   files.set(`reconstruction/keypoints/${type}/keypoints.txt`, csv("# name, dtype, dsize", [[type, "float32", "2"]]));
   const keypoints = model.images.map((image): [string, Uint8Array] => {
     const kpt = new Uint8Array(8 * image.points2D.length);
@@ -85,7 +100,9 @@ export function exportKapture(
     csv(
       "# point3d_id, keypoints_type, [image_path, feature_id]*",
       model.points.flatMap((p, row) =>
-        p.track.length === 0 ? [] : [[String(row), type, ...p.track.flatMap((el) => [model.imageById.get(el.imageId)!.name, String(el.point2DIdx)])]],
+        p.track.length === 0
+          ? []
+          : [[String(row), type, ...p.track.flatMap((el) => [model.imageById.get(el.imageId)!.name, String(el.point2DIdx)])]],
       ),
     ),
   );

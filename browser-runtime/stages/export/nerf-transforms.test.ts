@@ -17,7 +17,23 @@ import { EXPORT_TEST_SETS, referenceExport, referenceSnapshot } from "./testing/
 type Json = Record<string, any>;
 
 const NERFSTUDIO_INTRINSICS = ["fl_x", "fl_y", "cx", "cy", "w", "h", "camera_model", "k1", "k2", "p1", "p2"];
-const INSTANT_NGP_INTRINSICS = ["camera_angle_x", "camera_angle_y", "fl_x", "fl_y", "k1", "k2", "k3", "k4", "p1", "p2", "is_fisheye", "cx", "cy", "w", "h"];
+const INSTANT_NGP_INTRINSICS = [
+  "camera_angle_x",
+  "camera_angle_y",
+  "fl_x",
+  "fl_y",
+  "k1",
+  "k2",
+  "k3",
+  "k4",
+  "p1",
+  "p2",
+  "is_fisheye",
+  "cx",
+  "cy",
+  "w",
+  "h",
+];
 
 /** Inverse of a rigid 4x4 given as rows, applied to a point: R^T (p - t). */
 function cameraFromWorld(c2w: number[][], p: Vec3): Vec3 {
@@ -56,7 +72,13 @@ function applyAffine(m: number[][], p: Vec3): Vec3 {
  * With `onKeypoint` false (cameras swapped for another model, so keypoints no longer fit) only
  * the agreement with the snapshot's projection is checked, on the first 8 observations.
  */
-function checkProjections(snapshot: SnapshotFiles, transforms: Json, pathPrefix: string, intrinsicKeys: string[], onKeypoint = true): number {
+function checkProjections(
+  snapshot: SnapshotFiles,
+  transforms: Json,
+  pathPrefix: string,
+  intrinsicKeys: string[],
+  onKeypoint = true,
+): number {
   const cloud = decodePoints(snapshot.points);
   const xyzById = new Map<number, Vec3>();
   cloud.ids.forEach((id, i) => xyzById.set(Number(id), [cloud.xyz[3 * i]!, cloud.xyz[3 * i + 1]!, cloud.xyz[3 * i + 2]!]));
@@ -113,7 +135,9 @@ describe.each(EXPORT_TEST_SETS)("NeRF transforms.json exports of %s", (set) => {
 
   it("instant-ngp: documented fields, a recentred and rescaled world, projections onto the keypoints", async () => {
     const snapshot = await referenceSnapshot(set);
-    const transforms = JSON.parse(new TextDecoder().decode((await referenceExport(set, "instant_ngp")).files.get("transforms.json"))) as Json;
+    const transforms = JSON.parse(
+      new TextDecoder().decode((await referenceExport(set, "instant_ngp")).files.get("transforms.json")),
+    ) as Json;
     expect(transforms.aabb_scale).toBe(32);
     for (const frame of transforms.frames as Json[]) {
       const k = { ...transforms, ...frame };
@@ -121,7 +145,9 @@ describe.each(EXPORT_TEST_SETS)("NeRF transforms.json exports of %s", (set) => {
       expect(k.is_fisheye).toBe(false);
     }
     // colmap2nerf: mean camera distance from the centre of attention is 4, mean camera up is +z.
-    const centres = (transforms.frames as Json[]).map((f) => [f.transform_matrix[0][3], f.transform_matrix[1][3], f.transform_matrix[2][3]] as Vec3);
+    const centres = (transforms.frames as Json[]).map(
+      (f) => [f.transform_matrix[0][3], f.transform_matrix[1][3], f.transform_matrix[2][3]] as Vec3,
+    );
     const meanDistance = centres.reduce((s, c) => s + Math.hypot(...c), 0) / centres.length;
     expect(meanDistance).toBeCloseTo(4, 9);
     const up = [0, 1, 2].map((i) => (transforms.frames as Json[]).reduce((s, f) => s + f.transform_matrix[i][1], 0));
@@ -159,11 +185,22 @@ describe("NeRF exports of the other camera models nerfstudio and instant-ngp map
   ];
   it.each(variants)("%s", async (model, params) => {
     const reference = await referenceSnapshot("sacre-coeur");
-    const snapshot = { ...reference, cameras: { cameras: reference.cameras.cameras.map((c) => ({ ...c, model, params: params(c.params[0]!, c.params[1]!, c.params[2]!) })) } };
+    const snapshot = {
+      ...reference,
+      cameras: {
+        cameras: reference.cameras.cameras.map((c) => ({ ...c, model, params: params(c.params[0]!, c.params[1]!, c.params[2]!) })),
+      },
+    };
     const fisheye = model.includes("FISHEYE");
     const nerfstudio = JSON.parse(new TextDecoder().decode(exportSnapshot("nerfstudio", snapshot).files.get("transforms.json"))) as Json;
     expect(nerfstudio.frames[0].camera_model).toBe(fisheye ? "OPENCV_FISHEYE" : "OPENCV");
-    checkProjections(snapshot, nerfstudio, "images/", fisheye ? ["fl_x", "fl_y", "cx", "cy", "w", "h", "k1", "k2", "k3", "k4"] : NERFSTUDIO_INTRINSICS, false);
+    checkProjections(
+      snapshot,
+      nerfstudio,
+      "images/",
+      fisheye ? ["fl_x", "fl_y", "cx", "cy", "w", "h", "k1", "k2", "k3", "k4"] : NERFSTUDIO_INTRINSICS,
+      false,
+    );
     const ngp = JSON.parse(new TextDecoder().decode(exportSnapshot("instant_ngp", snapshot).files.get("transforms.json"))) as Json;
     expect(ngp.frames[0].is_fisheye).toBe(fisheye);
     checkProjections(snapshot, ngp, "./images/", INSTANT_NGP_INTRINSICS, false);
@@ -174,7 +211,9 @@ describe("NeRF exports refuse cameras their trainers cannot model", () => {
   it("FULL_OPENCV has no nerfstudio or instant-ngp camera model", async () => {
     const snapshot = await referenceSnapshot("sceaux-castle");
     const c = snapshot.cameras.cameras[0]!;
-    const cameras = { cameras: [{ ...c, model: "FULL_OPENCV", params: [c.params[0]!, c.params[0]!, c.params[1]!, c.params[2]!, 0, 0, 0, 0, 0, 0, 0, 0] }] };
+    const cameras = {
+      cameras: [{ ...c, model: "FULL_OPENCV", params: [c.params[0]!, c.params[0]!, c.params[1]!, c.params[2]!, 0, 0, 0, 0, 0, 0, 0, 0] }],
+    };
     for (const format of ["nerfstudio", "instant_ngp"] as const) {
       expect(() => exportSnapshot(format, { ...snapshot, cameras }), format).toThrow(ExportError);
     }

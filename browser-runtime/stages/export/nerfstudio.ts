@@ -27,7 +27,8 @@ export const NERFSTUDIO_APPLIED_TRANSFORM: Matrix4 = [
 
 function cameraFields(camera: SnapshotCamera): Record<string, number | string> {
   const k = openCvIntrinsics(camera);
-  if (!k) throw new ExportError("unsupported_camera_model", `nerfstudio has no camera model for ${camera.model} (camera ${camera.camera_id})`);
+  if (!k)
+    throw new ExportError("unsupported_camera_model", `nerfstudio has no camera model for ${camera.model} (camera ${camera.camera_id})`);
   const common = { w: k.w, h: k.h, fl_x: k.fl_x, fl_y: k.fl_y, cx: k.cx, cy: k.cy };
   return k.fisheye
     ? { ...common, k1: k.k1, k2: k.k2, k3: k.k3, k4: k.k4, camera_model: "OPENCV_FISHEYE" }
@@ -52,6 +53,9 @@ export function nerfstudioTransforms(model: ExportModel): Record<string, unknown
 export function exportNerfstudio(model: ExportModel): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
   files.set("transforms.json", new TextEncoder().encode(JSON.stringify(nerfstudioTransforms(model), null, 4)));
-  files.set("sparse_pc.ply", modelPly(model, (p) => transformPoint(NERFSTUDIO_APPLIED_TRANSFORM, p)));
+  files.set(
+    "sparse_pc.ply",
+    modelPly(model, (p) => transformPoint(NERFSTUDIO_APPLIED_TRANSFORM, p)),
+  );
   return files;
 }

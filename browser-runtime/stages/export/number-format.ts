@@ -24,7 +24,8 @@ export function formatG(value: number, precision = 17): string {
     const m = stripZeros(digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits);
     return `${sign}${m}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`;
   }
-  const fixed = exponent >= 0 ? `${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}` : `0.${"0".repeat(-exponent - 1)}${digits}`;
+  const fixed =
+    exponent >= 0 ? `${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}` : `0.${"0".repeat(-exponent - 1)}${digits}`;
   return sign + stripZeros(fixed);
 }
 

@@ -7,8 +7,16 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { decodePoints } from "../../../protocol/wire/points";
 import { ExportError, exportSnapshot } from "./index";
-import { colmapAvailable, convertModel, EXPORT_TEST_SETS, readText, referenceDir, referenceExport,
-  referenceSnapshot, writeFiles } from "./testing/colmap-cli";
+import {
+  colmapAvailable,
+  convertModel,
+  EXPORT_TEST_SETS,
+  readText,
+  referenceDir,
+  referenceExport,
+  referenceSnapshot,
+  writeFiles,
+} from "./testing/colmap-cli";
 
 interface ParsedPly {
   format: string;
@@ -35,7 +43,8 @@ function parsePly(bytes: Uint8Array): ParsedPly {
     else if (f[0] === "property") properties.push({ type: f[1]!, name: f[2]! });
   }
   const stride = properties.reduce((s, p) => s + PLY_TYPE_SIZES[p.type]!, 0);
-  if (bytes.length !== headerBytes + stride * count) throw new Error(`PLY body holds ${bytes.length - headerBytes} bytes, header promises ${stride * count}`);
+  if (bytes.length !== headerBytes + stride * count)
+    throw new Error(`PLY body holds ${bytes.length - headerBytes} bytes, header promises ${stride * count}`);
   const records: Uint8Array[] = [];
   for (let i = 0; i < count; i++) records.push(bytes.subarray(headerBytes + stride * i, headerBytes + stride * (i + 1)));
   return { format, count, properties, headerBytes, records };
@@ -60,7 +69,9 @@ describe.each(EXPORT_TEST_SETS)("PLY and NVM exports of %s", (set) => {
     expect(ply.count).toBe(cloud.count);
     ply.records.forEach((r, i) => {
       const v = new DataView(r.buffer, r.byteOffset, r.byteLength);
-      expect([v.getFloat32(0, true), v.getFloat32(4, true), v.getFloat32(8, true)]).toEqual(Array.from(cloud.xyz.subarray(3 * i, 3 * i + 3)));
+      expect([v.getFloat32(0, true), v.getFloat32(4, true), v.getFloat32(8, true)]).toEqual(
+        Array.from(cloud.xyz.subarray(3 * i, 3 * i + 3)),
+      );
       expect(Array.from(r.subarray(12, 15))).toEqual(Array.from(cloud.rgb.subarray(3 * i, 3 * i + 3)));
     });
   });
@@ -88,7 +99,11 @@ describe.each(EXPORT_TEST_SETS)("PLY and NVM exports of %s", (set) => {
       const theirs = readText(convertModel(writeFiles((await referenceExport(set, "colmap_bin")).files), "NVM", "model.nvm"));
       const numCameras = snapshot.images.images.length;
       const head = (t: string) => t.split("\n").slice(0, 3 + numCameras + 2);
-      const points = (t: string) => t.split("\n").slice(3 + numCameras + 2).sort();
+      const points = (t: string) =>
+        t
+          .split("\n")
+          .slice(3 + numCameras + 2)
+          .sort();
       // Header, every camera line (name, focal, quaternion, centre, distortion) byte for byte.
       expect(head(ours)).toEqual(head(theirs));
       // Points: COLMAP's hash-map order, otherwise identical lines.

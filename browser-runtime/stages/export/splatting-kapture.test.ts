@@ -7,7 +7,17 @@ import { describe, expect, it } from "vitest";
 import { readTar } from "../../../protocol/wire/tar";
 import { buildExportModel, ExportError, exportSnapshot } from "./index";
 import { snapshotFromColmapText } from "./from-colmap";
-import { analyzeModel, colmapAvailable, exportRefusal, tempDir, EXPORT_TEST_SETS, referenceDir, referencePhotos, referenceSnapshot, writeFiles } from "./testing/colmap-cli";
+import {
+  analyzeModel,
+  colmapAvailable,
+  exportRefusal,
+  tempDir,
+  EXPORT_TEST_SETS,
+  referenceDir,
+  referencePhotos,
+  referenceSnapshot,
+  writeFiles,
+} from "./testing/colmap-cli";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -35,7 +45,10 @@ describe.each(EXPORT_TEST_SETS)("Gaussian splatting export of %s", (set) => {
     expect(result.warnings.join("\n")).toMatch(/photos not included/);
     if (colmapAvailable) {
       const dir = writeFiles(result.files);
-      expect(analyzeModel(join(dir, "sparse/0"))).toMatchObject({ Points: String(result.summary.num_points3D), "Registered images": String(result.summary.num_images) });
+      expect(analyzeModel(join(dir, "sparse/0"))).toMatchObject({
+        Points: String(result.summary.num_points3D),
+        "Registered images": String(result.summary.num_images),
+      });
     }
   });
 
@@ -69,7 +82,11 @@ describe("photos in exports", () => {
   it("referenced photos are listed where each format expects them, with no bytes copied", async () => {
     const snapshot = await referenceSnapshot("sacre-coeur");
     const names = snapshot.images.images.map((i) => i.name).sort();
-    for (const [format, dir] of [["nerfstudio", "images"], ["instant_ngp", "images"], ["kapture", "sensors/records_data"]] as const) {
+    for (const [format, dir] of [
+      ["nerfstudio", "images"],
+      ["instant_ngp", "images"],
+      ["kapture", "sensors/records_data"],
+    ] as const) {
       const result = exportSnapshot(format, snapshot, { photos: "referenced" });
       expect(result.photos.map((p) => p.image_name).sort()).toEqual(names);
       for (const p of result.photos) expect(p.path).toBe(`${dir}/${p.image_name}`);
@@ -88,7 +105,8 @@ describe("photos in exports", () => {
     expect(packed.files.size).toBe(7);
     expect(packed.photos).toHaveLength(n);
     const members = readTar(packed.files.get("reconstruction/keypoints/edgesfm/keypoints.tar")!);
-    for (const image of snapshot.images.images) expect(members.get(`${image.name}.kpt`)).toEqual(loose.files.get(`reconstruction/keypoints/edgesfm/${image.name}.kpt`));
+    for (const image of snapshot.images.images)
+      expect(members.get(`${image.name}.kpt`)).toEqual(loose.files.get(`reconstruction/keypoints/edgesfm/${image.name}.kpt`));
     const tight = exportSnapshot("kapture", snapshot, { photos: "referenced", maxFiles: 8 });
     expect(tight.photos).toEqual([]);
     expect(tight.warnings.join()).toMatch(/photos not included: 10 photos would take the export past the 8 files/);
@@ -138,9 +156,16 @@ function kaptureToColmapText(files: Map<string, Uint8Array>, keypointsType: stri
     const view = new DataView(kpt.buffer, kpt.byteOffset, kpt.byteLength);
     const fields: string[] = [];
     for (let k = 0; k < kpt.byteLength / 8; k++) {
-      fields.push(String(view.getFloat32(8 * k, true)), String(view.getFloat32(8 * k + 4, true)), String(pointOfKeypoint.get(`${path}#${k}`) ?? -1));
+      fields.push(
+        String(view.getFloat32(8 * k, true)),
+        String(view.getFloat32(8 * k + 4, true)),
+        String(pointOfKeypoint.get(`${path}#${k}`) ?? -1),
+      );
     }
-    images.push([imageIdByPath.get(path!), ...poses.get(`${timestamp}/${device}`)!, cameraIds.get(device!), path].join(" "), fields.join(" "));
+    images.push(
+      [imageIdByPath.get(path!), ...poses.get(`${timestamp}/${device}`)!, cameraIds.get(device!), path].join(" "),
+      fields.join(" "),
+    );
   }
   const points3D = points.map((p, id) => [id, ...p, -1, ...(tracks.get(id) ?? [])].join(" "));
   return { cameras: cameras.join("\n") + "\n", images: images.join("\n") + "\n", points3D: points3D.join("\n") + "\n" };
@@ -174,7 +199,8 @@ describe.each(EXPORT_TEST_SETS)("kapture export of %s", (set) => {
     if (set === "sacre-coeur") {
       const photos = referencePhotos(set);
       const withPhotos = exportSnapshot("kapture", snapshot, { photos });
-      for (const image of snapshot.images.images) expect(withPhotos.files.get(`sensors/records_data/${image.name}`)).toBe(photos.get(image.name));
+      for (const image of snapshot.images.images)
+        expect(withPhotos.files.get(`sensors/records_data/${image.name}`)).toBe(photos.get(image.name));
     }
   });
 });

@@ -5,7 +5,9 @@ import { ransacFundamental, sampsonSquared } from "./fundamental-ransac";
 describe("test-only fundamental RANSAC", () => {
   it("recovers the epipolar geometry of two synthetic cameras through 40% outliers", () => {
     const rand = mulberry32(4);
-    const f = 500, cx = 320, cy = 240;
+    const f = 500,
+      cx = 320,
+      cy = 240;
     // Camera 2: rotated 10 degrees about y and shifted along x.
     const a = (10 * Math.PI) / 180;
     const project = (p: number[], second: boolean): [number, number] => {
@@ -15,7 +17,8 @@ describe("test-only fundamental RANSAC", () => {
       return [f * (x / z) + cx, f * (y / z) + cy];
     };
     const n = 300;
-    const x1 = new Float64Array(2 * n), x2 = new Float64Array(2 * n);
+    const x1 = new Float64Array(2 * n),
+      x2 = new Float64Array(2 * n);
     const truth: boolean[] = [];
     for (let i = 0; i < n; i += 1) {
       const p = [(rand() - 0.5) * 6, (rand() - 0.5) * 4, 4 + rand() * 6];

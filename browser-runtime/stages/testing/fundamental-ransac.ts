@@ -23,19 +23,23 @@ function symmetricEigen(a: Mat, n: number): { values: number[]; vectors: Mat } {
         if (Math.abs(apq) < 1e-300) continue;
         const theta = (m[q * n + q]! - m[p * n + p]!) / (2 * apq);
         const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1), s = t * c;
+        const c = 1 / Math.sqrt(t * t + 1),
+          s = t * c;
         for (let k = 0; k < n; k += 1) {
-          const mkp = m[k * n + p]!, mkq = m[k * n + q]!;
+          const mkp = m[k * n + p]!,
+            mkq = m[k * n + q]!;
           m[k * n + p] = c * mkp - s * mkq;
           m[k * n + q] = s * mkp + c * mkq;
         }
         for (let k = 0; k < n; k += 1) {
-          const mpk = m[p * n + k]!, mqk = m[q * n + k]!;
+          const mpk = m[p * n + k]!,
+            mqk = m[q * n + k]!;
           m[p * n + k] = c * mpk - s * mqk;
           m[q * n + k] = s * mpk + c * mqk;
         }
         for (let k = 0; k < n; k += 1) {
-          const vkp = v[k * n + p]!, vkq = v[k * n + q]!;
+          const vkp = v[k * n + p]!,
+            vkq = v[k * n + q]!;
           v[k * n + p] = c * vkp - s * vkq;
           v[k * n + q] = s * vkp + c * vkq;
         }
@@ -47,7 +51,8 @@ function symmetricEigen(a: Mat, n: number): { values: number[]; vectors: Mat } {
 
 /** Similarity moving the points' centroid to 0 and their mean distance to sqrt(2). */
 function normaliser(xs: Float64Array, idx: readonly number[]): Mat {
-  let cx = 0, cy = 0;
+  let cx = 0,
+    cy = 0;
   for (const i of idx) {
     cx += xs[2 * i]!;
     cy += xs[2 * i + 1]!;
@@ -61,16 +66,25 @@ function normaliser(xs: Float64Array, idx: readonly number[]): Mat {
 }
 
 const mul3 = (a: Mat, b: Mat): Mat =>
-  Array.from({ length: 9 }, (_, k) => a[3 * Math.floor(k / 3)]! * b[k % 3]! + a[3 * Math.floor(k / 3) + 1]! * b[3 + (k % 3)]! + a[3 * Math.floor(k / 3) + 2]! * b[6 + (k % 3)]!);
+  Array.from(
+    { length: 9 },
+    (_, k) =>
+      a[3 * Math.floor(k / 3)]! * b[k % 3]! +
+      a[3 * Math.floor(k / 3) + 1]! * b[3 + (k % 3)]! +
+      a[3 * Math.floor(k / 3) + 2]! * b[6 + (k % 3)]!,
+  );
 const transpose3 = (a: Mat): Mat => [a[0]!, a[3]!, a[6]!, a[1]!, a[4]!, a[7]!, a[2]!, a[5]!, a[8]!];
 
 /** The normalised eight-point estimate from correspondences `idx` (x1 -> x2), rank 2. */
 export function eightPoint(x1: Float64Array, x2: Float64Array, idx: readonly number[]): Mat {
-  const t1 = normaliser(x1, idx), t2 = normaliser(x2, idx);
+  const t1 = normaliser(x1, idx),
+    t2 = normaliser(x2, idx);
   const ata = new Array<number>(81).fill(0);
   for (const i of idx) {
-    const ax = t1[0]! * x1[2 * i]! + t1[2]!, ay = t1[4]! * x1[2 * i + 1]! + t1[5]!;
-    const bx = t2[0]! * x2[2 * i]! + t2[2]!, by = t2[4]! * x2[2 * i + 1]! + t2[5]!;
+    const ax = t1[0]! * x1[2 * i]! + t1[2]!,
+      ay = t1[4]! * x1[2 * i + 1]! + t1[5]!;
+    const bx = t2[0]! * x2[2 * i]! + t2[2]!,
+      by = t2[4]! * x2[2 * i + 1]! + t2[5]!;
     const row = [bx * ax, bx * ay, bx, by * ax, by * ay, by, ax, ay, 1];
     for (let r = 0; r < 9; r += 1) for (let c = 0; c < 9; c += 1) ata[r * 9 + c]! += row[r]! * row[c]!;
   }
@@ -93,9 +107,15 @@ export function eightPoint(x1: Float64Array, x2: Float64Array, idx: readonly num
 
 /** Squared Sampson distance of correspondence i under F. */
 export function sampsonSquared(f: Mat, x1: Float64Array, x2: Float64Array, i: number): number {
-  const ax = x1[2 * i]!, ay = x1[2 * i + 1]!, bx = x2[2 * i]!, by = x2[2 * i + 1]!;
-  const fx0 = f[0]! * ax + f[1]! * ay + f[2]!, fx1 = f[3]! * ax + f[4]! * ay + f[5]!, fx2 = f[6]! * ax + f[7]! * ay + f[8]!;
-  const ftx0 = f[0]! * bx + f[3]! * by + f[6]!, ftx1 = f[1]! * bx + f[4]! * by + f[7]!;
+  const ax = x1[2 * i]!,
+    ay = x1[2 * i + 1]!,
+    bx = x2[2 * i]!,
+    by = x2[2 * i + 1]!;
+  const fx0 = f[0]! * ax + f[1]! * ay + f[2]!,
+    fx1 = f[3]! * ax + f[4]! * ay + f[5]!,
+    fx2 = f[6]! * ax + f[7]! * ay + f[8]!;
+  const ftx0 = f[0]! * bx + f[3]! * by + f[6]!,
+    ftx1 = f[1]! * bx + f[4]! * by + f[7]!;
   const num = bx * fx0 + by * fx1 + fx2;
   return (num * num) / (fx0 * fx0 + fx1 * fx1 + ftx0 * ftx0 + ftx1 * ftx1);
 }

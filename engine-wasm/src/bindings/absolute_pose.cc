@@ -50,15 +50,15 @@ using edgesfm::Rigid3d;
 
 // The options array's layout (TypeScript: ts/absolute-pose.ts ABSOLUTE_POSE_OPTION_ORDER).
 enum OptionIndex {
-  kMaxError = 0,         // pixels
+  kMaxError = 0,  // pixels
   kMinInlierRatio,
   kMinNumTrials,
   kMaxNumTrials,
   kConfidence,
   kSeed,
   kMinNumInliers,
-  kRefineFocalLength,    // 0 / 1
-  kRefineExtraParams,    // 0 / 1
+  kRefineFocalLength,  // 0 / 1
+  kRefineExtraParams,  // 0 / 1
   kNumOptions,
 };
 
@@ -84,18 +84,25 @@ Options ReadOptions(const double* values, int count) {
   o.refine_focal_length = value(kRefineFocalLength, 1) != 0;
   o.refine_extra_params = value(kRefineExtraParams, 1) != 0;
   const auto& p = o.pose;
-  edgesfm::bindings::Require(std::isfinite(p.max_error_px) && p.max_error_px > 0, "absolute pose: max_error must be positive");
-  edgesfm::bindings::Require(p.min_inlier_ratio >= 0 && p.min_inlier_ratio <= 1, "absolute pose: min_inlier_ratio must be in [0, 1]");
-  edgesfm::bindings::Require(p.confidence > 0 && p.confidence < 1, "absolute pose: confidence must be in (0, 1)");
-  edgesfm::bindings::Require(p.min_num_trials >= 0 && p.min_num_trials <= p.max_num_trials, "absolute pose: need 0 <= min_num_trials <= max_num_trials");
-  edgesfm::bindings::Require(o.min_num_inliers >= 4, "absolute pose: min_num_inliers must be at least 4");
+  edgesfm::bindings::Require(std::isfinite(p.max_error_px) && p.max_error_px > 0,
+                             "absolute pose: max_error must be positive");
+  edgesfm::bindings::Require(p.min_inlier_ratio >= 0 && p.min_inlier_ratio <= 1,
+                             "absolute pose: min_inlier_ratio must be in [0, 1]");
+  edgesfm::bindings::Require(p.confidence > 0 && p.confidence < 1,
+                             "absolute pose: confidence must be in (0, 1)");
+  edgesfm::bindings::Require(p.min_num_trials >= 0 && p.min_num_trials <= p.max_num_trials,
+                             "absolute pose: need 0 <= min_num_trials <= max_num_trials");
+  edgesfm::bindings::Require(o.min_num_inliers >= 4,
+                             "absolute pose: min_num_inliers must be at least 4");
   return o;
 }
 
 // Marks the correspondences the pose reprojects within `max_error_px` (in front of the camera);
 // answers their count and mean error.
-std::pair<int, double> Inliers(const Camera& camera, const Rigid3d& cam_from_world, const std::vector<Eigen::Vector2d>& points2D,
-                               const std::vector<Eigen::Vector3d>& points3D, double max_error_px, std::vector<int32_t>* mask) {
+std::pair<int, double> Inliers(const Camera& camera, const Rigid3d& cam_from_world,
+                               const std::vector<Eigen::Vector2d>& points2D,
+                               const std::vector<Eigen::Vector3d>& points3D, double max_error_px,
+                               std::vector<int32_t>* mask) {
   int count = 0;
   double sum = 0;
   mask->assign(points2D.size(), 0);
@@ -116,15 +123,20 @@ std::pair<int, double> Inliers(const Camera& camera, const Rigid3d& cam_from_wor
 
 // Null when the input breaks a rule (non-finite points, an invalid camera or options):
 // edgesfm_last_error says which. Too few correspondences or no pose: success 0.
-EDGESFM_EXPORT AbsolutePoseHandle* edgesfm_absolute_pose(const double* points2D, const double* points3D, int num_points,
-                                                         int model, const double* params, int num_params, int width,
-                                                         int height, int has_prior_focal_length, const double* options,
-                                                         int num_options) {
+EDGESFM_EXPORT AbsolutePoseHandle* edgesfm_absolute_pose(const double* points2D,
+                                                         const double* points3D, int num_points,
+                                                         int model, const double* params,
+                                                         int num_params, int width, int height,
+                                                         int has_prior_focal_length,
+                                                         const double* options, int num_options) {
   return edgesfm::bindings::Guarded<AbsolutePoseHandle*>(nullptr, [&] {
     edgesfm::bindings::Require(num_points >= 0, "absolute pose: negative point count");
-    edgesfm::bindings::RequireFinite(points2D, 2 * static_cast<size_t>(num_points), "absolute pose: 2D points");
-    edgesfm::bindings::RequireFinite(points3D, 3 * static_cast<size_t>(num_points), "absolute pose: 3D points");
-    edgesfm::bindings::RequireCamera(model, params, num_params, width, height, "absolute pose: camera");
+    edgesfm::bindings::RequireFinite(points2D, 2 * static_cast<size_t>(num_points),
+                                     "absolute pose: 2D points");
+    edgesfm::bindings::RequireFinite(points3D, 3 * static_cast<size_t>(num_points),
+                                     "absolute pose: 3D points");
+    edgesfm::bindings::RequireCamera(model, params, num_params, width, height,
+                                     "absolute pose: camera");
     const Options o = ReadOptions(options, num_options);
     auto result = std::make_unique<AbsolutePoseHandle>();
     Camera camera;
@@ -147,7 +159,8 @@ EDGESFM_EXPORT AbsolutePoseHandle* edgesfm_absolute_pose(const double* points2D,
     AbsolutePoseOptions pose_options = o.pose;
     pose_options.estimate_focal_length = !camera.has_prior_focal_length;
     edgesfm::AbsolutePoseResult pose;
-    if (!edgesfm::EstimateAbsolutePose(pose_options, camera, xy, xyz, &pose)) return result.release();
+    if (!edgesfm::EstimateAbsolutePose(pose_options, camera, xy, xyz, &pose))
+      return result.release();
     result->stats[0] = static_cast<double>(pose.num_inliers);
     result->stats[1] = static_cast<double>(pose.num_trials);
     if (pose.num_inliers < static_cast<size_t>(o.min_num_inliers)) return result.release();
@@ -160,10 +173,12 @@ EDGESFM_EXPORT AbsolutePoseHandle* edgesfm_absolute_pose(const double* points2D,
       inlier3D.push_back(xyz[i]);
     }
     Rigid3d cam_from_world = pose.cam_from_world;
-    if (!edgesfm::RefineAbsolutePose(inlier2D, inlier3D, o.refine_focal_length, o.refine_extra_params, &cam_from_world, &camera)) {
+    if (!edgesfm::RefineAbsolutePose(inlier2D, inlier3D, o.refine_focal_length,
+                                     o.refine_extra_params, &cam_from_world, &camera)) {
       return result.release();
     }
-    const auto [count, mean_error] = Inliers(camera, cam_from_world, xy, xyz, o.pose.max_error_px, &result->inlier_mask);
+    const auto [count, mean_error] =
+        Inliers(camera, cam_from_world, xy, xyz, o.pose.max_error_px, &result->inlier_mask);
     result->num_inliers = count;
     result->stats[2] = mean_error;
     result->params = camera.params;
@@ -175,10 +190,23 @@ EDGESFM_EXPORT AbsolutePoseHandle* edgesfm_absolute_pose(const double* points2D,
   });
 }
 
-EDGESFM_EXPORT int edgesfm_absolute_pose_result_success(const AbsolutePoseHandle* h) { return h->success ? 1 : 0; }
-EDGESFM_EXPORT const double* edgesfm_absolute_pose_result_pose(const AbsolutePoseHandle* h) { return h->pose.data(); }
-EDGESFM_EXPORT const double* edgesfm_absolute_pose_result_params(const AbsolutePoseHandle* h) { return h->params.data(); }
-EDGESFM_EXPORT int edgesfm_absolute_pose_result_num_inliers(const AbsolutePoseHandle* h) { return h->num_inliers; }
-EDGESFM_EXPORT const int32_t* edgesfm_absolute_pose_result_inlier_mask(const AbsolutePoseHandle* h) { return h->inlier_mask.data(); }
-EDGESFM_EXPORT const double* edgesfm_absolute_pose_result_stats(const AbsolutePoseHandle* h) { return h->stats.data(); }
+EDGESFM_EXPORT int edgesfm_absolute_pose_result_success(const AbsolutePoseHandle* h) {
+  return h->success ? 1 : 0;
+}
+EDGESFM_EXPORT const double* edgesfm_absolute_pose_result_pose(const AbsolutePoseHandle* h) {
+  return h->pose.data();
+}
+EDGESFM_EXPORT const double* edgesfm_absolute_pose_result_params(const AbsolutePoseHandle* h) {
+  return h->params.data();
+}
+EDGESFM_EXPORT int edgesfm_absolute_pose_result_num_inliers(const AbsolutePoseHandle* h) {
+  return h->num_inliers;
+}
+EDGESFM_EXPORT const int32_t* edgesfm_absolute_pose_result_inlier_mask(
+    const AbsolutePoseHandle* h) {
+  return h->inlier_mask.data();
+}
+EDGESFM_EXPORT const double* edgesfm_absolute_pose_result_stats(const AbsolutePoseHandle* h) {
+  return h->stats.data();
+}
 EDGESFM_EXPORT void edgesfm_absolute_pose_result_free(AbsolutePoseHandle* h) { delete h; }

@@ -55,17 +55,24 @@ ParsedOptions ParseOptions(const double* o) {
 // cost, converged (0/1), observations kept, mean reprojection error (px) at the end.
 // obs_inliers (int32[num_obs], may be null): 1 if the observation was kept (two_stage).
 // Returns 0 on success, -1 on invalid input (edgesfm_last_error names the rule).
-EDGESFM_EXPORT int edgesfm_ba_solve(int num_cameras, const int32_t* camera_models, const double* camera_sizes,
-                                    double* camera_params, const int32_t* camera_constant, int num_images,
-                                    const int32_t* image_cameras, double* poses, const int32_t* image_flags,
-                                    int num_points, double* xyz, int num_observations, const int32_t* obs_indices,
+EDGESFM_EXPORT int edgesfm_ba_solve(int num_cameras, const int32_t* camera_models,
+                                    const double* camera_sizes, double* camera_params,
+                                    const int32_t* camera_constant, int num_images,
+                                    const int32_t* image_cameras, double* poses,
+                                    const int32_t* image_flags, int num_points, double* xyz,
+                                    int num_observations, const int32_t* obs_indices,
                                     const double* obs_xy, const double* options, double* summary,
                                     int32_t* obs_inliers) {
   return edgesfm::bindings::Guarded(-1, [&] {
-    edgesfm::bindings::Require(num_cameras >= 0 && num_images >= 0 && num_points >= 0 && num_observations >= 0, "bundle adjustment: negative counts");
-    edgesfm::bindings::RequireFinite(poses, 7 * static_cast<size_t>(num_images), "bundle adjustment: poses");
-    edgesfm::bindings::RequireFinite(xyz, 3 * static_cast<size_t>(num_points), "bundle adjustment: points");
-    edgesfm::bindings::RequireFinite(obs_xy, 2 * static_cast<size_t>(num_observations), "bundle adjustment: observations");
+    edgesfm::bindings::Require(
+        num_cameras >= 0 && num_images >= 0 && num_points >= 0 && num_observations >= 0,
+        "bundle adjustment: negative counts");
+    edgesfm::bindings::RequireFinite(poses, 7 * static_cast<size_t>(num_images),
+                                     "bundle adjustment: poses");
+    edgesfm::bindings::RequireFinite(xyz, 3 * static_cast<size_t>(num_points),
+                                     "bundle adjustment: points");
+    edgesfm::bindings::RequireFinite(obs_xy, 2 * static_cast<size_t>(num_observations),
+                                     "bundle adjustment: observations");
     using edgesfm::BundleAdjustmentProblem;
     const ParsedOptions parsed = ParseOptions(options);
     BundleAdjustmentProblem problem;
@@ -73,8 +80,9 @@ EDGESFM_EXPORT int edgesfm_ba_solve(int num_cameras, const int32_t* camera_model
     for (int c = 0; c < num_cameras; ++c) {
       const auto model = static_cast<edgesfm::CameraModelId>(camera_models[c]);
       const int n = std::max(edgesfm::CameraModelNumParams(model), 0);
-      edgesfm::bindings::RequireCamera(camera_models[c], camera_params + param_offset, n, camera_sizes[2 * c],
-                                       camera_sizes[2 * c + 1], "bundle adjustment: camera " + std::to_string(c));
+      edgesfm::bindings::RequireCamera(camera_models[c], camera_params + param_offset, n,
+                                       camera_sizes[2 * c], camera_sizes[2 * c + 1],
+                                       "bundle adjustment: camera " + std::to_string(c));
       BundleAdjustmentProblem::Camera camera;
       camera.model_id = model;
       camera.params = camera_params + param_offset;
@@ -89,7 +97,9 @@ EDGESFM_EXPORT int edgesfm_ba_solve(int num_cameras, const int32_t* camera_model
     std::vector<Eigen::Vector3d> translations(num_images);
     std::vector<Eigen::Vector3d> points(num_points);
     for (int i = 0; i < num_images; ++i) {
-      edgesfm::bindings::Require(image_cameras[i] >= 0 && image_cameras[i] < num_cameras, "bundle adjustment: image " + std::to_string(i) + "'s camera index is out of range");
+      edgesfm::bindings::Require(
+          image_cameras[i] >= 0 && image_cameras[i] < num_cameras,
+          "bundle adjustment: image " + std::to_string(i) + "'s camera index is out of range");
       const double* p = poses + 7 * i;
       rotations[i] = Eigen::Quaterniond(p[0], p[1], p[2], p[3]).normalized();
       translations[i] = Eigen::Vector3d(p[4], p[5], p[6]);
@@ -105,7 +115,8 @@ EDGESFM_EXPORT int edgesfm_ba_solve(int num_cameras, const int32_t* camera_model
     }
     if (parsed.fix_gauge && num_images >= 2) {
       problem.poses[0].SetConstant();
-      const int k = edgesfm::ScaleGaugeTranslationIndex(rotations[0], translations[0], rotations[1], translations[1]);
+      const int k = edgesfm::ScaleGaugeTranslationIndex(rotations[0], translations[0], rotations[1],
+                                                        translations[1]);
       problem.poses[1].constant_translation[k] = true;
     }
     for (int j = 0; j < num_points; ++j) {
@@ -115,22 +126,30 @@ EDGESFM_EXPORT int edgesfm_ba_solve(int num_cameras, const int32_t* camera_model
     for (int o = 0; o < num_observations; ++o) {
       const int image = obs_indices[2 * o];
       const int point = obs_indices[2 * o + 1];
-      edgesfm::bindings::Require(image >= 0 && image < num_images && point >= 0 && point < num_points, "bundle adjustment: observation " + std::to_string(o) + " names an image or point out of range");
+      edgesfm::bindings::Require(
+          image >= 0 && image < num_images && point >= 0 && point < num_points,
+          "bundle adjustment: observation " + std::to_string(o) +
+              " names an image or point out of range");
       problem.observations.push_back(
           {image_cameras[image], image, point, Eigen::Vector2d(obs_xy[2 * o], obs_xy[2 * o + 1])});
     }
 
     std::vector<bool> inliers(num_observations, true);
     const edgesfm::BundleAdjustmentSummary result =
-        parsed.two_stage
-            ? edgesfm::SolveTwoStageBundleAdjustment(parsed.ba, parsed.max_reprojection_error, &problem, &inliers)
-            : edgesfm::SolveBundleAdjustment(parsed.ba, &problem);
+        parsed.two_stage ? edgesfm::SolveTwoStageBundleAdjustment(
+                               parsed.ba, parsed.max_reprojection_error, &problem, &inliers)
+                         : edgesfm::SolveBundleAdjustment(parsed.ba, &problem);
 
     for (int i = 0; i < num_images; ++i) {
       double* p = poses + 7 * i;
       const Eigen::Quaterniond& q = rotations[i];
-      p[0] = q.w(); p[1] = q.x(); p[2] = q.y(); p[3] = q.z();
-      p[4] = translations[i].x(); p[5] = translations[i].y(); p[6] = translations[i].z();
+      p[0] = q.w();
+      p[1] = q.x();
+      p[2] = q.y();
+      p[3] = q.z();
+      p[4] = translations[i].x();
+      p[5] = translations[i].y();
+      p[6] = translations[i].z();
     }
     for (int j = 0; j < num_points; ++j) {
       for (int k = 0; k < 3; ++k) xyz[3 * j + k] = points[j][k];

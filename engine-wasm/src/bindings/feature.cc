@@ -61,24 +61,29 @@ SiftResult* Pack(bool ok, const edgesfm::SiftFeatures& features) {
 }  // namespace
 
 // Intensities in [0, 1], width x height row-major. Null on failure (edgesfm_last_error).
-EDGESFM_EXPORT SiftResult* edgesfm_feature_sift_extract_f32(const float* image, int width, int height,
-                                                            const double* options) {
+EDGESFM_EXPORT SiftResult* edgesfm_feature_sift_extract_f32(const float* image, int width,
+                                                            int height, const double* options) {
   return edgesfm::bindings::Guarded<SiftResult*>(nullptr, [&] {
-    edgesfm::bindings::Require(image != nullptr && width > 0 && height > 0, "SIFT: the image is empty");
-    edgesfm::bindings::RequireFinite(image, static_cast<size_t>(width) * height, "SIFT: the image's intensities");
+    edgesfm::bindings::Require(image != nullptr && width > 0 && height > 0,
+                               "SIFT: the image is empty");
+    edgesfm::bindings::RequireFinite(image, static_cast<size_t>(width) * height,
+                                     "SIFT: the image's intensities");
     edgesfm::SiftFeatures features;
-    const bool ok = SharedExtractor().Extract(image, width, height, ParseOptions(options), &features);
+    const bool ok =
+        SharedExtractor().Extract(image, width, height, ParseOptions(options), &features);
     return Pack(ok, features);
   });
 }
 
 // 8-bit gray, width x height row-major. Null on failure (edgesfm_last_error).
-EDGESFM_EXPORT SiftResult* edgesfm_feature_sift_extract_u8(const uint8_t* image, int width, int height,
-                                                           const double* options) {
+EDGESFM_EXPORT SiftResult* edgesfm_feature_sift_extract_u8(const uint8_t* image, int width,
+                                                           int height, const double* options) {
   return edgesfm::bindings::Guarded<SiftResult*>(nullptr, [&] {
-    edgesfm::bindings::Require(image != nullptr && width > 0 && height > 0, "SIFT: the image is empty");
+    edgesfm::bindings::Require(image != nullptr && width > 0 && height > 0,
+                               "SIFT: the image is empty");
     edgesfm::SiftFeatures features;
-    const bool ok = SharedExtractor().ExtractGray8(image, width, height, ParseOptions(options), &features);
+    const bool ok =
+        SharedExtractor().ExtractGray8(image, width, height, ParseOptions(options), &features);
     return Pack(ok, features);
   });
 }
@@ -103,18 +108,20 @@ struct MatchResult {
 
 // Null on failure (edgesfm_last_error).
 EDGESFM_EXPORT MatchResult* edgesfm_feature_match(const uint8_t* descriptors1, int num1,
-                                                  const uint8_t* descriptors2, int num2, double max_ratio,
-                                                  double max_distance, int cross_check) {
+                                                  const uint8_t* descriptors2, int num2,
+                                                  double max_ratio, double max_distance,
+                                                  int cross_check) {
   return edgesfm::bindings::Guarded<MatchResult*>(nullptr, [&] {
     edgesfm::bindings::Require(num1 >= 0 && num2 >= 0, "matching: negative descriptor count");
-    edgesfm::bindings::Require(std::isfinite(max_ratio) && std::isfinite(max_distance), "matching: max_ratio and max_distance must be finite");
+    edgesfm::bindings::Require(std::isfinite(max_ratio) && std::isfinite(max_distance),
+                               "matching: max_ratio and max_distance must be finite");
     edgesfm::SiftMatchingOptions options;
     options.max_ratio = max_ratio;
     options.max_distance = max_distance;
     options.cross_check = cross_check != 0;
     auto result = std::make_unique<MatchResult>();
-    const auto matches = edgesfm::MatchSiftDescriptors(descriptors1, static_cast<size_t>(num1), descriptors2,
-                                                       static_cast<size_t>(num2), options);
+    const auto matches = edgesfm::MatchSiftDescriptors(
+        descriptors1, static_cast<size_t>(num1), descriptors2, static_cast<size_t>(num2), options);
     result->pairs.reserve(matches.size() * 2);
     for (const auto& m : matches) result->pairs.insert(result->pairs.end(), {m.index1, m.index2});
     return result.release();
@@ -124,5 +131,7 @@ EDGESFM_EXPORT MatchResult* edgesfm_feature_match(const uint8_t* descriptors1, i
 EDGESFM_EXPORT int edgesfm_feature_match_result_count(const MatchResult* r) {
   return static_cast<int>(r->pairs.size() / 2);
 }
-EDGESFM_EXPORT const uint32_t* edgesfm_feature_match_result_pairs(const MatchResult* r) { return r->pairs.data(); }
+EDGESFM_EXPORT const uint32_t* edgesfm_feature_match_result_pairs(const MatchResult* r) {
+  return r->pairs.data();
+}
 EDGESFM_EXPORT void edgesfm_feature_match_result_free(MatchResult* r) { delete r; }

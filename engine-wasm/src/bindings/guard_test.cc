@@ -13,8 +13,9 @@
 struct TwoViewResult;
 extern "C" {
 const char* edgesfm_last_error();
-TwoViewResult* edgesfm_two_view_verify(const double*, int, const double*, int, int, const double*, int, int, int, int,
-                                       const double*, int, int, int, const int32_t*, int, const double*, int);
+TwoViewResult* edgesfm_two_view_verify(const double*, int, const double*, int, int, const double*,
+                                       int, int, int, int, const double*, int, int, int,
+                                       const int32_t*, int, const double*, int);
 int edgesfm_two_view_result_num_inliers(const TwoViewResult*);
 void edgesfm_two_view_result_free(TwoViewResult*);
 }
@@ -31,7 +32,8 @@ TEST(Guarded, ReturnsTheBodysValueAndClearsTheLastError) {
 }
 
 TEST(Guarded, CatchesWhatTheEngineThrowsAndKeepsTheMessage) {
-  EXPECT_EQ(Guarded(-1, []() -> int { throw std::invalid_argument("camera 2: focal length 0"); }), -1);
+  EXPECT_EQ(Guarded(-1, []() -> int { throw std::invalid_argument("camera 2: focal length 0"); }),
+            -1);
   EXPECT_EQ(LastError(), "camera 2: focal length 0");
   EXPECT_EQ(Guarded(-1, []() -> int { throw std::bad_alloc(); }), -1);
   EXPECT_NE(LastError().find("out of memory"), std::string::npos);
@@ -44,13 +46,18 @@ TEST(InputChecks, CamerasNeedFiniteParametersPositiveFocalLengthsAndASize) {
   const std::vector<double> good = {500, 500, 320, 240};
   EXPECT_NO_THROW(RequireCamera(pinhole, good.data(), good.size(), 640, 480, "camera"));
   const std::vector<double> zero_focal = {0, 500, 320, 240};
-  EXPECT_THROW(RequireCamera(pinhole, zero_focal.data(), zero_focal.size(), 640, 480, "camera"), std::invalid_argument);
+  EXPECT_THROW(RequireCamera(pinhole, zero_focal.data(), zero_focal.size(), 640, 480, "camera"),
+               std::invalid_argument);
   const std::vector<double> nan = {500, kNaN, 320, 240};
-  EXPECT_THROW(RequireCamera(pinhole, nan.data(), nan.size(), 640, 480, "camera"), std::invalid_argument);
+  EXPECT_THROW(RequireCamera(pinhole, nan.data(), nan.size(), 640, 480, "camera"),
+               std::invalid_argument);
   EXPECT_THROW(RequireCamera(pinhole, good.data(), 3, 640, 480, "camera"), std::invalid_argument);
-  EXPECT_THROW(RequireCamera(pinhole, good.data(), good.size(), 0, 480, "camera"), std::invalid_argument);
-  EXPECT_THROW(RequireCamera(12345, good.data(), good.size(), 640, 480, "camera"), std::invalid_argument);
-  EXPECT_NO_THROW(RequireCamera(static_cast<int>(CameraModelId::kSpherical), nullptr, 0, 0, 0, "panorama"));
+  EXPECT_THROW(RequireCamera(pinhole, good.data(), good.size(), 0, 480, "camera"),
+               std::invalid_argument);
+  EXPECT_THROW(RequireCamera(12345, good.data(), good.size(), 640, 480, "camera"),
+               std::invalid_argument);
+  EXPECT_NO_THROW(
+      RequireCamera(static_cast<int>(CameraModelId::kSpherical), nullptr, 0, 0, 0, "panorama"));
 }
 
 TEST(InputChecks, IndexPairsStayInsideTheirArrays) {
@@ -71,13 +78,15 @@ TEST(TwoViewBinding, RefusesNaNKeypointsThenVerifiesTheNextPair) {
   }
   std::vector<double> broken = points;
   broken[5] = kNaN;
-  TwoViewResult* refused = edgesfm_two_view_verify(broken.data(), 40, points.data(), 40, -1, nullptr, 0, 640, 480, -1,
-                                                   nullptr, 0, 640, 480, matches.data(), 40, nullptr, 0);
+  TwoViewResult* refused =
+      edgesfm_two_view_verify(broken.data(), 40, points.data(), 40, -1, nullptr, 0, 640, 480, -1,
+                              nullptr, 0, 640, 480, matches.data(), 40, nullptr, 0);
   EXPECT_EQ(refused, nullptr);
   ASSERT_NE(edgesfm_last_error(), nullptr);
   EXPECT_NE(std::string(edgesfm_last_error()).find("image 1's keypoints"), std::string::npos);
-  TwoViewResult* ok = edgesfm_two_view_verify(points.data(), 40, points.data(), 40, -1, nullptr, 0, 640, 480, -1,
-                                              nullptr, 0, 640, 480, matches.data(), 40, nullptr, 0);
+  TwoViewResult* ok =
+      edgesfm_two_view_verify(points.data(), 40, points.data(), 40, -1, nullptr, 0, 640, 480, -1,
+                              nullptr, 0, 640, 480, matches.data(), 40, nullptr, 0);
   ASSERT_NE(ok, nullptr);
   EXPECT_EQ(edgesfm_last_error(), nullptr);
   edgesfm_two_view_result_free(ok);

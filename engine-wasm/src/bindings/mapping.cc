@@ -20,8 +20,9 @@ namespace {
 using edgesfm::image_t;
 
 // Spec 2.14 two-view geometry types, by code (bindings pass numbers).
-const char* const kPairTypes[] = {"undefined", "degenerate", "calibrated", "uncalibrated", "planar",
-                                  "panoramic", "planar_or_panoramic", "watermark", "multiple"};
+const char* const kPairTypes[] = {"undefined",           "degenerate", "calibrated",
+                                  "uncalibrated",        "planar",     "panoramic",
+                                  "planar_or_panoramic", "watermark",  "multiple"};
 
 // options (float64[17]): seed, snapshot_frames_freq, init_image1 (index or -1),
 // init_image2, multiple_models, max_num_models, min_num_matches, min_model_size,
@@ -57,11 +58,11 @@ edgesfm::IncrementalPipelineOptions ParseOptions(const double* o) {
 
 // A model flattened for reading out.
 struct MappingModel {
-  std::vector<double> camera_params;     // all input cameras, input layout
-  std::vector<int32_t> image_indices;    // registered images (input index), registration order
-  std::vector<double> poses;             // qw qx qy qz tx ty tz per registered image
-  std::vector<double> points;            // xyz per point
-  std::vector<int32_t> tracks;           // per point: length, then (image index, keypoint) pairs
+  std::vector<double> camera_params;   // all input cameras, input layout
+  std::vector<int32_t> image_indices;  // registered images (input index), registration order
+  std::vector<double> poses;           // qw qx qy qz tx ty tz per registered image
+  std::vector<double> points;          // xyz per point
+  std::vector<int32_t> tracks;         // per point: length, then (image index, keypoint) pairs
   double mean_reprojection_error = 0;
 };
 
@@ -82,8 +83,9 @@ MappingModel Flatten(const edgesfm::Reconstruction& reconstruction, size_t num_c
   for (image_t id : reconstruction.RegImageIds()) {
     const edgesfm::Rigid3d& pose = reconstruction.ImageAt(id).cam_from_world;
     m.image_indices.push_back(static_cast<int32_t>(id - 1));
-    m.poses.insert(m.poses.end(), {pose.rotation.w(), pose.rotation.x(), pose.rotation.y(), pose.rotation.z(),
-                                   pose.translation.x(), pose.translation.y(), pose.translation.z()});
+    m.poses.insert(m.poses.end(),
+                   {pose.rotation.w(), pose.rotation.x(), pose.rotation.y(), pose.rotation.z(),
+                    pose.translation.x(), pose.translation.y(), pose.translation.z()});
   }
   std::vector<edgesfm::point3D_t> ids;
   for (const auto& entry : reconstruction.Points3D()) ids.push_back(entry.first);
@@ -130,13 +132,12 @@ struct Mapping {
 // codes (kPairTypes order; may be null = calibrated). Returns null on invalid input
 // (edgesfm_last_error names the rule: a zero focal length, NaN keypoints, a match index past
 // its image's keypoints).
-EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* camera_models,
-                                               const double* camera_sizes, const double* camera_params,
-                                               const int32_t* camera_prior_focal, int num_images,
-                                               const int32_t* image_cameras, const int32_t* image_num_points2D,
-                                               const double* points2D, int num_pairs, const int32_t* pair_images,
-                                               const int32_t* pair_num_matches, const int32_t* matches,
-                                               const int32_t* pair_types, const double* options) {
+EDGESFM_EXPORT Mapping* edgesfm_mapping_create(
+    int num_cameras, const int32_t* camera_models, const double* camera_sizes,
+    const double* camera_params, const int32_t* camera_prior_focal, int num_images,
+    const int32_t* image_cameras, const int32_t* image_num_points2D, const double* points2D,
+    int num_pairs, const int32_t* pair_images, const int32_t* pair_num_matches,
+    const int32_t* matches, const int32_t* pair_types, const double* options) {
   using edgesfm::bindings::Require;
   using edgesfm::bindings::RequireIndexPairs;
   return edgesfm::bindings::Guarded<Mapping*>(nullptr, [&] {
@@ -146,8 +147,9 @@ EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* c
     for (int c = 0; c < num_cameras; ++c) {
       const auto model = static_cast<edgesfm::CameraModelId>(camera_models[c]);
       const int n = std::max(edgesfm::CameraModelNumParams(model), 0);
-      edgesfm::bindings::RequireCamera(camera_models[c], camera_params + param_offset, n, camera_sizes[2 * c],
-                                       camera_sizes[2 * c + 1], "mapping: camera " + std::to_string(c));
+      edgesfm::bindings::RequireCamera(camera_models[c], camera_params + param_offset, n,
+                                       camera_sizes[2 * c], camera_sizes[2 * c + 1],
+                                       "mapping: camera " + std::to_string(c));
       edgesfm::Camera camera;
       camera.camera_id = c + 1;
       camera.model_id = model;
@@ -161,9 +163,12 @@ EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* c
     size_t point_offset = 0;
     for (int i = 0; i < num_images; ++i) {
       const std::string image_name = "mapping: image " + std::to_string(i);
-      Require(image_cameras[i] >= 0 && image_cameras[i] < num_cameras, image_name + ": camera index out of range");
+      Require(image_cameras[i] >= 0 && image_cameras[i] < num_cameras,
+              image_name + ": camera index out of range");
       Require(image_num_points2D[i] >= 0, image_name + ": negative keypoint count");
-      edgesfm::bindings::RequireFinite(points2D + 2 * point_offset, 2 * static_cast<size_t>(image_num_points2D[i]), image_name + "'s keypoints");
+      edgesfm::bindings::RequireFinite(points2D + 2 * point_offset,
+                                       2 * static_cast<size_t>(image_num_points2D[i]),
+                                       image_name + "'s keypoints");
       edgesfm::Image image;
       image.image_id = i + 1;
       image.camera_id = image_cameras[i] + 1;
@@ -180,12 +185,15 @@ EDGESFM_EXPORT Mapping* edgesfm_mapping_create(int num_cameras, const int32_t* c
     for (int p = 0; p < num_pairs; ++p) {
       const int i1 = pair_images[2 * p], i2 = pair_images[2 * p + 1];
       const std::string pair_name = "mapping: pair " + std::to_string(p);
-      Require(i1 >= 0 && i2 >= 0 && i1 < num_images && i2 < num_images && i1 != i2, pair_name + ": image indices out of range");
+      Require(i1 >= 0 && i2 >= 0 && i1 < num_images && i2 < num_images && i1 != i2,
+              pair_name + ": image indices out of range");
       Require(pair_num_matches[p] >= 0, pair_name + ": negative match count");
-      RequireIndexPairs(matches + 2 * match_offset, pair_num_matches[p], image_num_points2D[i1], image_num_points2D[i2], pair_name + "'s matches");
+      RequireIndexPairs(matches + 2 * match_offset, pair_num_matches[p], image_num_points2D[i1],
+                        image_num_points2D[i2], pair_name + "'s matches");
       pairs[p].image_id1 = i1 + 1;
       pairs[p].image_id2 = i2 + 1;
-      if (pair_types != nullptr && pair_types[p] >= 0 && pair_types[p] < 9) pairs[p].type = kPairTypes[pair_types[p]];
+      if (pair_types != nullptr && pair_types[p] >= 0 && pair_types[p] < 9)
+        pairs[p].type = kPairTypes[pair_types[p]];
       for (int k = 0; k < pair_num_matches[p]; ++k) {
         pairs[p].matches.emplace_back(matches[2 * match_offset], matches[2 * match_offset + 1]);
         match_offset += 1;
@@ -234,17 +242,20 @@ EDGESFM_EXPORT int edgesfm_mapping_result_num_models(const MappingResult* r) {
   return static_cast<int>(r->models.size());
 }
 // counts (int32[4]): registered images, points, track array length, camera params length.
-EDGESFM_EXPORT void edgesfm_mapping_result_counts(const MappingResult* r, int model, int32_t* counts) {
+EDGESFM_EXPORT void edgesfm_mapping_result_counts(const MappingResult* r, int model,
+                                                  int32_t* counts) {
   const MappingModel& m = r->models[model];
   counts[0] = static_cast<int32_t>(m.image_indices.size());
   counts[1] = static_cast<int32_t>(m.points.size() / 3);
   counts[2] = static_cast<int32_t>(m.tracks.size());
   counts[3] = static_cast<int32_t>(m.camera_params.size());
 }
-EDGESFM_EXPORT const double* edgesfm_mapping_result_camera_params(const MappingResult* r, int model) {
+EDGESFM_EXPORT const double* edgesfm_mapping_result_camera_params(const MappingResult* r,
+                                                                  int model) {
   return r->models[model].camera_params.data();
 }
-EDGESFM_EXPORT const int32_t* edgesfm_mapping_result_image_indices(const MappingResult* r, int model) {
+EDGESFM_EXPORT const int32_t* edgesfm_mapping_result_image_indices(const MappingResult* r,
+                                                                   int model) {
   return r->models[model].image_indices.data();
 }
 EDGESFM_EXPORT const double* edgesfm_mapping_result_poses(const MappingResult* r, int model) {
@@ -256,7 +267,8 @@ EDGESFM_EXPORT const double* edgesfm_mapping_result_points(const MappingResult* 
 EDGESFM_EXPORT const int32_t* edgesfm_mapping_result_tracks(const MappingResult* r, int model) {
   return r->models[model].tracks.data();
 }
-EDGESFM_EXPORT double edgesfm_mapping_result_mean_reprojection_error(const MappingResult* r, int model) {
+EDGESFM_EXPORT double edgesfm_mapping_result_mean_reprojection_error(const MappingResult* r,
+                                                                     int model) {
   return r->models[model].mean_reprojection_error;
 }
 EDGESFM_EXPORT void edgesfm_mapping_result_free(MappingResult* r) { delete r; }
@@ -268,7 +280,9 @@ EDGESFM_EXPORT Bytes* edgesfm_mapping_checkpoint(const Mapping* mapping) {
   });
 }
 EDGESFM_EXPORT const uint8_t* edgesfm_mapping_bytes_data(const Bytes* b) { return b->data.data(); }
-EDGESFM_EXPORT int edgesfm_mapping_bytes_size(const Bytes* b) { return static_cast<int>(b->data.size()); }
+EDGESFM_EXPORT int edgesfm_mapping_bytes_size(const Bytes* b) {
+  return static_cast<int>(b->data.size());
+}
 EDGESFM_EXPORT void edgesfm_mapping_bytes_free(Bytes* b) { delete b; }
 
 // Restores a checkpoint into a pipeline created from the same input; 0 on success, -1
@@ -276,8 +290,8 @@ EDGESFM_EXPORT void edgesfm_mapping_bytes_free(Bytes* b) { delete b; }
 EDGESFM_EXPORT int edgesfm_mapping_restore(Mapping* mapping, const uint8_t* bytes, int size) {
   return edgesfm::bindings::Guarded(-2, [&] {
     edgesfm::IncrementalPipeline::State state;
-    if (!edgesfm::DeserializeMappingCheckpoint(std::vector<uint8_t>(bytes, bytes + size), mapping->pipeline->Input(),
-                                               &state)) {
+    if (!edgesfm::DeserializeMappingCheckpoint(std::vector<uint8_t>(bytes, bytes + size),
+                                               mapping->pipeline->Input(), &state)) {
       return -1;
     }
     mapping->pipeline->RestoreState(std::move(state));

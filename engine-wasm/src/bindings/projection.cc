@@ -17,23 +17,30 @@ edgesfm::ProjectionSampling SamplingOf(int sampling) {
 }
 
 void RequireImage(const void* pixels, int width, int height, const char* what) {
-  edgesfm::bindings::Require(pixels != nullptr && width > 0 && height > 0, std::string("projection: ") + what + " is empty");
+  edgesfm::bindings::Require(pixels != nullptr && width > 0 && height > 0,
+                             std::string("projection: ") + what + " is empty");
 }
 
-void RequireFace(int face) { edgesfm::bindings::Require(face >= 0 && face < 6, "projection: cubemap face " + std::to_string(face) + " is not 0..5"); }
+void RequireFace(int face) {
+  edgesfm::bindings::Require(face >= 0 && face < 6,
+                             "projection: cubemap face " + std::to_string(face) + " is not 0..5");
+}
 
 }  // namespace
 
 // Every projection returns 0, or -1 on invalid input (edgesfm_last_error names the rule).
 // intrinsics (float64[4]): fx, fy, cx, cy; pano_from_cam (float64[9], row-major).
-EDGESFM_EXPORT int edgesfm_projection_perspective(const uint32_t* pano, int pano_width, int pano_height,
-                                                  int width, int height, const double* intrinsics,
-                                                  const double* pano_from_cam, int sampling, uint32_t* out) {
+EDGESFM_EXPORT int edgesfm_projection_perspective(const uint32_t* pano, int pano_width,
+                                                  int pano_height, int width, int height,
+                                                  const double* intrinsics,
+                                                  const double* pano_from_cam, int sampling,
+                                                  uint32_t* out) {
   return edgesfm::bindings::Guarded(-1, [&] {
     RequireImage(pano, pano_width, pano_height, "the panorama");
     RequireImage(out, width, height, "the view");
     edgesfm::bindings::RequireFinite(intrinsics, 4, "projection: the view's intrinsics");
-    edgesfm::bindings::Require(intrinsics[0] > 0 && intrinsics[1] > 0, "projection: the view's focal lengths must be positive");
+    edgesfm::bindings::Require(intrinsics[0] > 0 && intrinsics[1] > 0,
+                               "projection: the view's focal lengths must be positive");
     edgesfm::bindings::RequireFinite(pano_from_cam, 9, "projection: the view's rotation");
     edgesfm::PerspectiveView view;
     view.width = width;
@@ -43,29 +50,34 @@ EDGESFM_EXPORT int edgesfm_projection_perspective(const uint32_t* pano, int pano
     view.cx = static_cast<float>(intrinsics[2]);
     view.cy = static_cast<float>(intrinsics[3]);
     for (int i = 0; i < 9; ++i) view.pano_from_cam[i] = static_cast<float>(pano_from_cam[i]);
-    edgesfm::RenderPerspectiveFromEquirectangular(pano, pano_width, pano_height, view, SamplingOf(sampling), out);
-    return 0;
-  });
-}
-
-EDGESFM_EXPORT int edgesfm_projection_cubemap_face(const uint32_t* pano, int pano_width, int pano_height,
-                                                   int face, int face_size, int sampling, uint32_t* out) {
-  return edgesfm::bindings::Guarded(-1, [&] {
-    RequireImage(pano, pano_width, pano_height, "the panorama");
-    RequireImage(out, face_size, face_size, "the face");
-    RequireFace(face);
-    edgesfm::RenderPerspectiveFromEquirectangular(pano, pano_width, pano_height, edgesfm::CubemapFaceView(face, face_size),
+    edgesfm::RenderPerspectiveFromEquirectangular(pano, pano_width, pano_height, view,
                                                   SamplingOf(sampling), out);
     return 0;
   });
 }
 
-EDGESFM_EXPORT int edgesfm_projection_equirectangular(const uint32_t* faces, int face_size, int width, int height,
-                                                      int sampling, uint32_t* out) {
+EDGESFM_EXPORT int edgesfm_projection_cubemap_face(const uint32_t* pano, int pano_width,
+                                                   int pano_height, int face, int face_size,
+                                                   int sampling, uint32_t* out) {
+  return edgesfm::bindings::Guarded(-1, [&] {
+    RequireImage(pano, pano_width, pano_height, "the panorama");
+    RequireImage(out, face_size, face_size, "the face");
+    RequireFace(face);
+    edgesfm::RenderPerspectiveFromEquirectangular(pano, pano_width, pano_height,
+                                                  edgesfm::CubemapFaceView(face, face_size),
+                                                  SamplingOf(sampling), out);
+    return 0;
+  });
+}
+
+EDGESFM_EXPORT int edgesfm_projection_equirectangular(const uint32_t* faces, int face_size,
+                                                      int width, int height, int sampling,
+                                                      uint32_t* out) {
   return edgesfm::bindings::Guarded(-1, [&] {
     RequireImage(faces, face_size, face_size, "the cubemap");
     RequireImage(out, width, height, "the panorama");
-    edgesfm::RenderEquirectangularFromCubemap(faces, face_size, width, height, SamplingOf(sampling), out);
+    edgesfm::RenderEquirectangularFromCubemap(faces, face_size, width, height, SamplingOf(sampling),
+                                              out);
     return 0;
   });
 }

@@ -48,17 +48,17 @@ using edgesfm::TwoViewGeometryOptions;
 
 // The options array's layout (TypeScript: ts/two-view.ts TWO_VIEW_OPTION_ORDER).
 enum OptionIndex {
-  kMaxError = 0,           // pixels
-  kMinInlierRatio,         // VerifySpec.min_inlier_ratio
+  kMaxError = 0,    // pixels
+  kMinInlierRatio,  // VerifySpec.min_inlier_ratio
   kConfidence,
   kMinNumTrials,
   kMaxNumTrials,
   kSeed,
   kMinNumInliers,
-  kMultipleModels,         // 0 / 1
+  kMultipleModels,  // 0 / 1
   kMaxNumModels,
-  kDetectWatermark,        // 0 / 1
-  kComputeRelativePose,    // 0 / 1
+  kDetectWatermark,      // 0 / 1
+  kComputeRelativePose,  // 0 / 1
   kNumOptions,
 };
 
@@ -83,8 +83,10 @@ bool ReadOptions(const double* values, int count, TwoViewGeometryOptions* option
   options->ransac.max_error = value(kMaxError, options->ransac.max_error);
   options->min_inlier_ratio = value(kMinInlierRatio, options->min_inlier_ratio);
   options->ransac.confidence = value(kConfidence, options->ransac.confidence);
-  options->ransac.min_num_trials = static_cast<int>(value(kMinNumTrials, options->ransac.min_num_trials));
-  options->ransac.max_num_trials = static_cast<int>(value(kMaxNumTrials, options->ransac.max_num_trials));
+  options->ransac.min_num_trials =
+      static_cast<int>(value(kMinNumTrials, options->ransac.min_num_trials));
+  options->ransac.max_num_trials =
+      static_cast<int>(value(kMaxNumTrials, options->ransac.max_num_trials));
   options->ransac.random_seed = static_cast<uint64_t>(value(kSeed, 0));
   options->min_num_inliers = static_cast<int>(value(kMinNumInliers, options->min_num_inliers));
   options->multiple_models = value(kMultipleModels, options->multiple_models) != 0;
@@ -122,20 +124,30 @@ EDGESFM_EXPORT TwoViewResult* edgesfm_two_view_verify(
         height2 <= 0) {
       return result.release();  // type undefined
     }
-    edgesfm::bindings::RequireFinite(keypoints1, 2 * static_cast<size_t>(num_keypoints1), "two-view: image 1's keypoints");
-    edgesfm::bindings::RequireFinite(keypoints2, 2 * static_cast<size_t>(num_keypoints2), "two-view: image 2's keypoints");
+    edgesfm::bindings::RequireFinite(keypoints1, 2 * static_cast<size_t>(num_keypoints1),
+                                     "two-view: image 1's keypoints");
+    edgesfm::bindings::RequireFinite(keypoints2, 2 * static_cast<size_t>(num_keypoints2),
+                                     "two-view: image 2's keypoints");
     // Given intrinsics are trusted as known (the calibrated path), so they must make sense.
-    if (model1 >= 0) edgesfm::bindings::RequireCamera(model1, params1, num_params1, width1, height1, "two-view: camera 1");
-    if (model2 >= 0) edgesfm::bindings::RequireCamera(model2, params2, num_params2, width2, height2, "two-view: camera 2");
-    edgesfm::bindings::RequireIndexPairs(matches, num_matches, num_keypoints1, num_keypoints2, "two-view: matches");
+    if (model1 >= 0)
+      edgesfm::bindings::RequireCamera(model1, params1, num_params1, width1, height1,
+                                       "two-view: camera 1");
+    if (model2 >= 0)
+      edgesfm::bindings::RequireCamera(model2, params2, num_params2, width2, height2,
+                                       "two-view: camera 2");
+    edgesfm::bindings::RequireIndexPairs(matches, num_matches, num_keypoints1, num_keypoints2,
+                                         "two-view: matches");
     const Camera camera1 = MakeCamera(model1, params1, num_params1, width1, height1);
     const Camera camera2 = MakeCamera(model2, params2, num_params2, width2, height2);
     std::vector<Eigen::Vector2d> points1(num_keypoints1), points2(num_keypoints2);
-    for (int i = 0; i < num_keypoints1; ++i) points1[i] = {keypoints1[2 * i], keypoints1[2 * i + 1]};
-    for (int i = 0; i < num_keypoints2; ++i) points2[i] = {keypoints2[2 * i], keypoints2[2 * i + 1]};
+    for (int i = 0; i < num_keypoints1; ++i)
+      points1[i] = {keypoints1[2 * i], keypoints1[2 * i + 1]};
+    for (int i = 0; i < num_keypoints2; ++i)
+      points2[i] = {keypoints2[2 * i], keypoints2[2 * i + 1]};
     edgesfm::FeatureMatches feature_matches;
     feature_matches.reserve(num_matches);
-    for (int i = 0; i < num_matches; ++i) feature_matches.emplace_back(matches[2 * i], matches[2 * i + 1]);
+    for (int i = 0; i < num_matches; ++i)
+      feature_matches.emplace_back(matches[2 * i], matches[2 * i + 1]);
     result->geometry = edgesfm::EstimateTwoViewGeometry(camera1, points1, camera2, points2,
                                                         feature_matches, verify_options);
     const TwoViewGeometry& geometry = result->geometry;
@@ -165,7 +177,8 @@ EDGESFM_EXPORT const int32_t* edgesfm_two_view_result_inlier_matches(const TwoVi
   return result->inlier_matches.data();
 }
 
-EDGESFM_EXPORT const double* edgesfm_two_view_result_matrix(const TwoViewResult* result, int which) {
+EDGESFM_EXPORT const double* edgesfm_two_view_result_matrix(const TwoViewResult* result,
+                                                            int which) {
   const TwoViewGeometry& g = result->geometry;
   const bool present[3] = {g.has_E, g.has_F, g.has_H};
   if (which < 0 || which > 2 || !present[which]) return nullptr;

@@ -39,7 +39,8 @@ void P3PEstimator::Residuals(const std::vector<X_t>& rays, const std::vector<Y_t
   for (size_t i = 0; i < rays.size(); ++i) {
     const Eigen::Vector3d in_cam = rotation * points3D[i] + cam_from_world.translation;
     const double along = in_cam.dot(rays[i]);
-    (*residuals)[i] = along > 0 ? 2 - 2 * along / in_cam.norm() : std::numeric_limits<double>::max();
+    (*residuals)[i] =
+        along > 0 ? 2 - 2 * along / in_cam.norm() : std::numeric_limits<double>::max();
   }
 }
 
@@ -137,7 +138,7 @@ void P3PEstimator::Estimate(const std::vector<X_t>& rays, const std::vector<Y_t>
         const double denominator = tau * tau + b23 * tau + 1;
         if (denominator <= 0) continue;
         const double l3 = std::sqrt(a23 / denominator);
-        Eigen::Vector3d lambda(( w0 * tau + w1) * l3, tau * l3, l3);
+        Eigen::Vector3d lambda((w0 * tau + w1) * l3, tau * l3, l3);
         if (lambda(0) <= 0) continue;
         RefineLambdas(a12, a13, a23, b12, b13, b23, &lambda);
         if ((lambda.array() <= 0).any()) continue;
@@ -158,8 +159,8 @@ void P3PEstimator::Estimate(const std::vector<X_t>& rays, const std::vector<Y_t>
 namespace {
 
 // Control-point coordinates in the camera from the null-space combination `betas`.
-std::array<Eigen::Vector3d, 4> ControlPointsInCamera(const Eigen::Matrix<double, 12, 4>& null_vectors,
-                                                     const Eigen::Vector4d& betas) {
+std::array<Eigen::Vector3d, 4> ControlPointsInCamera(
+    const Eigen::Matrix<double, 12, 4>& null_vectors, const Eigen::Vector4d& betas) {
   const Eigen::Matrix<double, 12, 1> x = null_vectors * betas;
   return {x.segment<3>(0), x.segment<3>(3), x.segment<3>(6), x.segment<3>(9)};
 }
@@ -167,8 +168,8 @@ std::array<Eigen::Vector3d, 4> ControlPointsInCamera(const Eigen::Matrix<double,
 // The products of betas in L's column order.
 Eigen::Matrix<double, 10, 1> BetaProducts(const Eigen::Vector4d& b) {
   Eigen::Matrix<double, 10, 1> p;
-  p << b(0) * b(0), b(0) * b(1), b(1) * b(1), b(0) * b(2), b(1) * b(2), b(2) * b(2),
-      b(0) * b(3), b(1) * b(3), b(2) * b(3), b(3) * b(3);
+  p << b(0) * b(0), b(0) * b(1), b(1) * b(1), b(0) * b(2), b(1) * b(2), b(2) * b(2), b(0) * b(3),
+      b(1) * b(3), b(2) * b(3), b(3) * b(3);
   return p;
 }
 
@@ -243,7 +244,8 @@ void EPnPEstimator::Estimate(const std::vector<X_t>& rays, const std::vector<Y_t
   for (int k = 0; k < 6; ++k) {
     const int a = kPairs[k][0], b = kPairs[k][1];
     std::array<Eigen::Vector3d, 4> dv;
-    for (int i = 0; i < 4; ++i) dv[i] = null_vectors.col(i).segment<3>(3 * a) - null_vectors.col(i).segment<3>(3 * b);
+    for (int i = 0; i < 4; ++i)
+      dv[i] = null_vectors.col(i).segment<3>(3 * a) - null_vectors.col(i).segment<3>(3 * b);
     L.row(k) << dv[0].dot(dv[0]), 2 * dv[0].dot(dv[1]), dv[1].dot(dv[1]), 2 * dv[0].dot(dv[2]),
         2 * dv[1].dot(dv[2]), dv[2].dot(dv[2]), 2 * dv[0].dot(dv[3]), 2 * dv[1].dot(dv[3]),
         2 * dv[2].dot(dv[3]), dv[3].dot(dv[3]);
@@ -288,8 +290,8 @@ void EPnPEstimator::Estimate(const std::vector<X_t>& rays, const std::vector<Y_t
     GaussNewtonBetas(L, rho, &betas);
     const std::array<Eigen::Vector3d, 4> cc = ControlPointsInCamera(null_vectors, betas);
     for (size_t i = 0; i < n; ++i) {
-      in_camera[i] = alphas[i](0) * cc[0] + alphas[i](1) * cc[1] + alphas[i](2) * cc[2] +
-                     alphas[i](3) * cc[3];
+      in_camera[i] =
+          alphas[i](0) * cc[0] + alphas[i](1) * cc[1] + alphas[i](2) * cc[2] + alphas[i](3) * cc[3];
     }
     // The null space is defined up to sign: points must be in front of the camera.
     if (in_camera[0].z() < 0) {

@@ -22,9 +22,10 @@ PnPScene MakePnPScene(int num_points, double outlier_ratio, double noise, uint32
   std::uniform_real_distribution<double> unit(-1, 1);
   std::normal_distribution<double> gaussian(0, noise > 0 ? noise : 1);
   PnPScene scene;
-  scene.cam_from_world = Rigid3d(
-      Eigen::Quaterniond(Eigen::AngleAxisd(2 * unit(rng), Eigen::Vector3d(unit(rng), unit(rng), unit(rng)).normalized())),
-      Eigen::Vector3d(unit(rng), unit(rng), 5 + unit(rng)));
+  scene.cam_from_world =
+      Rigid3d(Eigen::Quaterniond(Eigen::AngleAxisd(
+                  2 * unit(rng), Eigen::Vector3d(unit(rng), unit(rng), unit(rng)).normalized())),
+              Eigen::Vector3d(unit(rng), unit(rng), 5 + unit(rng)));
   const Rigid3d world_from_cam = Inverse(scene.cam_from_world);
   for (int i = 0; i < num_points; ++i) {
     const Eigen::Vector3d in_cam(unit(rng) * 2, unit(rng) * 1.5, 4 + 2 * unit(rng));
@@ -78,7 +79,8 @@ TEST(AbsolutePose, LoRansacP3PWithEPnPRefitRejectsOutliers) {
   const PnPScene scene = MakePnPScene(200, 0.4, 5e-4, 3);
   RansacOptions options;
   options.max_error = 3e-3;
-  const auto report = LoRansac<P3PEstimator, EPnPEstimator>(options).Estimate(scene.rays, scene.points3D);
+  const auto report =
+      LoRansac<P3PEstimator, EPnPEstimator>(options).Estimate(scene.rays, scene.points3D);
   ASSERT_TRUE(report.success);
   EXPECT_LT(PoseError(report.model, scene.cam_from_world), 1e-2);
   size_t wrong = 0;
@@ -91,7 +93,8 @@ TEST(AbsolutePose, LoRansacP3PWithEPnPRefitRejectsOutliers) {
 TEST(AbsolutePose, PointsBehindTheCameraAreNotInliers) {
   const Rigid3d identity;
   std::vector<double> residuals;
-  P3PEstimator::Residuals({Eigen::Vector3d(0, 0, 1)}, {Eigen::Vector3d(0, 0, -3)}, identity, &residuals);
+  P3PEstimator::Residuals({Eigen::Vector3d(0, 0, 1)}, {Eigen::Vector3d(0, 0, -3)}, identity,
+                          &residuals);
   EXPECT_EQ(residuals[0], std::numeric_limits<double>::max());
 }
 

@@ -32,8 +32,9 @@ struct ProductTable {
   ProductTable() {
     for (int a = 0; a < kNumMonomials; ++a) {
       for (int b = 0; b < kNumMonomials; ++b) {
-        index[a][b] = MonomialIndex(kExponents[a][0] + kExponents[b][0], kExponents[a][1] + kExponents[b][1],
-                                    kExponents[a][2] + kExponents[b][2]);
+        index[a][b] =
+            MonomialIndex(kExponents[a][0] + kExponents[b][0], kExponents[a][1] + kExponents[b][1],
+                          kExponents[a][2] + kExponents[b][2]);
       }
     }
   }
@@ -105,7 +106,8 @@ Eigen::Matrix<double, 1, 9> EpipolarRow(const Eigen::Vector3d& x1, const Eigen::
 }
 
 // Solves for E given the null-space basis (columns of `basis`, E = x X + y Y + z Z + W).
-void SolveFromNullSpace(const Eigen::Matrix<double, 9, 4>& basis, std::vector<Eigen::Matrix3d>* models) {
+void SolveFromNullSpace(const Eigen::Matrix<double, 9, 4>& basis,
+                        std::vector<Eigen::Matrix3d>* models) {
   static const int kX = MonomialIndex(1, 0, 0), kY = MonomialIndex(0, 1, 0),
                    kZ = MonomialIndex(0, 0, 1), kOne = MonomialIndex(0, 0, 0);
   PolyMatrix E;
@@ -181,7 +183,8 @@ void EssentialMatrixFivePointEstimator::Estimate(const std::vector<X_t>& rays1,
   if (rays1.size() == 5) {
     // The minimal system's null space exactly: the last four columns of Q in A^T = QR.
     Eigen::Matrix<double, 9, 5> At;
-    for (int i = 0; i < 5; ++i) At.col(i) = EpipolarRow(rays1[i].normalized(), rays2[i].normalized()).transpose();
+    for (int i = 0; i < 5; ++i)
+      At.col(i) = EpipolarRow(rays1[i].normalized(), rays2[i].normalized()).transpose();
     const Eigen::HouseholderQR<Eigen::Matrix<double, 9, 5>> qr(At);
     const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
     basis = Q.rightCols<4>();
@@ -189,7 +192,8 @@ void EssentialMatrixFivePointEstimator::Estimate(const std::vector<X_t>& rays1,
     // Least squares over all rays: the four smallest eigenvectors of A^T A.
     Eigen::Matrix<double, 9, 9> AtA = Eigen::Matrix<double, 9, 9>::Zero();
     for (size_t i = 0; i < rays1.size(); ++i) {
-      const Eigen::Matrix<double, 1, 9> row = EpipolarRow(rays1[i].normalized(), rays2[i].normalized());
+      const Eigen::Matrix<double, 1, 9> row =
+          EpipolarRow(rays1[i].normalized(), rays2[i].normalized());
       AtA.noalias() += row.transpose() * row;
     }
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> eigen(AtA);
@@ -209,8 +213,7 @@ double SphericalSampsonError(const Eigen::Vector3d& ray1, const Eigen::Vector3d&
   const Eigen::Vector3d g1 = Etx2 - Etx2.dot(x1) * x1;
   const Eigen::Vector3d g2 = Ex1 - Ex1.dot(x2) * x2;
   const double denominator = g1.squaredNorm() + g2.squaredNorm();
-  return denominator > 0 ? algebraic * algebraic / denominator
-                         : std::numeric_limits<double>::max();
+  return denominator > 0 ? algebraic * algebraic / denominator : std::numeric_limits<double>::max();
 }
 
 void EssentialMatrixFivePointEstimator::Residuals(const std::vector<X_t>& rays1,
@@ -232,7 +235,8 @@ void EssentialMatrixFivePointEstimator::Residuals(const std::vector<X_t>& rays1,
     const double Etx2_1 = E(0, 1) * x2.x() + E(1, 1) * x2.y() + E(2, 1);
     const double algebraic = x2.x() * Ex1_0 + x2.y() * Ex1_1 + Ex1_2;
     const double denominator = Ex1_0 * Ex1_0 + Ex1_1 * Ex1_1 + Etx2_0 * Etx2_0 + Etx2_1 * Etx2_1;
-    (*residuals)[i] = denominator > 0 ? algebraic * algebraic / denominator : std::numeric_limits<double>::max();
+    (*residuals)[i] =
+        denominator > 0 ? algebraic * algebraic / denominator : std::numeric_limits<double>::max();
   }
 }
 

@@ -27,8 +27,8 @@ struct EssentialMatrixFivePointEstimator {
   // sense on the null space (the smallest four singular vectors), which LO-RANSAC uses.
   static void Estimate(const std::vector<X_t>& rays1, const std::vector<Y_t>& rays2,
                        std::vector<M_t>* models);
-  static void Residuals(const std::vector<X_t>& rays1, const std::vector<Y_t>& rays2,
-                        const M_t& E, std::vector<double>* residuals);
+  static void Residuals(const std::vector<X_t>& rays1, const std::vector<Y_t>& rays2, const M_t& E,
+                        std::vector<double>* residuals);
 };
 
 // Squared Sampson error on the unit sphere for x2^T E x1 = 0 (see above).

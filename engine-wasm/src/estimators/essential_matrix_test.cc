@@ -47,7 +47,8 @@ TEST(EssentialMatrixFivePoint, LeastSquaresFromManyPoints) {
   std::vector<Eigen::Matrix3d> models;
   EssentialMatrixFivePointEstimator::Estimate(scene.rays1, scene.rays2, &models);
   double best = 1e9;
-  for (const auto& E : models) best = std::min(best, ProjectiveDistance(E, TrueEssentialMatrix(scene)));
+  for (const auto& E : models)
+    best = std::min(best, ProjectiveDistance(E, TrueEssentialMatrix(scene)));
   // The least-squares null space is an approximation (as in COLMAP); the pose error it
   // implies is checked in two_view_geometry_test.
   EXPECT_LT(best, 3e-2);
@@ -63,7 +64,8 @@ TEST(EssentialMatrixFivePoint, SampsonErrorIsAnAngle) {
   const Eigen::Vector3d ray2(0, std::sin(a), std::cos(a));
   EXPECT_NEAR(std::sqrt(SphericalSampsonError(ray1, ray2, E)), std::tan(a) / std::sqrt(2.0), 1e-12);
   // Scaling a ray changes nothing.
-  EXPECT_NEAR(SphericalSampsonError(3 * ray1, 0.5 * ray2, E), SphericalSampsonError(ray1, ray2, E), 1e-18);
+  EXPECT_NEAR(SphericalSampsonError(3 * ray1, 0.5 * ray2, E), SphericalSampsonError(ray1, ray2, E),
+              1e-18);
 }
 
 TEST(EssentialMatrixFivePoint, LoRansacWithOutliersAndNoise) {
@@ -75,7 +77,8 @@ TEST(EssentialMatrixFivePoint, LoRansacWithOutliersAndNoise) {
   const TwoViewScene scene = MakeTwoViewScene(options);
   RansacOptions ransac;
   ransac.max_error = 3.0 / options.focal;
-  const auto report = LoRansac<EssentialMatrixFivePointEstimator>(ransac).Estimate(scene.rays1, scene.rays2);
+  const auto report =
+      LoRansac<EssentialMatrixFivePointEstimator>(ransac).Estimate(scene.rays1, scene.rays2);
   ASSERT_TRUE(report.success);
   EXPECT_LT(ProjectiveDistance(report.model, TrueEssentialMatrix(scene)), 2e-2);
   size_t true_inliers_kept = 0;

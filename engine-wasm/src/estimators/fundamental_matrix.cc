@@ -12,8 +12,8 @@ namespace {
 // Row of the epipolar constraint x2^T F x1 = 0 for F stored row-major.
 Eigen::Matrix<double, 1, 9> EpipolarRow(const Eigen::Vector2d& p1, const Eigen::Vector2d& p2) {
   Eigen::Matrix<double, 1, 9> row;
-  row << p2.x() * p1.x(), p2.x() * p1.y(), p2.x(), p2.y() * p1.x(), p2.y() * p1.y(), p2.y(),
-      p1.x(), p1.y(), 1;
+  row << p2.x() * p1.x(), p2.x() * p1.y(), p2.x(), p2.y() * p1.x(), p2.y() * p1.y(), p2.y(), p1.x(),
+      p1.y(), 1;
   return row;
 }
 
@@ -62,8 +62,8 @@ void ComputeSquaredSampsonError(const std::vector<Eigen::Vector2d>& points1,
     const Eigen::Vector3d Mtx2 = M.transpose() * x2;
     const double x2tMx1 = x2.dot(Mx1);
     const double denominator = Mx1.head<2>().squaredNorm() + Mtx2.head<2>().squaredNorm();
-    (*residuals)[i] = denominator > 0 ? x2tMx1 * x2tMx1 / denominator
-                                      : std::numeric_limits<double>::max();
+    (*residuals)[i] =
+        denominator > 0 ? x2tMx1 * x2tMx1 / denominator : std::numeric_limits<double>::max();
   }
 }
 
@@ -102,8 +102,7 @@ void FundamentalMatrixSevenPointEstimator::Estimate(const std::vector<X_t>& poin
 }
 
 void FundamentalMatrixSevenPointEstimator::Residuals(const std::vector<X_t>& points1,
-                                                     const std::vector<Y_t>& points2,
-                                                     const M_t& F,
+                                                     const std::vector<Y_t>& points2, const M_t& F,
                                                      std::vector<double>* residuals) {
   ComputeSquaredSampsonError(points1, points2, F, residuals);
 }

@@ -33,7 +33,8 @@ TEST(FundamentalMatrix, SevenPointRecoversTheTruthAmongItsSolutions) {
     ASSERT_GE(models.size(), 1u);
     ASSERT_LE(models.size(), 3u);
     double best = 1e9;
-    for (const auto& F : models) best = std::min(best, ProjectiveDistance(F, TrueFundamentalMatrix(scene)));
+    for (const auto& F : models)
+      best = std::min(best, ProjectiveDistance(F, TrueFundamentalMatrix(scene)));
     EXPECT_LT(best, 1e-6) << "seed " << seed;
   }
 }
@@ -43,13 +44,15 @@ TEST(FundamentalMatrix, EightPointIsExactWithoutNoiseAndRankTwo) {
   options.num_points = 30;
   const TwoViewScene scene = MakeTwoViewScene(options);
   std::vector<Eigen::Matrix3d> models;
-  FundamentalMatrixEightPointEstimator::Estimate(Head(scene.pixels1, 8), Head(scene.pixels2, 8), &models);
+  FundamentalMatrixEightPointEstimator::Estimate(Head(scene.pixels1, 8), Head(scene.pixels2, 8),
+                                                 &models);
   ASSERT_EQ(models.size(), 1u);
   EXPECT_LT(ProjectiveDistance(models[0], TrueFundamentalMatrix(scene)), 1e-6);
   FundamentalMatrixEightPointEstimator::Estimate(scene.pixels1, scene.pixels2, &models);
   EXPECT_LT(std::abs(models[0].determinant()), 1e-12);
   std::vector<double> residuals;
-  FundamentalMatrixEightPointEstimator::Residuals(scene.pixels1, scene.pixels2, models[0], &residuals);
+  FundamentalMatrixEightPointEstimator::Residuals(scene.pixels1, scene.pixels2, models[0],
+                                                  &residuals);
   for (const double r : residuals) EXPECT_LT(r, 1e-12);
 }
 
@@ -71,8 +74,9 @@ TEST(FundamentalMatrix, LoRansacWithOutliersAndNoise) {
   const TwoViewScene scene = MakeTwoViewScene(options);
   RansacOptions ransac;
   ransac.max_error = 3;
-  const auto report = LoRansac<FundamentalMatrixSevenPointEstimator, FundamentalMatrixEightPointEstimator>(ransac)
-                          .Estimate(scene.pixels1, scene.pixels2);
+  const auto report =
+      LoRansac<FundamentalMatrixSevenPointEstimator, FundamentalMatrixEightPointEstimator>(ransac)
+          .Estimate(scene.pixels1, scene.pixels2);
   ASSERT_TRUE(report.success);
   size_t true_inliers_kept = 0, outliers_kept = 0;
   for (size_t i = 0; i < scene.is_inlier.size(); ++i) {

@@ -17,7 +17,8 @@ using testing_support::TwoViewSceneOptions;
 // H = K (R + t n^T / d) K^-1.
 Eigen::Matrix3d PlaneHomography(const TwoViewScene& scene) {
   const Eigen::Matrix3d R = scene.cam2_from_cam1.rotation.toRotationMatrix();
-  const Eigen::Matrix3d Hn = R + scene.cam2_from_cam1.translation * Eigen::Vector3d(0, 0, 1).transpose() / 6.0;
+  const Eigen::Matrix3d Hn =
+      R + scene.cam2_from_cam1.translation * Eigen::Vector3d(0, 0, 1).transpose() / 6.0;
   return scene.K * Hn * scene.K.inverse();
 }
 
@@ -53,7 +54,8 @@ TEST(HomographyMatrix, LoRansacOnAPlaneWithOutliers) {
   const TwoViewScene scene = MakeTwoViewScene(options);
   RansacOptions ransac;
   ransac.max_error = 3;
-  const auto report = LoRansac<HomographyMatrixEstimator>(ransac).Estimate(scene.pixels1, scene.pixels2);
+  const auto report =
+      LoRansac<HomographyMatrixEstimator>(ransac).Estimate(scene.pixels1, scene.pixels2);
   ASSERT_TRUE(report.success);
   EXPECT_LT(ProjectiveDistance(report.model, PlaneHomography(scene)), 1e-2);
   EXPECT_GE(report.support.num_inliers, 135u);

@@ -68,8 +68,8 @@ struct InlierSupport {
 // Trials needed to draw one all-inlier sample of size k with probability `confidence`
 // when num_inliers of num_samples are inliers, times the multiplier (COLMAP 3.8's formula:
 // the inlier ratio to the power k).
-size_t ComputeRansacNumTrials(size_t num_inliers, size_t num_samples, size_t k,
-                              double confidence, double multiplier);
+size_t ComputeRansacNumTrials(size_t num_inliers, size_t num_samples, size_t k, double confidence,
+                              double multiplier);
 
 template <typename Estimator, typename LocalEstimator = Estimator>
 class LoRansac {
@@ -88,12 +88,12 @@ class LoRansac {
 
   explicit LoRansac(const RansacOptions& options, Estimator estimator = Estimator(),
                     LocalEstimator local_estimator = LocalEstimator())
-      : options_(options), estimator_(std::move(estimator)),
+      : options_(options),
+        estimator_(std::move(estimator)),
         local_estimator_(std::move(local_estimator)) {
     if (!(options.max_error > 0)) throw std::invalid_argument("LoRansac: max_error <= 0");
-    if (options.min_inlier_ratio < 0 || options.min_inlier_ratio > 1 ||
-        options.confidence < 0 || options.confidence > 1 ||
-        options.min_num_trials > options.max_num_trials) {
+    if (options.min_inlier_ratio < 0 || options.min_inlier_ratio > 1 || options.confidence < 0 ||
+        options.confidence > 1 || options.min_num_trials > options.max_num_trials) {
       throw std::invalid_argument("LoRansac: invalid options");
     }
   }
@@ -107,9 +107,8 @@ class LoRansac {
 };
 
 template <typename Estimator, typename LocalEstimator>
-typename LoRansac<Estimator, LocalEstimator>::Report
-LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
-                                              const std::vector<Y_t>& Y) const {
+typename LoRansac<Estimator, LocalEstimator>::Report LoRansac<Estimator, LocalEstimator>::Estimate(
+    const std::vector<X_t>& X, const std::vector<Y_t>& Y) const {
   if (X.size() != Y.size()) throw std::invalid_argument("LoRansac: X and Y sizes differ");
   Report report;
   const size_t num_samples = X.size();
@@ -172,8 +171,7 @@ LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
   // COLMAP 3.8's budget: the adaptive bound is checked after each model, so the trial
   // that reaches it still runs (up to that model); report.num_trials counts trials run.
   bool abort = false;
-  for (report.num_trials = 0; report.num_trials < max_num_trials && !abort;
-       ++report.num_trials) {
+  for (report.num_trials = 0; report.num_trials < max_num_trials && !abort; ++report.num_trials) {
     sampler.SampleXY(X, Y, &X_sample, &Y_sample);
     models.clear();
     estimator_.Estimate(X_sample, Y_sample, &models);
@@ -188,8 +186,8 @@ LoRansac<Estimator, LocalEstimator>::Estimate(const std::vector<X_t>& X,
         residuals.resize(num_samples);
         if (best_support.num_inliers > k) locally_optimize();
         dyn_max_num_trials =
-            ComputeRansacNumTrials(best_support.num_inliers, num_samples, k,
-                                   options_.confidence, options_.dyn_num_trials_multiplier);
+            ComputeRansacNumTrials(best_support.num_inliers, num_samples, k, options_.confidence,
+                                   options_.dyn_num_trials_multiplier);
       }
       if (report.num_trials >= dyn_max_num_trials &&
           report.num_trials >= static_cast<size_t>(options_.min_num_trials)) {

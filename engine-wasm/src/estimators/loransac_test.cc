@@ -22,8 +22,8 @@ struct LineEstimator {
     const double a = (Y[1] - Y[0]) / (X[1] - X[0]);
     models->emplace_back(a, Y[0] - a * X[0]);
   }
-  static void Residuals(const std::vector<double>& X, const std::vector<double>& Y,
-                        const M_t& line, std::vector<double>* residuals) {
+  static void Residuals(const std::vector<double>& X, const std::vector<double>& Y, const M_t& line,
+                        std::vector<double>* residuals) {
     residuals->resize(X.size());
     for (size_t i = 0; i < X.size(); ++i) {
       const double r = Y[i] - (line[0] * X[i] + line[1]);
@@ -71,7 +71,8 @@ TEST(LoRansac, FindsTheLineAndItsInliersDespiteOutliers) {
   const LineData data = MakeLine(300, 0.4, 0.05, 1);
   RansacOptions options;
   options.max_error = 0.3;
-  const auto report = LoRansac<LineEstimator, LeastSquaresLineEstimator>(options).Estimate(data.x, data.y);
+  const auto report =
+      LoRansac<LineEstimator, LeastSquaresLineEstimator>(options).Estimate(data.x, data.y);
   ASSERT_TRUE(report.success);
   EXPECT_NEAR(report.model[0], 2, 0.01);
   EXPECT_NEAR(report.model[1], -1, 0.02);
@@ -105,9 +106,8 @@ TEST(LoRansac, MinInlierRatioBoundsTheTrials) {
   options.max_error = 1e-6;
   options.min_inlier_ratio = 0.5;
   const auto report = LoRansac<LineEstimator>(options).Estimate(data.x, data.y);
-  EXPECT_EQ(report.num_trials,
-            ComputeRansacNumTrials(50000, 100000, 2, options.confidence,
-                                   options.dyn_num_trials_multiplier));
+  EXPECT_EQ(report.num_trials, ComputeRansacNumTrials(50000, 100000, 2, options.confidence,
+                                                      options.dyn_num_trials_multiplier));
   // A lower a-priori ratio lifts the bound up to max_num_trials.
   options.min_inlier_ratio = 0.01;
   options.max_num_trials = 500;

@@ -14,8 +14,8 @@ void RandomSampler::Initialize(size_t num_points) {
 
 size_t RandomSampler::UniformIndex(size_t n) {
   // Rejection sampling keeps the draw unbiased and identical across standard libraries.
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
-                         std::numeric_limits<uint64_t>::max() % n;
+  const uint64_t limit =
+      std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
   uint64_t value;
   do {
     value = rng_();

@@ -30,9 +30,9 @@ struct TwoViewSceneOptions {
 struct TwoViewScene {
   Rigid3d cam2_from_cam1;
   Eigen::Matrix3d K;
-  std::vector<Eigen::Vector3d> points3D;       // in cam1 (= world) frame; outliers: none
+  std::vector<Eigen::Vector3d> points3D;  // in cam1 (= world) frame; outliers: none
   std::vector<Eigen::Vector2d> pixels1, pixels2;
-  std::vector<Eigen::Vector3d> rays1, rays2;   // K^-1 [x; 1] of the (noisy) pixels
+  std::vector<Eigen::Vector3d> rays1, rays2;  // K^-1 [x; 1] of the (noisy) pixels
   std::vector<bool> is_inlier;
 };
 
@@ -54,7 +54,9 @@ inline TwoViewScene MakeTwoViewScene(const TwoViewSceneOptions& options) {
   auto in_image = [&](const Eigen::Vector2d& p) {
     return p.x() >= 0 && p.y() >= 0 && p.x() < options.width && p.y() < options.height;
   };
-  auto ray = [&](const Eigen::Vector2d& p) { return Eigen::Vector3d(scene.K.inverse() * p.homogeneous()); };
+  auto ray = [&](const Eigen::Vector2d& p) {
+    return Eigen::Vector3d(scene.K.inverse() * p.homogeneous());
+  };
   const int num_outliers = static_cast<int>(options.outlier_ratio * options.num_points);
   while (static_cast<int>(scene.pixels1.size()) < options.num_points) {
     const bool outlier = static_cast<int>(scene.pixels1.size()) < num_outliers;
@@ -65,7 +67,8 @@ inline TwoViewScene MakeTwoViewScene(const TwoViewSceneOptions& options) {
     Eigen::Vector2d p1 = project(x), p2 = project(x2);
     if (!in_image(p1) || !in_image(p2)) continue;
     if (outlier) {
-      p2 = Eigen::Vector2d((unit(rng) + 1) / 2 * options.width, (unit(rng) + 1) / 2 * options.height);
+      p2 = Eigen::Vector2d((unit(rng) + 1) / 2 * options.width,
+                           (unit(rng) + 1) / 2 * options.height);
     } else if (options.noise_px > 0) {
       p1 += Eigen::Vector2d(noise(rng), noise(rng));
       p2 += Eigen::Vector2d(noise(rng), noise(rng));

@@ -17,8 +17,9 @@ void TriangulationEstimator::Estimate(const std::vector<X_t>& rays,
   for (size_t i = 0; i < rays.size(); ++i) {
     if (!HasPointPositiveDepth(cams_from_world[i], rays[i], xyz)) return;
     for (size_t j = i + 1; j < rays.size(); ++j) {
-      max_angle = std::max(max_angle, CalculateTriangulationAngle(ProjectionCenter(cams_from_world[i]),
-                                                                  ProjectionCenter(cams_from_world[j]), xyz));
+      max_angle = std::max(max_angle,
+                           CalculateTriangulationAngle(ProjectionCenter(cams_from_world[i]),
+                                                       ProjectionCenter(cams_from_world[j]), xyz));
     }
   }
   if (max_angle < min_tri_angle_) return;

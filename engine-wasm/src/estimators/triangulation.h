@@ -24,7 +24,8 @@ class TriangulationEstimator {
   using M_t = Eigen::Vector3d;  // the point in the world
   static constexpr size_t kMinNumSamples = 2;
 
-  explicit TriangulationEstimator(double min_tri_angle_rad = 0) : min_tri_angle_(min_tri_angle_rad) {}
+  explicit TriangulationEstimator(double min_tri_angle_rad = 0)
+      : min_tri_angle_(min_tri_angle_rad) {}
 
   void Estimate(const std::vector<X_t>& rays, const std::vector<Y_t>& cams_from_world,
                 std::vector<M_t>* models) const;

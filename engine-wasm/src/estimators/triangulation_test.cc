@@ -52,7 +52,8 @@ TEST(RobustTriangulation, RobustToOutlierObservations) {
   options.ransac.max_error = 2e-3;
   std::vector<char> inlier_mask;
   Eigen::Vector3d xyz;
-  ASSERT_TRUE(EstimateTriangulation(options, track.rays, track.cams_from_world, &inlier_mask, &xyz));
+  ASSERT_TRUE(
+      EstimateTriangulation(options, track.rays, track.cams_from_world, &inlier_mask, &xyz));
   EXPECT_LT((xyz - track.point).norm(), 5e-3);
   for (size_t i = 0; i < track.is_inlier.size(); ++i) {
     EXPECT_EQ(static_cast<bool>(inlier_mask[i]), track.is_inlier[i]) << i;
@@ -65,10 +66,12 @@ TEST(RobustTriangulation, RejectsTooSmallTriangulationAngles) {
   options.ransac.max_error = 1e-3;
   std::vector<char> inlier_mask;
   Eigen::Vector3d xyz;
-  ASSERT_TRUE(EstimateTriangulation(options, track.rays, track.cams_from_world, &inlier_mask, &xyz));
+  ASSERT_TRUE(
+      EstimateTriangulation(options, track.rays, track.cams_from_world, &inlier_mask, &xyz));
   // The two views see the point under ~46 degrees; demanding more rejects it.
   options.min_tri_angle_deg = 60;
-  EXPECT_FALSE(EstimateTriangulation(options, track.rays, track.cams_from_world, &inlier_mask, &xyz));
+  EXPECT_FALSE(
+      EstimateTriangulation(options, track.rays, track.cams_from_world, &inlier_mask, &xyz));
 }
 
 TEST(RobustTriangulation, PointBehindACameraIsNotAModel) {

@@ -57,8 +57,10 @@ struct MatchedPoints {
   std::vector<Eigen::Vector3d> rays1, rays2;
 };
 
-MatchedPoints GatherMatchedPoints(const Camera& camera1, const std::vector<Eigen::Vector2d>& points1,
-                                  const Camera& camera2, const std::vector<Eigen::Vector2d>& points2,
+MatchedPoints GatherMatchedPoints(const Camera& camera1,
+                                  const std::vector<Eigen::Vector2d>& points1,
+                                  const Camera& camera2,
+                                  const std::vector<Eigen::Vector2d>& points2,
                                   const FeatureMatches& matches, bool with_rays) {
   MatchedPoints matched;
   for (const auto& [idx1, idx2] : matches) {
@@ -104,7 +106,8 @@ TwoViewGeometry EstimateSingleTwoViewGeometry(const Camera& camera1,
   if (calibrated) {
     RansacOptions E_ransac = ransac;
     E_ransac.max_error = (camera1.CamFromImgThreshold(ransac.max_error) +
-                          camera2.CamFromImgThreshold(ransac.max_error)) / 2;
+                          camera2.CamFromImgThreshold(ransac.max_error)) /
+                         2;
     E_report = LoRansac<EssentialMatrixFivePointEstimator>(E_ransac).Estimate(matched.rays1,
                                                                               matched.rays2);
     geometry.has_E = E_report.success;
@@ -115,11 +118,13 @@ TwoViewGeometry EstimateSingleTwoViewGeometry(const Camera& camera1,
                     FundamentalMatrixEightPointEstimator>::Report F_report;
   typename LoRansac<HomographyMatrixEstimator>::Report H_report;
   if (!spherical) {
-    F_report = LoRansac<FundamentalMatrixSevenPointEstimator, FundamentalMatrixEightPointEstimator>(ransac)
-                   .Estimate(matched.pixels1, matched.pixels2);
+    F_report =
+        LoRansac<FundamentalMatrixSevenPointEstimator, FundamentalMatrixEightPointEstimator>(ransac)
+            .Estimate(matched.pixels1, matched.pixels2);
     geometry.has_F = F_report.success;
     geometry.F = F_report.model;
-    H_report = LoRansac<HomographyMatrixEstimator>(ransac).Estimate(matched.pixels1, matched.pixels2);
+    H_report =
+        LoRansac<HomographyMatrixEstimator>(ransac).Estimate(matched.pixels1, matched.pixels2);
     geometry.has_H = H_report.success;
     geometry.H = H_report.model;
   }
@@ -136,7 +141,8 @@ TwoViewGeometry EstimateSingleTwoViewGeometry(const Camera& camera1,
       num_inliers = num_E;
     }
   } else if (calibrated && num_E > 0 && num_E >= min_num_inliers &&
-             static_cast<double>(num_E) / std::max<size_t>(num_F, 1) > options.min_E_F_inlier_ratio) {
+             static_cast<double>(num_E) / std::max<size_t>(num_F, 1) >
+                 options.min_E_F_inlier_ratio) {
     // Calibrated: keep whichever epipolar model explains more matches.
     best_mask = num_E >= num_F ? &E_report.inlier_mask : &F_report.inlier_mask;
     num_inliers = std::max(num_E, num_F);
@@ -174,8 +180,8 @@ TwoViewGeometry EstimateSingleTwoViewGeometry(const Camera& camera1,
   }
   geometry.inlier_matches = ExtractInlierMatches(matches, *best_mask);
   if (options.detect_watermark &&
-      DetectWatermark(camera1, matched.pixels1, camera2, matched.pixels2, num_inliers,
-                      *best_mask, options)) {
+      DetectWatermark(camera1, matched.pixels1, camera2, matched.pixels2, num_inliers, *best_mask,
+                      options)) {
     geometry.type = TwoViewGeometryType::kWatermark;
   }
   if (options.compute_relative_pose) {
@@ -188,15 +194,24 @@ TwoViewGeometry EstimateSingleTwoViewGeometry(const Camera& camera1,
 
 std::string TwoViewGeometryTypeName(TwoViewGeometryType type) {
   switch (type) {
-    case TwoViewGeometryType::kUndefined: return "undefined";
-    case TwoViewGeometryType::kDegenerate: return "degenerate";
-    case TwoViewGeometryType::kCalibrated: return "calibrated";
-    case TwoViewGeometryType::kUncalibrated: return "uncalibrated";
-    case TwoViewGeometryType::kPlanar: return "planar";
-    case TwoViewGeometryType::kPanoramic: return "panoramic";
-    case TwoViewGeometryType::kPlanarOrPanoramic: return "planar_or_panoramic";
-    case TwoViewGeometryType::kWatermark: return "watermark";
-    case TwoViewGeometryType::kMultiple: return "multiple";
+    case TwoViewGeometryType::kUndefined:
+      return "undefined";
+    case TwoViewGeometryType::kDegenerate:
+      return "degenerate";
+    case TwoViewGeometryType::kCalibrated:
+      return "calibrated";
+    case TwoViewGeometryType::kUncalibrated:
+      return "uncalibrated";
+    case TwoViewGeometryType::kPlanar:
+      return "planar";
+    case TwoViewGeometryType::kPanoramic:
+      return "panoramic";
+    case TwoViewGeometryType::kPlanarOrPanoramic:
+      return "planar_or_panoramic";
+    case TwoViewGeometryType::kWatermark:
+      return "watermark";
+    case TwoViewGeometryType::kMultiple:
+      return "multiple";
   }
   return "undefined";
 }
@@ -207,8 +222,7 @@ bool DetectWatermark(const Camera& camera1, const std::vector<Eigen::Vector2d>& 
                      const TwoViewGeometryOptions& options) {
   if (num_inliers == 0) return false;
   auto in_border = [&](const Camera& camera, const Eigen::Vector2d& p) {
-    const double border =
-        options.watermark_border_size * std::hypot(camera.width, camera.height);
+    const double border = options.watermark_border_size * std::hypot(camera.width, camera.height);
     return p.x() < border || p.x() > camera.width - border || p.y() < border ||
            p.y() > camera.height - border;
   };
@@ -228,34 +242,32 @@ bool DetectWatermark(const Camera& camera1, const std::vector<Eigen::Vector2d>& 
   return inlier_ratio >= options.watermark_min_inlier_ratio;
 }
 
-bool EstimateTwoViewGeometryPose(const Camera& camera1,
-                                 const std::vector<Eigen::Vector2d>& points1,
-                                 const Camera& camera2,
-                                 const std::vector<Eigen::Vector2d>& points2,
+bool EstimateTwoViewGeometryPose(const Camera& camera1, const std::vector<Eigen::Vector2d>& points1,
+                                 const Camera& camera2, const std::vector<Eigen::Vector2d>& points2,
                                  TwoViewGeometry* geometry) {
   geometry->has_pose = false;
   const TwoViewGeometryType type = geometry->type;
-  const bool epipolar = type == TwoViewGeometryType::kCalibrated ||
-                        type == TwoViewGeometryType::kUncalibrated;
+  const bool epipolar =
+      type == TwoViewGeometryType::kCalibrated || type == TwoViewGeometryType::kUncalibrated;
   const bool homography = type == TwoViewGeometryType::kPlanar ||
                           type == TwoViewGeometryType::kPanoramic ||
                           type == TwoViewGeometryType::kPlanarOrPanoramic;
   if ((!epipolar && !homography) || geometry->inlier_matches.empty()) return false;
   // A pose needs intrinsics, guessed ones at least.
   if (!camera1.VerifyParams() || !camera2.VerifyParams()) return false;
-  const MatchedPoints inliers = GatherMatchedPoints(camera1, points1, camera2, points2,
-                                                    geometry->inlier_matches, true);
+  const MatchedPoints inliers =
+      GatherMatchedPoints(camera1, points1, camera2, points2, geometry->inlier_matches, true);
   std::vector<Eigen::Vector3d> points3D;
   Rigid3d cam2_from_cam1;
   if (type == TwoViewGeometryType::kCalibrated) {
-    if (!geometry->has_E ||
-        !PoseFromEssentialMatrix(geometry->E, inliers.rays1, inliers.rays2, &cam2_from_cam1, &points3D)) {
+    if (!geometry->has_E || !PoseFromEssentialMatrix(geometry->E, inliers.rays1, inliers.rays2,
+                                                     &cam2_from_cam1, &points3D)) {
       return false;
     }
     // The RANSAC model comes from a minimal or linear fit; polish it on all inliers.
     RefineRelativePose(inliers.rays1, inliers.rays2, &cam2_from_cam1);
-    PoseFromEssentialMatrix(EssentialMatrixFromPose(cam2_from_cam1), inliers.rays1,
-                            inliers.rays2, &cam2_from_cam1, &points3D);
+    PoseFromEssentialMatrix(EssentialMatrixFromPose(cam2_from_cam1), inliers.rays1, inliers.rays2,
+                            &cam2_from_cam1, &points3D);
   } else if (type == TwoViewGeometryType::kUncalibrated) {
     if (!geometry->has_F) return false;
     const Eigen::Matrix3d E = EssentialFromFundamentalMatrix(

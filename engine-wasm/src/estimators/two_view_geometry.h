@@ -103,10 +103,8 @@ TwoViewGeometry EstimateTwoViewGeometry(const Camera& camera1,
 
 // Sets cam2_from_cam1 and tri_angle from the inliers of an estimated geometry, and
 // resolves planar_or_panoramic. Returns false when the type has no pose.
-bool EstimateTwoViewGeometryPose(const Camera& camera1,
-                                 const std::vector<Eigen::Vector2d>& points1,
-                                 const Camera& camera2,
-                                 const std::vector<Eigen::Vector2d>& points2,
+bool EstimateTwoViewGeometryPose(const Camera& camera1, const std::vector<Eigen::Vector2d>& points1,
+                                 const Camera& camera2, const std::vector<Eigen::Vector2d>& points2,
                                  TwoViewGeometry* geometry);
 
 // True when the inliers in the image borders of both images are mostly explained by a

@@ -12,9 +12,9 @@ using testing_support::TwoViewScene;
 using testing_support::TwoViewSceneOptions;
 
 Camera SceneCamera(const TwoViewSceneOptions& options, bool known_intrinsics) {
-  Camera camera = Camera::CreateFromModelId(1, CameraModelId::kPinhole, options.focal,
-                                            static_cast<int>(options.width),
-                                            static_cast<int>(options.height));
+  Camera camera =
+      Camera::CreateFromModelId(1, CameraModelId::kPinhole, options.focal,
+                                static_cast<int>(options.width), static_cast<int>(options.height));
   camera.has_prior_focal_length = known_intrinsics;
   return camera;
 }
@@ -39,7 +39,8 @@ struct Outcome {
   size_t true_inliers_kept = 0, outliers_kept = 0, num_true_inliers = 0;
 };
 
-Outcome Verify(const TwoViewScene& scene, const Camera& camera, const TwoViewGeometryOptions& options) {
+Outcome Verify(const TwoViewScene& scene, const Camera& camera,
+               const TwoViewGeometryOptions& options) {
   Outcome outcome;
   outcome.geometry = EstimateTwoViewGeometry(camera, scene.pixels1, camera, scene.pixels2,
                                              IdentityMatches(scene.pixels1.size()), options);
@@ -64,8 +65,10 @@ TEST(TwoViewGeometry, GeneralSceneWithKnownIntrinsicsIsCalibrated) {
     EXPECT_GE(outcome.true_inliers_kept, outcome.num_true_inliers * 99 / 100);
     EXPECT_LE(outcome.outliers_kept, 10u);
     ASSERT_TRUE(geometry.has_pose);
-    EXPECT_LT(RotationErrorDeg(geometry.cam2_from_cam1, scene.cam2_from_cam1), 0.1) << "seed " << seed;
-    EXPECT_LT(TranslationAngleDeg(geometry.cam2_from_cam1, scene.cam2_from_cam1), 2.0) << "seed " << seed;
+    EXPECT_LT(RotationErrorDeg(geometry.cam2_from_cam1, scene.cam2_from_cam1), 0.1)
+        << "seed " << seed;
+    EXPECT_LT(TranslationAngleDeg(geometry.cam2_from_cam1, scene.cam2_from_cam1), 2.0)
+        << "seed " << seed;
     EXPECT_GT(geometry.tri_angle, 0.05);
   }
 }
@@ -135,9 +138,11 @@ TEST(TwoViewGeometry, MinInlierRatioRejectsWeakPairs) {
   TwoViewGeometryOptions verify;
   verify.min_inlier_ratio = 0.25;
   verify.ransac.max_num_trials = 3000;  // keeps the test fast; LO-RANSAC needs few hits
-  EXPECT_EQ(Verify(scene, SceneCamera(options, true), verify).geometry.type, TwoViewGeometryType::kDegenerate);
+  EXPECT_EQ(Verify(scene, SceneCamera(options, true), verify).geometry.type,
+            TwoViewGeometryType::kDegenerate);
   verify.min_inlier_ratio = 0.1;
-  EXPECT_EQ(Verify(scene, SceneCamera(options, true), verify).geometry.type, TwoViewGeometryType::kCalibrated);
+  EXPECT_EQ(Verify(scene, SceneCamera(options, true), verify).geometry.type,
+            TwoViewGeometryType::kCalibrated);
 }
 
 TEST(TwoViewGeometry, StaticBorderOverlayIsAWatermark) {
@@ -151,8 +156,8 @@ TEST(TwoViewGeometry, StaticBorderOverlayIsAWatermark) {
     points1.push_back(p);
     points2.push_back(p + Eigen::Vector2d(0.2 * ((i % 3) - 1), 0));
   }
-  const TwoViewGeometry geometry =
-      EstimateTwoViewGeometry(camera, points1, camera, points2, IdentityMatches(60), TwoViewGeometryOptions());
+  const TwoViewGeometry geometry = EstimateTwoViewGeometry(
+      camera, points1, camera, points2, IdentityMatches(60), TwoViewGeometryOptions());
   EXPECT_EQ(geometry.type, TwoViewGeometryType::kWatermark);
 }
 
@@ -187,8 +192,10 @@ TEST(TwoViewGeometry, SameSeedSameResultAndBadIndicesIgnored) {
   const Camera camera = SceneCamera(options, true);
   FeatureMatches matches = IdentityMatches(200);
   matches.emplace_back(5000, 1);  // out of range: dropped
-  const TwoViewGeometry a = EstimateTwoViewGeometry(camera, scene.pixels1, camera, scene.pixels2, matches, TwoViewGeometryOptions());
-  const TwoViewGeometry b = EstimateTwoViewGeometry(camera, scene.pixels1, camera, scene.pixels2, matches, TwoViewGeometryOptions());
+  const TwoViewGeometry a = EstimateTwoViewGeometry(camera, scene.pixels1, camera, scene.pixels2,
+                                                    matches, TwoViewGeometryOptions());
+  const TwoViewGeometry b = EstimateTwoViewGeometry(camera, scene.pixels1, camera, scene.pixels2,
+                                                    matches, TwoViewGeometryOptions());
   EXPECT_EQ(a.inlier_matches, b.inlier_matches);
   EXPECT_EQ(a.E, b.E);
   EXPECT_EQ(TwoViewGeometryTypeName(a.type), "calibrated");

@@ -36,7 +36,8 @@ void BlurColumns(const float* src, float* dst, int width, int height, const Gaus
     for (int x = 0; x < width; ++x) out[x] = t0 * centre[x];
     for (int r = 1; r <= radius; ++r) {
       const float* __restrict above = src + static_cast<size_t>(std::max(y - r, 0)) * width;
-      const float* __restrict below = src + static_cast<size_t>(std::min(y + r, height - 1)) * width;
+      const float* __restrict below =
+          src + static_cast<size_t>(std::min(y + r, height - 1)) * width;
       const float t = taps[r];
       for (int x = 0; x < width; ++x) out[x] += t * (above[x] + below[x]);
     }

@@ -25,7 +25,7 @@ struct GaussianBlurScratch {
 
 // dst = src * g (dst may alias src). Summation order per output sample:
 // centre tap, then the pairs (r, -r) for r = 1..radius, in float32.
-void GaussianBlur(const float* src, float* dst, int width, int height,
-                  const GaussianKernel& kernel, GaussianBlurScratch* scratch);
+void GaussianBlur(const float* src, float* dst, int width, int height, const GaussianKernel& kernel,
+                  GaussianBlurScratch* scratch);
 
 }  // namespace edgesfm

@@ -27,7 +27,8 @@ void Upsample2x(const float* src, int width, int height, float* dst, std::vector
   scratch->resize(static_cast<size_t>(up_width) * height);
   float* wide = scratch->data();
   for (int y = 0; y < height; ++y) {
-    UpsampleRow(src + static_cast<size_t>(y) * width, width, 1, wide + static_cast<size_t>(y) * up_width, 1);
+    UpsampleRow(src + static_cast<size_t>(y) * width, width, 1,
+                wide + static_cast<size_t>(y) * up_width, 1);
   }
   // Along y, whole rows at a time (contiguous, vectorisable).
   for (int y = 0; y < height; ++y) {
@@ -92,7 +93,8 @@ TentWeights MakeTentWeights(int in_size, int out_size) {
 
 }  // namespace
 
-void DownscaleTent(const float* src, int width, int height, float* dst, int new_width, int new_height) {
+void DownscaleTent(const float* src, int width, int height, float* dst, int new_width,
+                   int new_height) {
   const TentWeights wx = MakeTentWeights(width, new_width);
   const TentWeights wy = MakeTentWeights(height, new_height);
   std::vector<float> narrow(static_cast<size_t>(new_width) * height);

@@ -19,6 +19,7 @@ void Subsample2x(const float* src, int width, int height, float* dst);
 // Resamples to (new_width x new_height) < (width x height) with a tent filter
 // whose support is widened by the reduction factor in each axis (x then y).
 // Sample centres map as (i + 0.5) * width / new_width - 0.5.
-void DownscaleTent(const float* src, int width, int height, float* dst, int new_width, int new_height);
+void DownscaleTent(const float* src, int width, int height, float* dst, int new_width,
+                   int new_height);
 
 }  // namespace edgesfm

@@ -6,7 +6,7 @@ namespace edgesfm {
 namespace {
 
 TEST(ImageResample, Upsample2xInterpolatesMidpointsAndRepeatsTheLastSample) {
-  const float src[6] = {0, 2, 4,   //
+  const float src[6] = {0, 2, 4,  //
                         6, 8, 10};
   std::vector<float> dst(6 * 4), scratch;
   Upsample2x(src, 3, 2, dst.data(), &scratch);
@@ -40,7 +40,8 @@ TEST(ImageResample, DownscaleTentPreservesConstantsAndRamps) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) ramp[y * w + x] = static_cast<float>(x);
   DownscaleTent(ramp.data(), w, h, out.data(), nw, nh);
-  for (int x = 2; x < nw - 2; ++x) EXPECT_NEAR(out[5 * nw + x], (x + 0.5) * w / nw - 0.5, 0.05);  // discrete taps
+  for (int x = 2; x < nw - 2; ++x)
+    EXPECT_NEAR(out[5 * nw + x], (x + 0.5) * w / nw - 0.5, 0.05);  // discrete taps
 }
 
 }  // namespace

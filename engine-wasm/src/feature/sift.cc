@@ -12,7 +12,8 @@ bool ValidateSiftOptions(const SiftExtractionOptions& o) {
   return o.max_image_size > 0 && o.max_num_features > 0 && o.first_octave >= -1 &&
          o.first_octave <= 4 && o.num_octaves > 0 && o.octave_resolution > 0 &&
          o.peak_threshold > 0 && o.edge_threshold > 0 && o.max_num_orientations > 0 &&
-         (o.normalization == SiftNormalization::kL2 || o.normalization == SiftNormalization::kL1Root);
+         (o.normalization == SiftNormalization::kL2 ||
+          o.normalization == SiftNormalization::kL1Root);
 }
 
 namespace {
@@ -74,7 +75,8 @@ bool SiftExtractor::ExtractGray8(const uint8_t* gray, int width, int height,
 
 bool SiftExtractor::Extract(const float* intensity, int width, int height,
                             const SiftExtractionOptions& options, SiftFeatures* features) {
-  if (!ValidateSiftOptions(options) || intensity == nullptr || width <= 0 || height <= 0) return false;
+  if (!ValidateSiftOptions(options) || intensity == nullptr || width <= 0 || height <= 0)
+    return false;
   features->keypoints.clear();
   features->descriptors.clear();
 
@@ -115,7 +117,9 @@ bool SiftExtractor::Extract(const float* intensity, int width, int height,
     // VLFeat's copy_and_downsample by 2^o_min: every 2^o_min-th sample.
     const int step = 1 << o_min;
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) base_[static_cast<size_t>(y) * w + x] = intensity[static_cast<size_t>(y * step) * width + x * step];
+      for (int x = 0; x < w; ++x)
+        base_[static_cast<size_t>(y) * w + x] =
+            intensity[static_cast<size_t>(y * step) * width + x * step];
   } else {
     std::copy(intensity, intensity + n, base_.begin());
   }
@@ -150,7 +154,8 @@ bool SiftExtractor::Extract(const float* intensity, int width, int height,
   }
   const size_t first_feature = groups_.empty() ? 0 : groups_[first_group].first_feature;
   features->keypoints.assign(all_keypoints_.begin() + first_feature, all_keypoints_.end());
-  features->descriptors.assign(all_descriptors_.begin() + 128 * first_feature, all_descriptors_.end());
+  features->descriptors.assign(all_descriptors_.begin() + 128 * first_feature,
+                               all_descriptors_.end());
   if (width != original_width || height != original_height) {
     RescaleKeypoints(original_width, original_height, width, height, &features->keypoints);
   }
@@ -165,8 +170,10 @@ void SiftExtractor::ProcessOctave(int octave, int w, int h, const SiftExtraction
   const size_t n = static_cast<size_t>(w) * h;
   previous_level_ = -1000;  // groups never span octaves
   const float xper = static_cast<float>(std::pow(2.0, octave));
-  for (auto& g : gauss_) if (g.size() < n) g.resize(n);
-  for (auto& d : dog_) if (d.size() < n) d.resize(n);
+  for (auto& g : gauss_)
+    if (g.size() < n) g.resize(n);
+  for (auto& d : dog_)
+    if (d.size() < n) d.resize(n);
 
   // Gaussian level s lives in gauss_[(s + 1) % 3], DoG level s in dog_[(s + 1) % 3].
   auto G = [this](int s) { return gauss_[(s + 3 + 1) % 3].data(); };

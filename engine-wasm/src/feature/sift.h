@@ -42,8 +42,8 @@ class SiftExtractor {
                SiftFeatures* features);
   // 8-bit gray: resized in 8 bits (as COLMAP does) when above max_image_size,
   // then divided by 255.
-  bool ExtractGray8(const uint8_t* gray, int width, int height, const SiftExtractionOptions& options,
-                    SiftFeatures* features);
+  bool ExtractGray8(const uint8_t* gray, int width, int height,
+                    const SiftExtractionOptions& options, SiftFeatures* features);
 
  private:
   struct LevelGroup {  // keypoints of consecutive detections sharing a DoG level
@@ -54,11 +54,11 @@ class SiftExtractor {
 
   void ProcessOctave(int octave, int width, int height, const SiftExtractionOptions& options);
 
-  std::vector<float> base_;        // level -1 of the current octave
-  std::vector<float> next_base_;   // level S-1 subsampled, for the next octave
-  std::vector<float> gauss_[3];    // ring of Gaussian levels s, s+1, s+2
-  std::vector<float> dog_[3];      // ring of DoG levels s-1, s, s+1
-  std::vector<float> grad_;        // gradients of level s
+  std::vector<float> base_;       // level -1 of the current octave
+  std::vector<float> next_base_;  // level S-1 subsampled, for the next octave
+  std::vector<float> gauss_[3];   // ring of Gaussian levels s, s+1, s+2
+  std::vector<float> dog_[3];     // ring of DoG levels s-1, s, s+1
+  std::vector<float> grad_;       // gradients of level s
   std::vector<float> upsample_scratch_;
   GaussianBlurScratch blur_scratch_;
   std::vector<SiftDetection> detections_;

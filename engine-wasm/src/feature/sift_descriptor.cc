@@ -139,8 +139,8 @@ void ComputeDescriptor(const float* grad, int width, int height, const SiftDetec
   // The Gaussian window (sigma = 2 bins = 2 SBP pixels) depends only on the
   // distance to the keypoint, which the rotation preserves, so it factors into
   // a column weight times a row weight (SIFT.md section 6).
-  const double inv_two_window_var =
-      1.0 / (2.0 * SiftConstants::kDescriptorWindowSigma * SiftConstants::kDescriptorWindowSigma * sbp * sbp);
+  const double inv_two_window_var = 1.0 / (2.0 * SiftConstants::kDescriptorWindowSigma *
+                                           SiftConstants::kDescriptorWindowSigma * sbp * sbp);
   const int x_lo = std::max(-radius, 1 - xi), x_hi = std::min(radius, width - xi - 2);
   const int y_lo = std::max(-radius, 1 - yi), y_hi = std::min(radius, height - yi - 2);
   float window_x[128], window_y[128];  // radius <= 63 for any sigma an octave holds
@@ -200,25 +200,30 @@ void ComputeDescriptor(const float* grad, int width, int height, const SiftDetec
   // Keep the in-range bins, VLFeat layout: t + 8 x + 32 y with x, y in [0, 3].
   for (int by = 0; by < kNBP; ++by)
     for (int bx = 0; bx < kNBP; ++bx)
-      for (int t = 0; t < kNBO; ++t) descriptor[t + kNBO * bx + kNBO * kNBP * by] = acc[by + 1][bx + 1][t];
+      for (int t = 0; t < kNBO; ++t)
+        descriptor[t + kNBO * bx + kNBO * kNBP * by] = acc[by + 1][bx + 1][t];
 
   NormalizeL2WithEpsilon(descriptor);
-  for (int i = 0; i < 128; ++i) descriptor[i] = std::min(descriptor[i], SiftConstants::kDescriptorClamp);
+  for (int i = 0; i < 128; ++i)
+    descriptor[i] = std::min(descriptor[i], SiftConstants::kDescriptorClamp);
   NormalizeL2WithEpsilon(descriptor);
 }
 
-void QuantizeDescriptor(const float descriptor[128], SiftNormalization normalization, uint8_t out[128]) {
+void QuantizeDescriptor(const float descriptor[128], SiftNormalization normalization,
+                        uint8_t out[128]) {
   float v[128];
   std::memcpy(v, descriptor, sizeof(v));
   if (normalization == SiftNormalization::kL2) {
     float norm = 0.0f;
     for (float e : v) norm += e * e;
     norm = std::sqrt(norm);
-    if (norm > 0) for (float& e : v) e /= norm;
+    if (norm > 0)
+      for (float& e : v) e /= norm;
   } else {
     float l1 = 0.0f;
     for (float e : v) l1 += std::fabs(e);
-    if (l1 > 0) for (float& e : v) e = std::sqrt(e / l1);
+    if (l1 > 0)
+      for (float& e : v) e = std::sqrt(e / l1);
   }
   // VLFeat's orientation bin t of each cell goes to (8 - t) mod 8 (COLMAP's
   // TransformVLFeatToUBCFeatureDescriptors); cells keep their order.

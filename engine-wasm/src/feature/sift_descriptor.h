@@ -28,6 +28,7 @@ void ComputeDescriptor(const float* grad, int width, int height, const SiftDetec
 
 // COLMAP's final step: L2 or L1-root normalisation, min(255, round(512 v)), and
 // the reorder from VLFeat's orientation bins to the UBC/SiftGPU convention.
-void QuantizeDescriptor(const float descriptor[128], SiftNormalization normalization, uint8_t out[128]);
+void QuantizeDescriptor(const float descriptor[128], SiftNormalization normalization,
+                        uint8_t out[128]);
 
 }  // namespace edgesfm

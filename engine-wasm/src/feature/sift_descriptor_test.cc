@@ -11,7 +11,8 @@ namespace {
 
 TEST(SiftMath, FastAtan2IsWithinAHundredthOfARadian) {
   for (double a = -3.1; a < 3.1; a += 0.01) {
-    const float v = sift_math::FastAtan2(static_cast<float>(std::sin(a)), static_cast<float>(std::cos(a)));
+    const float v =
+        sift_math::FastAtan2(static_cast<float>(std::sin(a)), static_cast<float>(std::cos(a)));
     EXPECT_NEAR(v, a, 0.011);
   }
 }
@@ -26,7 +27,8 @@ TEST(SiftDescriptor, OrientationOfARampIsItsGradientDirection) {
   for (double theta : {0.3, 2.0, 4.0}) {
     std::vector<float> img(w * h);
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) img[y * w + x] = static_cast<float>(0.01 * (std::cos(theta) * x + std::sin(theta) * y));
+      for (int x = 0; x < w; ++x)
+        img[y * w + x] = static_cast<float>(0.01 * (std::cos(theta) * x + std::sin(theta) * y));
     std::vector<float> grad;
     ComputeGradients(img.data(), w, h, &grad);
     SiftDetection kp;
@@ -63,7 +65,8 @@ TEST(SiftDescriptor, IsUnitLengthClampedAndRotatesWithTheKeypoint) {
   const int w = 80, h = 80;
   std::vector<float> img(w * h);
   for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) img[y * w + x] = static_cast<float>(0.5 + 0.3 * std::sin(0.4 * x) * std::cos(0.25 * y));
+    for (int x = 0; x < w; ++x)
+      img[y * w + x] = static_cast<float>(0.5 + 0.3 * std::sin(0.4 * x) * std::cos(0.25 * y));
   std::vector<float> grad;
   ComputeGradients(img.data(), w, h, &grad);
   SiftDetection kp;

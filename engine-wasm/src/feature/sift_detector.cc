@@ -10,17 +10,22 @@ namespace {
 inline bool IsExtremum(const DogLevels& d, size_t p, float pre_threshold) {
   const float v = d.centre[p];
   const size_t w = static_cast<size_t>(d.width);
-  const size_t offsets[8] = {p - w - 1, p - w, p - w + 1, p - 1, p + 1, p + w - 1, p + w, p + w + 1};
+  const size_t offsets[8] = {p - w - 1, p - w,     p - w + 1, p - 1,
+                             p + 1,     p + w - 1, p + w,     p + w + 1};
   if (v >= pre_threshold) {
-    for (size_t q : offsets) if (!(v > d.centre[q])) return false;
+    for (size_t q : offsets)
+      if (!(v > d.centre[q])) return false;
     if (!(v > d.below[p]) || !(v > d.above[p])) return false;
-    for (size_t q : offsets) if (!(v > d.below[q]) || !(v > d.above[q])) return false;
+    for (size_t q : offsets)
+      if (!(v > d.below[q]) || !(v > d.above[q])) return false;
     return true;
   }
   if (v <= -pre_threshold) {
-    for (size_t q : offsets) if (!(v < d.centre[q])) return false;
+    for (size_t q : offsets)
+      if (!(v < d.centre[q])) return false;
     if (!(v < d.below[p]) || !(v < d.above[p])) return false;
-    for (size_t q : offsets) if (!(v < d.below[q]) || !(v < d.above[q])) return false;
+    for (size_t q : offsets)
+      if (!(v < d.below[q]) || !(v < d.above[q])) return false;
     return true;
   }
   return false;

@@ -11,7 +11,7 @@ namespace edgesfm {
 
 // A refined extremum in the frame of its octave.
 struct SiftDetection {
-  float x = 0;      // octave pixels (pixel centres at integers)
+  float x = 0;  // octave pixels (pixel centres at integers)
   float y = 0;
   float sigma = 0;  // octave pixels: sigma0 * 2^(refined_level / S)
   int level = 0;    // integer DoG level where it was found (VLFeat `is`)

@@ -13,17 +13,21 @@ namespace {
 struct QuadraticDog {
   int w = 21, h = 17;
   std::vector<float> levels[3];
-  QuadraticDog(double x0, double y0, double s0, double peak, double curvature_x, double curvature_y) {
+  QuadraticDog(double x0, double y0, double s0, double peak, double curvature_x,
+               double curvature_y) {
     for (int s = 0; s < 3; ++s) {
       levels[s].resize(w * h);
       for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
           const double dx = x - x0, dy = y - y0, ds = (s - 1) - s0;
-          levels[s][y * w + x] = static_cast<float>(peak - 0.001 * (curvature_x * dx * dx + curvature_y * dy * dy + ds * ds));
+          levels[s][y * w + x] = static_cast<float>(
+              peak - 0.001 * (curvature_x * dx * dx + curvature_y * dy * dy + ds * ds));
         }
     }
   }
-  DogLevels View() const { return DogLevels{levels[0].data(), levels[1].data(), levels[2].data(), w, h}; }
+  DogLevels View() const {
+    return DogLevels{levels[0].data(), levels[1].data(), levels[2].data(), w, h};
+  }
 };
 
 TEST(SiftDetector, RefinesAnExtremumToSubPixelAndSubScalePrecision) {

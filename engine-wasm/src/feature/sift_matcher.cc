@@ -140,7 +140,8 @@ std::vector<DescriptorMatch> MatchSiftDescriptors(const uint8_t* descriptors1, s
   for (size_t i = 0; i < num1; ++i) {
     if (!Accept(rows[i], options)) continue;
     const uint32_t j = static_cast<uint32_t>(rows[i].best_index);
-    if (options.cross_check && !(col_ok[j] && cols[j].best_index == static_cast<int32_t>(i))) continue;
+    if (options.cross_check && !(col_ok[j] && cols[j].best_index == static_cast<int32_t>(i)))
+      continue;
     matches.push_back({static_cast<uint32_t>(i), j});
   }
   return matches;

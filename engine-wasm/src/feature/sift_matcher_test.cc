@@ -14,15 +14,21 @@ std::vector<uint8_t> RandomDescriptors(size_t n, std::mt19937* rng) {
   std::uniform_real_distribution<float> u(0, 1);
   for (size_t i = 0; i < n; ++i) {
     float v[128], norm = 0;
-    for (float& e : v) { e = u(*rng) * u(*rng); norm += e * e; }
-    for (int k = 0; k < 128; ++k) d[i * 128 + k] = static_cast<uint8_t>(std::min(255.0f, std::round(512 * v[k] / std::sqrt(norm))));
+    for (float& e : v) {
+      e = u(*rng) * u(*rng);
+      norm += e * e;
+    }
+    for (int k = 0; k < 128; ++k)
+      d[i * 128 + k] =
+          static_cast<uint8_t>(std::min(255.0f, std::round(512 * v[k] / std::sqrt(norm))));
   }
   return d;
 }
 
 // COLMAP's rule written directly over the full dot-product matrix.
-std::vector<DescriptorMatch> Reference(const std::vector<uint8_t>& a, size_t n1, const std::vector<uint8_t>& b,
-                                       size_t n2, const SiftMatchingOptions& o) {
+std::vector<DescriptorMatch> Reference(const std::vector<uint8_t>& a, size_t n1,
+                                       const std::vector<uint8_t>& b, size_t n2,
+                                       const SiftMatchingOptions& o) {
   auto dot = [&](size_t i, size_t j) {
     int s = 0;
     for (int k = 0; k < 128; ++k) s += a[i * 128 + k] * b[j * 128 + k];
@@ -34,12 +40,17 @@ std::vector<DescriptorMatch> Reference(const std::vector<uint8_t>& a, size_t n1,
       int best = 0, second = 0, bi = -1;
       for (size_t j = 0; j < m; ++j) {
         const int d = transpose ? dot(j, i) : dot(i, j);
-        if (d > best) { second = best; best = d; bi = static_cast<int>(j); }
-        else if (d > second) second = d;
+        if (d > best) {
+          second = best;
+          best = d;
+          bi = static_cast<int>(j);
+        } else if (d > second)
+          second = d;
       }
       if (bi < 0) continue;
       const float k = 1.0f / (512.0f * 512.0f);
-      const float d1 = std::acos(std::min(k * best, 1.0f)), d2 = std::acos(std::min(k * second, 1.0f));
+      const float d1 = std::acos(std::min(k * best, 1.0f)),
+                  d2 = std::acos(std::min(k * second, 1.0f));
       if (d1 > o.max_distance || d1 >= static_cast<float>(o.max_ratio) * d2) continue;
       best_of[i] = bi;
     }
@@ -64,7 +75,8 @@ TEST(SiftMatcher, AgreesWithColmapsRuleOnNoisyCopies) {
   std::normal_distribution<float> noise(0, 12);
   for (size_t j = 0; j < 120; ++j) {
     const size_t i = (j * 37) % n1;
-    for (int k = 0; k < 128; ++k) b[j * 128 + k] = static_cast<uint8_t>(std::clamp(a[i * 128 + k] + noise(rng), 0.0f, 255.0f));
+    for (int k = 0; k < 128; ++k)
+      b[j * 128 + k] = static_cast<uint8_t>(std::clamp(a[i * 128 + k] + noise(rng), 0.0f, 255.0f));
   }
   for (bool cross : {true, false}) {
     for (double ratio : {0.8, 0.95}) {

@@ -30,8 +30,10 @@ std::vector<float> TextureImage(int w, int h, unsigned seed) {
   std::vector<float> img(w * h, 0.5f);
   for (int i = 0; i < w * h / 150; ++i) {
     const float cx = ux(rng), cy = uy(rng), r = ur(rng), a = ua(rng);
-    const int x0 = std::max(0, static_cast<int>(cx - 3 * r)), x1 = std::min(w - 1, static_cast<int>(cx + 3 * r));
-    const int y0 = std::max(0, static_cast<int>(cy - 3 * r)), y1 = std::min(h - 1, static_cast<int>(cy + 3 * r));
+    const int x0 = std::max(0, static_cast<int>(cx - 3 * r)),
+              x1 = std::min(w - 1, static_cast<int>(cx + 3 * r));
+    const int y0 = std::max(0, static_cast<int>(cy - 3 * r)),
+              y1 = std::min(h - 1, static_cast<int>(cy + 3 * r));
     for (int y = y0; y <= y1; ++y)
       for (int x = x0; x <= x1; ++x) {
         const float dx = x - cx, dy = y - cy;
@@ -52,7 +54,9 @@ TEST(Sift, FindsAnIsolatedBlobAtItsCentreAndScaleInColmapCoordinates) {
   // The strongest response of a Gaussian blob of std r is at sigma = r.
   bool found = false;
   for (const SiftKeypoint& kp : f.keypoints) {
-    if (std::hypot(kp.x - (cx + 0.5f), kp.y - (cy + 0.5f)) < 0.3f && std::fabs(kp.scale / radius - 1) < 0.2f) found = true;
+    if (std::hypot(kp.x - (cx + 0.5f), kp.y - (cy + 0.5f)) < 0.3f &&
+        std::fabs(kp.scale / radius - 1) < 0.2f)
+      found = true;
   }
   EXPECT_TRUE(found);
 }
@@ -114,7 +118,8 @@ TEST(Sift, LargeImagesAreDownscaledAndKeypointsMappedBackToTheOriginalFrame) {
   // The blob's keypoint in the big image is at twice the small image's position.
   bool found = false;
   for (const auto& kp : fb.keypoints)
-    if (std::hypot(kp.x - 81.0f, kp.y - 61.0f) < 1.0f && std::fabs(kp.scale / 8.0f - 1) < 0.25f) found = true;
+    if (std::hypot(kp.x - 81.0f, kp.y - 61.0f) < 1.0f && std::fabs(kp.scale / 8.0f - 1) < 0.25f)
+      found = true;
   EXPECT_TRUE(found);
 }
 

@@ -9,8 +9,8 @@
 
 namespace edgesfm {
 
-void DecomposeEssentialMatrix(const Eigen::Matrix3d& E, Eigen::Matrix3d* R1,
-                              Eigen::Matrix3d* R2, Eigen::Vector3d* t) {
+void DecomposeEssentialMatrix(const Eigen::Matrix3d& E, Eigen::Matrix3d* R1, Eigen::Matrix3d* R2,
+                              Eigen::Vector3d* t) {
   Eigen::JacobiSVD<Eigen::Matrix3d> svd(E, Eigen::ComputeFullU | Eigen::ComputeFullV);
   Eigen::Matrix3d U = svd.matrixU();
   Eigen::Matrix3d V = svd.matrixV();
@@ -60,8 +60,7 @@ bool PoseFromEssentialMatrix(const Eigen::Matrix3d& E, const std::vector<Eigen::
   Eigen::Matrix3d R1, R2;
   Eigen::Vector3d t;
   DecomposeEssentialMatrix(E, &R1, &R2, &t);
-  const Rigid3d candidates[4] = {Rigid3d(R1, t), Rigid3d(R2, t), Rigid3d(R1, -t),
-                                 Rigid3d(R2, -t)};
+  const Rigid3d candidates[4] = {Rigid3d(R1, t), Rigid3d(R2, t), Rigid3d(R1, -t), Rigid3d(R2, -t)};
   points3D->clear();
   for (const Rigid3d& candidate : candidates) {
     std::vector<Eigen::Vector3d> points = PointsInFront(candidate, rays1, rays2);
@@ -98,7 +97,8 @@ bool RefineRelativePose(const std::vector<Eigen::Vector3d>& rays1,
   sampson(R, t, &initial);
   std::vector<double> magnitudes(initial.size());
   for (Eigen::Index i = 0; i < initial.size(); ++i) magnitudes[i] = std::abs(initial(i));
-  std::nth_element(magnitudes.begin(), magnitudes.begin() + magnitudes.size() / 2, magnitudes.end());
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + magnitudes.size() / 2,
+                   magnitudes.end());
   const double loss_scale = std::max(1.4826 * magnitudes[magnitudes.size() / 2], 1e-9);
   auto cost = [&](const Eigen::Matrix3d& Rc, const Eigen::Vector3d& tc, Eigen::VectorXd* r) {
     sampson(Rc, tc, r);
@@ -114,11 +114,12 @@ bool RefineRelativePose(const std::vector<Eigen::Vector3d>& rays1,
     // Tangent basis of the unit sphere at t.
     Eigen::Vector3d b1 = t.unitOrthogonal();
     Eigen::Vector3d b2 = t.cross(b1);
-    *Rn = Eigen::AngleAxisd(delta.head<3>().norm(),
-                            delta.head<3>().norm() > 0 ? Eigen::Vector3d(delta.head<3>().normalized())
-                                                       : Eigen::Vector3d::UnitX())
-              .toRotationMatrix() *
-          R;
+    *Rn =
+        Eigen::AngleAxisd(delta.head<3>().norm(),
+                          delta.head<3>().norm() > 0 ? Eigen::Vector3d(delta.head<3>().normalized())
+                                                     : Eigen::Vector3d::UnitX())
+            .toRotationMatrix() *
+        R;
     *tn = (t + delta(3) * b1 + delta(4) * b2).normalized();
   };
   Eigen::VectorXd residuals, shifted;
@@ -173,14 +174,12 @@ bool RefineRelativePose(const std::vector<Eigen::Vector3d>& rays1,
   return true;
 }
 
-Eigen::Matrix3d EssentialFromFundamentalMatrix(const Eigen::Matrix3d& K2,
-                                               const Eigen::Matrix3d& F,
+Eigen::Matrix3d EssentialFromFundamentalMatrix(const Eigen::Matrix3d& K2, const Eigen::Matrix3d& F,
                                                const Eigen::Matrix3d& K1) {
   return K2.transpose() * F * K1;
 }
 
-Eigen::Matrix3d FundamentalFromEssentialMatrix(const Eigen::Matrix3d& K2,
-                                               const Eigen::Matrix3d& E,
+Eigen::Matrix3d FundamentalFromEssentialMatrix(const Eigen::Matrix3d& K2, const Eigen::Matrix3d& E,
                                                const Eigen::Matrix3d& K1) {
   return K2.transpose().inverse() * E * K1.inverse();
 }

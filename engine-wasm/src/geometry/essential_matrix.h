@@ -13,8 +13,8 @@
 namespace edgesfm {
 
 // The two rotations and the unit translation (up to sign) of E = [t]_x R.
-void DecomposeEssentialMatrix(const Eigen::Matrix3d& E, Eigen::Matrix3d* R1,
-                              Eigen::Matrix3d* R2, Eigen::Vector3d* t);
+void DecomposeEssentialMatrix(const Eigen::Matrix3d& E, Eigen::Matrix3d* R1, Eigen::Matrix3d* R2,
+                              Eigen::Vector3d* t);
 
 // E = [t]_x R of a relative pose (not normalised).
 Eigen::Matrix3d EssentialMatrixFromPose(const Rigid3d& cam2_from_cam1);
@@ -34,11 +34,9 @@ bool RefineRelativePose(const std::vector<Eigen::Vector3d>& rays1,
                         int max_num_iterations = 50);
 
 // E from F and the calibration matrices: E = K2^T F K1; and back.
-Eigen::Matrix3d EssentialFromFundamentalMatrix(const Eigen::Matrix3d& K2,
-                                               const Eigen::Matrix3d& F,
+Eigen::Matrix3d EssentialFromFundamentalMatrix(const Eigen::Matrix3d& K2, const Eigen::Matrix3d& F,
                                                const Eigen::Matrix3d& K1);
-Eigen::Matrix3d FundamentalFromEssentialMatrix(const Eigen::Matrix3d& K2,
-                                               const Eigen::Matrix3d& E,
+Eigen::Matrix3d FundamentalFromEssentialMatrix(const Eigen::Matrix3d& K2, const Eigen::Matrix3d& E,
                                                const Eigen::Matrix3d& K1);
 
 }  // namespace edgesfm

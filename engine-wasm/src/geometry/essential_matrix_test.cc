@@ -17,12 +17,15 @@ double RotationErrorDeg(const Rigid3d& a, const Rigid3d& b) {
 }
 
 double TranslationAngleDeg(const Rigid3d& a, const Rigid3d& b) {
-  return std::acos(std::clamp(a.translation.normalized().dot(b.translation.normalized()), -1.0, 1.0)) * 180 / M_PI;
+  return std::acos(
+             std::clamp(a.translation.normalized().dot(b.translation.normalized()), -1.0, 1.0)) *
+         180 / M_PI;
 }
 
 TEST(EssentialMatrixGeometry, DecompositionContainsThePose) {
-  const Rigid3d truth(Eigen::Quaterniond(Eigen::AngleAxisd(0.3, Eigen::Vector3d(1, 2, 3).normalized())),
-                      Eigen::Vector3d(0.5, -0.2, 0.1));
+  const Rigid3d truth(
+      Eigen::Quaterniond(Eigen::AngleAxisd(0.3, Eigen::Vector3d(1, 2, 3).normalized())),
+      Eigen::Vector3d(0.5, -0.2, 0.1));
   Eigen::Matrix3d R1, R2;
   Eigen::Vector3d t;
   DecomposeEssentialMatrix(-2.5 * EssentialMatrixFromPose(truth), &R1, &R2, &t);
@@ -58,7 +61,8 @@ TEST(EssentialMatrixGeometry, RefinementReducesThePoseError) {
   const TwoViewScene scene = MakeTwoViewScene(options);
   // Start from a perturbed pose.
   Rigid3d pose = scene.cam2_from_cam1;
-  pose.rotation = Eigen::Quaterniond(Eigen::AngleAxisd(0.02, Eigen::Vector3d::UnitY())) * pose.rotation;
+  pose.rotation =
+      Eigen::Quaterniond(Eigen::AngleAxisd(0.02, Eigen::Vector3d::UnitY())) * pose.rotation;
   pose.translation = (pose.translation + Eigen::Vector3d(0, 0.1, 0)).normalized();
   ASSERT_TRUE(RefineRelativePose(scene.rays1, scene.rays2, &pose));
   EXPECT_LT(RotationErrorDeg(pose, scene.cam2_from_cam1), 0.05);
@@ -70,7 +74,8 @@ TEST(EssentialMatrixGeometry, FundamentalAndEssentialConvertBothWays) {
   K1 << 800, 0, 320, 0, 810, 240, 0, 0, 1;
   K2 << 1000, 0, 500, 0, 1000, 400, 0, 0, 1;
   const Eigen::Matrix3d E = EssentialMatrixFromPose(
-      Rigid3d(Eigen::Quaterniond(Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitZ())), Eigen::Vector3d(1, 0, 0)));
+      Rigid3d(Eigen::Quaterniond(Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitZ())),
+              Eigen::Vector3d(1, 0, 0)));
   const Eigen::Matrix3d F = FundamentalFromEssentialMatrix(K2, E, K1);
   EXPECT_LT((EssentialFromFundamentalMatrix(K2, F, K1) - E).norm(), 1e-9);
 }

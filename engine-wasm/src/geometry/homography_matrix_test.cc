@@ -20,21 +20,27 @@ TEST(HomographyDecomposition, RecoversThePoseOfAPlanarScene) {
     const TwoViewScene scene = MakeTwoViewScene(options);
     // Plane z = 6 in camera 1: n^T x = 1 with n = (0, 0, 1/6).
     const Eigen::Matrix3d R = scene.cam2_from_cam1.rotation.toRotationMatrix();
-    const Eigen::Matrix3d H = scene.K * (R + scene.cam2_from_cam1.translation * Eigen::Vector3d(0, 0, 1.0 / 6).transpose()) *
-                              scene.K.inverse();
+    const Eigen::Matrix3d H =
+        scene.K *
+        (R + scene.cam2_from_cam1.translation * Eigen::Vector3d(0, 0, 1.0 / 6).transpose()) *
+        scene.K.inverse();
     Rigid3d pose;
     Eigen::Vector3d normal;
     std::vector<Eigen::Vector3d> points;
-    ASSERT_TRUE(PoseFromHomographyMatrix(3.0 * H, scene.K, scene.K, scene.rays1, scene.rays2, &pose, &normal, &points));
-    EXPECT_LT(pose.rotation.angularDistance(scene.cam2_from_cam1.rotation), 1e-6) << "seed " << seed;
+    ASSERT_TRUE(PoseFromHomographyMatrix(3.0 * H, scene.K, scene.K, scene.rays1, scene.rays2, &pose,
+                                         &normal, &points));
+    EXPECT_LT(pose.rotation.angularDistance(scene.cam2_from_cam1.rotation), 1e-6)
+        << "seed " << seed;
     // The translation comes scaled by the plane distance (t / d).
-    EXPECT_LT((pose.translation - scene.cam2_from_cam1.translation / 6).norm(), 1e-6) << "seed " << seed;
+    EXPECT_LT((pose.translation - scene.cam2_from_cam1.translation / 6).norm(), 1e-6)
+        << "seed " << seed;
     EXPECT_EQ(points.size(), 60u);
   }
 }
 
 TEST(HomographyDecomposition, PureRotationHasNoTranslation) {
-  const Eigen::Matrix3d R = Eigen::AngleAxisd(0.3, Eigen::Vector3d(0.2, 1, 0).normalized()).toRotationMatrix();
+  const Eigen::Matrix3d R =
+      Eigen::AngleAxisd(0.3, Eigen::Vector3d(0.2, 1, 0).normalized()).toRotationMatrix();
   Eigen::Matrix3d K;
   K << 900, 0, 400, 0, 900, 300, 0, 0, 1;
   std::vector<Eigen::Matrix3d> Rs;

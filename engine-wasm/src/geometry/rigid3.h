@@ -25,9 +25,7 @@ struct Rigid3d {
     return m;
   }
 
-  Eigen::Vector3d operator*(const Eigen::Vector3d& x) const {
-    return rotation * x + translation;
-  }
+  Eigen::Vector3d operator*(const Eigen::Vector3d& x) const { return rotation * x + translation; }
 
   // Composition: (c_from_b * b_from_a) = c_from_a.
   Rigid3d operator*(const Rigid3d& b_from_a) const {

@@ -22,8 +22,9 @@ TEST(Rigid3d, InverseAndCompositionAreConsistent) {
 TEST(Rigid3d, ProjectionCenterMapsToTheOrigin) {
   const Rigid3d cam_from_world = RandomRigid(3);
   EXPECT_LT((cam_from_world * ProjectionCenter(cam_from_world)).norm(), 1e-12);
-  EXPECT_LT((cam_from_world.rotation * ViewingDirection(cam_from_world) -
-             Eigen::Vector3d::UnitZ()).norm(), 1e-12);
+  EXPECT_LT((cam_from_world.rotation * ViewingDirection(cam_from_world) - Eigen::Vector3d::UnitZ())
+                .norm(),
+            1e-12);
 }
 
 TEST(Rigid3d, CrossProductMatrix) {

@@ -15,8 +15,8 @@ Rigid3d TransformCameraPose(const Sim3d& new_from_old, const Rigid3d& cam_from_o
   return Rigid3d(rotation, translation);
 }
 
-bool EstimateSim3d(const std::vector<Eigen::Vector3d>& src,
-                   const std::vector<Eigen::Vector3d>& dst, Sim3d* dst_from_src) {
+bool EstimateSim3d(const std::vector<Eigen::Vector3d>& src, const std::vector<Eigen::Vector3d>& dst,
+                   Sim3d* dst_from_src) {
   if (src.size() != dst.size() || src.size() < 3) return false;
   Eigen::Matrix3Xd src_mat(3, src.size());
   Eigen::Matrix3Xd dst_mat(3, dst.size());

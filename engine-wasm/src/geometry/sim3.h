@@ -51,7 +51,7 @@ Rigid3d TransformCameraPose(const Sim3d& new_from_old, const Rigid3d& cam_from_o
 // Least-squares similarity dst ~ b_from_a * src (Umeyama, "Least-squares estimation of
 // transformation parameters between two point patterns", PAMI 1991). Needs >= 3
 // non-collinear points; returns false otherwise.
-bool EstimateSim3d(const std::vector<Eigen::Vector3d>& src,
-                   const std::vector<Eigen::Vector3d>& dst, Sim3d* dst_from_src);
+bool EstimateSim3d(const std::vector<Eigen::Vector3d>& src, const std::vector<Eigen::Vector3d>& dst,
+                   Sim3d* dst_from_src);
 
 }  // namespace edgesfm

@@ -24,8 +24,7 @@ bool TriangulatePoint(const Rigid3d& cam1_from_world, const Rigid3d& cam2_from_w
 }
 
 bool TriangulateMultiViewPoint(const std::vector<Rigid3d>& cams_from_world,
-                               const std::vector<Eigen::Vector3d>& rays,
-                               Eigen::Vector3d* xyz) {
+                               const std::vector<Eigen::Vector3d>& rays, Eigen::Vector3d* xyz) {
   if (cams_from_world.size() != rays.size() || rays.size() < 2) return false;
   Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
   Eigen::Vector3d b = Eigen::Vector3d::Zero();
@@ -33,7 +32,8 @@ bool TriangulateMultiViewPoint(const std::vector<Rigid3d>& cams_from_world,
     const Eigen::Vector3d direction =
         (cams_from_world[i].rotation.inverse() * rays[i]).normalized();
     const Eigen::Vector3d center = ProjectionCenter(cams_from_world[i]);
-    const Eigen::Matrix3d projector = Eigen::Matrix3d::Identity() - direction * direction.transpose();
+    const Eigen::Matrix3d projector =
+        Eigen::Matrix3d::Identity() - direction * direction.transpose();
     A += projector;
     b += projector * center;
   }
@@ -62,8 +62,7 @@ bool TriangulateMidPoint(const Rigid3d& cam1_from_world, const Rigid3d& cam2_fro
   return true;
 }
 
-double CalculateTriangulationAngle(const Eigen::Vector3d& center1,
-                                   const Eigen::Vector3d& center2,
+double CalculateTriangulationAngle(const Eigen::Vector3d& center1, const Eigen::Vector3d& center2,
                                    const Eigen::Vector3d& point) {
   const Eigen::Vector3d a = center1 - point;
   const Eigen::Vector3d b = center2 - point;

@@ -27,8 +27,7 @@ bool TriangulatePoint(const Rigid3d& cam1_from_world, const Rigid3d& cam2_from_w
 // point for the angular-ish error used by COLMAP's TriangulateMultiViewPoint). Returns
 // false when the rays are (nearly) parallel.
 bool TriangulateMultiViewPoint(const std::vector<Rigid3d>& cams_from_world,
-                               const std::vector<Eigen::Vector3d>& rays,
-                               Eigen::Vector3d* xyz);
+                               const std::vector<Eigen::Vector3d>& rays, Eigen::Vector3d* xyz);
 
 // Mid-point of the shortest segment between the two world rays.
 bool TriangulateMidPoint(const Rigid3d& cam1_from_world, const Rigid3d& cam2_from_world,
@@ -36,8 +35,7 @@ bool TriangulateMidPoint(const Rigid3d& cam1_from_world, const Rigid3d& cam2_fro
                          Eigen::Vector3d* xyz);
 
 // Angle in radians between the rays from both centres to the point.
-double CalculateTriangulationAngle(const Eigen::Vector3d& center1,
-                                   const Eigen::Vector3d& center2,
+double CalculateTriangulationAngle(const Eigen::Vector3d& center1, const Eigen::Vector3d& center2,
                                    const Eigen::Vector3d& point);
 
 // Depth of a world point along the camera's optical axis (z in the camera frame).

@@ -10,9 +10,8 @@ namespace {
 // Two cameras looking at the origin from a baseline of 1 at distance 5.
 struct TwoViews {
   Rigid3d cam1_from_world{Eigen::Quaterniond::Identity(), Eigen::Vector3d(0, 0, 5)};
-  Rigid3d cam2_from_world{
-      Eigen::Quaterniond(Eigen::AngleAxisd(-0.2, Eigen::Vector3d::UnitY())),
-      Eigen::Vector3d(-1, 0.1, 5)};
+  Rigid3d cam2_from_world{Eigen::Quaterniond(Eigen::AngleAxisd(-0.2, Eigen::Vector3d::UnitY())),
+                          Eigen::Vector3d(-1, 0.1, 5)};
   Eigen::Vector3d point{0.3, -0.4, 0.5};
   Eigen::Vector3d Ray(const Rigid3d& cam_from_world) const {
     const Eigen::Vector3d x = cam_from_world * point;
@@ -31,14 +30,13 @@ TEST(Triangulation, DltRecoversThePoint) {
 TEST(Triangulation, MidPointAndMultiViewRecoverThePoint) {
   const TwoViews v;
   Eigen::Vector3d xyz;
-  ASSERT_TRUE(TriangulateMidPoint(v.cam1_from_world, v.cam2_from_world,
-                                  v.Ray(v.cam1_from_world), v.Ray(v.cam2_from_world), &xyz));
+  ASSERT_TRUE(TriangulateMidPoint(v.cam1_from_world, v.cam2_from_world, v.Ray(v.cam1_from_world),
+                                  v.Ray(v.cam2_from_world), &xyz));
   EXPECT_LT((xyz - v.point).norm(), 1e-9);
   const Rigid3d cam3_from_world(Eigen::Quaterniond::Identity(), Eigen::Vector3d(1, 0, 6));
   ASSERT_TRUE(TriangulateMultiViewPoint(
       {v.cam1_from_world, v.cam2_from_world, cam3_from_world},
-      {v.Ray(v.cam1_from_world), v.Ray(v.cam2_from_world), 2.0 * v.Ray(cam3_from_world)},
-      &xyz));
+      {v.Ray(v.cam1_from_world), v.Ray(v.cam2_from_world), 2.0 * v.Ray(cam3_from_world)}, &xyz));
   EXPECT_LT((xyz - v.point).norm(), 1e-9);
 }
 

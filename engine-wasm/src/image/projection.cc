@@ -101,7 +101,8 @@ int Weights(ProjectionSampling sampling, float t, float* w, int* first) {
 
 // The image at continuous coordinates (sx, sy), pixel centres at +0.5.
 template <typename Address>
-uint32_t Sample(const uint32_t* image, const Address& address, float sx, float sy, ProjectionSampling sampling) {
+uint32_t Sample(const uint32_t* image, const Address& address, float sx, float sy,
+                ProjectionSampling sampling) {
   if (sampling == ProjectionSampling::kNearest) {
     return image[address(static_cast<int>(std::floor(sx)), static_cast<int>(std::floor(sy)))];
   }
@@ -171,20 +172,26 @@ void RenderEquirectangularFromCubemap(const uint32_t* faces, int face_size, int 
                                       ProjectionSampling sampling, uint32_t* out) {
   const float half = static_cast<float>(face_size) * 0.5f;
   for (int j = 0; j < height; ++j) {
-    const float latitude = ((static_cast<float>(j) + 0.5f) / static_cast<float>(height) - 0.5f) * kPi;
+    const float latitude =
+        ((static_cast<float>(j) + 0.5f) / static_cast<float>(height) - 0.5f) * kPi;
     for (int i = 0; i < width; ++i) {
-      const float longitude = ((static_cast<float>(i) + 0.5f) / static_cast<float>(width) - 0.5f) * 2.0f * kPi;
+      const float longitude =
+          ((static_cast<float>(i) + 0.5f) / static_cast<float>(width) - 0.5f) * 2.0f * kPi;
       const float x = std::cos(latitude) * std::sin(longitude);
       const float y = std::sin(latitude);
       const float z = std::cos(latitude) * std::cos(longitude);
       const int face = CubemapFaceOfRay(Eigen::Vector3d(x, y, z));
       // face_from_rig = rig_from_face^T: the face axes dotted with the ray.
       const Eigen::Matrix3d& r = CubemapRigFromFace(face);
-      const float fx = static_cast<float>(r(0, 0)) * x + static_cast<float>(r(1, 0)) * y + static_cast<float>(r(2, 0)) * z;
-      const float fy = static_cast<float>(r(0, 1)) * x + static_cast<float>(r(1, 1)) * y + static_cast<float>(r(2, 1)) * z;
-      const float fz = static_cast<float>(r(0, 2)) * x + static_cast<float>(r(1, 2)) * y + static_cast<float>(r(2, 2)) * z;
+      const float fx = static_cast<float>(r(0, 0)) * x + static_cast<float>(r(1, 0)) * y +
+                       static_cast<float>(r(2, 0)) * z;
+      const float fy = static_cast<float>(r(0, 1)) * x + static_cast<float>(r(1, 1)) * y +
+                       static_cast<float>(r(2, 1)) * z;
+      const float fz = static_cast<float>(r(0, 2)) * x + static_cast<float>(r(1, 2)) * y +
+                       static_cast<float>(r(2, 2)) * z;
       const FaceAddress address{face_size, face * face_size * face_size};
-      out[j * width + i] = Sample(faces, address, fx / fz * half + half, fy / fz * half + half, sampling);
+      out[j * width + i] =
+          Sample(faces, address, fx / fz * half + half, fy / fz * half + half, sampling);
     }
   }
 }

@@ -34,11 +34,20 @@ using CouplingBlock = Eigen::Matrix<double, Eigen::Dynamic, 3, 0, kMaxIntrinsics
 template <typename F>
 bool WithFixedDim(int dim, F&& f) {
   switch (dim) {
-    case 1: f(std::integral_constant<int, 1>()); return true;
-    case 2: f(std::integral_constant<int, 2>()); return true;
-    case 3: f(std::integral_constant<int, 3>()); return true;
-    case 6: f(std::integral_constant<int, 6>()); return true;
-    default: return false;
+    case 1:
+      f(std::integral_constant<int, 1>());
+      return true;
+    case 2:
+      f(std::integral_constant<int, 2>());
+      return true;
+    case 3:
+      f(std::integral_constant<int, 3>());
+      return true;
+    case 6:
+      f(std::integral_constant<int, 6>());
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -54,21 +63,26 @@ template <int R, int C>
 using Fixed = Eigen::Matrix<double, R, C>;
 
 // block += w a^T b for Jacobians a (2 x rows) and b (2 x cols).
-void AddJacobianProduct(double w, const JacobianRow2& a, const JacobianRow2& b, Eigen::MatrixXd* block) {
-  const bool fixed = WithFixedDims(static_cast<int>(a.cols()), static_cast<int>(b.cols()), [&](auto r, auto c) {
-    constexpr int R = decltype(r)::value, C = decltype(c)::value;
-    Eigen::Map<Fixed<R, C>>(block->data()).noalias() +=
-        w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * Eigen::Map<const Fixed<2, C>>(b.data());
-  });
+void AddJacobianProduct(double w, const JacobianRow2& a, const JacobianRow2& b,
+                        Eigen::MatrixXd* block) {
+  const bool fixed =
+      WithFixedDims(static_cast<int>(a.cols()), static_cast<int>(b.cols()), [&](auto r, auto c) {
+        constexpr int R = decltype(r)::value, C = decltype(c)::value;
+        Eigen::Map<Fixed<R, C>>(block->data()).noalias() +=
+            w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() *
+            Eigen::Map<const Fixed<2, C>>(b.data());
+      });
   if (!fixed) block->noalias() += w * a.transpose() * b;
 }
 
 // w a^T d_point for a Jacobian a (2 x rows).
-CouplingBlock JacobianCoupling(double w, const JacobianRow2& a, const Eigen::Matrix<double, 2, 3>& d_point) {
+CouplingBlock JacobianCoupling(double w, const JacobianRow2& a,
+                               const Eigen::Matrix<double, 2, 3>& d_point) {
   CouplingBlock out(a.cols(), 3);
   const bool fixed = WithFixedDim(static_cast<int>(a.cols()), [&](auto r) {
     constexpr int R = decltype(r)::value;
-    Eigen::Map<Fixed<R, 3>>(out.data()).noalias() = w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * d_point;
+    Eigen::Map<Fixed<R, 3>>(out.data()).noalias() =
+        w * Eigen::Map<const Fixed<2, R>>(a.data()).transpose() * d_point;
   });
   if (!fixed) out.noalias() = w * a.transpose() * d_point;
   return out;
@@ -86,12 +100,15 @@ CouplingBlock CouplingTimes(const CouplingBlock& a, const Eigen::Matrix3d& m) {
 }
 
 // block -= a b^T for couplings a (rows x 3) and b (cols x 3).
-void SubtractCouplingProduct(const CouplingBlock& a, const CouplingBlock& b, Eigen::MatrixXd* block) {
-  const bool fixed = WithFixedDims(static_cast<int>(a.rows()), static_cast<int>(b.rows()), [&](auto r, auto c) {
-    constexpr int R = decltype(r)::value, C = decltype(c)::value;
-    Eigen::Map<Fixed<R, C>>(block->data()).noalias() -=
-        Eigen::Map<const Fixed<R, 3>>(a.data()) * Eigen::Map<const Fixed<C, 3>>(b.data()).transpose();
-  });
+void SubtractCouplingProduct(const CouplingBlock& a, const CouplingBlock& b,
+                             Eigen::MatrixXd* block) {
+  const bool fixed =
+      WithFixedDims(static_cast<int>(a.rows()), static_cast<int>(b.rows()), [&](auto r, auto c) {
+        constexpr int R = decltype(r)::value, C = decltype(c)::value;
+        Eigen::Map<Fixed<R, C>>(block->data()).noalias() -=
+            Eigen::Map<const Fixed<R, 3>>(a.data()) *
+            Eigen::Map<const Fixed<C, 3>>(b.data()).transpose();
+      });
   if (!fixed) block->noalias() -= a * b.transpose();
 }
 
@@ -145,8 +162,10 @@ Layout BuildLayout(const BundleAdjustmentOptions& options, const BundleAdjustmen
       if (!pose.constant_translation[k]) layout.pose_vars[p].push_back(3 + k);
     }
   }
-  for (const auto& vars : layout.camera_vars) layout.block_dims.push_back(static_cast<int>(vars.size()));
-  for (const auto& vars : layout.pose_vars) layout.block_dims.push_back(static_cast<int>(vars.size()));
+  for (const auto& vars : layout.camera_vars)
+    layout.block_dims.push_back(static_cast<int>(vars.size()));
+  for (const auto& vars : layout.pose_vars)
+    layout.block_dims.push_back(static_cast<int>(vars.size()));
   layout.point_variable.resize(problem.points.size());
   for (size_t p = 0; p < problem.points.size(); ++p) {
     layout.point_variable[p] = !problem.points[p].constant && !layout.point_observations[p].empty();
@@ -177,18 +196,21 @@ double EvaluateCost(const BundleAdjustmentOptions& options, const BundleAdjustme
     const Eigen::Matrix3d rotation = pose.rotation->toRotationMatrix();
     const Eigen::Vector3d rotated = rotation * *problem.points[obs.point].xyz;
     const Rigid3d* sensor = obs.sensor >= 0 ? &problem.sensors_from_rig[obs.sensor] : nullptr;
-    const Eigen::Vector3d in_cam = sensor ? *sensor * (rotated + *pose.translation) : rotated + *pose.translation;
+    const Eigen::Vector3d in_cam =
+        sensor ? *sensor * (rotated + *pose.translation) : rotated + *pose.translation;
     Eigen::Vector2d projected;
     const bool want_jacobians = linearizations != nullptr;
-    const bool ok = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height,
-                                         in_cam, &projected, want_jacobians ? &d_cam_point : nullptr,
-                                         want_jacobians ? &d_params : nullptr);
+    const bool ok = ProjectWithJacobians(
+        camera.model_id, camera.params, camera.width, camera.height, in_cam, &projected,
+        want_jacobians ? &d_cam_point : nullptr, want_jacobians ? &d_params : nullptr);
     // Through a rig, the point in the rig frame reaches the camera by the sensor's fixed
     // rotation: the chain rule multiplies every Jacobian below by it.
-    if (sensor && want_jacobians && ok) d_cam_point = d_cam_point * sensor->rotation.toRotationMatrix();
+    if (sensor && want_jacobians && ok)
+      d_cam_point = d_cam_point * sensor->rotation.toRotationMatrix();
     double squared_error = kUnimageableSquaredError;
     if (ok) squared_error = (projected - obs.xy).squaredNorm();
-    const LossEvaluation loss = EvaluateLoss(options.loss_kernel, options.loss_threshold, squared_error);
+    const LossEvaluation loss =
+        EvaluateLoss(options.loss_kernel, options.loss_threshold, squared_error);
     cost += 0.5 * loss.rho;
     if (!want_jacobians) continue;
     Linearization& lin = (*linearizations)[o];
@@ -198,7 +220,8 @@ double EvaluateCost(const BundleAdjustmentOptions& options, const BundleAdjustme
     lin.residual = projected - obs.xy;
     // d(R X + t) / d(rotation step) = -[R X]x for R <- exp(step) R.
     Eigen::Matrix3d skew;
-    skew << 0, -rotated.z(), rotated.y(), rotated.z(), 0, -rotated.x(), -rotated.y(), rotated.x(), 0;
+    skew << 0, -rotated.z(), rotated.y(), rotated.z(), 0, -rotated.x(), -rotated.y(), rotated.x(),
+        0;
     lin.d_pose.leftCols<3>() = -d_cam_point * skew;
     lin.d_pose.rightCols<3>() = d_cam_point;
     lin.d_point = d_cam_point * rotation;
@@ -218,10 +241,10 @@ struct NormalEquations {
   ReducedCameraSystem camera_hessian;  // U: camera-camera blocks
   Eigen::VectorXd camera_gradient;     // -J^T W r over the camera unknowns
   struct PointTerm {
-    Eigen::Matrix3d hessian = Eigen::Matrix3d::Zero();   // V
+    Eigen::Matrix3d hessian = Eigen::Matrix3d::Zero();  // V
     Eigen::Vector3d gradient = Eigen::Vector3d::Zero();
-    std::vector<int> blocks;                              // camera blocks seeing the point
-    std::vector<CouplingBlock> coupling;                  // W: dim(block) x 3 per block
+    std::vector<int> blocks;              // camera blocks seeing the point
+    std::vector<CouplingBlock> coupling;  // W: dim(block) x 3 per block
     // Reduced-system slot of each block pair (i <= j, row-major), for `slot_blocks`.
     std::vector<int> slot_blocks;
     std::vector<int> pair_slots;
@@ -233,8 +256,8 @@ struct NormalEquations {
 using ObservationSlots = std::array<int, 3>;
 
 void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& layout,
-                          const std::vector<Linearization>& lins, const std::vector<ObservationSlots>& obs_slots,
-                          NormalEquations* eq) {
+                          const std::vector<Linearization>& lins,
+                          const std::vector<ObservationSlots>& obs_slots, NormalEquations* eq) {
   eq->camera_hessian.SetZero();
   eq->camera_gradient.setZero(eq->camera_hessian.dim());
   for (auto& term : eq->points) {
@@ -254,11 +277,13 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
     for (int i = 0; i < 2; ++i) {
       if (jacobians[i].cols() == 0) continue;
       const int offset = eq->camera_hessian.block_offset(blocks[i]);
-      eq->camera_gradient.segment(offset, jacobians[i].cols()) -= w * jacobians[i].transpose() * lin.residual;
+      eq->camera_gradient.segment(offset, jacobians[i].cols()) -=
+          w * jacobians[i].transpose() * lin.residual;
       for (int j = i; j < 2; ++j) {
         if (jacobians[j].cols() == 0) continue;
         // Camera blocks precede pose blocks: (i, j) is already (lo, hi).
-        AddJacobianProduct(w, jacobians[i], jacobians[j], &eq->camera_hessian.SlotBlock(obs_slots[o][i + j]));
+        AddJacobianProduct(w, jacobians[i], jacobians[j],
+                           &eq->camera_hessian.SlotBlock(obs_slots[o][i + j]));
       }
     }
     if (!layout.point_variable[obs.point]) continue;
@@ -283,7 +308,8 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
     term.slot_blocks = term.blocks;
     term.pair_slots.clear();
     for (size_t i = 0; i < term.blocks.size(); ++i) {
-      for (size_t j = i; j < term.blocks.size(); ++j) term.pair_slots.push_back(eq->camera_hessian.Slot(term.blocks[i], term.blocks[j]));
+      for (size_t j = i; j < term.blocks.size(); ++j)
+        term.pair_slots.push_back(eq->camera_hessian.Slot(term.blocks[i], term.blocks[j]));
     }
   }
 }
@@ -327,7 +353,8 @@ void RestoreState(const ParameterState& s, BundleAdjustmentProblem* problem) {
 double ParameterNorm(const BundleAdjustmentProblem& problem, const Layout& layout) {
   double sq = 0;
   for (size_t c = 0; c < problem.cameras.size(); ++c) {
-    for (int i : layout.camera_vars[c]) sq += problem.cameras[c].params[i] * problem.cameras[c].params[i];
+    for (int i : layout.camera_vars[c])
+      sq += problem.cameras[c].params[i] * problem.cameras[c].params[i];
   }
   for (size_t p = 0; p < problem.poses.size(); ++p) {
     if (!layout.pose_vars[p].empty()) sq += 1.0 + problem.poses[p].translation->squaredNorm();
@@ -338,12 +365,14 @@ double ParameterNorm(const BundleAdjustmentProblem& problem, const Layout& layou
   return std::sqrt(sq);
 }
 
-void ApplyStep(const Layout& layout, const ReducedCameraSystem& system, const Eigen::VectorXd& camera_step,
-               const std::vector<Eigen::Vector3d>& point_steps, BundleAdjustmentProblem* problem) {
+void ApplyStep(const Layout& layout, const ReducedCameraSystem& system,
+               const Eigen::VectorXd& camera_step, const std::vector<Eigen::Vector3d>& point_steps,
+               BundleAdjustmentProblem* problem) {
   for (size_t c = 0; c < problem->cameras.size(); ++c) {
     const int offset = system.block_offset(layout.CameraBlock(static_cast<int>(c)));
     const auto& vars = layout.camera_vars[c];
-    for (size_t i = 0; i < vars.size(); ++i) problem->cameras[c].params[vars[i]] += camera_step[offset + i];
+    for (size_t i = 0; i < vars.size(); ++i)
+      problem->cameras[c].params[vars[i]] += camera_step[offset + i];
   }
   for (size_t p = 0; p < problem->poses.size(); ++p) {
     const auto& vars = layout.pose_vars[p];
@@ -355,7 +384,8 @@ void ApplyStep(const Layout& layout, const ReducedCameraSystem& system, const Ei
     const double angle = rotation_step.norm();
     if (angle > 0) {
       auto& rotation = *problem->poses[p].rotation;
-      rotation = (Eigen::Quaterniond(Eigen::AngleAxisd(angle, rotation_step / angle)) * rotation).normalized();
+      rotation = (Eigen::Quaterniond(Eigen::AngleAxisd(angle, rotation_step / angle)) * rotation)
+                     .normalized();
     }
     *problem->poses[p].translation += step.tail<3>();
   }
@@ -398,11 +428,14 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     const int camera = layout.CameraBlock(problem->observations[o].camera);
     const int pose = layout.PoseBlock(problem->observations[o].pose);
     // Blocks without unknowns have no slot (and are skipped when the equations are built).
-    const auto slot = [&](int a, int b) { return pattern.block_dim(a) && pattern.block_dim(b) ? pattern.Slot(a, b) : -1; };
+    const auto slot = [&](int a, int b) {
+      return pattern.block_dim(a) && pattern.block_dim(b) ? pattern.Slot(a, b) : -1;
+    };
     obs_slots[o] = {slot(camera, camera), slot(camera, pose), slot(pose, pose)};
   }
   summary.num_variables = pattern.dim();
-  for (size_t p = 0; p < problem->points.size(); ++p) summary.num_variables += layout.point_variable[p] ? 3 : 0;
+  for (size_t p = 0; p < problem->points.size(); ++p)
+    summary.num_variables += layout.point_variable[p] ? 3 : 0;
 
   NormalEquations eq{pattern, Eigen::VectorXd(), {}};
   eq.points.resize(problem->points.size());
@@ -431,7 +464,8 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     summary.num_iterations = iteration + 1;
     if (relinearize) {
       BuildNormalEquations(*problem, layout, lins, obs_slots, &eq);
-      double max_gradient = eq.camera_gradient.size() ? eq.camera_gradient.cwiseAbs().maxCoeff() : 0;
+      double max_gradient =
+          eq.camera_gradient.size() ? eq.camera_gradient.cwiseAbs().maxCoeff() : 0;
       for (size_t p = 0; p < eq.points.size(); ++p) {
         if (!layout.point_variable[p]) continue;
         max_gradient = std::max(max_gradient, eq.points[p].gradient.cwiseAbs().maxCoeff());
@@ -459,7 +493,8 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
       const int* slot = term.pair_slots.data();
       for (size_t i = 0; i < term.blocks.size(); ++i) {
         const CouplingBlock wv = CouplingTimes(term.coupling[i], point_inverses[p]);
-        rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -= wv * term.gradient;
+        rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -=
+            wv * term.gradient;
         for (size_t j = i; j < term.blocks.size(); ++j, ++slot) {
           if (term.blocks[i] <= term.blocks[j]) {
             SubtractCouplingProduct(wv, term.coupling[j], &schur.SlotBlock(*slot));
@@ -481,22 +516,27 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     }
     // Back-substitution of the points, and the decrease the linear model predicts:
     // 0.5 * step . (gradient + lambda D step).
-    double predicted = 0.5 * camera_step.dot(eq.camera_gradient + lambda * camera_diagonal.cwiseProduct(camera_step));
+    double predicted = 0.5 * camera_step.dot(eq.camera_gradient +
+                                             lambda * camera_diagonal.cwiseProduct(camera_step));
     double step_sq = camera_step.squaredNorm();
     for (size_t p = 0; p < eq.points.size(); ++p) {
       if (!layout.point_variable[p]) continue;
       const auto& term = eq.points[p];
       Eigen::Vector3d reduced = term.gradient;
       for (size_t i = 0; i < term.blocks.size(); ++i) {
-        reduced -= term.coupling[i].transpose() *
-                   camera_step.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i]));
+        reduced -=
+            term.coupling[i].transpose() * camera_step.segment(schur.block_offset(term.blocks[i]),
+                                                               schur.block_dim(term.blocks[i]));
       }
       point_steps[p] = point_inverses[p] * reduced;
-      predicted += 0.5 * point_steps[p].dot(term.gradient + lambda * point_diagonals[p].cwiseProduct(point_steps[p]));
+      predicted +=
+          0.5 * point_steps[p].dot(term.gradient +
+                                   lambda * point_diagonals[p].cwiseProduct(point_steps[p]));
       step_sq += point_steps[p].squaredNorm();
     }
     const double parameter_norm = ParameterNorm(*problem, layout);
-    if (std::sqrt(step_sq) <= options.parameter_tolerance * (parameter_norm + options.parameter_tolerance)) {
+    if (std::sqrt(step_sq) <=
+        options.parameter_tolerance * (parameter_norm + options.parameter_tolerance)) {
       summary.converged = true;
       summary.termination = "parameter_tolerance";
       break;
@@ -534,8 +574,10 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   return summary;
 }
 
-int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0, const Eigen::Vector3d& translation0,
-                               const Eigen::Quaterniond& rotation1, const Eigen::Vector3d& translation1) {
+int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0,
+                               const Eigen::Vector3d& translation0,
+                               const Eigen::Quaterniond& rotation1,
+                               const Eigen::Vector3d& translation1) {
   const Eigen::Vector3d center0 = -(rotation0.inverse() * translation0);
   const Eigen::Vector3d center1 = -(rotation1.inverse() * translation1);
   int index = 0;
@@ -552,8 +594,8 @@ std::vector<double> ReprojectionErrors(const BundleAdjustmentProblem& problem) {
     Eigen::Vector3d in_cam = *pose.rotation * *problem.points[obs.point].xyz + *pose.translation;
     if (obs.sensor >= 0) in_cam = problem.sensors_from_rig[obs.sensor] * in_cam;
     Eigen::Vector2d xy;
-    errors[o] = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height, in_cam,
-                                     &xy, nullptr, nullptr)
+    errors[o] = ProjectWithJacobians(camera.model_id, camera.params, camera.width, camera.height,
+                                     in_cam, &xy, nullptr, nullptr)
                     ? (xy - obs.xy).norm()
                     : std::numeric_limits<double>::infinity();
   }

@@ -51,11 +51,14 @@ struct BundleAdjustmentProblem {
     bool constant = false;  // hold all intrinsics; otherwise the refine_* flags decide
   };
   struct Pose {
-    Eigen::Quaterniond* rotation = nullptr;   // cam_from_world
-    Eigen::Vector3d* translation = nullptr;   // cam_from_world
+    Eigen::Quaterniond* rotation = nullptr;  // cam_from_world
+    Eigen::Vector3d* translation = nullptr;  // cam_from_world
     bool constant_rotation = false;
     std::array<bool, 3> constant_translation = {false, false, false};
-    void SetConstant() { constant_rotation = true; constant_translation = {true, true, true}; }
+    void SetConstant() {
+      constant_rotation = true;
+      constant_translation = {true, true, true};
+    }
   };
   struct Point {
     Eigen::Vector3d* xyz = nullptr;
@@ -96,8 +99,10 @@ struct BundleAdjustmentSummary {
 // first centre moves t1 by -R1 (c1 - c0) per unit of scale, so this entry is the
 // one most sensitive to scale (COLMAP always holds entry 0, which can be nearly
 // insensitive when cameras look along the baseline).
-int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0, const Eigen::Vector3d& translation0,
-                               const Eigen::Quaterniond& rotation1, const Eigen::Vector3d& translation1);
+int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0,
+                               const Eigen::Vector3d& translation0,
+                               const Eigen::Quaterniond& rotation1,
+                               const Eigen::Vector3d& translation1);
 
 BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& options,
                                               BundleAdjustmentProblem* problem);

@@ -22,7 +22,8 @@ struct SyntheticScene {
   std::vector<bool> is_outlier;
   BundleAdjustmentProblem problem;
 
-  SyntheticScene(int num_images, int num_points, double noise_px, double outlier_ratio, unsigned seed) {
+  SyntheticScene(int num_images, int num_points, double noise_px, double outlier_ratio,
+                 unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> uniform(-1, 1);
     std::normal_distribution<double> normal(0, 1);
@@ -38,18 +39,23 @@ struct SyntheticScene {
       true_rotations.emplace_back(r);
       true_translations.push_back(-r * center);
     }
-    for (int j = 0; j < num_points; ++j) true_points.emplace_back(uniform(rng), uniform(rng), uniform(rng));
+    for (int j = 0; j < num_points; ++j)
+      true_points.emplace_back(uniform(rng), uniform(rng), uniform(rng));
     intrinsics = true_intrinsics;
     intrinsics[0] *= 1.03;
     intrinsics[3] = 0;
     for (int i = 0; i < num_images; ++i) {
       const Eigen::Vector3d axis(normal(rng), normal(rng), normal(rng));
       rotations.push_back(i == 0 ? true_rotations[i]
-                                 : Eigen::Quaterniond(Eigen::AngleAxisd(0.02, axis.normalized())) * true_rotations[i]);
+                                 : Eigen::Quaterniond(Eigen::AngleAxisd(0.02, axis.normalized())) *
+                                       true_rotations[i]);
       translations.push_back(i == 0 ? true_translations[i]
-                                    : true_translations[i] + 0.05 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng)));
+                                    : true_translations[i] + 0.05 * Eigen::Vector3d(normal(rng),
+                                                                                    normal(rng),
+                                                                                    normal(rng)));
     }
-    for (const auto& p : true_points) points.push_back(p + 0.03 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng)));
+    for (const auto& p : true_points)
+      points.push_back(p + 0.03 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng)));
 
     problem.cameras.push_back({CameraModelId::kSimpleRadial, intrinsics.data(), 640, 480, false});
     for (int i = 0; i < num_images; ++i) {
@@ -69,7 +75,8 @@ struct SyntheticScene {
       for (int i = 0; i < num_images; ++i) {
         const Eigen::Vector3d in_cam = true_rotations[i] * true_points[j] + true_translations[i];
         double x, y;
-        SimpleRadialCameraModel::ImgFromCam(true_intrinsics.data(), in_cam.x(), in_cam.y(), in_cam.z(), 640, 480, &x, &y);
+        SimpleRadialCameraModel::ImgFromCam(true_intrinsics.data(), in_cam.x(), in_cam.y(),
+                                            in_cam.z(), 640, 480, &x, &y);
         Eigen::Vector2d xy(x + noise_px * normal(rng), y + noise_px * normal(rng));
         const bool outlier = std::uniform_real_distribution<double>(0, 1)(rng) < outlier_ratio;
         if (outlier) xy += Eigen::Vector2d(uniform(rng), uniform(rng)) * 40;
@@ -128,7 +135,8 @@ TEST(BundleAdjustment, ConvergesToTruthFromPerturbedStart) {
   EXPECT_TRUE(summary.converged) << summary.termination;
   EXPECT_LT(summary.final_cost, 0.01 * summary.initial_cost);
   // Noise of 0.5 px per coordinate: the RMS reprojection error of the optimum is ~0.5 px.
-  EXPECT_NEAR(std::sqrt(2 * summary.final_cost / summary.num_observations), 0.5 * std::sqrt(2.0), 0.1);
+  EXPECT_NEAR(std::sqrt(2 * summary.final_cost / summary.num_observations), 0.5 * std::sqrt(2.0),
+              0.1);
   EXPECT_LE(summary.final_cost, scene.TruthCost(options));
   EXPECT_LT(scene.MaxCenterError(), 0.05);
   EXPECT_LT(scene.MaxCenterError(), 0.5 * center_error_before);
@@ -188,7 +196,8 @@ TEST(BundleAdjustment, TwoStageDropsOutliersAndConverges) {
   BundleAdjustmentOptions options;
   std::vector<bool> inliers;
   const size_t num_before = scene.problem.observations.size();
-  const BundleAdjustmentSummary summary = SolveTwoStageBundleAdjustment(options, 4.0, &scene.problem, &inliers);
+  const BundleAdjustmentSummary summary =
+      SolveTwoStageBundleAdjustment(options, 4.0, &scene.problem, &inliers);
   ASSERT_EQ(inliers.size(), num_before);
   int wrong = 0;
   for (size_t o = 0; o < num_before; ++o) {

@@ -55,22 +55,33 @@ LossEvaluation EvaluateLoss(LossKernel kernel, double threshold, double s) {
 }
 
 bool LossKernelFromName(const std::string& name, LossKernel* kernel) {
-  if (name == "squared" || name == "trivial") *kernel = LossKernel::kSquared;
-  else if (name == "huber") *kernel = LossKernel::kHuber;
-  else if (name == "cauchy") *kernel = LossKernel::kCauchy;
-  else if (name == "soft_l1") *kernel = LossKernel::kSoftL1;
-  else if (name == "tukey") *kernel = LossKernel::kTukey;
-  else return false;
+  if (name == "squared" || name == "trivial")
+    *kernel = LossKernel::kSquared;
+  else if (name == "huber")
+    *kernel = LossKernel::kHuber;
+  else if (name == "cauchy")
+    *kernel = LossKernel::kCauchy;
+  else if (name == "soft_l1")
+    *kernel = LossKernel::kSoftL1;
+  else if (name == "tukey")
+    *kernel = LossKernel::kTukey;
+  else
+    return false;
   return true;
 }
 
 const char* LossKernelName(LossKernel kernel) {
   switch (kernel) {
-    case LossKernel::kSquared: return "squared";
-    case LossKernel::kHuber: return "huber";
-    case LossKernel::kCauchy: return "cauchy";
-    case LossKernel::kSoftL1: return "soft_l1";
-    case LossKernel::kTukey: return "tukey";
+    case LossKernel::kSquared:
+      return "squared";
+    case LossKernel::kHuber:
+      return "huber";
+    case LossKernel::kCauchy:
+      return "cauchy";
+    case LossKernel::kSoftL1:
+      return "soft_l1";
+    case LossKernel::kTukey:
+      return "tukey";
   }
   return "squared";
 }

@@ -25,7 +25,8 @@ TEST(LossFunction, DerivativesMatchFiniteDifferences) {
       const LossEvaluation e = EvaluateLoss(k, 1.5, s);
       const LossEvaluation ep = EvaluateLoss(k, 1.5, s + h);
       const LossEvaluation em = EvaluateLoss(k, 1.5, s - h);
-      EXPECT_NEAR(e.rho_prime, (ep.rho - em.rho) / (2 * h), 1e-5) << LossKernelName(k) << " s=" << s;
+      EXPECT_NEAR(e.rho_prime, (ep.rho - em.rho) / (2 * h), 1e-5)
+          << LossKernelName(k) << " s=" << s;
       EXPECT_NEAR(e.rho_second, (ep.rho_prime - em.rho_prime) / (2 * h), 1e-5)
           << LossKernelName(k) << " s=" << s;
     }

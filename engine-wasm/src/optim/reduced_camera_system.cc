@@ -8,7 +8,8 @@
 
 namespace edgesfm {
 
-ReducedCameraSystem::ReducedCameraSystem(const std::vector<int>& block_dims, ReducedCameraSolverOptions options)
+ReducedCameraSystem::ReducedCameraSystem(const std::vector<int>& block_dims,
+                                         ReducedCameraSolverOptions options)
     : dims_(block_dims), options_(options) {
   offsets_.resize(dims_.size());
   for (size_t i = 0; i < dims_.size(); ++i) {
@@ -82,7 +83,9 @@ Eigen::VectorXd ReducedCameraSystem::Multiply(const Eigen::VectorXd& x) const {
   for (size_t s = 0; s < slot_blocks_.size(); ++s) {
     const auto [a, b] = slot_blocks_[s];
     y.segment(offsets_[a], dims_[a]).noalias() += blocks_[s] * x.segment(offsets_[b], dims_[b]);
-    if (a != b) y.segment(offsets_[b], dims_[b]).noalias() += blocks_[s].transpose() * x.segment(offsets_[a], dims_[a]);
+    if (a != b)
+      y.segment(offsets_[b], dims_[b]).noalias() +=
+          blocks_[s].transpose() * x.segment(offsets_[a], dims_[a]);
   }
   return y;
 }
@@ -110,14 +113,17 @@ bool ReducedCameraSystem::SolveSparse(const Eigen::VectorXd& rhs, Eigen::VectorX
       for (int r = 0; r < m.rows(); ++r) {
         const int row = offsets_[a] + r;
         const int col = offsets_[b] + c;
-        if (row >= col) triplets.emplace_back(row, col, m(r, c));
-        else triplets.emplace_back(col, row, m(r, c));
+        if (row >= col)
+          triplets.emplace_back(row, col, m(r, c));
+        else
+          triplets.emplace_back(col, row, m(r, c));
       }
     }
   }
   Eigen::SparseMatrix<double> sparse(dim_, dim_);
-  sparse.setFromTriplets(triplets.begin(), triplets.end(),
-                         [](double, double b) { return b; });  // (r,c) of a diagonal block appear twice with equal values
+  sparse.setFromTriplets(triplets.begin(), triplets.end(), [](double, double b) {
+    return b;
+  });  // (r,c) of a diagonal block appear twice with equal values
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower> ldlt(sparse);
   // LDL^T also factors indefinite matrices: positive definite means D > 0.
   if (ldlt.info() != Eigen::Success || !(ldlt.vectorD().array() > 0).all()) return false;

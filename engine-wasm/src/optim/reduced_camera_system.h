@@ -32,7 +32,8 @@ struct ReducedCameraSolverOptions {
 class ReducedCameraSystem {
  public:
   // `block_dims[i]` is the number of unknowns of camera block i.
-  explicit ReducedCameraSystem(const std::vector<int>& block_dims, ReducedCameraSolverOptions options = ReducedCameraSolverOptions());
+  explicit ReducedCameraSystem(const std::vector<int>& block_dims,
+                               ReducedCameraSolverOptions options = ReducedCameraSolverOptions());
 
   // Declares that blocks a and b are coupled (call before Finalize).
   void AddCoupling(int a, int b);

@@ -67,10 +67,16 @@ ReducedCameraSolverOptions Solver(int max_dense_dim, int max_direct_dim) {
   return options;
 }
 
-TEST(ReducedCameraSystem, DenseCholeskyMatchesReference) { CheckSolveMatchesDense(Solver(1000, 1000)); }
-TEST(ReducedCameraSystem, SparseCholeskyMatchesReference) { CheckSolveMatchesDense(Solver(0, 1000)); }
+TEST(ReducedCameraSystem, DenseCholeskyMatchesReference) {
+  CheckSolveMatchesDense(Solver(1000, 1000));
+}
+TEST(ReducedCameraSystem, SparseCholeskyMatchesReference) {
+  CheckSolveMatchesDense(Solver(0, 1000));
+}
 // 28 unknowns: conjugate gradients are exact in at most 28 steps, up to rounding.
-TEST(ReducedCameraSystem, PreconditionedConjugateGradientsMatchReference) { CheckSolveMatchesDense(Solver(0, 0)); }
+TEST(ReducedCameraSystem, PreconditionedConjugateGradientsMatchReference) {
+  CheckSolveMatchesDense(Solver(0, 0));
+}
 
 TEST(ReducedCameraSystem, IndefiniteSystemIsReported) {
   for (const auto& solver : {Solver(10, 10), Solver(0, 10), Solver(0, 0)}) {

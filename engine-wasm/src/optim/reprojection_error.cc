@@ -45,9 +45,9 @@ bool ProjectModelWithJacobians(const double* params, double width, double height
 
 }  // namespace
 
-bool ProjectWithJacobians(CameraModelId model_id, const double* params, double width,
-                          double height, const Eigen::Vector3d& point_in_cam,
-                          Eigen::Vector2d* xy, Eigen::Matrix<double, 2, 3>* d_point,
+bool ProjectWithJacobians(CameraModelId model_id, const double* params, double width, double height,
+                          const Eigen::Vector3d& point_in_cam, Eigen::Vector2d* xy,
+                          Eigen::Matrix<double, 2, 3>* d_point,
                           Eigen::Matrix<double, 2, Eigen::Dynamic>* d_params) {
   bool ok = false;
   VisitCameraModel(model_id, [&](auto model) {

@@ -14,9 +14,9 @@ namespace edgesfm {
 // Projects `point_in_cam` to pixels. Returns false when the model cannot image the
 // point (behind a perspective camera). The Jacobians are optional (nullptr skips
 // them); `d_params` is resized to 2 x num_params of the model.
-bool ProjectWithJacobians(CameraModelId model_id, const double* params, double width,
-                          double height, const Eigen::Vector3d& point_in_cam,
-                          Eigen::Vector2d* xy, Eigen::Matrix<double, 2, 3>* d_point,
+bool ProjectWithJacobians(CameraModelId model_id, const double* params, double width, double height,
+                          const Eigen::Vector3d& point_in_cam, Eigen::Vector2d* xy,
+                          Eigen::Matrix<double, 2, 3>* d_point,
                           Eigen::Matrix<double, 2, Eigen::Dynamic>* d_params);
 
 }  // namespace edgesfm

@@ -10,8 +10,9 @@ namespace {
 // Every model's autodiff Jacobians agree with central differences of its projection.
 TEST(ReprojectionError, JacobiansMatchFiniteDifferencesForEveryModel) {
   const CameraModelId models[] = {
-      CameraModelId::kSimplePinhole, CameraModelId::kPinhole,       CameraModelId::kSimpleRadial,
-      CameraModelId::kRadial,        CameraModelId::kOpenCV,        CameraModelId::kOpenCVFisheye,
+      CameraModelId::kSimplePinhole, CameraModelId::kPinhole,
+      CameraModelId::kSimpleRadial,  CameraModelId::kRadial,
+      CameraModelId::kOpenCV,        CameraModelId::kOpenCVFisheye,
       CameraModelId::kFullOpenCV,    CameraModelId::kSimpleRadialFisheye,
       CameraModelId::kRadialFisheye, CameraModelId::kSpherical};
   const double width = 640, height = 480;
@@ -23,8 +24,8 @@ TEST(ReprojectionError, JacobiansMatchFiniteDifferencesForEveryModel) {
     Eigen::Vector2d xy;
     Eigen::Matrix<double, 2, 3> d_point;
     Eigen::Matrix<double, 2, Eigen::Dynamic> d_params;
-    ASSERT_TRUE(ProjectWithJacobians(id, params.data(), width, height, point, &xy, &d_point,
-                                     &d_params))
+    ASSERT_TRUE(
+        ProjectWithJacobians(id, params.data(), width, height, point, &xy, &d_point, &d_params))
         << CameraModelIdToName(id);
     const double h = 1e-6;
     for (int c = 0; c < 3; ++c) {
@@ -50,7 +51,8 @@ TEST(ReprojectionError, JacobiansMatchFiniteDifferencesForEveryModel) {
 }
 
 TEST(ReprojectionError, PointBehindPerspectiveCameraIsRejected) {
-  const std::vector<double> params = CameraModelInitializeParams(CameraModelId::kSimpleRadial, 500, 640, 480);
+  const std::vector<double> params =
+      CameraModelInitializeParams(CameraModelId::kSimpleRadial, 500, 640, 480);
   Eigen::Vector2d xy;
   EXPECT_FALSE(ProjectWithJacobians(CameraModelId::kSimpleRadial, params.data(), 640, 480,
                                     Eigen::Vector3d(0, 0, -1), &xy, nullptr, nullptr));

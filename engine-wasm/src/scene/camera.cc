@@ -5,8 +5,8 @@
 
 namespace edgesfm {
 
-Camera Camera::CreateFromModelId(camera_t camera_id, CameraModelId model_id,
-                                 double focal_length, int width, int height) {
+Camera Camera::CreateFromModelId(camera_t camera_id, CameraModelId model_id, double focal_length,
+                                 int width, int height) {
   Camera camera;
   camera.camera_id = camera_id;
   camera.model_id = model_id;
@@ -18,8 +18,7 @@ Camera Camera::CreateFromModelId(camera_t camera_id, CameraModelId model_id,
 
 Camera Camera::CreateFromModelName(camera_t camera_id, const std::string& model_name,
                                    double focal_length, int width, int height) {
-  return CreateFromModelId(camera_id, CameraModelNameToId(model_name), focal_length, width,
-                           height);
+  return CreateFromModelId(camera_id, CameraModelNameToId(model_name), focal_length, width, height);
 }
 
 double Camera::MeanFocalLength() const {
@@ -69,8 +68,8 @@ bool Camera::HasBogusParams(double min_focal_length_ratio, double max_focal_leng
     if (ratio < min_focal_length_ratio || ratio > max_focal_length_ratio) return true;
   }
   const std::vector<int> pp = PrincipalPointIdxs();
-  if (pp.size() == 2 && (params[pp[0]] < 0 || params[pp[0]] > width || params[pp[1]] < 0 ||
-                         params[pp[1]] > height)) {
+  if (pp.size() == 2 &&
+      (params[pp[0]] < 0 || params[pp[0]] > width || params[pp[1]] < 0 || params[pp[1]] > height)) {
     return true;
   }
   for (const int idx : ExtraParamsIdxs()) {
@@ -96,8 +95,8 @@ bool Camera::ImgFromCam(const Eigen::Vector3d& point_in_cam, Eigen::Vector2d* xy
 
 Eigen::Vector3d Camera::CamFromImg(const Eigen::Vector2d& xy) const {
   Eigen::Vector3d ray;
-  CameraModelCamFromImg(model_id, params.data(), xy.x(), xy.y(), width, height, &ray.x(),
-                        &ray.y(), &ray.z());
+  CameraModelCamFromImg(model_id, params.data(), xy.x(), xy.y(), width, height, &ray.x(), &ray.y(),
+                        &ray.z());
   return ray;
 }
 

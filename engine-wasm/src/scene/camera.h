@@ -21,8 +21,8 @@ struct Camera {
   bool has_prior_focal_length = false;
 
   // A camera with COLMAP's default parameters for `focal_length` and the image size.
-  static Camera CreateFromModelId(camera_t camera_id, CameraModelId model_id,
-                                  double focal_length, int width, int height);
+  static Camera CreateFromModelId(camera_t camera_id, CameraModelId model_id, double focal_length,
+                                  int width, int height);
   static Camera CreateFromModelName(camera_t camera_id, const std::string& model_name,
                                     double focal_length, int width, int height);
 

@@ -55,8 +55,8 @@ std::vector<int> CameraModelFocalLengthIdxs(CameraModelId model_id) {
 
 std::vector<int> CameraModelPrincipalPointIdxs(CameraModelId model_id) {
   std::vector<int> idxs;
-  VisitCameraModel(
-      model_id, [&](auto model) { idxs = ToVector(decltype(model)::kPrincipalPointIdxs); });
+  VisitCameraModel(model_id,
+                   [&](auto model) { idxs = ToVector(decltype(model)::kPrincipalPointIdxs); });
   return idxs;
 }
 
@@ -87,9 +87,8 @@ std::vector<double> CameraModelInitializeParams(CameraModelId model_id, double f
   return params;
 }
 
-bool CameraModelImgFromCam(CameraModelId model_id, const double* params, double u,
-                           double v, double w, double width, double height, double* x,
-                           double* y) {
+bool CameraModelImgFromCam(CameraModelId model_id, const double* params, double u, double v,
+                           double w, double width, double height, double* x, double* y) {
   bool ok = false;
   VisitCameraModel(model_id, [&](auto model) {
     ok = decltype(model)::ImgFromCam(params, u, v, w, width, height, x, y);
@@ -97,16 +96,15 @@ bool CameraModelImgFromCam(CameraModelId model_id, const double* params, double 
   return ok;
 }
 
-void CameraModelCamFromImg(CameraModelId model_id, const double* params, double x,
-                           double y, double width, double height, double* u, double* v,
-                           double* w) {
+void CameraModelCamFromImg(CameraModelId model_id, const double* params, double x, double y,
+                           double width, double height, double* u, double* v, double* w) {
   VisitCameraModel(model_id, [&](auto model) {
     decltype(model)::CamFromImg(params, x, y, width, height, u, v, w);
   });
 }
 
-double CameraModelCamFromImgThreshold(CameraModelId model_id, const double* params,
-                                      double width, double height, double threshold) {
+double CameraModelCamFromImgThreshold(CameraModelId model_id, const double* params, double width,
+                                      double height, double threshold) {
   if (model_id == CameraModelId::kSpherical) {
     // One pixel spans 2 pi / width radians of longitude (and pi / height of latitude,
     // the same for the usual 2:1 panorama).

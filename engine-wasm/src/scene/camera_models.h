@@ -83,17 +83,14 @@ T abs_value(const T& a) {
 // Inverts x + distortion(x) = x_distorted by Newton's method with a central-difference
 // Jacobian, as COLMAP's IterativeUndistortion. `distortion(extra, u, v, &du, &dv)`.
 template <typename DistortionFn>
-void IterativeUndistortion(DistortionFn distortion, const double* extra, double* u,
-                           double* v) {
+void IterativeUndistortion(DistortionFn distortion, const double* extra, double* u, double* v) {
   const double xd = *u;
   const double yd = *v;
   double x = xd;
   double y = yd;
   for (int i = 0; i < kMaxUndistortionIterations; ++i) {
-    const double step_x = std::max(std::numeric_limits<double>::epsilon(),
-                                   std::abs(x) * 1e-6);
-    const double step_y = std::max(std::numeric_limits<double>::epsilon(),
-                                   std::abs(y) * 1e-6);
+    const double step_x = std::max(std::numeric_limits<double>::epsilon(), std::abs(x) * 1e-6);
+    const double step_y = std::max(std::numeric_limits<double>::epsilon(), std::abs(y) * 1e-6);
     double dx, dy, dx0b, dy0b, dx0f, dy0f, dx1b, dy1b, dx1f, dy1f;
     distortion(extra, x, y, &dx, &dy);
     distortion(extra, x - step_x, y, &dx0b, &dy0b);
@@ -172,11 +169,9 @@ void PerspectiveCamFromImg(const double* params, double x, double y, double* u, 
   *v = (y - params[Model::kPrincipalPointIdxs[1]]) / fy;
   *w = 1;
   if (Model::kNumExtraParams > 0) {
-    IterativeUndistortion(
-        [](const double* extra, double a, double b, double* da, double* db) {
-          Model::Distortion(extra, a, b, da, db);
-        },
-        params + Model::kExtraParamsIdx, u, v);
+    IterativeUndistortion([](const double* extra, double a, double b, double* da,
+                             double* db) { Model::Distortion(extra, a, b, da, db); },
+                          params + Model::kExtraParamsIdx, u, v);
   }
 }
 
@@ -205,8 +200,7 @@ bool FisheyeImgFromCam(const T* params, T u, T v, T w, T* x, T* y) {
 }
 
 template <typename Model>
-void FisheyeCamFromImg(const double* params, double x, double y, double* u, double* v,
-                       double* w) {
+void FisheyeCamFromImg(const double* params, double x, double y, double* u, double* v, double* w) {
   const double fx = params[Model::kFocalLengthIdxs[0]];
   const double fy = params[Model::kFocalLengthIdxs[Model::kFocalLengthIdxs.size() - 1]];
   const double xn = (x - params[Model::kPrincipalPointIdxs[0]]) / fx;
@@ -218,8 +212,8 @@ void FisheyeCamFromImg(const double* params, double x, double y, double* u, doub
     *w = 1;
     return;
   }
-  const double theta = InvertFisheyeTheta<Model::kNumExtraParams>(
-      params + Model::kExtraParamsIdx, theta_d);
+  const double theta =
+      InvertFisheyeTheta<Model::kNumExtraParams>(params + Model::kExtraParamsIdx, theta_d);
   const double s = std::sin(theta) / theta_d;
   *u = xn * s;
   *v = yn * s;
@@ -239,8 +233,8 @@ void FisheyeCamFromImg(const double* params, double x, double y, double* u, doub
 template <typename Model>
 struct PerspectiveCameraModel {
   template <typename T>
-  static bool ImgFromCam(const T* params, T u, T v, T w, double /*width*/,
-                         double /*height*/, T* x, T* y) {
+  static bool ImgFromCam(const T* params, T u, T v, T w, double /*width*/, double /*height*/, T* x,
+                         T* y) {
     return camera_model_internal::PerspectiveImgFromCam<Model>(params, u, v, w, x, y);
   }
   static void CamFromImg(const double* params, double x, double y, double /*width*/,
@@ -254,8 +248,8 @@ struct PerspectiveCameraModel {
 template <typename Model>
 struct FisheyeCameraModel {
   template <typename T>
-  static bool ImgFromCam(const T* params, T u, T v, T w, double /*width*/,
-                         double /*height*/, T* x, T* y) {
+  static bool ImgFromCam(const T* params, T u, T v, T w, double /*width*/, double /*height*/, T* x,
+                         T* y) {
     return camera_model_internal::FisheyeImgFromCam<Model>(params, u, v, w, x, y);
   }
   static void CamFromImg(const double* params, double x, double y, double /*width*/,
@@ -370,8 +364,7 @@ struct FullOpenCVCameraModel : PerspectiveCameraModel<FullOpenCVCameraModel> {
   static constexpr CameraModelId kModelId = CameraModelId::kFullOpenCV;
   static constexpr const char* kModelName = "FULL_OPENCV";
   static constexpr int kNumParams = 12;
-  static constexpr const char* kParamsInfo =
-      "fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6";
+  static constexpr const char* kParamsInfo = "fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6";
   static constexpr std::array<int, 2> kFocalLengthIdxs{0, 1};
   static constexpr std::array<int, 2> kPrincipalPointIdxs{2, 3};
   static constexpr std::array<int, 8> kExtraParamsIdxs{4, 5, 6, 7, 8, 9, 10, 11};
@@ -384,8 +377,7 @@ struct FullOpenCVCameraModel : PerspectiveCameraModel<FullOpenCVCameraModel> {
     const T k3 = extra[4], k4 = extra[5], k5 = extra[6], k6 = extra[7];
     const T u2 = u * u, uv = u * v, v2 = v * v;
     const T r2 = u2 + v2, r4 = r2 * r2, r6 = r4 * r2;
-    const T radial = (T(1) + k1 * r2 + k2 * r4 + k3 * r6) /
-                     (T(1) + k4 * r2 + k5 * r4 + k6 * r6);
+    const T radial = (T(1) + k1 * r2 + k2 * r4 + k3 * r6) / (T(1) + k4 * r2 + k5 * r4 + k6 * r6);
     *du = u * radial + T(2) * p1 * uv + p2 * (r2 + T(2) * u2) - u;
     *dv = v * radial + T(2) * p2 * uv + p1 * (r2 + T(2) * v2) - v;
   }
@@ -462,8 +454,8 @@ struct SphericalCameraModel {
   static constexpr int kNumExtraParams = 0;
 
   template <typename T>
-  static bool ImgFromCam(const T* /*params*/, T u, T v, T w, double width, double height,
-                         T* x, T* y) {
+  static bool ImgFromCam(const T* /*params*/, T u, T v, T w, double width, double height, T* x,
+                         T* y) {
     using std::atan2;
     using std::sqrt;
     const T horizontal = sqrt(u * u + w * w);
@@ -474,8 +466,8 @@ struct SphericalCameraModel {
     *y = (latitude / T(camera_model_internal::kPi) + T(0.5)) * T(height);
     return true;
   }
-  static void CamFromImg(const double* /*params*/, double x, double y, double width,
-                         double height, double* u, double* v, double* w) {
+  static void CamFromImg(const double* /*params*/, double x, double y, double width, double height,
+                         double* u, double* v, double* w) {
     const double longitude = (x / width - 0.5) * 2 * camera_model_internal::kPi;
     const double latitude = (y / height - 0.5) * camera_model_internal::kPi;
     *u = std::cos(latitude) * std::sin(longitude);
@@ -486,16 +478,16 @@ struct SphericalCameraModel {
 
 // Expands MACRO(Model) for every implemented model; runtime dispatch uses it so a new
 // model is added in one place.
-#define EDGESFM_CAMERA_MODELS(MACRO)   \
-  MACRO(SimplePinholeCameraModel)      \
-  MACRO(PinholeCameraModel)            \
-  MACRO(SimpleRadialCameraModel)       \
-  MACRO(RadialCameraModel)             \
-  MACRO(OpenCVCameraModel)             \
-  MACRO(OpenCVFisheyeCameraModel)      \
-  MACRO(FullOpenCVCameraModel)         \
+#define EDGESFM_CAMERA_MODELS(MACRO)    \
+  MACRO(SimplePinholeCameraModel)       \
+  MACRO(PinholeCameraModel)             \
+  MACRO(SimpleRadialCameraModel)        \
+  MACRO(RadialCameraModel)              \
+  MACRO(OpenCVCameraModel)              \
+  MACRO(OpenCVFisheyeCameraModel)       \
+  MACRO(FullOpenCVCameraModel)          \
   MACRO(SimpleRadialFisheyeCameraModel) \
-  MACRO(RadialFisheyeCameraModel)      \
+  MACRO(RadialFisheyeCameraModel)       \
   MACRO(SphericalCameraModel)
 
 // Calls `fn(Model{})` with the model type for `model_id`; returns false if unknown.
@@ -535,15 +527,13 @@ bool CameraModelVerifyParams(CameraModelId model_id, size_t num_params);
 std::vector<double> CameraModelInitializeParams(CameraModelId model_id, double focal_length,
                                                 int width, int height);
 // Projection through a runtime-chosen model (double only).
-bool CameraModelImgFromCam(CameraModelId model_id, const double* params, double u,
-                           double v, double w, double width, double height, double* x,
-                           double* y);
-void CameraModelCamFromImg(CameraModelId model_id, const double* params, double x,
-                           double y, double width, double height, double* u, double* v,
-                           double* w);
+bool CameraModelImgFromCam(CameraModelId model_id, const double* params, double u, double v,
+                           double w, double width, double height, double* x, double* y);
+void CameraModelCamFromImg(CameraModelId model_id, const double* params, double x, double y,
+                           double width, double height, double* u, double* v, double* w);
 // Converts a pixel error threshold to the equivalent error on the normalised image
 // plane (perspective) or in radians (spherical), as COLMAP's CamFromImgThreshold.
-double CameraModelCamFromImgThreshold(CameraModelId model_id, const double* params,
-                                      double width, double height, double threshold);
+double CameraModelCamFromImgThreshold(CameraModelId model_id, const double* params, double width,
+                                      double height, double threshold);
 
 }  // namespace edgesfm

@@ -13,27 +13,37 @@ constexpr double kHeight = 1200;
 // Parameters with realistic distortion for each model, in COLMAP's layout.
 std::vector<double> TestParams(CameraModelId id) {
   switch (id) {
-    case CameraModelId::kSimplePinhole: return {1000, 800, 600};
-    case CameraModelId::kPinhole: return {1000, 1010, 800, 600};
-    case CameraModelId::kSimpleRadial: return {1000, 800, 600, -0.08};
-    case CameraModelId::kRadial: return {1000, 800, 600, -0.1, 0.02};
-    case CameraModelId::kOpenCV: return {1000, 1010, 800, 600, -0.1, 0.02, 1e-3, -5e-4};
-    case CameraModelId::kOpenCVFisheye: return {600, 605, 800, 600, 0.05, -0.01, 0.002, -1e-4};
+    case CameraModelId::kSimplePinhole:
+      return {1000, 800, 600};
+    case CameraModelId::kPinhole:
+      return {1000, 1010, 800, 600};
+    case CameraModelId::kSimpleRadial:
+      return {1000, 800, 600, -0.08};
+    case CameraModelId::kRadial:
+      return {1000, 800, 600, -0.1, 0.02};
+    case CameraModelId::kOpenCV:
+      return {1000, 1010, 800, 600, -0.1, 0.02, 1e-3, -5e-4};
+    case CameraModelId::kOpenCVFisheye:
+      return {600, 605, 800, 600, 0.05, -0.01, 0.002, -1e-4};
     case CameraModelId::kFullOpenCV:
       return {1000, 1010, 800, 600, -0.1, 0.02, 1e-3, -5e-4, 0.001, 0.01, 0.001, 0.0001};
-    case CameraModelId::kSimpleRadialFisheye: return {600, 800, 600, 0.03};
-    case CameraModelId::kRadialFisheye: return {600, 800, 600, 0.03, -0.005};
-    case CameraModelId::kSpherical: return {};
-    default: return {};
+    case CameraModelId::kSimpleRadialFisheye:
+      return {600, 800, 600, 0.03};
+    case CameraModelId::kRadialFisheye:
+      return {600, 800, 600, 0.03, -0.005};
+    case CameraModelId::kSpherical:
+      return {};
+    default:
+      return {};
   }
 }
 
 const CameraModelId kAllModels[] = {
-    CameraModelId::kSimplePinhole,       CameraModelId::kPinhole,
-    CameraModelId::kSimpleRadial,        CameraModelId::kRadial,
-    CameraModelId::kOpenCV,              CameraModelId::kOpenCVFisheye,
-    CameraModelId::kFullOpenCV,          CameraModelId::kSimpleRadialFisheye,
-    CameraModelId::kRadialFisheye,       CameraModelId::kSpherical};
+    CameraModelId::kSimplePinhole, CameraModelId::kPinhole,
+    CameraModelId::kSimpleRadial,  CameraModelId::kRadial,
+    CameraModelId::kOpenCV,        CameraModelId::kOpenCVFisheye,
+    CameraModelId::kFullOpenCV,    CameraModelId::kSimpleRadialFisheye,
+    CameraModelId::kRadialFisheye, CameraModelId::kSpherical};
 
 TEST(CameraModels, NamesIdsAndLayoutsMatchColmap) {
   EXPECT_EQ(CameraModelNameToId("SIMPLE_PINHOLE"), CameraModelId::kSimplePinhole);
@@ -45,10 +55,8 @@ TEST(CameraModels, NamesIdsAndLayoutsMatchColmap) {
   EXPECT_EQ(CameraModelNumParams(CameraModelId::kFullOpenCV), 12);
   EXPECT_EQ(CameraModelNumParams(CameraModelId::kSpherical), 0);
   EXPECT_EQ(CameraModelFocalLengthIdxs(CameraModelId::kPinhole), (std::vector<int>{0, 1}));
-  EXPECT_EQ(CameraModelPrincipalPointIdxs(CameraModelId::kSimpleRadial),
-            (std::vector<int>{1, 2}));
-  EXPECT_EQ(CameraModelExtraParamsIdxs(CameraModelId::kOpenCV),
-            (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(CameraModelPrincipalPointIdxs(CameraModelId::kSimpleRadial), (std::vector<int>{1, 2}));
+  EXPECT_EQ(CameraModelExtraParamsIdxs(CameraModelId::kOpenCV), (std::vector<int>{4, 5, 6, 7}));
   EXPECT_TRUE(CameraModelVerifyParams(CameraModelId::kRadial, 5));
   EXPECT_FALSE(CameraModelVerifyParams(CameraModelId::kRadial, 4));
   for (const CameraModelId id : kAllModels) {
@@ -73,8 +81,8 @@ TEST(CameraModels, CamFromImgInvertsImgFromCam) {
         double u, v, w;
         CameraModelCamFromImg(id, params.data(), x, y, kWidth, kHeight, &u, &v, &w);
         double x2, y2;
-        ASSERT_TRUE(CameraModelImgFromCam(id, params.data(), 3 * u, 3 * v, 3 * w, kWidth,
-                                          kHeight, &x2, &y2))
+        ASSERT_TRUE(CameraModelImgFromCam(id, params.data(), 3 * u, 3 * v, 3 * w, kWidth, kHeight,
+                                          &x2, &y2))
             << CameraModelIdToName(id);
         EXPECT_NEAR(x2, x, 1e-6) << CameraModelIdToName(id) << " at " << x << "," << y;
         EXPECT_NEAR(y2, y, 1e-6) << CameraModelIdToName(id) << " at " << x << "," << y;
@@ -86,12 +94,12 @@ TEST(CameraModels, CamFromImgInvertsImgFromCam) {
 TEST(CameraModels, PinholeProjectsLikeTheTextbook) {
   const double params[] = {1000, 800, 600};
   double x, y;
-  ASSERT_TRUE(SimplePinholeCameraModel::ImgFromCam(params, 0.2, -0.1, 2.0, kWidth, kHeight,
-                                                   &x, &y));
+  ASSERT_TRUE(
+      SimplePinholeCameraModel::ImgFromCam(params, 0.2, -0.1, 2.0, kWidth, kHeight, &x, &y));
   EXPECT_DOUBLE_EQ(x, 900);
   EXPECT_DOUBLE_EQ(y, 550);
-  EXPECT_FALSE(SimplePinholeCameraModel::ImgFromCam(params, 0.2, -0.1, -2.0, kWidth,
-                                                    kHeight, &x, &y));
+  EXPECT_FALSE(
+      SimplePinholeCameraModel::ImgFromCam(params, 0.2, -0.1, -2.0, kWidth, kHeight, &x, &y));
 }
 
 TEST(CameraModels, FisheyeImagesRaysBehindTheCameraPlane) {
@@ -99,8 +107,8 @@ TEST(CameraModels, FisheyeImagesRaysBehindTheCameraPlane) {
   const double params[] = {300, 800, 600, 0.0};
   const double theta = 100 * camera_model_internal::kPi / 180;
   double x, y;
-  ASSERT_TRUE(SimpleRadialFisheyeCameraModel::ImgFromCam(
-      params, std::sin(theta), 0.0, std::cos(theta), kWidth, kHeight, &x, &y));
+  ASSERT_TRUE(SimpleRadialFisheyeCameraModel::ImgFromCam(params, std::sin(theta), 0.0,
+                                                         std::cos(theta), kWidth, kHeight, &x, &y));
   EXPECT_NEAR(x, 800 + 300 * theta, 1e-9);
   double u, v, w;
   SimpleRadialFisheyeCameraModel::CamFromImg(params, x, y, kWidth, kHeight, &u, &v, &w);
@@ -122,8 +130,7 @@ TEST(CameraModels, SphericalCoversTheFullSphere) {
 
 TEST(CameraModels, PixelThresholdToNormalisedPlane) {
   const double params[] = {1000, 1010, 800, 600};
-  EXPECT_NEAR(CameraModelCamFromImgThreshold(CameraModelId::kPinhole, params, kWidth,
-                                             kHeight, 4.0),
+  EXPECT_NEAR(CameraModelCamFromImgThreshold(CameraModelId::kPinhole, params, kWidth, kHeight, 4.0),
               4.0 / 1005, 1e-12);
 }
 
@@ -149,13 +156,13 @@ TEST(CameraModels, TemplatesDifferentiateWithACustomScalar) {
   Dual x, y;
   // d x / d u at u = 0.1, v = 0.05, w = 1 for SIMPLE_RADIAL:
   // x = f u (1 + k r^2) + cx, dx/du = f (1 + k r^2 + 2 k u^2).
-  ASSERT_TRUE(SimpleRadialCameraModel::ImgFromCam<Dual>(params, Dual(0.1, 1), Dual(0.05),
-                                                        Dual(1), kWidth, kHeight, &x, &y));
+  ASSERT_TRUE(SimpleRadialCameraModel::ImgFromCam<Dual>(params, Dual(0.1, 1), Dual(0.05), Dual(1),
+                                                        kWidth, kHeight, &x, &y));
   const double r2 = 0.1 * 0.1 + 0.05 * 0.05;
   EXPECT_NEAR(x.d, 1000 * (1 - 0.08 * r2 - 2 * 0.08 * 0.01), 1e-9);
   const Dual fisheye_params[] = {600, 800, 600, 0.05, -0.01, 0.002, -1e-4};
-  ASSERT_TRUE(RadialFisheyeCameraModel::ImgFromCam<Dual>(
-      fisheye_params, Dual(0.1, 1), Dual(0.05), Dual(1), kWidth, kHeight, &x, &y));
+  ASSERT_TRUE(RadialFisheyeCameraModel::ImgFromCam<Dual>(fisheye_params, Dual(0.1, 1), Dual(0.05),
+                                                         Dual(1), kWidth, kHeight, &x, &y));
   EXPECT_TRUE(std::isfinite(x.d));
 }
 

@@ -73,16 +73,16 @@ size_t CorrespondenceGraph::NumCorrespondencesBetweenImages(image_t image_id1,
   return it == image_pairs_.end() ? 0 : it->second.num_correspondences;
 }
 
-std::unordered_map<image_pair_t, size_t>
-CorrespondenceGraph::NumCorrespondencesBetweenAllImages() const {
+std::unordered_map<image_pair_t, size_t> CorrespondenceGraph::NumCorrespondencesBetweenAllImages()
+    const {
   std::unordered_map<image_pair_t, size_t> counts;
   counts.reserve(image_pairs_.size());
   for (const auto& [pair_id, pair] : image_pairs_) counts[pair_id] = pair.num_correspondences;
   return counts;
 }
 
-const std::vector<CorrespondenceGraph::Correspondence>&
-CorrespondenceGraph::FindCorrespondences(image_t image_id, point2D_t point2D_idx) const {
+const std::vector<CorrespondenceGraph::Correspondence>& CorrespondenceGraph::FindCorrespondences(
+    image_t image_id, point2D_t point2D_idx) const {
   const auto it = images_.find(image_id);
   if (it == images_.end() || point2D_idx >= it->second.corrs.size()) {
     return kNoCorrespondences;
@@ -94,9 +94,9 @@ bool CorrespondenceGraph::HasCorrespondences(image_t image_id, point2D_t point2D
   return !FindCorrespondences(image_id, point2D_idx).empty();
 }
 
-void CorrespondenceGraph::FindTransitiveCorrespondences(
-    image_t image_id, point2D_t point2D_idx, size_t transitivity,
-    std::vector<Correspondence>* found) const {
+void CorrespondenceGraph::FindTransitiveCorrespondences(image_t image_id, point2D_t point2D_idx,
+                                                        size_t transitivity,
+                                                        std::vector<Correspondence>* found) const {
   found->clear();
   if (transitivity == 0) return;
   const Correspondence start(image_id, point2D_idx);

@@ -53,9 +53,7 @@ class CorrespondenceGraph {
   // Sum over the image's keypoints of their number of correspondences.
   size_t NumCorrespondencesForImage(image_t image_id) const;
   size_t NumCorrespondencesBetweenImages(image_t image_id1, image_t image_id2) const;
-  const std::unordered_map<image_pair_t, ImagePair>& ImagePairs() const {
-    return image_pairs_;
-  }
+  const std::unordered_map<image_pair_t, ImagePair>& ImagePairs() const { return image_pairs_; }
   // Number of correspondences per image pair (pair id -> count).
   std::unordered_map<image_pair_t, size_t> NumCorrespondencesBetweenAllImages() const;
 
@@ -65,8 +63,7 @@ class CorrespondenceGraph {
 
   // Breadth-first walk from (image_id, point2D_idx) up to `transitivity` hops: every
   // keypoint reached, the start excluded, each once.
-  void FindTransitiveCorrespondences(image_t image_id, point2D_t point2D_idx,
-                                     size_t transitivity,
+  void FindTransitiveCorrespondences(image_t image_id, point2D_t point2D_idx, size_t transitivity,
                                      std::vector<Correspondence>* found) const;
 
   // The matches between two images, in the order (image_id1, image_id2).

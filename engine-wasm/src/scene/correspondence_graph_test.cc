@@ -29,8 +29,8 @@ TEST(CorrespondenceGraph, CountsPerImageAndPair) {
   EXPECT_EQ(graph.NumCorrespondencesBetweenImages(1, 2), 3u);
   EXPECT_EQ(graph.NumCorrespondencesBetweenImages(2, 1), 3u);
   EXPECT_EQ(graph.NumCorrespondencesBetweenImages(1, 3), 0u);
-  EXPECT_EQ(graph.NumObservationsForImage(2), 4u);      // keypoints 0..3
-  EXPECT_EQ(graph.NumCorrespondencesForImage(2), 5u);   // kp 0 has two
+  EXPECT_EQ(graph.NumObservationsForImage(2), 4u);     // keypoints 0..3
+  EXPECT_EQ(graph.NumCorrespondencesForImage(2), 5u);  // kp 0 has two
   EXPECT_EQ(graph.NumCorrespondencesBetweenAllImages().at(ImagePairToPairId(2, 3)), 2u);
 }
 

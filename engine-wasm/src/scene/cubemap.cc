@@ -5,7 +5,8 @@
 namespace edgesfm {
 namespace {
 
-Eigen::Matrix3d FromColumns(const Eigen::Vector3d& x, const Eigen::Vector3d& y, const Eigen::Vector3d& z) {
+Eigen::Matrix3d FromColumns(const Eigen::Vector3d& x, const Eigen::Vector3d& y,
+                            const Eigen::Vector3d& z) {
   Eigen::Matrix3d m;
   m.col(0) = x;
   m.col(1) = y;

@@ -8,7 +8,8 @@ namespace edgesfm {
 namespace {
 
 TEST(Cubemap, FacesAreRotationsLookingAlongTheSixAxes) {
-  const Eigen::Vector3d axes[kNumCubemapFaces] = {{0, 0, 1}, {1, 0, 0}, {0, 0, -1}, {-1, 0, 0}, {0, -1, 0}, {0, 1, 0}};
+  const Eigen::Vector3d axes[kNumCubemapFaces] = {{0, 0, 1},  {1, 0, 0},  {0, 0, -1},
+                                                  {-1, 0, 0}, {0, -1, 0}, {0, 1, 0}};
   for (int f = 0; f < kNumCubemapFaces; ++f) {
     const Eigen::Matrix3d& r = CubemapRigFromFace(f);
     EXPECT_TRUE((r.transpose() * r).isApprox(Eigen::Matrix3d::Identity())) << f;
@@ -27,7 +28,8 @@ TEST(Cubemap, ImageAxesFollowTheViewer) {
   EXPECT_TRUE(CubemapRigFromFace(4).col(1).isApprox(Eigen::Vector3d(0, 0, 1)));
   EXPECT_TRUE(CubemapRigFromFace(5).col(1).isApprox(Eigen::Vector3d(0, 0, -1)));
   // Every side face keeps the panorama's down as its image down.
-  for (int f = 0; f < 4; ++f) EXPECT_TRUE(CubemapRigFromFace(f).col(1).isApprox(Eigen::Vector3d::UnitY())) << f;
+  for (int f = 0; f < 4; ++f)
+    EXPECT_TRUE(CubemapRigFromFace(f).col(1).isApprox(Eigen::Vector3d::UnitY())) << f;
 }
 
 TEST(Cubemap, FacesTileTheSphereAtTheirEdges) {
@@ -37,7 +39,9 @@ TEST(Cubemap, FacesTileTheSphereAtTheirEdges) {
   for (int f = 0; f < kNumCubemapFaces; ++f) {
     for (int y : {0, 17, 63}) {
       for (int x : {0, 31, 63}) {
-        const Eigen::Vector3d ray = CubemapRigFromFace(f) * Eigen::Vector3d((x + 0.5 - k.principal) / k.focal, (y + 0.5 - k.principal) / k.focal, 1);
+        const Eigen::Vector3d ray =
+            CubemapRigFromFace(f) * Eigen::Vector3d((x + 0.5 - k.principal) / k.focal,
+                                                    (y + 0.5 - k.principal) / k.focal, 1);
         EXPECT_EQ(CubemapFaceOfRay(ray), f) << f << " " << x << " " << y;
       }
     }
@@ -50,7 +54,8 @@ TEST(Cubemap, FrontIsThePanoramaCentre) {
   EXPECT_DOUBLE_EQ(x, 1024);
   EXPECT_DOUBLE_EQ(y, 512);
   const Eigen::Vector3d right = CubemapRigFromFace(1).col(2);
-  ASSERT_TRUE(SphericalCameraModel::ImgFromCam<double>(nullptr, right.x(), right.y(), right.z(), 2048, 1024, &x, &y));
+  ASSERT_TRUE(SphericalCameraModel::ImgFromCam<double>(nullptr, right.x(), right.y(), right.z(),
+                                                       2048, 1024, &x, &y));
   EXPECT_DOUBLE_EQ(x, 1536);
 }
 

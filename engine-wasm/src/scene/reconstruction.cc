@@ -143,8 +143,7 @@ size_t Reconstruction::ComputeNumObservations() const {
 }
 
 double Reconstruction::ComputeMeanTrackLength() const {
-  return points3D_.empty() ? 0.0
-                           : static_cast<double>(ComputeNumObservations()) / points3D_.size();
+  return points3D_.empty() ? 0.0 : static_cast<double>(ComputeNumObservations()) / points3D_.size();
 }
 
 double Reconstruction::ComputeMeanObservationsPerRegImage() const {
@@ -164,8 +163,7 @@ double Reconstruction::ComputeMeanReprojectionError() const {
   return count == 0 ? 0.0 : sum / count;
 }
 
-double Reconstruction::ReprojectionError(point3D_t point3D_id,
-                                         const TrackElement& element) const {
+double Reconstruction::ReprojectionError(point3D_t point3D_id, const TrackElement& element) const {
   const Image& image = images_.at(element.image_id);
   const Camera& camera = cameras_.at(image.camera_id);
   Eigen::Vector2d projected;
@@ -198,8 +196,8 @@ double Reconstruction::MaxTriangulationAngle(const Point3D& point3D) const {
   double max_angle = 0;
   for (size_t i = 0; i < centers.size(); ++i) {
     for (size_t j = i + 1; j < centers.size(); ++j) {
-      max_angle = std::max(max_angle,
-                           CalculateTriangulationAngle(centers[i], centers[j], point3D.xyz));
+      max_angle =
+          std::max(max_angle, CalculateTriangulationAngle(centers[i], centers[j], point3D.xyz));
     }
   }
   return max_angle;

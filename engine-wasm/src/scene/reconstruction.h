@@ -59,17 +59,20 @@ class Reconstruction {
 
   // Creates a 3D point observed by `track` (each keypoint must not already observe a
   // point); returns its id (ids increase, never reused).
-  point3D_t AddPoint3D(const Eigen::Vector3d& xyz, Track track,
-                       const Eigen::Matrix<uint8_t, 3, 1>& color =
-                           Eigen::Matrix<uint8_t, 3, 1>::Zero());
+  point3D_t AddPoint3D(
+      const Eigen::Vector3d& xyz, Track track,
+      const Eigen::Matrix<uint8_t, 3, 1>& color = Eigen::Matrix<uint8_t, 3, 1>::Zero());
   // The same under a given, unused id (a restored checkpoint keeps its ids); later ids
   // continue above it.
-  void AddPoint3DWithId(point3D_t point3D_id, const Eigen::Vector3d& xyz, Track track,
-                        const Eigen::Matrix<uint8_t, 3, 1>& color = Eigen::Matrix<uint8_t, 3, 1>::Zero());
+  void AddPoint3DWithId(
+      point3D_t point3D_id, const Eigen::Vector3d& xyz, Track track,
+      const Eigen::Matrix<uint8_t, 3, 1>& color = Eigen::Matrix<uint8_t, 3, 1>::Zero());
   // The largest id ever given to a point (ids are never reused, even after deletion);
   // raising it restores a checkpoint's numbering.
   point3D_t MaxPoint3DId() const { return max_point3D_id_; }
-  void RaiseMaxPoint3DId(point3D_t point3D_id) { max_point3D_id_ = std::max(max_point3D_id_, point3D_id); }
+  void RaiseMaxPoint3DId(point3D_t point3D_id) {
+    max_point3D_id_ = std::max(max_point3D_id_, point3D_id);
+  }
   // Adds one observation to an existing point.
   void AddObservation(point3D_t point3D_id, const TrackElement& element);
   // Merges two points into a new one at the track-length-weighted mean position; returns
@@ -109,8 +112,8 @@ class Reconstruction {
   size_t FilterObservationsWithNegativeDepth();
   // Unregisters images whose camera has bogus parameters (Camera::HasBogusParams) or
   // that observe no 3D point; returns their ids.
-  std::vector<image_t> FilterImages(double min_focal_length_ratio,
-                                    double max_focal_length_ratio, double max_extra_param);
+  std::vector<image_t> FilterImages(double min_focal_length_ratio, double max_focal_length_ratio,
+                                    double max_extra_param);
 
   // ---- Geometry ----
   // Applies new_from_old to points and poses.

@@ -110,8 +110,9 @@ TEST_F(ReconstructionTest, NegativeDepthObservationsAreRemoved) {
 }
 
 TEST_F(ReconstructionTest, TransformKeepsReprojections) {
-  reconstruction.Transform(Sim3d(2.0, Eigen::Quaterniond(Eigen::AngleAxisd(0.3, Eigen::Vector3d::UnitX())),
-                                 Eigen::Vector3d(1, 2, 3)));
+  reconstruction.Transform(
+      Sim3d(2.0, Eigen::Quaterniond(Eigen::AngleAxisd(0.3, Eigen::Vector3d::UnitX())),
+            Eigen::Vector3d(1, 2, 3)));
   reconstruction.UpdatePoint3DErrors();
   EXPECT_NEAR(reconstruction.ComputeMeanReprojectionError(), 0, 1e-9);
   const auto [min_xyz, max_xyz] = reconstruction.ComputeBoundingBox();

@@ -7,12 +7,13 @@
 
 namespace edgesfm {
 
-void BundleAdjustmentConfig::FixGauge(const Reconstruction& reconstruction, image_t first, image_t second) {
+void BundleAdjustmentConfig::FixGauge(const Reconstruction& reconstruction, image_t first,
+                                      image_t second) {
   constant_pose_ids.insert(first);
   const Rigid3d& pose1 = reconstruction.ImageAt(first).cam_from_world;
   const Rigid3d& pose2 = reconstruction.ImageAt(second).cam_from_world;
-  constant_translation_entry[second] =
-      ScaleGaugeTranslationIndex(pose1.rotation, pose1.translation, pose2.rotation, pose2.translation);
+  constant_translation_entry[second] = ScaleGaugeTranslationIndex(
+      pose1.rotation, pose1.translation, pose2.rotation, pose2.translation);
 }
 
 BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmentOptions& options,
@@ -47,7 +48,8 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
     p.translation = &image.cam_from_world.translation;
     if (held || config.constant_pose_ids.count(image_id)) p.SetConstant();
     const auto entry = config.constant_translation_entry.find(image_id);
-    if (entry != config.constant_translation_entry.end()) p.constant_translation[entry->second] = true;
+    if (entry != config.constant_translation_entry.end())
+      p.constant_translation[entry->second] = true;
     problem.poses.push_back(p);
     return pose_index[image_id] = static_cast<int>(problem.poses.size()) - 1;
   };
@@ -71,19 +73,23 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
     c.constant = true;
     problem.cameras.push_back(c);
     face_camera = static_cast<int>(problem.cameras.size()) - 1;
-    for (int f = 0; f < kNumCubemapFaces; ++f) problem.sensors_from_rig.push_back(CubemapFaceFromRig(f));
+    for (int f = 0; f < kNumCubemapFaces; ++f)
+      problem.sensors_from_rig.push_back(CubemapFaceFromRig(f));
   }
   auto add_observation = [&](image_t image_id, point2D_t idx, bool held_pose) {
     const Image& image = reconstruction->ImageAt(image_id);
     const Point2D& point2D = image.Point2DAt(idx);
-    BundleAdjustmentProblem::Observation obs{camera_of(image.camera_id), pose_of(image_id, held_pose), point_of(point2D.point3D_id), point2D.xy};
+    BundleAdjustmentProblem::Observation obs{camera_of(image.camera_id),
+                                             pose_of(image_id, held_pose),
+                                             point_of(point2D.point3D_id), point2D.xy};
     const Camera& camera = reconstruction->CameraAt(image.camera_id);
     if (face_camera >= 0 && camera.model_id == CameraModelId::kSpherical) {
       const Eigen::Vector3d ray = camera.CamFromImg(point2D.xy);
       obs.sensor = CubemapFaceOfRay(ray);
       const Eigen::Vector3d d = problem.sensors_from_rig[obs.sensor] * ray;
       obs.camera = face_camera;
-      obs.xy = Eigen::Vector2d(face.focal * d.x() / d.z() + face.principal, face.focal * d.y() / d.z() + face.principal);
+      obs.xy = Eigen::Vector2d(face.focal * d.x() / d.z() + face.principal,
+                               face.focal * d.y() / d.z() + face.principal);
     }
     problem.observations.push_back(obs);
     observation_elements.emplace_back(image_id, idx);
@@ -98,7 +104,8 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
       if (image.Point2DAt(idx).HasPoint3D()) add_observation(image_id, idx, false);
     }
   }
-  std::vector<point3D_t> variable_ids(config.variable_point_ids.begin(), config.variable_point_ids.end());
+  std::vector<point3D_t> variable_ids(config.variable_point_ids.begin(),
+                                      config.variable_point_ids.end());
   std::sort(variable_ids.begin(), variable_ids.end());
   for (point3D_t point3D_id : variable_ids) {
     if (!reconstruction->ExistsPoint3D(point3D_id)) continue;
@@ -110,8 +117,8 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
 
   if (!options.two_stage) return SolveBundleAdjustment(options.solver, &problem);
   std::vector<bool> inliers;
-  const BundleAdjustmentSummary summary =
-      SolveTwoStageBundleAdjustment(options.solver, options.max_reprojection_error, &problem, &inliers);
+  const BundleAdjustmentSummary summary = SolveTwoStageBundleAdjustment(
+      options.solver, options.max_reprojection_error, &problem, &inliers);
   for (size_t o = 0; o < inliers.size(); ++o) {
     if (inliers[o]) continue;
     const TrackElement& e = observation_elements[o];

@@ -18,18 +18,23 @@ void Perturb(Reconstruction* reconstruction, uint32_t seed) {
   for (size_t i = 2; i < reconstruction->RegImageIds().size(); ++i) {
     const image_t image_id = reconstruction->RegImageIds()[i];
     Rigid3d& pose = reconstruction->ImageAt(image_id).cam_from_world;
-    pose.rotation = Eigen::Quaterniond(Eigen::AngleAxisd(0.01, Eigen::Vector3d(normal(rng), normal(rng), normal(rng)).normalized())) * pose.rotation;
+    pose.rotation =
+        Eigen::Quaterniond(Eigen::AngleAxisd(
+            0.01, Eigen::Vector3d(normal(rng), normal(rng), normal(rng)).normalized())) *
+        pose.rotation;
     pose.translation += 0.02 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng));
   }
   for (const point3D_t id : reconstruction->Point3DIds()) {
-    reconstruction->Point3DAt(id).xyz += 0.02 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng));
+    reconstruction->Point3DAt(id).xyz +=
+        0.02 * Eigen::Vector3d(normal(rng), normal(rng), normal(rng));
   }
   if (!reconstruction->CameraAt(1).params.empty()) reconstruction->CameraAt(1).params[0] *= 1.02;
 }
 
 double MaxCenterError(const Reconstruction& a, const Reconstruction& b) {
   double e = 0;
-  for (image_t id : a.RegImageIds()) e = std::max(e, (a.ImageAt(id).ProjectionCenter() - b.ImageAt(id).ProjectionCenter()).norm());
+  for (image_t id : a.RegImageIds())
+    e = std::max(e, (a.ImageAt(id).ProjectionCenter() - b.ImageAt(id).ProjectionCenter()).norm());
   return e;
 }
 
@@ -91,8 +96,10 @@ TEST(BundleAdjustmentConfig, TwoStageDeletesOutlierObservations) {
   ReconstructionBundleAdjustmentOptions options;
   options.two_stage = true;
   AdjustReconstruction(options, config, &reconstruction);
-  EXPECT_FALSE(reconstruction.ImageAt(element.image_id).Point2DAt(element.point2D_idx).HasPoint3D());
-  EXPECT_EQ(reconstruction.ComputeNumObservations(), before - 1 - (reconstruction.ExistsPoint3D(victim) ? 0 : 1));
+  EXPECT_FALSE(
+      reconstruction.ImageAt(element.image_id).Point2DAt(element.point2D_idx).HasPoint3D());
+  EXPECT_EQ(reconstruction.ComputeNumObservations(),
+            before - 1 - (reconstruction.ExistsPoint3D(victim) ? 0 : 1));
 }
 
 TEST(BundleAdjustmentConfig, SphericalImagesAdjustAsCubemapRigs) {
@@ -126,8 +133,10 @@ TEST(BundleAdjustmentConfig, SphericalImagesAdjustAsCubemapRigs) {
       const Eigen::Vector3d ray = image.cam_from_world * points[j];
       const int f = CubemapFaceOfRay(ray);
       const Eigen::Vector3d d = CubemapFaceFromRig(f) * ray;
-      const Eigen::Vector3d noisy = CubemapRigFromFace(f) * Eigen::Vector3d((d.x() / d.z() * k.focal + noise(rng)) / k.focal,
-                                                                              (d.y() / d.z() * k.focal + noise(rng)) / k.focal, 1);
+      const Eigen::Vector3d noisy =
+          CubemapRigFromFace(f) * Eigen::Vector3d((d.x() / d.z() * k.focal + noise(rng)) / k.focal,
+                                                  (d.y() / d.z() * k.focal + noise(rng)) / k.focal,
+                                                  1);
       Eigen::Vector2d xy;
       ASSERT_TRUE(camera.ImgFromCam(noisy, &xy));
       tracks[j].AddElement(image.image_id, xys.size());
@@ -149,12 +158,16 @@ TEST(BundleAdjustmentConfig, SphericalImagesAdjustAsCubemapRigs) {
   const BundleAdjustmentSummary summary = AdjustReconstruction(options, config, &reconstruction);
   EXPECT_TRUE(summary.converged) << summary.termination;
   EXPECT_LT(MaxCenterError(reconstruction, truth), 0.01);
-  // The residuals were face pixels: at the face noise's level (0.3 px per axis, less what the points absorb).
+  // The residuals were face pixels: at the face noise's level (0.3 px per axis, less what the
+  // points absorb).
   const double rms = std::sqrt(2 * summary.final_cost / summary.num_observations);
   EXPECT_GT(rms, 0.25);
   EXPECT_LT(rms, 0.3 * std::sqrt(2.0));
   for (image_t id : reconstruction.RegImageIds()) {
-    EXPECT_LT(RotationAngleBetween(reconstruction.ImageAt(id).cam_from_world.rotation, truth.ImageAt(id).cam_from_world.rotation) * 180 / M_PI, 0.02);
+    EXPECT_LT(RotationAngleBetween(reconstruction.ImageAt(id).cam_from_world.rotation,
+                                   truth.ImageAt(id).cam_from_world.rotation) *
+                  180 / M_PI,
+              0.02);
   }
 }
 

@@ -62,28 +62,32 @@ std::pair<image_t, size_t> IncrementalMapper::BestMatchedRegisteredImage(image_t
   return best;
 }
 
-double IncrementalMapper::EpipolarSupport(image_t image_id, const Rigid3d& cam_from_world, const Camera& camera,
-                                          image_t partner_id, double max_error_px) const {
+double IncrementalMapper::EpipolarSupport(image_t image_id, const Rigid3d& cam_from_world,
+                                          const Camera& camera, image_t partner_id,
+                                          double max_error_px) const {
   const Image& image = reconstruction_->ImageAt(image_id);
   const Image& partner = reconstruction_->ImageAt(partner_id);
   const Camera& partner_camera = reconstruction_->CameraAt(partner.camera_id);
   std::vector<Eigen::Vector3d> partner_rays, rays;
-  for (const auto& [idx, partner_idx] : graph_->FindCorrespondencesBetweenImages(image_id, partner_id)) {
+  for (const auto& [idx, partner_idx] :
+       graph_->FindCorrespondencesBetweenImages(image_id, partner_id)) {
     partner_rays.push_back(partner_camera.CamFromImg(partner.Point2DAt(partner_idx).xy));
     rays.push_back(camera.CamFromImg(image.Point2DAt(idx).xy));
   }
-  const Eigen::Matrix3d E = EssentialMatrixFromPose(cam_from_world * Inverse(partner.cam_from_world));
+  const Eigen::Matrix3d E =
+      EssentialMatrixFromPose(cam_from_world * Inverse(partner.cam_from_world));
   std::vector<double> residuals;
   EssentialMatrixFivePointEstimator::Residuals(partner_rays, rays, E, &residuals);
   // Averaged over the two cameras, as two-view verification does.
-  const double threshold =
-      0.5 * (camera.CamFromImgThreshold(max_error_px) + partner_camera.CamFromImgThreshold(max_error_px));
-  const auto support = std::count_if(residuals.begin(), residuals.end(), [&](double r) { return r <= threshold * threshold; });
+  const double threshold = 0.5 * (camera.CamFromImgThreshold(max_error_px) +
+                                  partner_camera.CamFromImgThreshold(max_error_px));
+  const auto support = std::count_if(residuals.begin(), residuals.end(),
+                                     [&](double r) { return r <= threshold * threshold; });
   return static_cast<double>(support) / residuals.size();
 }
 
-IncrementalMapper::IncrementalMapper(const CorrespondenceGraph* correspondence_graph, const Reconstruction* database,
-                                     Reconstruction* reconstruction,
+IncrementalMapper::IncrementalMapper(const CorrespondenceGraph* correspondence_graph,
+                                     const Reconstruction* database, Reconstruction* reconstruction,
                                      const std::unordered_map<image_t, int>* num_registrations,
                                      InitialPairCache* init_pair_cache)
     : graph_(correspondence_graph),
@@ -109,12 +113,13 @@ bool IncrementalMapper::IsUsedElsewhere(image_t image_id) const {
 
 size_t IncrementalMapper::NumRegImagesForCamera(camera_t camera_id) const {
   size_t n = 0;
-  for (image_t id : reconstruction_->RegImageIds()) n += reconstruction_->ImageAt(id).camera_id == camera_id;
+  for (image_t id : reconstruction_->RegImageIds())
+    n += reconstruction_->ImageAt(id).camera_id == camera_id;
   return n;
 }
 
-bool IncrementalMapper::FindInitialImagePair(const IncrementalMapperOptions& options, image_t* image_id1,
-                                             image_t* image_id2) {
+bool IncrementalMapper::FindInitialImagePair(const IncrementalMapperOptions& options,
+                                             image_t* image_id1, image_t* image_id2) {
   auto usable = [&](image_t id) {
     if (!graph_->ExistsImage(id) || graph_->NumCorrespondencesForImage(id) == 0) return false;
     if (reconstruction_->IsImageRegistered(id) || IsUsedElsewhere(id)) return false;
@@ -127,8 +132,10 @@ bool IncrementalMapper::FindInitialImagePair(const IncrementalMapperOptions& opt
   }
   // Prior focal lengths first, then the most correspondences (COLMAP's order).
   std::stable_sort(first.begin(), first.end(), [&](image_t a, image_t b) {
-    const bool pa = reconstruction_->CameraAt(reconstruction_->ImageAt(a).camera_id).has_prior_focal_length;
-    const bool pb = reconstruction_->CameraAt(reconstruction_->ImageAt(b).camera_id).has_prior_focal_length;
+    const bool pa =
+        reconstruction_->CameraAt(reconstruction_->ImageAt(a).camera_id).has_prior_focal_length;
+    const bool pb =
+        reconstruction_->CameraAt(reconstruction_->ImageAt(b).camera_id).has_prior_focal_length;
     if (pa != pb) return pa;
     return graph_->NumCorrespondencesForImage(a) > graph_->NumCorrespondencesForImage(b);
   });
@@ -139,7 +146,8 @@ bool IncrementalMapper::FindInitialImagePair(const IncrementalMapperOptions& opt
       const size_t n = graph_->NumCorrespondencesBetweenImages(id1, id2);
       if (n > 0) partners.emplace_back(n, id2);
     }
-    std::stable_sort(partners.begin(), partners.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::stable_sort(partners.begin(), partners.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
     for (const auto& [n, id2] : partners) {
       if (tried_init_pairs_.count({std::min(id1, id2), std::max(id1, id2)})) continue;
       *image_id1 = id1;
@@ -150,8 +158,8 @@ bool IncrementalMapper::FindInitialImagePair(const IncrementalMapperOptions& opt
   return false;
 }
 
-const InitialPairGeometry& IncrementalMapper::InitialGeometry(const IncrementalMapperOptions& options,
-                                                              image_t image_id1, image_t image_id2) {
+const InitialPairGeometry& IncrementalMapper::InitialGeometry(
+    const IncrementalMapperOptions& options, image_t image_id1, image_t image_id2) {
   const auto key = std::make_pair(image_id1, image_id2);
   const auto cached = init_pair_cache_->find(key);
   if (cached != init_pair_cache_->end()) return cached->second;
@@ -160,15 +168,17 @@ const InitialPairGeometry& IncrementalMapper::InitialGeometry(const IncrementalM
   const Image& image2 = reconstruction_->ImageAt(image_id2);
   const Camera& camera1 = reconstruction_->CameraAt(image1.camera_id);
   const Camera& camera2 = reconstruction_->CameraAt(image2.camera_id);
-  const CorrespondenceGraph::Matches matches = graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
+  const CorrespondenceGraph::Matches matches =
+      graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
   std::vector<Eigen::Vector2d> points1, points2;
   for (const auto& [idx1, idx2] : matches) {
     points1.push_back(image1.Point2DAt(idx1).xy);
     points2.push_back(image2.Point2DAt(idx2).xy);
   }
   RelativePoseResult relative;
-  if (matches.empty() || !EstimateRelativePose(camera1, camera2, points1, points2, options.init_max_error,
-                                               MixSeed(options.seed, image_id1, image_id2), &relative)) {
+  if (matches.empty() ||
+      !EstimateRelativePose(camera1, camera2, points1, points2, options.init_max_error,
+                            MixSeed(options.seed, image_id1, image_id2), &relative)) {
     return g;
   }
   g.valid = true;
@@ -185,7 +195,8 @@ const InitialPairGeometry& IncrementalMapper::InitialGeometry(const IncrementalM
     const Eigen::Vector3d ray2 = camera2.CamFromImg(points2[i]);
     Eigen::Vector3d xyz;
     if (!TriangulatePoint(cam1_from_world, cam2_from_world, ray1, ray2, &xyz)) continue;
-    if (!HasPointPositiveDepth(cam1_from_world, ray1, xyz) || !HasPointPositiveDepth(cam2_from_world, ray2, xyz)) {
+    if (!HasPointPositiveDepth(cam1_from_world, ray1, xyz) ||
+        !HasPointPositiveDepth(cam2_from_world, ray2, xyz)) {
       continue;
     }
     g.points.emplace_back(i, xyz);
@@ -199,8 +210,8 @@ const InitialPairGeometry& IncrementalMapper::InitialGeometry(const IncrementalM
   return g;
 }
 
-bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions& options, image_t image_id1,
-                                                 image_t image_id2) {
+bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions& options,
+                                                 image_t image_id1, image_t image_id2) {
   tried_init_pairs_.insert({std::min(image_id1, image_id2), std::max(image_id1, image_id2)});
   init_num_reg_trials_[image_id1] += 1;
   init_num_reg_trials_[image_id2] += 1;
@@ -213,8 +224,9 @@ bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions&
   // COLMAP's rules: enough inliers, a baseline not along the viewing direction
   // (forward motion triangulates poorly), a median triangulation angle above the minimum.
   if (!g.valid || g.num_inliers < static_cast<size_t>(options.init_min_num_inliers) ||
-      g.forward_motion > options.init_max_forward_motion || g.forward_motion < options.init_min_forward_motion ||
-      g.angles.empty() || g.median_tri_angle < min_angle) {
+      g.forward_motion > options.init_max_forward_motion ||
+      g.forward_motion < options.init_min_forward_motion || g.angles.empty() ||
+      g.median_tri_angle < min_angle) {
     return false;
   }
   Image& image1 = reconstruction_->ImageAt(image_id1);
@@ -223,11 +235,14 @@ bool IncrementalMapper::RegisterInitialImagePair(const IncrementalMapperOptions&
   image2.cam_from_world = g.cam2_from_cam1;
   reconstruction_->RegisterImage(image_id1);
   reconstruction_->RegisterImage(image_id2);
-  const CorrespondenceGraph::Matches matches = graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
+  const CorrespondenceGraph::Matches matches =
+      graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
   for (size_t k = 0; k < g.points.size(); ++k) {
     if (g.angles[k] < min_angle) continue;
     const auto& [i, xyz] = g.points[k];
-    if (image1.Point2DAt(matches[i].first).HasPoint3D() || image2.Point2DAt(matches[i].second).HasPoint3D()) continue;
+    if (image1.Point2DAt(matches[i].first).HasPoint3D() ||
+        image2.Point2DAt(matches[i].second).HasPoint3D())
+      continue;
     Track track;
     track.AddElement(image_id1, matches[i].first);
     track.AddElement(image_id2, matches[i].second);
@@ -258,16 +273,19 @@ std::vector<image_t> IncrementalMapper::FindNextImages(const IncrementalMapperOp
     const Camera& camera = reconstruction_->CameraAt(image.camera_id);
     ranked.emplace_back(VisibilityPyramidScore(visible, camera.width, camera.height), id);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<image_t> ids;
   for (const auto& entry : ranked) ids.push_back(entry.second);
   return ids;
 }
 
-bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& options, image_t image_id) {
+bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& options,
+                                          image_t image_id) {
   Image& image = reconstruction_->ImageAt(image_id);
   const auto is_bogus = [&](const Camera& c) {
-    return c.HasBogusParams(options.min_focal_length_ratio, options.max_focal_length_ratio, options.max_extra_param);
+    return c.HasBogusParams(options.min_focal_length_ratio, options.max_focal_length_ratio,
+                            options.max_extra_param);
   };
   // 2D-3D correspondences through the matches of each keypoint, each pair once, none through
   // an image whose camera went bogus.
@@ -294,9 +312,10 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
   // Half the inliers suffice where the epipolar check can be made (options), for a held camera.
   const auto [partner_id, partner_matches] = BestMatchedRegisteredImage(image_id);
   const bool epipolar_check =
-      !estimate_camera && partner_matches >= static_cast<size_t>(options.abs_pose_epipolar_min_num_matches);
-  const size_t min_num_inliers =
-      epipolar_check ? (options.abs_pose_min_num_inliers + 1) / 2 : options.abs_pose_min_num_inliers;
+      !estimate_camera &&
+      partner_matches >= static_cast<size_t>(options.abs_pose_epipolar_min_num_matches);
+  const size_t min_num_inliers = epipolar_check ? (options.abs_pose_min_num_inliers + 1) / 2
+                                                : options.abs_pose_min_num_inliers;
   if (points2D.size() < min_num_inliers) return false;
   // Only a real attempt counts as a trial: an image that still sees too few points (the
   // far end of a sequence) must not use up its trials before its neighbours register.
@@ -320,11 +339,13 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
     inlier3D.push_back(points3D[i]);
   }
   Rigid3d cam_from_world = pose.cam_from_world;
-  if (!RefineAbsolutePose(inlier2D, inlier3D, estimate_camera && options.abs_pose_refine_focal_length,
-                          estimate_camera && options.abs_pose_refine_extra_params, &cam_from_world, &camera)) {
+  if (!RefineAbsolutePose(
+          inlier2D, inlier3D, estimate_camera && options.abs_pose_refine_focal_length,
+          estimate_camera && options.abs_pose_refine_extra_params, &cam_from_world, &camera)) {
     return false;
   }
-  if (few_inliers && EpipolarSupport(image_id, cam_from_world, camera, partner_id, options.abs_pose_epipolar_max_error) <
+  if (few_inliers && EpipolarSupport(image_id, cam_from_world, camera, partner_id,
+                                     options.abs_pose_epipolar_max_error) <
                          options.abs_pose_min_epipolar_support) {
     return false;
   }
@@ -334,7 +355,8 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
   return true;
 }
 
-size_t IncrementalMapper::TriangulateImage(const IncrementalTriangulatorOptions& options, image_t image_id) {
+size_t IncrementalMapper::TriangulateImage(const IncrementalTriangulatorOptions& options,
+                                           image_t image_id) {
   return triangulator_.TriangulateImage(options, image_id);
 }
 
@@ -370,7 +392,8 @@ std::vector<image_t> IncrementalMapper::FindLocalBundle(const IncrementalMapperO
 
 size_t IncrementalMapper::AdjustLocalBundle(const IncrementalMapperOptions& options,
                                             const ReconstructionBundleAdjustmentOptions& ba_options,
-                                            const IncrementalTriangulatorOptions& tri_options, image_t image_id) {
+                                            const IncrementalTriangulatorOptions& tri_options,
+                                            image_t image_id) {
   BundleAdjustmentConfig config;
   config.image_ids.insert(image_id);
   for (image_t id : FindLocalBundle(options, image_id)) config.image_ids.insert(id);
@@ -381,7 +404,8 @@ size_t IncrementalMapper::AdjustLocalBundle(const IncrementalMapperOptions& opti
   }
   // When the local bundle is the whole model, nothing outside holds the gauge.
   const std::vector<image_t>& reg = reconstruction_->RegImageIds();
-  if (config.image_ids.size() == reg.size() && reg.size() >= 2) config.FixGauge(*reconstruction_, reg[0], reg[1]);
+  if (config.image_ids.size() == reg.size() && reg.size() >= 2)
+    config.FixGauge(*reconstruction_, reg[0], reg[1]);
   AdjustReconstruction(ba_options, config, reconstruction_);
 
   // Points touched by this step: merge, complete, then filter them.
@@ -395,11 +419,13 @@ size_t IncrementalMapper::AdjustLocalBundle(const IncrementalMapperOptions& opti
   for (point3D_t id : touched) {
     if (reconstruction_->ExistsPoint3D(id)) existing.insert(id);
   }
-  return reconstruction_->FilterPoints3D(options.filter_max_reproj_error, options.filter_min_tri_angle, existing);
+  return reconstruction_->FilterPoints3D(options.filter_max_reproj_error,
+                                         options.filter_min_tri_angle, existing);
 }
 
-bool IncrementalMapper::AdjustGlobalBundle(const IncrementalMapperOptions& /*options*/,
-                                           const ReconstructionBundleAdjustmentOptions& ba_options) {
+bool IncrementalMapper::AdjustGlobalBundle(
+    const IncrementalMapperOptions& /*options*/,
+    const ReconstructionBundleAdjustmentOptions& ba_options) {
   const std::vector<image_t>& reg = reconstruction_->RegImageIds();
   if (reg.size() < 2) return false;
   BundleAdjustmentConfig config;
@@ -410,7 +436,8 @@ bool IncrementalMapper::AdjustGlobalBundle(const IncrementalMapperOptions& /*opt
 }
 
 size_t IncrementalMapper::FilterPoints(const IncrementalMapperOptions& options) {
-  return reconstruction_->FilterAllPoints3D(options.filter_max_reproj_error, options.filter_min_tri_angle);
+  return reconstruction_->FilterAllPoints3D(options.filter_max_reproj_error,
+                                            options.filter_min_tri_angle);
 }
 
 size_t IncrementalMapper::FilterImages(const IncrementalMapperOptions& options) {
@@ -420,7 +447,8 @@ size_t IncrementalMapper::FilterImages(const IncrementalMapperOptions& options) 
   constexpr size_t kMinNumImages = 20;
   if (reconstruction_->NumRegImages() < kMinNumImages) return 0;
   return reconstruction_
-      ->FilterImages(options.min_focal_length_ratio, options.max_focal_length_ratio, options.max_extra_param)
+      ->FilterImages(options.min_focal_length_ratio, options.max_focal_length_ratio,
+                     options.max_extra_param)
       .size();
 }
 

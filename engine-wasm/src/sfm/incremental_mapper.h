@@ -90,13 +90,16 @@ class IncrementalMapper {
   // registration starts again from them. `init_pair_cache` (optional) keeps initial-pair
   // geometries across mappers.
   IncrementalMapper(const CorrespondenceGraph* correspondence_graph, const Reconstruction* database,
-                    Reconstruction* reconstruction, const std::unordered_map<image_t, int>* num_registrations,
+                    Reconstruction* reconstruction,
+                    const std::unordered_map<image_t, int>* num_registrations,
                     InitialPairCache* init_pair_cache = nullptr);
 
   // Best untried pair of images no model has registered; false if none is left.
-  bool FindInitialImagePair(const IncrementalMapperOptions& options, image_t* image_id1, image_t* image_id2);
+  bool FindInitialImagePair(const IncrementalMapperOptions& options, image_t* image_id1,
+                            image_t* image_id2);
   // Estimates the pair's relative pose, registers both, triangulates their matches.
-  bool RegisterInitialImagePair(const IncrementalMapperOptions& options, image_t image_id1, image_t image_id2);
+  bool RegisterInitialImagePair(const IncrementalMapperOptions& options, image_t image_id1,
+                                image_t image_id2);
   // Unregistered images ranked for registration (best first).
   std::vector<image_t> FindNextImages(const IncrementalMapperOptions& options);
   bool RegisterNextImage(const IncrementalMapperOptions& options, image_t image_id);
@@ -119,11 +122,16 @@ class IncrementalMapper {
   // Images that failed to register this many times are not tried again.
   const std::unordered_map<image_t, int>& NumRegTrials() const { return num_reg_trials_; }
   // Restores the per-model bookkeeping (checkpoint resume).
-  void SetState(std::unordered_map<image_t, int> num_reg_trials, std::unordered_map<image_t, int> init_num_reg_trials,
+  void SetState(std::unordered_map<image_t, int> num_reg_trials,
+                std::unordered_map<image_t, int> init_num_reg_trials,
                 std::set<std::pair<image_t, image_t>> tried_init_pairs);
   const std::unordered_map<image_t, int>& InitNumRegTrials() const { return init_num_reg_trials_; }
-  const std::unordered_map<image_pair_t, int>& ReNumTrials() const { return triangulator_.ReNumTrials(); }
-  void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) { triangulator_.SetReNumTrials(std::move(trials)); }
+  const std::unordered_map<image_pair_t, int>& ReNumTrials() const {
+    return triangulator_.ReNumTrials();
+  }
+  void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) {
+    triangulator_.SetReNumTrials(std::move(trials));
+  }
   const std::set<std::pair<image_t, image_t>>& TriedInitPairs() const { return tried_init_pairs_; }
 
   // The registered image with the most matches to `image_id`, and their number.
@@ -131,16 +139,17 @@ class IncrementalMapper {
   // The fraction of the matches between `image_id`, at `cam_from_world` with `camera`, and
   // the registered `partner_id` that the two poses' essential matrix explains within
   // `max_error_px` (Sampson).
-  double EpipolarSupport(image_t image_id, const Rigid3d& cam_from_world, const Camera& camera, image_t partner_id,
-                         double max_error_px) const;
+  double EpipolarSupport(image_t image_id, const Rigid3d& cam_from_world, const Camera& camera,
+                         image_t partner_id, double max_error_px) const;
 
  private:
   bool IsUsedElsewhere(image_t image_id) const;
   // The pair's geometry, from the cache or estimated (and cached).
-  const InitialPairGeometry& InitialGeometry(const IncrementalMapperOptions& options, image_t image_id1,
-                                             image_t image_id2);
+  const InitialPairGeometry& InitialGeometry(const IncrementalMapperOptions& options,
+                                             image_t image_id1, image_t image_id2);
   // The images sharing most 3D points with `image_id` (at most local_ba_num_images - 1).
-  std::vector<image_t> FindLocalBundle(const IncrementalMapperOptions& options, image_t image_id) const;
+  std::vector<image_t> FindLocalBundle(const IncrementalMapperOptions& options,
+                                       image_t image_id) const;
   // Number of images registered per camera (intrinsics are refined at registration only
   // for cameras no registered image uses yet).
   size_t NumRegImagesForCamera(camera_t camera_id) const;

@@ -26,7 +26,8 @@ struct TwoViewModel {
     data.input.SetUp(data.correspondence_graph);
     model = data.input;
     options.init_min_tri_angle = 4;
-    mapper = std::make_unique<IncrementalMapper>(&data.correspondence_graph, &data.input, &model, &num_registrations);
+    mapper = std::make_unique<IncrementalMapper>(&data.correspondence_graph, &data.input, &model,
+                                                 &num_registrations);
   }
 };
 
@@ -36,7 +37,8 @@ TEST(IncrementalMapper, RegistrationEstimatesABogusSharedCameraAgainFromItsIniti
   // Refinement of a small model drove camera 2's distortion out of range.
   m.model.CameraAt(2).params[3] = 5;
   const auto bogus = [&](const Camera& c) {
-    return c.HasBogusParams(m.options.min_focal_length_ratio, m.options.max_focal_length_ratio, m.options.max_extra_param);
+    return c.HasBogusParams(m.options.min_focal_length_ratio, m.options.max_focal_length_ratio,
+                            m.options.max_extra_param);
   };
   ASSERT_TRUE(bogus(m.model.CameraAt(2)));
   // As COLMAP: image 4 (camera 2) registers through image 1's points (image 2's are left
@@ -50,7 +52,8 @@ TEST(IncrementalMapper, RegistrationEstimatesABogusSharedCameraAgainFromItsIniti
 TEST(IncrementalMapper, ImagesOfASmallModelAreNotFilteredForTheirCamera) {
   TwoViewModel m;
   ASSERT_TRUE(m.mapper->RegisterInitialImagePair(m.options, 1, 2));
-  m.model.CameraAt(1).params[0] = 50 * std::max(m.model.CameraAt(1).width, m.model.CameraAt(1).height);
+  m.model.CameraAt(1).params[0] =
+      50 * std::max(m.model.CameraAt(1).width, m.model.CameraAt(1).height);
   // Under 20 images the intrinsics are still settling (COLMAP): both images stay.
   EXPECT_EQ(m.mapper->FilterImages(m.options), 0u);
   EXPECT_EQ(m.model.NumRegImages(), 2u);
@@ -83,7 +86,9 @@ TEST(IncrementalMapper, EpipolarSupportAcceptsTheTruePoseAndRejectsAWrongOne) {
   // lines: the matches no longer fit. (A turn along the epipolar lines would: that part of
   // the pose is the PnP inliers' to check.)
   Rigid3d turned = image.cam_from_world;
-  turned.rotation = Eigen::Quaterniond(Eigen::AngleAxisd(3 * M_PI / 180, Eigen::Vector3d::UnitX())) * turned.rotation;
+  turned.rotation =
+      Eigen::Quaterniond(Eigen::AngleAxisd(3 * M_PI / 180, Eigen::Vector3d::UnitX())) *
+      turned.rotation;
   EXPECT_LT(m.mapper->EpipolarSupport(3, turned, camera, partner, 4.0), 0.2);
 }
 

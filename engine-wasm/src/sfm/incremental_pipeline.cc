@@ -5,7 +5,8 @@
 
 namespace edgesfm {
 
-CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images, const std::vector<ImagePairMatches>& pairs,
+CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images,
+                                             const std::vector<ImagePairMatches>& pairs,
                                              int min_num_matches) {
   CorrespondenceGraph graph;
   std::vector<image_t> ids;
@@ -13,7 +14,8 @@ CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images, const
   std::sort(ids.begin(), ids.end());
   for (image_t id : ids) graph.AddImage(id, images.ImageAt(id).NumPoints2D());
   for (const ImagePairMatches& pair : pairs) {
-    if (pair.type == "undefined" || pair.type == "degenerate" || pair.type == "watermark" || pair.type == "multiple") {
+    if (pair.type == "undefined" || pair.type == "degenerate" || pair.type == "watermark" ||
+        pair.type == "multiple") {
       continue;
     }
     if (static_cast<int>(pair.matches.size()) < min_num_matches) continue;
@@ -37,7 +39,8 @@ std::vector<IncrementalMapperOptions> InitialPairPasses(const IncrementalMapperO
   std::vector<IncrementalMapperOptions> passes;
   for (size_t i = 0; i < colmap.size(); ++i) {
     passes.push_back(colmap[i]);
-    const bool last_of_level = i + 1 == colmap.size() || colmap[i + 1].init_min_num_inliers != colmap[i].init_min_num_inliers;
+    const bool last_of_level = i + 1 == colmap.size() ||
+                               colmap[i + 1].init_min_num_inliers != colmap[i].init_min_num_inliers;
     if (!last_of_level) continue;
     IncrementalMapperOptions lifted = colmap[i];
     lifted.init_min_forward_motion = options.init_max_forward_motion;
@@ -52,7 +55,8 @@ std::vector<IncrementalMapperOptions> InitialPairPasses(const IncrementalMapperO
   return passes;
 }
 
-IncrementalPipeline::IncrementalPipeline(const IncrementalPipelineOptions& options, Reconstruction input,
+IncrementalPipeline::IncrementalPipeline(const IncrementalPipelineOptions& options,
+                                         Reconstruction input,
                                          CorrespondenceGraph correspondence_graph)
     : options_(options), input_(std::move(input)), graph_(std::move(correspondence_graph)) {
   input_.SetUp(graph_);
@@ -67,13 +71,15 @@ std::vector<const Reconstruction*> IncrementalPipeline::Models() const {
 
 ReconstructionBundleAdjustmentOptions IncrementalPipeline::LocalBaOptions() const {
   ReconstructionBundleAdjustmentOptions ba = options_.ba;
-  ba.solver.max_num_iterations = std::min(ba.solver.max_num_iterations, options_.ba_local_max_num_iterations);
+  ba.solver.max_num_iterations =
+      std::min(ba.solver.max_num_iterations, options_.ba_local_max_num_iterations);
   return ba;
 }
 
 ReconstructionBundleAdjustmentOptions IncrementalPipeline::GlobalBaOptions() const {
   ReconstructionBundleAdjustmentOptions ba = options_.ba;
-  ba.solver.max_num_iterations = std::min(ba.solver.max_num_iterations, options_.ba_global_max_num_iterations);
+  ba.solver.max_num_iterations =
+      std::min(ba.solver.max_num_iterations, options_.ba_global_max_num_iterations);
   return ba;
 }
 
@@ -118,7 +124,8 @@ void IncrementalPipeline::StartModel() {
   current_ = input_;
   has_current_ = true;
   refined_without_registration_ = false;
-  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_, &init_pair_cache_);
+  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_,
+                                                &init_pair_cache_);
   const bool given_pair = num_models_started_ == 0 && options_.init_image_id1 != kInvalidImageId &&
                           options_.init_image_id2 != kInvalidImageId;
   num_models_started_ += 1;
@@ -131,7 +138,8 @@ void IncrementalPipeline::StartModel() {
     model_init_pairs_.insert({std::min(id1, id2), std::max(id1, id2)});
     mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
     mapper_->FilterPoints(options_.mapper);
-    if (current_.NumPoints3D() >= static_cast<size_t>(options_.mapper.abs_pose_min_num_inliers)) return true;
+    if (current_.NumPoints3D() >= static_cast<size_t>(options_.mapper.abs_pose_min_num_inliers))
+      return true;
     current_ = input_;
     return false;
   };
@@ -183,7 +191,8 @@ void IncrementalPipeline::GrowModel() {
     mapper_->TriangulateImage(options_.triangulation, image_id);
     for (int i = 0; i < options_.ba_local_max_refinements; ++i) {
       const size_t before = current_.ComputeNumObservations();
-      const size_t changed = mapper_->AdjustLocalBundle(options_.mapper, LocalBaOptions(), options_.triangulation, image_id);
+      const size_t changed = mapper_->AdjustLocalBundle(options_.mapper, LocalBaOptions(),
+                                                        options_.triangulation, image_id);
       if (before == 0 || static_cast<double>(changed) / before < 0.001) break;
     }
     if (current_.NumRegImages() >= options_.ba_global_images_ratio * num_reg_images_at_global_ba_ ||
@@ -213,7 +222,9 @@ void IncrementalPipeline::IterativeGlobalRefinement() {
     mapper_->AdjustGlobalBundle(options_.mapper, GlobalBaOptions());
     size_t changed = mapper_->CompleteAndMergeTracks(options_.triangulation);
     changed += mapper_->FilterPoints(options_.mapper);
-    if (before == 0 || static_cast<double>(changed) / before < options_.ba_global_max_refinement_change) break;
+    if (before == 0 ||
+        static_cast<double>(changed) / before < options_.ba_global_max_refinement_change)
+      break;
   }
   mapper_->FilterImages(options_.mapper);
 }
@@ -224,7 +235,8 @@ void IncrementalPipeline::FinishModel() {
   current_.UpdatePoint3DErrors();
   // COLMAP's rule: with multiple models, keep a model of at least min(min_model_size,
   // 80% of the images) registered images; a single model is kept unless empty.
-  const double min_size = std::min(0.8 * input_.NumImages(), static_cast<double>(options_.min_model_size));
+  const double min_size =
+      std::min(0.8 * input_.NumImages(), static_cast<double>(options_.min_model_size));
   const bool keep = options_.multiple_models ? current_.NumRegImages() >= std::max(2.0, min_size)
                                              : current_.NumRegImages() >= 2;
   if (keep) {
@@ -237,7 +249,8 @@ void IncrementalPipeline::FinishModel() {
   // Another model only if some image with matches is still in no model.
   bool remaining = false;
   for (const auto& [id, image] : input_.Images()) {
-    if (graph_.ExistsImage(id) && graph_.NumCorrespondencesForImage(id) > 0 && num_registrations_[id] == 0) {
+    if (graph_.ExistsImage(id) && graph_.NumCorrespondencesForImage(id) > 0 &&
+        num_registrations_[id] == 0) {
       remaining = true;
       break;
     }
@@ -283,7 +296,8 @@ void IncrementalPipeline::RestoreState(State s) {
   model_init_pairs_ = std::move(s.model_init_pairs);
   mapper_.reset();
   if (has_current_) {
-    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_, &init_pair_cache_);
+    mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_,
+                                                  &init_pair_cache_);
     mapper_->SetState(std::move(s.num_reg_trials), init_num_reg_trials_, tried_init_pairs_);
     mapper_->SetReNumTrials(std::move(s.re_num_trials));
   }

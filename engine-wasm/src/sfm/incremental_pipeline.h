@@ -9,8 +9,8 @@
 // start from images no earlier model registered, up to `max_num_models`.
 //
 // The pipeline is a resumable state machine: Step() does one unit of work (start a
-// model, register one image, refine a stalled model, or finish a model), so a caller can report progress,
-// take snapshots every `snapshot_frames_freq` registrations, and checkpoint
+// model, register one image, refine a stalled model, or finish a model), so a caller can report
+// progress, take snapshots every `snapshot_frames_freq` registrations, and checkpoint
 // (sfm/mapping_checkpoint.h) between steps. Random choices derive from `seed` and the
 // decision they serve, so a run is deterministic and a resumed run continues alike.
 #pragma once
@@ -29,7 +29,7 @@ namespace edgesfm {
 struct IncrementalPipelineOptions {
   // Spec 2.12 PipelineSpec (incremental).
   uint64_t seed = 0;
-  int snapshot_frames_freq = 50;  // <= 0: never
+  int snapshot_frames_freq = 50;             // <= 0: never
   image_t init_image_id1 = kInvalidImageId;  // init_image_pair, both or neither
   image_t init_image_id2 = kInvalidImageId;
   bool multiple_models = true;
@@ -76,7 +76,8 @@ struct ImagePairMatches {
 
 // The correspondence graph of `images` from the verified pairs with at least
 // `min_num_matches` matches.
-CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images, const std::vector<ImagePairMatches>& pairs,
+CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images,
+                                             const std::vector<ImagePairMatches>& pairs,
                                              int min_num_matches);
 
 class IncrementalPipeline {
@@ -112,7 +113,7 @@ class IncrementalPipeline {
     std::vector<Reconstruction> models;
     bool has_current = false;
     Reconstruction current;
-    std::unordered_map<image_t, int> num_reg_trials;  // of the current model
+    std::unordered_map<image_t, int> num_reg_trials;      // of the current model
     std::unordered_map<image_pair_t, int> re_num_trials;  // of the current model
     std::unordered_map<image_t, int> init_num_reg_trials;
     std::set<std::pair<image_t, image_t>> tried_init_pairs;

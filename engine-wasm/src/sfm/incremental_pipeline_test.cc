@@ -17,7 +17,8 @@ Reconstruction UncalibratedInput(const SyntheticDataset& data) {
   Reconstruction input = data.input;
   for (const auto& [id, camera] : data.input.Cameras()) {
     input.CameraAt(id) =
-        Camera::CreateFromModelId(id, camera.model_id, 1.2 * std::max(camera.width, camera.height), camera.width, camera.height);
+        Camera::CreateFromModelId(id, camera.model_id, 1.2 * std::max(camera.width, camera.height),
+                                  camera.width, camera.height);
   }
   return input;
 }
@@ -62,7 +63,8 @@ Accuracy Measure(const Reconstruction& model, const Reconstruction& truth) {
     var += (src[i] - mean_src).squaredNorm();
   }
   const double scale = dot / var;
-  const Sim3d truth_from_model(scale, Eigen::Quaterniond(rotation), mean_dst - scale * (rotation * mean_src));
+  const Sim3d truth_from_model(scale, Eigen::Quaterniond(rotation),
+                               mean_dst - scale * (rotation * mean_src));
   double extent = 0;
   for (const auto& c1 : dst) {
     for (const auto& c2 : dst) extent = std::max(extent, (c1 - c2).norm());
@@ -71,7 +73,8 @@ Accuracy Measure(const Reconstruction& model, const Reconstruction& truth) {
     const image_t id = model.RegImageIds()[i];
     const Rigid3d aligned = TransformCameraPose(truth_from_model, model.ImageAt(id).cam_from_world);
     a.max_rotation_error_deg = std::max(
-        a.max_rotation_error_deg, aligned.rotation.angularDistance(truth.ImageAt(id).cam_from_world.rotation) * 180 / M_PI);
+        a.max_rotation_error_deg,
+        aligned.rotation.angularDistance(truth.ImageAt(id).cam_from_world.rotation) * 180 / M_PI);
     a.max_center_error_fraction =
         std::max(a.max_center_error_fraction, (ProjectionCenter(aligned) - dst[i]).norm() / extent);
   }
@@ -90,7 +93,8 @@ SyntheticDatasetOptions SceneOptions() {
 // Maps the dataset from uncalibrated cameras and expects one model holding every image,
 // rotations within 0.1 degree, centres within 0.5% of the extent and the focal length
 // (700) within 1%. Answers the model.
-Reconstruction ExpectAccurateModel(const SyntheticDataset& data, const IncrementalPipelineOptions& options) {
+Reconstruction ExpectAccurateModel(const SyntheticDataset& data,
+                                   const IncrementalPipelineOptions& options) {
   IncrementalPipeline pipeline(options, UncalibratedInput(data), data.correspondence_graph);
   pipeline.Run();
   EXPECT_EQ(pipeline.FinishedModels().size(), 1u);
@@ -115,13 +119,14 @@ TEST(IncrementalPipeline, ReconstructsSyntheticSceneFromUncalibratedCameras) {
 }
 
 TEST(IncrementalPipeline, InitialPairPassesLiftTheForwardMotionLimitBeforeTheSupportDrops) {
-  const std::vector<IncrementalMapperOptions> passes = InitialPairPasses(IncrementalMapperOptions());
+  const std::vector<IncrementalMapperOptions> passes =
+      InitialPairPasses(IncrementalMapperOptions());
   // (inliers, angle, forward-motion limit): COLMAP's five passes, each inlier count
   // followed by the pairs beyond the limit, the angle halved from 16 to 2 (filtering: 1.5).
   const std::vector<std::tuple<int, double, double>> expected = {
-      {100, 16, 0.95}, {100, 16, 1}, {100, 8, 1}, {100, 4, 1}, {100, 2, 1},
-      {50, 16, 0.95},  {50, 8, 0.95}, {50, 16, 1}, {50, 8, 1},  {50, 4, 1}, {50, 2, 1},
-      {25, 8, 0.95},   {25, 4, 0.95}, {25, 16, 1}, {25, 8, 1},  {25, 4, 1}, {25, 2, 1}};
+      {100, 16, 0.95}, {100, 16, 1}, {100, 8, 1}, {100, 4, 1}, {100, 2, 1}, {50, 16, 0.95},
+      {50, 8, 0.95},   {50, 16, 1},  {50, 8, 1},  {50, 4, 1},  {50, 2, 1},  {25, 8, 0.95},
+      {25, 4, 0.95},   {25, 16, 1},  {25, 8, 1},  {25, 4, 1},  {25, 2, 1}};
   ASSERT_EQ(passes.size(), expected.size());
   for (size_t i = 0; i < passes.size(); ++i) {
     EXPECT_EQ(passes[i].init_min_num_inliers, std::get<0>(expected[i])) << i;
@@ -144,8 +149,10 @@ TEST(IncrementalPipeline, ReconstructsAStreetWalkedAlongItsViewingDirection) {
   size_t forward_pairs = 0;
   for (const auto& [pair_id, pair] : data.correspondence_graph.ImagePairs()) {
     const auto [id1, id2] = PairIdToImagePair(pair_id);
-    const Rigid3d relative = data.truth.ImageAt(id2).cam_from_world * Inverse(data.truth.ImageAt(id1).cam_from_world);
-    forward_pairs += std::abs(relative.translation.normalized().z()) > IncrementalMapperOptions().init_max_forward_motion;
+    const Rigid3d relative =
+        data.truth.ImageAt(id2).cam_from_world * Inverse(data.truth.ImageAt(id1).cam_from_world);
+    forward_pairs += std::abs(relative.translation.normalized().z()) >
+                     IncrementalMapperOptions().init_max_forward_motion;
   }
   EXPECT_EQ(forward_pairs, data.correspondence_graph.NumImagePairs());
 
@@ -173,7 +180,9 @@ IncrementalPipelineOptions SmallPipelineOptions() {
 double MaxPoseDifference(const Reconstruction& a, const Reconstruction& b) {
   double d = 0;
   for (image_t id : a.RegImageIds()) {
-    d = std::max(d, (a.ImageAt(id).cam_from_world.translation - b.ImageAt(id).cam_from_world.translation).norm());
+    d = std::max(
+        d, (a.ImageAt(id).cam_from_world.translation - b.ImageAt(id).cam_from_world.translation)
+               .norm());
   }
   return d;
 }
@@ -236,7 +245,8 @@ TEST(IncrementalPipeline, DisconnectedScenesBecomeSeparateModels) {
     }
     for (const auto& [pair_id, pair] : data->correspondence_graph.ImagePairs()) {
       const auto [id1, id2] = PairIdToImagePair(pair_id);
-      pairs.push_back({id1 + shift, id2 + shift, data->correspondence_graph.FindCorrespondencesBetweenImages(id1, id2)});
+      pairs.push_back({id1 + shift, id2 + shift,
+                       data->correspondence_graph.FindCorrespondencesBetweenImages(id1, id2)});
     }
   }
   IncrementalPipelineOptions options = SmallPipelineOptions();
@@ -284,7 +294,8 @@ TEST(IncrementalPipeline, PairsBelowMinNumMatchesOrWithoutGeometryAreIgnored) {
   std::vector<ImagePairMatches> pairs;
   for (const auto& [pair_id, pair] : data.correspondence_graph.ImagePairs()) {
     const auto [id1, id2] = PairIdToImagePair(pair_id);
-    ImagePairMatches p{id1, id2, data.correspondence_graph.FindCorrespondencesBetweenImages(id1, id2)};
+    ImagePairMatches p{id1, id2,
+                       data.correspondence_graph.FindCorrespondencesBetweenImages(id1, id2)};
     if (id1 == 1 && id2 == 2) p.type = "degenerate";
     if (id1 == 1 && id2 == 3) p.matches.resize(10);
     pairs.push_back(p);

@@ -33,7 +33,8 @@ double IncrementalTriangulator::ReprojectionError(const Eigen::Vector3d& xyz, im
 }
 
 void IncrementalTriangulator::FindRegisteredCorrespondences(image_t image_id, point2D_t point2D_idx,
-                                                            int transitivity, std::vector<View>* views) const {
+                                                            int transitivity,
+                                                            std::vector<View>* views) const {
   views->clear();
   std::vector<CorrespondenceGraph::Correspondence> found;
   if (transitivity <= 1) {
@@ -48,8 +49,9 @@ void IncrementalTriangulator::FindRegisteredCorrespondences(image_t image_id, po
   }
 }
 
-bool IncrementalTriangulator::TriangulateViews(const IncrementalTriangulatorOptions& options, double max_error,
-                                               const std::vector<View>& views, Eigen::Vector3d* xyz,
+bool IncrementalTriangulator::TriangulateViews(const IncrementalTriangulatorOptions& options,
+                                               double max_error, const std::vector<View>& views,
+                                               Eigen::Vector3d* xyz,
                                                std::vector<View>* inliers) const {
   const double min_angle = options.min_angle_deg * M_PI / 180;
   std::vector<Rigid3d> poses;
@@ -58,7 +60,8 @@ bool IncrementalTriangulator::TriangulateViews(const IncrementalTriangulatorOpti
   for (const View& v : views) {
     const Image& image = reconstruction_->ImageAt(v.image_id);
     poses.push_back(image.cam_from_world);
-    rays.push_back(reconstruction_->CameraAt(image.camera_id).CamFromImg(image.Point2DAt(v.point2D_idx).xy));
+    rays.push_back(
+        reconstruction_->CameraAt(image.camera_id).CamFromImg(image.Point2DAt(v.point2D_idx).xy));
     centers.push_back(image.ProjectionCenter());
   }
   auto consensus = [&](const Eigen::Vector3d& x, std::vector<int>* members, double* total_error) {
@@ -77,7 +80,8 @@ bool IncrementalTriangulator::TriangulateViews(const IncrementalTriangulatorOpti
     double best = 0;
     for (size_t a = 0; a < members.size(); ++a) {
       for (size_t b = a + 1; b < members.size(); ++b) {
-        best = std::max(best, CalculateTriangulationAngle(centers[members[a]], centers[members[b]], x));
+        best = std::max(best,
+                        CalculateTriangulationAngle(centers[members[a]], centers[members[b]], x));
       }
     }
     return best;
@@ -129,7 +133,8 @@ bool IncrementalTriangulator::TriangulateViews(const IncrementalTriangulatorOpti
   return true;
 }
 
-size_t IncrementalTriangulator::TriangulateImage(const IncrementalTriangulatorOptions& options, image_t image_id) {
+size_t IncrementalTriangulator::TriangulateImage(const IncrementalTriangulatorOptions& options,
+                                                 image_t image_id) {
   size_t num_added = 0;
   const size_t num_points2D = reconstruction_->ImageAt(image_id).NumPoints2D();
   std::vector<View> corrs;
@@ -150,7 +155,8 @@ size_t IncrementalTriangulator::TriangulateImage(const IncrementalTriangulatorOp
         continue;
       }
       if (TrackHasImage(*reconstruction_, partner.point3D_id, image_id)) continue;
-      const double e = ReprojectionError(reconstruction_->Point3DAt(partner.point3D_id).xyz, image_id, idx);
+      const double e =
+          ReprojectionError(reconstruction_->Point3DAt(partner.point3D_id).xyz, image_id, idx);
       if (e <= best_error) {
         best_error = e;
         best_point = partner.point3D_id;
@@ -165,7 +171,8 @@ size_t IncrementalTriangulator::TriangulateImage(const IncrementalTriangulatorOp
 
     // Create: a new point from this keypoint and its partners without a point.
     if (free_views.size() < 2) continue;
-    if (options.ignore_two_view_tracks && corrs.size() == 1 && graph_->IsTwoViewObservation(image_id, idx)) {
+    if (options.ignore_two_view_tracks && corrs.size() == 1 &&
+        graph_->IsTwoViewObservation(image_id, idx)) {
       continue;
     }
     Eigen::Vector3d xyz;
@@ -179,7 +186,8 @@ size_t IncrementalTriangulator::TriangulateImage(const IncrementalTriangulatorOp
   return num_added;
 }
 
-size_t IncrementalTriangulator::CompleteImage(const IncrementalTriangulatorOptions& options, image_t image_id) {
+size_t IncrementalTriangulator::CompleteImage(const IncrementalTriangulatorOptions& options,
+                                              image_t image_id) {
   std::unordered_set<point3D_t> ids;
   for (const Point2D& p : reconstruction_->ImageAt(image_id).Points2D()) {
     if (p.HasPoint3D()) ids.insert(p.point3D_id);
@@ -197,11 +205,13 @@ size_t IncrementalTriangulator::CompleteTracks(const IncrementalTriangulatorOpti
     if (!reconstruction_->ExistsPoint3D(id)) continue;
     std::vector<TrackElement> queue = reconstruction_->Point3DAt(id).track.Elements();
     for (size_t q = 0; q < queue.size(); ++q) {
-      FindRegisteredCorrespondences(queue[q].image_id, queue[q].point2D_idx, options.complete_max_transitivity,
-                                    &corrs);
+      FindRegisteredCorrespondences(queue[q].image_id, queue[q].point2D_idx,
+                                    options.complete_max_transitivity, &corrs);
       for (const View& v : corrs) {
         const Image& image = reconstruction_->ImageAt(v.image_id);
-        if (image.Point2DAt(v.point2D_idx).HasPoint3D() || TrackHasImage(*reconstruction_, id, v.image_id)) continue;
+        if (image.Point2DAt(v.point2D_idx).HasPoint3D() ||
+            TrackHasImage(*reconstruction_, id, v.image_id))
+          continue;
         if (ReprojectionError(reconstruction_->Point3DAt(id).xyz, v.image_id, v.point2D_idx) >
             options.complete_max_error) {
           continue;
@@ -220,8 +230,8 @@ size_t IncrementalTriangulator::CompleteAllTracks(const IncrementalTriangulatorO
   return CompleteTracks(options, reconstruction_->Point3DIds());
 }
 
-bool IncrementalTriangulator::TryMerge(const IncrementalTriangulatorOptions& options, point3D_t a, point3D_t b,
-                                       point3D_t* merged) {
+bool IncrementalTriangulator::TryMerge(const IncrementalTriangulatorOptions& options, point3D_t a,
+                                       point3D_t b, point3D_t* merged) {
   const Point3D& pa = reconstruction_->Point3DAt(a);
   const Point3D& pb = reconstruction_->Point3DAt(b);
   const double wa = static_cast<double>(pa.track.Length());
@@ -252,7 +262,8 @@ size_t IncrementalTriangulator::MergeTracks(const IncrementalTriangulatorOptions
       for (const TrackElement& e : reconstruction_->Point3DAt(id).track.Elements()) {
         for (const auto& corr : graph_->FindCorrespondences(e.image_id, e.point2D_idx)) {
           if (!reconstruction_->IsImageRegistered(corr.image_id)) continue;
-          const Point2D& partner = reconstruction_->ImageAt(corr.image_id).Point2DAt(corr.point2D_idx);
+          const Point2D& partner =
+              reconstruction_->ImageAt(corr.image_id).Point2DAt(corr.point2D_idx);
           if (!partner.HasPoint3D() || partner.point3D_id == id) continue;
           point3D_t merged;
           const point3D_t other = partner.point3D_id;
@@ -283,8 +294,11 @@ size_t IncrementalTriangulator::Retriangulate(const IncrementalTriangulatorOptio
   size_t num_added = 0;
   for (image_pair_t pair_id : pair_ids) {
     const auto [image_id1, image_id2] = PairIdToImagePair(pair_id);
-    if (!reconstruction_->IsImageRegistered(image_id1) || !reconstruction_->IsImageRegistered(image_id2)) continue;
-    const CorrespondenceGraph::Matches matches = graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
+    if (!reconstruction_->IsImageRegistered(image_id1) ||
+        !reconstruction_->IsImageRegistered(image_id2))
+      continue;
+    const CorrespondenceGraph::Matches matches =
+        graph_->FindCorrespondencesBetweenImages(image_id1, image_id2);
     const Image& image1 = reconstruction_->ImageAt(image_id1);
     const Image& image2 = reconstruction_->ImageAt(image_id2);
     size_t num_triangulated = 0;

@@ -47,7 +47,8 @@ struct IncrementalTriangulatorOptions {
 
 class IncrementalTriangulator {
  public:
-  IncrementalTriangulator(const CorrespondenceGraph* correspondence_graph, Reconstruction* reconstruction)
+  IncrementalTriangulator(const CorrespondenceGraph* correspondence_graph,
+                          Reconstruction* reconstruction)
       : graph_(correspondence_graph), reconstruction_(reconstruction) {}
 
   // Each returns the number of observations added.
@@ -64,7 +65,9 @@ class IncrementalTriangulator {
 
   // Retriangulation visits per image pair (kept by mapping checkpoints).
   const std::unordered_map<image_pair_t, int>& ReNumTrials() const { return re_num_trials_; }
-  void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) { re_num_trials_ = std::move(trials); }
+  void SetReNumTrials(std::unordered_map<image_pair_t, int> trials) {
+    re_num_trials_ = std::move(trials);
+  }
 
   // Points created or changed since the last Clear (the mapper filters them after
   // local bundle adjustment).
@@ -77,7 +80,8 @@ class IncrementalTriangulator {
     point2D_t point2D_idx;
   };
   // Pixel error of `xyz` seen as keypoint (image_id, idx); +inf if not imageable.
-  double ReprojectionError(const Eigen::Vector3d& xyz, image_t image_id, point2D_t point2D_idx) const;
+  double ReprojectionError(const Eigen::Vector3d& xyz, image_t image_id,
+                           point2D_t point2D_idx) const;
   // Robust triangulation of `views` (first view is the new image's keypoint); fills the
   // inlier views. False if no point with >= 2 inliers and enough angle exists.
   bool TriangulateViews(const IncrementalTriangulatorOptions& options, double max_error,
@@ -86,7 +90,8 @@ class IncrementalTriangulator {
   // Registered partners of a keypoint.
   void FindRegisteredCorrespondences(image_t image_id, point2D_t point2D_idx, int transitivity,
                                      std::vector<View>* views) const;
-  bool TryMerge(const IncrementalTriangulatorOptions& options, point3D_t a, point3D_t b, point3D_t* merged);
+  bool TryMerge(const IncrementalTriangulatorOptions& options, point3D_t a, point3D_t b,
+                point3D_t* merged);
 
   const CorrespondenceGraph* graph_;
   Reconstruction* reconstruction_;

@@ -18,7 +18,8 @@ Reconstruction RegisteredAtTruth(const SyntheticDataset& data) {
 }
 
 // Mean distance of each point to the true point of its first observation.
-double MeanPointError(const Reconstruction& reconstruction, const SyntheticDataset& data, size_t* num_wrong) {
+double MeanPointError(const Reconstruction& reconstruction, const SyntheticDataset& data,
+                      size_t* num_wrong) {
   double sum = 0;
   *num_wrong = 0;
   for (const auto& [id, point] : reconstruction.Points3D()) {
@@ -30,7 +31,8 @@ double MeanPointError(const Reconstruction& reconstruction, const SyntheticDatas
     }
     // Every observation must belong to the same true point.
     for (const TrackElement& o : point.track.Elements()) {
-      if (data.truth.ImageAt(o.image_id).Point2DAt(o.point2D_idx).point3D_id != truth_id) *num_wrong += 1;
+      if (data.truth.ImageAt(o.image_id).Point2DAt(o.point2D_idx).point3D_id != truth_id)
+        *num_wrong += 1;
     }
     sum += (point.xyz - data.truth.Point3DAt(truth_id).xyz).norm();
   }
@@ -66,7 +68,8 @@ TEST(IncrementalTriangulator, CompletesAndMergesSplitTracks) {
   const auto& elements = truth_point.track.Elements();
   ASSERT_GE(elements.size(), 4u);
   Track first, second;
-  for (size_t k = 0; k < elements.size(); ++k) (k < elements.size() / 2 ? first : second).AddElement(elements[k]);
+  for (size_t k = 0; k < elements.size(); ++k)
+    (k < elements.size() / 2 ? first : second).AddElement(elements[k]);
   reconstruction.AddPoint3D(truth_point.xyz, first);
   reconstruction.AddPoint3D(truth_point.xyz + Eigen::Vector3d(1e-4, 0, 0), second);
   IncrementalTriangulator triangulator(&data.correspondence_graph, &reconstruction);
@@ -93,7 +96,8 @@ TEST(IncrementalTriangulator, RetriangulatesUnderReconstructedPairsOnce) {
   IncrementalTriangulatorOptions tri_options;
   auto forget_image4 = [&] {
     for (point2D_t idx = 0; idx < reconstruction.ImageAt(4).NumPoints2D(); ++idx) {
-      if (reconstruction.ImageAt(4).Point2DAt(idx).HasPoint3D()) reconstruction.DeleteObservation(4, idx);
+      if (reconstruction.ImageAt(4).Point2DAt(idx).HasPoint3D())
+        reconstruction.DeleteObservation(4, idx);
     }
   };
   // Images 1-3 triangulated; image 4's keypoints missed (as after an early, poor pose).
@@ -125,7 +129,8 @@ TEST(IncrementalTriangulator, RejectsPointsWithTooSmallAngle) {
   const SyntheticDataset data = SynthesizeDataset(options);
   Reconstruction reconstruction = RegisteredAtTruth(data);
   IncrementalTriangulator triangulator(&data.correspondence_graph, &reconstruction);
-  for (image_t id : reconstruction.RegImageIds()) triangulator.TriangulateImage(IncrementalTriangulatorOptions(), id);
+  for (image_t id : reconstruction.RegImageIds())
+    triangulator.TriangulateImage(IncrementalTriangulatorOptions(), id);
   EXPECT_EQ(reconstruction.NumPoints3D(), 0u);
 }
 

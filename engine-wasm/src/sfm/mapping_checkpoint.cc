@@ -120,7 +120,8 @@ Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
   for (uint32_t c = 0; c < num_cameras && r->ok(); ++c) {
     const camera_t camera_id = r->Get<uint32_t>();
     const uint32_t n = r->Get<uint32_t>();
-    if (!reconstruction.ExistsCamera(camera_id) || n != reconstruction.CameraAt(camera_id).params.size()) {
+    if (!reconstruction.ExistsCamera(camera_id) ||
+        n != reconstruction.CameraAt(camera_id).params.size()) {
       r->Fail();
       break;
     }
@@ -142,7 +143,8 @@ Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
   const uint64_t num_points = r->ok() ? r->Get<uint64_t>() : 0;
   for (uint64_t p = 0; p < num_points && r->ok(); ++p) {
     const point3D_t point3D_id = r->Get<uint64_t>();
-    if (point3D_id == kInvalidPoint3DId || point3D_id > max_point3D_id || reconstruction.ExistsPoint3D(point3D_id)) {
+    if (point3D_id == kInvalidPoint3DId || point3D_id > max_point3D_id ||
+        reconstruction.ExistsPoint3D(point3D_id)) {
       r->Fail();
       break;
     }
@@ -154,7 +156,8 @@ Reconstruction GetReconstruction(Reader* r, const Reconstruction& input) {
       const image_t image_id = r->Get<uint32_t>();
       const point2D_t idx = r->Get<uint32_t>();
       // The keypoint must exist and not yet belong to a point.
-      if (!reconstruction.ExistsImage(image_id) || idx >= reconstruction.ImageAt(image_id).NumPoints2D() ||
+      if (!reconstruction.ExistsImage(image_id) ||
+          idx >= reconstruction.ImageAt(image_id).NumPoints2D() ||
           reconstruction.ImageAt(image_id).Point2DAt(idx).HasPoint3D()) {
         r->Fail();
         break;
@@ -181,7 +184,8 @@ std::vector<uint8_t> SerializeMappingCheckpoint(const IncrementalPipeline::State
   w.Put<uint8_t>(state.refined_without_registration ? 1 : 0);
   PutCounts(&w, state.num_reg_trials);
   w.Put<uint32_t>(state.re_num_trials.size());
-  for (const auto& [pair_id, n] : std::map<image_pair_t, int>(state.re_num_trials.begin(), state.re_num_trials.end())) {
+  for (const auto& [pair_id, n] :
+       std::map<image_pair_t, int>(state.re_num_trials.begin(), state.re_num_trials.end())) {
     w.Put<uint64_t>(pair_id);
     w.Put<int32_t>(n);
   }
@@ -207,7 +211,8 @@ bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Recon
     Reader r(bytes);
     char magic[sizeof(kMagic)];
     r.GetRaw(magic, sizeof(magic));
-    if (!r.ok() || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 || r.Get<uint32_t>() != kVersion) return false;
+    if (!r.ok() || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 || r.Get<uint32_t>() != kVersion)
+      return false;
     IncrementalPipeline::State s;
     const int32_t phase = r.Get<int32_t>();
     if (phase < 0 || phase > static_cast<int32_t>(IncrementalPipeline::Phase::kDone)) return false;

@@ -11,9 +11,10 @@
 
 namespace edgesfm {
 
-bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const std::vector<Eigen::Vector2d>& points1,
-                          const std::vector<Eigen::Vector2d>& points2, double max_error_px, uint64_t seed,
-                          RelativePoseResult* result) {
+bool EstimateRelativePose(const Camera& camera1, const Camera& camera2,
+                          const std::vector<Eigen::Vector2d>& points1,
+                          const std::vector<Eigen::Vector2d>& points2, double max_error_px,
+                          uint64_t seed, RelativePoseResult* result) {
   // Pinhole rays stay on the z = 1 plane: the residual is then COLMAP's Sampson error in
   // normalized image coordinates (spherical cameras give unit rays, an angle on the sphere).
   std::vector<Eigen::Vector3d> rays1, rays2;
@@ -23,7 +24,8 @@ bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const st
   }
   RansacOptions ransac;
   // Average the two cameras' thresholds.
-  ransac.max_error = 0.5 * (camera1.CamFromImgThreshold(max_error_px) + camera2.CamFromImgThreshold(max_error_px));
+  ransac.max_error =
+      0.5 * (camera1.CamFromImgThreshold(max_error_px) + camera2.CamFromImgThreshold(max_error_px));
   ransac.random_seed = seed;
   ransac.min_inlier_ratio = 0.25;
   const LoRansac<EssentialMatrixFivePointEstimator> estimator(ransac);
@@ -37,7 +39,8 @@ bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const st
     inlier_rays1.push_back(rays1[i]);
     inlier_rays2.push_back(rays2[i]);
   }
-  if (!PoseFromEssentialMatrix(report.model, inlier_rays1, inlier_rays2, &result->cam2_from_cam1, &points3D)) {
+  if (!PoseFromEssentialMatrix(report.model, inlier_rays1, inlier_rays2, &result->cam2_from_cam1,
+                               &points3D)) {
     return false;
   }
   RefineRelativePose(inlier_rays1, inlier_rays2, &result->cam2_from_cam1);
@@ -47,16 +50,19 @@ bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const st
 }
 
 bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& camera,
-                          const std::vector<Eigen::Vector2d>& points2D, const std::vector<Eigen::Vector3d>& points3D,
+                          const std::vector<Eigen::Vector2d>& points2D,
+                          const std::vector<Eigen::Vector3d>& points3D,
                           AbsolutePoseResult* result) {
   const double focal = camera.MeanFocalLength();
   std::vector<double> focal_lengths = {focal};
   if (options.estimate_focal_length && options.num_focal_length_samples > 1 && focal > 0) {
     // Log-spaced scan, as COLMAP's estimate_focal_length.
     focal_lengths.clear();
-    const double lo = std::log(options.min_focal_length_ratio), hi = std::log(options.max_focal_length_ratio);
+    const double lo = std::log(options.min_focal_length_ratio),
+                 hi = std::log(options.max_focal_length_ratio);
     for (int i = 0; i < options.num_focal_length_samples; ++i) {
-      focal_lengths.push_back(focal * std::exp(lo + (hi - lo) * i / (options.num_focal_length_samples - 1)));
+      focal_lengths.push_back(
+          focal * std::exp(lo + (hi - lo) * i / (options.num_focal_length_samples - 1)));
     }
   }
   bool found = false;
@@ -64,7 +70,8 @@ bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& came
   std::vector<Eigen::Vector3d> rays(points2D.size());
   for (size_t s = 0; s < focal_lengths.size(); ++s) {
     if (focal > 0) scaled.SetFocalLength(focal_lengths[s]);
-    for (size_t i = 0; i < points2D.size(); ++i) rays[i] = scaled.CamFromImg(points2D[i]).normalized();
+    for (size_t i = 0; i < points2D.size(); ++i)
+      rays[i] = scaled.CamFromImg(points2D[i]).normalized();
     RansacOptions ransac;
     // Chord on the unit sphere ~ angle: the pixel threshold through the camera.
     ransac.max_error = scaled.CamFromImgThreshold(options.max_error_px);
@@ -87,12 +94,14 @@ bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& came
   return found;
 }
 
-bool RefineAbsolutePose(const std::vector<Eigen::Vector2d>& points2D, const std::vector<Eigen::Vector3d>& points3D,
-                        bool refine_focal_length, bool refine_extra_params, Rigid3d* cam_from_world, Camera* camera) {
+bool RefineAbsolutePose(const std::vector<Eigen::Vector2d>& points2D,
+                        const std::vector<Eigen::Vector3d>& points3D, bool refine_focal_length,
+                        bool refine_extra_params, Rigid3d* cam_from_world, Camera* camera) {
   std::vector<Eigen::Vector3d> points = points3D;
   BundleAdjustmentProblem problem;
-  problem.cameras.push_back({camera->model_id, camera->params.data(), static_cast<double>(camera->width),
-                             static_cast<double>(camera->height), !(refine_focal_length || refine_extra_params)});
+  problem.cameras.push_back(
+      {camera->model_id, camera->params.data(), static_cast<double>(camera->width),
+       static_cast<double>(camera->height), !(refine_focal_length || refine_extra_params)});
   BundleAdjustmentProblem::Pose pose;
   pose.rotation = &cam_from_world->rotation;
   pose.translation = &cam_from_world->translation;

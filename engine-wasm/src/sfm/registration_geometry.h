@@ -28,9 +28,10 @@ struct RelativePoseResult {
 
 // Keypoints in pixels; `max_error_px` is the RANSAC threshold. False if no pose with
 // positive-depth inliers is found.
-bool EstimateRelativePose(const Camera& camera1, const Camera& camera2, const std::vector<Eigen::Vector2d>& points1,
-                          const std::vector<Eigen::Vector2d>& points2, double max_error_px, uint64_t seed,
-                          RelativePoseResult* result);
+bool EstimateRelativePose(const Camera& camera1, const Camera& camera2,
+                          const std::vector<Eigen::Vector2d>& points1,
+                          const std::vector<Eigen::Vector2d>& points2, double max_error_px,
+                          uint64_t seed, RelativePoseResult* result);
 
 struct AbsolutePoseOptions {
   double max_error_px = 12.0;
@@ -59,12 +60,13 @@ struct AbsolutePoseResult {
 };
 
 bool EstimateAbsolutePose(const AbsolutePoseOptions& options, const Camera& camera,
-                          const std::vector<Eigen::Vector2d>& points2D, const std::vector<Eigen::Vector3d>& points3D,
-                          AbsolutePoseResult* result);
+                          const std::vector<Eigen::Vector2d>& points2D,
+                          const std::vector<Eigen::Vector3d>& points3D, AbsolutePoseResult* result);
 
 // Refines the pose (and, when asked, the camera's focal length and extra parameters)
 // on the inlier correspondences with a Cauchy loss of scale 1 px; points are held.
-bool RefineAbsolutePose(const std::vector<Eigen::Vector2d>& points2D, const std::vector<Eigen::Vector3d>& points3D,
-                        bool refine_focal_length, bool refine_extra_params, Rigid3d* cam_from_world, Camera* camera);
+bool RefineAbsolutePose(const std::vector<Eigen::Vector2d>& points2D,
+                        const std::vector<Eigen::Vector3d>& points3D, bool refine_focal_length,
+                        bool refine_extra_params, Rigid3d* cam_from_world, Camera* camera);
 
 }  // namespace edgesfm

@@ -22,7 +22,8 @@ TEST(RegistrationGeometry, RelativePoseOfTwoViewsUpToScale) {
     p2.push_back(data.input.ImageAt(2).Point2DAt(b).xy);
   }
   RelativePoseResult result;
-  ASSERT_TRUE(EstimateRelativePose(data.truth.CameraAt(1), data.truth.CameraAt(1), p1, p2, 2.0, 7, &result));
+  ASSERT_TRUE(EstimateRelativePose(data.truth.CameraAt(1), data.truth.CameraAt(1), p1, p2, 2.0, 7,
+                                   &result));
   const Rigid3d& pose1 = data.truth.ImageAt(1).cam_from_world;
   const Rigid3d truth = data.truth.ImageAt(2).cam_from_world * Inverse(pose1);
   EXPECT_LT(result.cam2_from_cam1.rotation.angularDistance(truth.rotation) * 180 / M_PI, 0.5);
@@ -43,8 +44,9 @@ TEST(RegistrationGeometry, AbsolutePoseWithOutliersAndUnknownFocalLength) {
     if (!p.HasPoint3D()) continue;
     points2D.push_back(p.xy);
     // A quarter of the correspondences point to a wrong 3D point.
-    points3D.push_back(points2D.size() % 4 == 0 ? Eigen::Vector3d(uniform(rng), uniform(rng), uniform(rng))
-                                                : data.truth.Point3DAt(p.point3D_id).xyz);
+    points3D.push_back(points2D.size() % 4 == 0
+                           ? Eigen::Vector3d(uniform(rng), uniform(rng), uniform(rng))
+                           : data.truth.Point3DAt(p.point3D_id).xyz);
   }
   Camera camera = data.truth.CameraAt(1);
   for (bool estimate_focal : {false, true}) {
@@ -88,7 +90,8 @@ TEST(RegistrationGeometry, AbsolutePoseDrawsAtLeastColmapsMinimumTrials) {
     points3D.push_back(data.truth.Point3DAt(p.point3D_id).xyz);
   }
   AbsolutePoseResult result;
-  ASSERT_TRUE(EstimateAbsolutePose(AbsolutePoseOptions(), data.truth.CameraAt(1), points2D, points3D, &result));
+  ASSERT_TRUE(EstimateAbsolutePose(AbsolutePoseOptions(), data.truth.CameraAt(1), points2D,
+                                   points3D, &result));
   EXPECT_EQ(result.num_inliers, points2D.size());
   EXPECT_GE(result.num_trials, 100u);
 }

@@ -12,21 +12,23 @@ SyntheticDataset SynthesizeDataset(const SyntheticDatasetOptions& options) {
   std::normal_distribution<double> noise(0, options.point2D_noise_px);
   SyntheticDataset data;
   for (int c = 0; c < options.num_cameras; ++c) {
-    Camera camera = Camera::CreateFromModelId(c + 1, CameraModelId::kSimpleRadial, options.focal_length,
-                                              options.width, options.height);
+    Camera camera = Camera::CreateFromModelId(c + 1, CameraModelId::kSimpleRadial,
+                                              options.focal_length, options.width, options.height);
     camera.params[3] = options.radial_distortion;
     data.truth.AddCamera(camera);
     data.input.AddCamera(camera);
   }
   const bool street = options.trajectory == SyntheticTrajectory::kStreet;
   // The street: facades from behind the first camera to well beyond the last.
-  const double street_length = options.street_step * options.num_images + 4 * options.street_half_width;
+  const double street_length =
+      options.street_step * options.num_images + 4 * options.street_half_width;
   std::vector<Eigen::Vector3d> points(options.num_points3D);
   for (auto& p : points) {
     p = Eigen::Vector3d(uniform(rng), uniform(rng), uniform(rng));
     if (street) {
       p = Eigen::Vector3d((p.x() < 0 ? -1 : 1) * options.street_half_width * (1 + 0.05 * p.y()),
-                          0.5 * options.street_half_width * p.z(), 0.5 * street_length * (1 + uniform(rng)));
+                          0.5 * options.street_half_width * p.z(),
+                          0.5 * street_length * (1 + uniform(rng)));
     }
   }
 
@@ -35,11 +37,14 @@ SyntheticDataset SynthesizeDataset(const SyntheticDatasetOptions& options) {
   std::vector<Rigid3d> poses(options.num_images);
   for (int i = 0; i < options.num_images; ++i) {
     const double angle = options.arc_step * (i - 0.5 * (options.num_images - 1));
-    Eigen::Vector3d center(options.camera_distance * std::sin(angle), options.center_jitter * uniform(rng),
+    Eigen::Vector3d center(options.camera_distance * std::sin(angle),
+                           options.center_jitter * uniform(rng),
                            -options.camera_distance * std::cos(angle));
-    Eigen::Vector3d z = (Eigen::Vector3d(0.1 * uniform(rng), 0.1 * uniform(rng), 0) - center).normalized();
+    Eigen::Vector3d z =
+        (Eigen::Vector3d(0.1 * uniform(rng), 0.1 * uniform(rng), 0) - center).normalized();
     if (street) {
-      center = Eigen::Vector3d(0.05 * uniform(rng), options.center_jitter * uniform(rng), options.street_step * i);
+      center = Eigen::Vector3d(0.05 * uniform(rng), options.center_jitter * uniform(rng),
+                               options.street_step * i);
       z = Eigen::Vector3d(0.05 * uniform(rng), 0.05 * uniform(rng), 1).normalized();
     }
     const Eigen::Vector3d x = Eigen::Vector3d::UnitY().cross(z).normalized();
@@ -57,7 +62,8 @@ SyntheticDataset SynthesizeDataset(const SyntheticDatasetOptions& options) {
     }
     const int num_distractors = static_cast<int>(options.distractor_ratio * keypoints[i].size());
     std::uniform_real_distribution<double> ux(0, options.width), uy(0, options.height);
-    for (int d = 0; d < num_distractors; ++d) keypoints[i].emplace_back(Eigen::Vector2d(ux(rng), uy(rng)), -1);
+    for (int d = 0; d < num_distractors; ++d)
+      keypoints[i].emplace_back(Eigen::Vector2d(ux(rng), uy(rng)), -1);
     std::shuffle(keypoints[i].begin(), keypoints[i].end(), rng);
   }
 
@@ -98,7 +104,8 @@ SyntheticDataset SynthesizeDataset(const SyntheticDatasetOptions& options) {
         if (it != index1.end()) matches.emplace_back(it->second, k);
       }
       const size_t num_outliers = static_cast<size_t>(options.outlier_match_ratio * matches.size());
-      std::uniform_int_distribution<size_t> pick1(0, keypoints[i1].size() - 1), pick2(0, keypoints[i2].size() - 1);
+      std::uniform_int_distribution<size_t> pick1(0, keypoints[i1].size() - 1),
+          pick2(0, keypoints[i2].size() - 1);
       for (size_t o = 0; o < num_outliers; ++o) matches.emplace_back(pick1(rng), pick2(rng));
       if (!matches.empty()) data.correspondence_graph.AddCorrespondences(i1 + 1, i2 + 1, matches);
     }

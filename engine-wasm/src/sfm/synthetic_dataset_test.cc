@@ -17,7 +17,8 @@ TEST(SyntheticDataset, TruthTracksAgreeWithCorrespondences) {
     const auto& elements = point.track.Elements();
     // Noise-free: every observation reprojects exactly; consecutive track elements match.
     EXPECT_LT(data.truth.ReprojectionError(id, elements[0]), 1e-6);
-    const auto& corrs = data.correspondence_graph.FindCorrespondences(elements[0].image_id, elements[0].point2D_idx);
+    const auto& corrs = data.correspondence_graph.FindCorrespondences(elements[0].image_id,
+                                                                      elements[0].point2D_idx);
     EXPECT_EQ(corrs.size(), elements.size() - 1);
   }
 }

@@ -7,17 +7,22 @@ import type { MappingInput } from "../mapping";
 
 // A synthetic pair: points in front of two pinholes 1 unit apart, exact projections.
 export function syntheticTwoViewPair(count: number) {
-  const f = 800, cx = 400, cy = 300;
-  const keypoints1: number[] = [], keypoints2: number[] = [];
+  const f = 800,
+    cx = 400,
+    cy = 300;
+  const keypoints1: number[] = [],
+    keypoints2: number[] = [];
   let seed = 3;
-  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   const angle = 0.1; // camera 2 rotated about y, then shifted along x
   for (let i = 0; i < count; i += 1) {
-    const X = (random() - 0.5) * 6, Y = (random() - 0.5) * 4, Z = 5 + random() * 4;
-    keypoints1.push(f * X / Z + cx, f * Y / Z + cy);
+    const X = (random() - 0.5) * 6,
+      Y = (random() - 0.5) * 4,
+      Z = 5 + random() * 4;
+    keypoints1.push((f * X) / Z + cx, (f * Y) / Z + cy);
     const x2 = Math.cos(angle) * X + Math.sin(angle) * Z - 1;
     const z2 = -Math.sin(angle) * X + Math.cos(angle) * Z;
-    keypoints2.push(f * x2 / z2 + cx, f * Y / z2 + cy);
+    keypoints2.push((f * x2) / z2 + cx, (f * Y) / z2 + cy);
   }
   const matches = Array.from({ length: count }, (_, i) => [i, i] as [number, number]);
   return { keypoints1, keypoints2, matches, camera: { model: "SIMPLE_PINHOLE" as const, width: 800, height: 600, params: [f, cx, cy] } };
@@ -30,7 +35,10 @@ export function syntheticTwoViewPair(count: number) {
 export function syntheticMappingInput(): MappingInput {
   let s = 7;
   const random = () => ((s = (s * 16807) % 2147483647) / 2147483647) * 2 - 1;
-  const width = 800, height = 600, f = 700, k = 0.02;
+  const width = 800,
+    height = 600,
+    f = 700,
+    k = 0.02;
   const points = Array.from({ length: 300 }, () => [random(), random(), random()] as const);
   const keypointOf: Array<Map<number, number>> = [];
   const images = Array.from({ length: 6 }, (_, i) => {
@@ -41,8 +49,11 @@ export function syntheticMappingInput(): MappingInput {
       // The scene turned by a about its centre, 6 units in front: cameras orbit it.
       const xc = Math.cos(a) * x - Math.sin(a) * z;
       const zc = Math.sin(a) * x + Math.cos(a) * z + 6;
-      const u = xc / zc, v = y / zc, r = 1 + k * (u * u + v * v);
-      const px = f * u * r + width / 2 + 0.3 * random(), py = f * v * r + height / 2 + 0.3 * random();
+      const u = xc / zc,
+        v = y / zc,
+        r = 1 + k * (u * u + v * v);
+      const px = f * u * r + width / 2 + 0.3 * random(),
+        py = f * v * r + height / 2 + 0.3 * random();
       if (px < 0 || py < 0 || px >= width || py >= height) return;
       map.set(j, kps.length / 2);
       kps.push(px, py);
@@ -69,7 +80,10 @@ export function syntheticMappingInput(): MappingInput {
 export function syntheticBundleAdjustment(noise: number, seed = 1): { truth: BundleAdjustmentScene; start: BundleAdjustmentScene } {
   let s = seed;
   const random = () => ((s = (s * 16807) % 2147483647) / 2147483647) * 2 - 1;
-  const f = 600, cx = 320, cy = 240, k = 0.02;
+  const f = 600,
+    cx = 320,
+    cy = 240,
+    k = 0.02;
   const images = [0, 1, 2, 3, 4].map((i) => {
     const a = 0.2 * (i - 2);
     // Rotation about y by -a (camera looks at the origin from (5 sin a, 0, -5 cos a)).
@@ -86,7 +100,8 @@ export function syntheticBundleAdjustment(noise: number, seed = 1): { truth: Bun
       const [x, y, z] = [points[3 * j]!, points[3 * j + 1]!, points[3 * j + 2]!];
       const xc = Math.cos(a) * x - Math.sin(a) * z;
       const zc = Math.sin(a) * x + Math.cos(a) * z + 5;
-      const u = xc / zc, v = y / zc;
+      const u = xc / zc,
+        v = y / zc;
       const r = 1 + k * (u * u + v * v);
       obs.push(i, j);
       xy.push(f * u * r + cx + noise * random(), f * v * r + cy + noise * random());
@@ -103,7 +118,9 @@ export function syntheticBundleAdjustment(noise: number, seed = 1): { truth: Bun
     ...truth,
     cameras: [{ ...truth.cameras[0]!, params: [f * 1.02, cx, cy, 0] }],
     points: points.map((p) => p + 0.02 * random()),
-    images: images.map((im, i) => (i === 0 ? im : { ...im, tvec: [im.tvec[0] + 0.03 * random(), im.tvec[1], im.tvec[2]] as [number, number, number] })),
+    images: images.map((im, i) =>
+      i === 0 ? im : { ...im, tvec: [im.tvec[0] + 0.03 * random(), im.tvec[1], im.tvec[2]] as [number, number, number] },
+    ),
   };
   return { truth, start };
 }

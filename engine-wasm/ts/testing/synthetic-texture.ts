@@ -47,7 +47,9 @@ export function applyHomography(h: Homography, x: number, y: number): [number, n
 
 export function invertHomography(h: Homography): Homography {
   const [a, b, c, d, e, f, g, k, l] = h;
-  const A = e * l - f * k, B = -(d * l - f * g), C = d * k - e * g;
+  const A = e * l - f * k,
+    B = -(d * l - f * g),
+    C = d * k - e * g;
   const det = a * A + b * B + c * C;
   const inv = [A, -(b * l - c * k), b * f - c * e, B, a * l - c * g, -(a * f - c * d), C, -(a * k - b * g), a * e - b * d];
   return inv.map((v) => v / det) as Homography;
@@ -55,7 +57,8 @@ export function invertHomography(h: Homography): Homography {
 
 /** A similarity about the image centre: rotation (radians) and scale, as a homography from view 1 to view 2. */
 export function similarityAbout(cx: number, cy: number, angle: number, scale: number, tx = 0, ty = 0): Homography {
-  const c = Math.cos(angle) * scale, s = Math.sin(angle) * scale;
+  const c = Math.cos(angle) * scale,
+    s = Math.sin(angle) * scale;
   return [c, -s, cx - c * cx + s * cy + tx, s, c, cy - s * cx - c * cy + ty, 0, 0, 1];
 }
 
@@ -95,9 +98,10 @@ export function renderTexture(
       let v = 0.5;
       for (const b of grid.get(`${Math.floor(sx / cell)},${Math.floor(sy / cell)}`) ?? []) {
         const s2 = b.sigma * b.sigma + blur2;
-        const dx = sx - b.x, dy = sy - b.y;
+        const dx = sx - b.x,
+          dy = sy - b.y;
         const r2 = dx * dx + dy * dy;
-        if (r2 < 10.24 * s2) v += b.amplitude * (b.sigma * b.sigma / s2) * Math.exp(-r2 / (2 * s2));
+        if (r2 < 10.24 * s2) v += b.amplitude * ((b.sigma * b.sigma) / s2) * Math.exp(-r2 / (2 * s2));
       }
       out[y * width + x] = v;
     }

@@ -24,17 +24,27 @@ export async function serverInfo(): Promise<{ capabilities: CapabilitiesOut; ope
 
 export const createProject = (name: string) => unwrap(api().api.POST("/v1/projects", { body: { name } }));
 
-export const createDataset = (pid: string, body: DatasetCreate) => unwrap(api().api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid } }, body }));
+export const createDataset = (pid: string, body: DatasetCreate) =>
+  unwrap(api().api.POST("/v1/projects/{pid}/datasets", { params: { path: { pid } }, body }));
 
 /** Sets the dataset's camera settings (2.4), which the pipeline reads from it. */
 export const setCameraSettings = (pid: string, did: string, body: { camera_model: CameraModel; intrinsics_mode: IntrinsicsMode }) =>
-  unwrap(api().api.PATCH("/v1/projects/{pid}/datasets/{did}", { params: { path: { pid, did }, query: { update_mask: "camera_model,intrinsics_mode" } }, body }));
+  unwrap(
+    api().api.PATCH("/v1/projects/{pid}/datasets/{did}", {
+      params: { path: { pid, did }, query: { update_mask: "camera_model,intrinsics_mode" } },
+      body,
+    }),
+  );
 
 export const batchCreateImages = (did: string, requests: Schemas["ImageCreate"][]) =>
   unwrap(api().api.POST("/v1/datasets/{did}/images:batchCreate", { params: { path: { did } }, body: { requests } }));
 
 export const listImages = (did: string) =>
-  collect(pages((page_token) => api().api.GET("/v1/datasets/{did}/images", { params: { path: { did }, query: { page_size: PAGE_SIZE, page_token } } })));
+  collect(
+    pages((page_token) =>
+      api().api.GET("/v1/datasets/{did}/images", { params: { path: { did }, query: { page_size: PAGE_SIZE, page_token } } }),
+    ),
+  );
 
 export const startPipeline = (pid: string, body: Schemas["PipelineRequest"]) =>
   unwrap(api().api.POST("/v1/projects/{pid}/pipelines/{recipe}", { params: { path: { pid, recipe: body.spec.kind } }, body }));
@@ -46,7 +56,8 @@ export const listJobs = async () =>
   );
 export const getJob = (jid: string) => unwrap(api().api.GET("/v1/jobs/{jid}", { params: { path: { jid } } }));
 export const getProgress = (jid: string) => unwrap(api().api.GET("/v1/jobs/{jid}/progress", { params: { path: { jid } } }));
-export const cancelJob = (jid: string, force = false) => unwrap(api().api.POST("/v1/jobs/{jid}:cancel", { params: { path: { jid }, query: force ? { force: "true" } : {} } }));
+export const cancelJob = (jid: string, force = false) =>
+  unwrap(api().api.POST("/v1/jobs/{jid}:cancel", { params: { path: { jid }, query: force ? { force: "true" } : {} } }));
 export const resumeJob = (jid: string) => unwrap(api().api.POST("/v1/jobs/{jid}:resume", { params: { path: { jid } } }));
 
 export const getReconstruction = (rid: string) => unwrap(api().api.GET("/v1/reconstructions/{rid}", { params: { path: { rid } } }));
@@ -60,4 +71,8 @@ export const snapshotPath = (rid: string, seq: number, name: string) => `/v1/rec
 
 /** A job's artifacts (4.8): its tasks' outputs, e.g. an export job's model files. */
 export const jobArtifacts = (jid: string) =>
-  collect(pages((page_token) => api().api.GET("/v1/jobs/{jid}/artifacts", { params: { path: { jid }, query: { page_size: PAGE_SIZE, page_token } } })));
+  collect(
+    pages((page_token) =>
+      api().api.GET("/v1/jobs/{jid}/artifacts", { params: { path: { jid }, query: { page_size: PAGE_SIZE, page_token } } }),
+    ),
+  );

@@ -14,7 +14,9 @@ const TOKEN_STORAGE = "edgesfm.runner_token";
 
 /** The runner's abilities as one phrase: its stages compute with the wasm engine; WebGPU is reported. */
 function describeAbilities(a: RunnerAbilities): string {
-  const gpu = a.webgpu ? `WebGPU ${a.webgpu.adapter.description || a.webgpu.adapter.vendor}${a.webgpu.adapter.is_fallback_adapter ? " (software)" : ""}` : "no WebGPU";
+  const gpu = a.webgpu
+    ? `WebGPU ${a.webgpu.adapter.description || a.webgpu.adapter.vendor}${a.webgpu.adapter.is_fallback_adapter ? " (software)" : ""}`
+    : "no WebGPU";
   return `WASM${a.wasm.simd ? " SIMD" : ""}; ${gpu}`;
 }
 
@@ -54,7 +56,11 @@ class RunnerSwitch {
       await this.runner.start();
       this.startFailed = false;
       if (this.outdated) {
-        say(this.status, `${this.label}: on, but this page's engine differs from the server's, so it cannot take new jobs. Reload the page.`, "error");
+        say(
+          this.status,
+          `${this.label}: on, but this page's engine differs from the server's, so it cannot take new jobs. Reload the page.`,
+          "error",
+        );
       } else say(this.status, `${this.label}: on, with ${this.engine}. Waiting for work.`, "ok");
     } catch (e) {
       this.box.checked = false;
@@ -92,7 +98,11 @@ class RunnerSwitch {
     } else if (s.state === "idle" && this.taskStarted) {
       const seconds = (performance.now() - this.taskStarted) / 1000;
       this.taskStarted = 0;
-      say(this.status, `${this.label}: last task ${this.lastTask} took ${seconds.toFixed(1)} s with ${this.engine}. Waiting for work.`, "ok");
+      say(
+        this.status,
+        `${this.label}: last task ${this.lastTask} took ${seconds.toFixed(1)} s with ${this.engine}. Waiting for work.`,
+        "ok",
+      );
     }
   }
 }

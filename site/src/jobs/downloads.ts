@@ -25,7 +25,12 @@ export const EXPORT_RECIPE = "export";
  * One button per model download of reconstruction `reconId`, disabled (and saying why) while the
  * server does not offer its format; progress and the outcome go to `status`, then `after` runs.
  */
-export function modelDownloadButtons(reconId: string, features: Record<string, boolean>, status: HTMLElement, after: () => void): HTMLButtonElement[] {
+export function modelDownloadButtons(
+  reconId: string,
+  features: Record<string, boolean>,
+  status: HTMLElement,
+  after: () => void,
+): HTMLButtonElement[] {
   return MODEL_DOWNLOADS.map((d) => {
     const capability = exportCapability(d.format);
     const offered = features[capability] === true;
@@ -82,7 +87,8 @@ function untilSucceeded(jobId: string, onStatus: (text: string) => void): Promis
             (job) => reject(new Error(`the export ${event.status}: ${job.error_message ?? job.error_class ?? "no reason was recorded"}`)),
             reject,
           );
-        } else onStatus(event.status === "pending" ? "Waiting for a computer to run the export (“This tab computes” does it)…" : "Exporting…");
+        } else
+          onStatus(event.status === "pending" ? "Waiting for a computer to run the export (“This tab computes” does it)…" : "Exporting…");
       },
       onState: (state, detail) => {
         if (state === "failed") reject(new Error(`the export's progress cannot be followed: ${detail ?? "unknown error"}`));

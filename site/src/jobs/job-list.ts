@@ -26,7 +26,9 @@ export class JobList {
     this.capabilities = caps.features;
     const missing = MODEL_DOWNLOADS.map((d) => exportCapability(d.format)).filter((c) => !caps.features[c]);
     byId("downloads-note").textContent =
-      missing.length > 0 ? `Downloads are unavailable until this server offers ${missing.join(" and ")}.` : "Downloads appear on succeeded jobs.";
+      missing.length > 0
+        ? `Downloads are unavailable until this server offers ${missing.join(" and ")}.`
+        : "Downloads appear on succeeded jobs.";
   }
 
   async refresh(): Promise<void> {
@@ -72,9 +74,32 @@ export class JobList {
       "div",
       { class: "actions" },
       h("button", { type: "button", class: "secondary", onclick: () => this.onView(job) }, "View"),
-      ...(terminal ? [] : [h("button", { type: "button", class: "secondary", disabled: job.cancel_requested, onclick: () => void this.act("Cancel", () => cancelJob(job.job_id)) }, job.cancel_requested ? "Cancelling…" : "Cancel")]),
+      ...(terminal
+        ? []
+        : [
+            h(
+              "button",
+              {
+                type: "button",
+                class: "secondary",
+                disabled: job.cancel_requested,
+                onclick: () => void this.act("Cancel", () => cancelJob(job.job_id)),
+              },
+              job.cancel_requested ? "Cancelling…" : "Cancel",
+            ),
+          ]),
       ...(job.status === "failed" || job.status.startsWith("cancelled")
-        ? [h("button", { type: "button", class: "secondary", onclick: () => void this.act("Resume", () => resumeJob(job.job_id).then(() => this.onView(job))) }, "Resume")]
+        ? [
+            h(
+              "button",
+              {
+                type: "button",
+                class: "secondary",
+                onclick: () => void this.act("Resume", () => resumeJob(job.job_id).then(() => this.onView(job))),
+              },
+              "Resume",
+            ),
+          ]
         : []),
       ...(job.status === "succeeded" && job.recon_id && job.recipe !== EXPORT_RECIPE
         ? modelDownloadButtons(job.recon_id, this.capabilities, byId("download-status"), () => void this.refresh())
@@ -97,7 +122,11 @@ export class JobList {
 
   /** An export job's file again, named by its format once the job's artifact is known. */
   private exportedButton(job: Job): HTMLButtonElement {
-    const button = h("button", { type: "button", class: "secondary", onclick: () => void this.act("Download", () => downloadJobArtifact(job.job_id)) }, "Download");
+    const button = h(
+      "button",
+      { type: "button", class: "secondary", onclick: () => void this.act("Download", () => downloadJobArtifact(job.job_id)) },
+      "Download",
+    );
     jobArtifacts(job.job_id).then(
       ([artifact]) => {
         if (artifact) button.textContent = `Download ${downloadLabel(artifact.artifact_format) ?? artifact.name}`;

@@ -97,7 +97,11 @@ export class LiveView {
       if (newest !== null) await this.viewer.load(reconId, newest);
     } catch (e) {
       // 404: nothing sealed for this reconstruction yet; other failures say what went wrong.
-      say(byId("viewer-status"), e instanceof ProblemError && e.status === 404 ? "No snapshot yet." : `Could not list snapshots: ${describeError(e)}`, e instanceof ProblemError && e.status === 404 ? "info" : "error");
+      say(
+        byId("viewer-status"),
+        e instanceof ProblemError && e.status === 404 ? "No snapshot yet." : `Could not list snapshots: ${describeError(e)}`,
+        e instanceof ProblemError && e.status === 404 ? "info" : "error",
+      );
     }
   }
 
@@ -121,7 +125,12 @@ export class LiveView {
       if (!phase) continue;
       const state = t.status === "succeeded" ? "done" : t.status;
       const counted = t.current !== null && t.total ? t.current / t.total : null;
-      this.setPhase(this.phase(phase), state, counted ?? (TERMINAL_STATUSES.has(t.status) && state !== "done" ? 0 : t.progress), counted !== null ? `${t.current}/${t.total}` : "");
+      this.setPhase(
+        this.phase(phase),
+        state,
+        counted ?? (TERMINAL_STATUSES.has(t.status) && state !== "done" ? 0 : t.progress),
+        counted !== null ? `${t.current}/${t.total}` : "",
+      );
     }
   }
 
@@ -130,7 +139,9 @@ export class LiveView {
     const note = byId("job-note");
     const downloads = byId("job-downloads");
     const modelReady = status === "succeeded" && this.reconId !== null && recipe !== EXPORT_RECIPE;
-    downloads.replaceChildren(...(modelReady ? modelDownloadButtons(this.reconId!, this.features(), byId("live-download-status"), this.onStatusChange) : []));
+    downloads.replaceChildren(
+      ...(modelReady ? modelDownloadButtons(this.reconId!, this.features(), byId("live-download-status"), this.onStatusChange) : []),
+    );
     downloads.hidden = !modelReady;
     say(byId("live-download-status"), "");
     if (status === "failed") {
@@ -139,11 +150,16 @@ export class LiveView {
       const failedTask = job?.tasks.find((t) => t.status === "failed");
       const why = job?.error_message ?? failedTask?.error_message ?? "no reason was recorded";
       const where = failedTask ? ` in its ${failedTask.kind} task` : "";
-      say(note, `The job failed${where}: ${why}${job?.error_class ? ` (${job.error_class})` : ""}. Resume it from the job list to retry.`, "error");
+      say(
+        note,
+        `The job failed${where}: ${why}${job?.error_class ? ` (${job.error_class})` : ""}. Resume it from the job list to retry.`,
+        "error",
+      );
       return;
     }
     const text: Record<JobStatus, string> = {
-      pending: "Waiting for a computer to take the first task. With “This tab computes” on (at the top), this tab does it; otherwise another runner must be online.",
+      pending:
+        "Waiting for a computer to take the first task. With “This tab computes” on (at the top), this tab does it; otherwise another runner must be online.",
       running: "",
       succeeded: "Finished. Click a camera to see its photo, or download the model.",
       failed: "",
@@ -186,7 +202,11 @@ export class LiveView {
     const jobId = this.jobId;
     this.refreshTimer = window.setTimeout(() => {
       this.refreshTimer = undefined;
-      if (jobId === this.jobId) getProgress(jobId).then((p) => this.showProgress(p), () => {});
+      if (jobId === this.jobId)
+        getProgress(jobId).then(
+          (p) => this.showProgress(p),
+          () => {},
+        );
     }, PROGRESS_REFRESH_MS);
   }
 

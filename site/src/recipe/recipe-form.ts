@@ -52,10 +52,17 @@ export class RecipeForm {
 
   /** Whether the server offers what the recipe as chosen needs (1.2). */
   private showCapabilities(): void {
-    const needed = ["pipelines.incremental", "features.extract.sift", "matches.verify", `matchers.${byId<HTMLSelectElement>("matcher-type").value}`];
+    const needed = [
+      "pipelines.incremental",
+      "features.extract.sift",
+      "matches.verify",
+      `matchers.${byId<HTMLSelectElement>("matcher-type").value}`,
+    ];
     const missing = needed.filter((c) => !this.capabilities[c]);
     byId("recipe-capabilities").textContent =
-      missing.length === 0 ? "This server can run this recipe." : `This server does not offer ${missing.join(", ")}, so starting will be refused (501).`;
+      missing.length === 0
+        ? "This server can run this recipe."
+        : `This server does not offer ${missing.join(", ")}, so starting will be refused (501).`;
   }
 
   setDataset(set: UploadedSet): void {
@@ -70,7 +77,10 @@ export class RecipeForm {
   cameraSettings(): { camera_model: CameraModel; intrinsics_mode: IntrinsicsChoice } {
     const data = new FormData(this.form);
     // The select offers the spec's camera models; the server checks the name all the same.
-    return { camera_model: String(data.get("camera_model")) as CameraModel, intrinsics_mode: data.get("intrinsics_mode") === "per_image" ? "per_image" : "single_camera" };
+    return {
+      camera_model: String(data.get("camera_model")) as CameraModel,
+      intrinsics_mode: data.get("intrinsics_mode") === "per_image" ? "per_image" : "single_camera",
+    };
   }
 
   private showOverlap(): void {
@@ -116,7 +126,11 @@ export class RecipeForm {
       if (!(e instanceof ProblemError)) throw e;
       const p = e.problem;
       const extra = [
-        ...(p.capability ? [`Missing capability: ${p.capability}${this.capabilities[p.capability] === false ? " (the server lists it as unavailable)" : ""}.`] : []),
+        ...(p.capability
+          ? [
+              `Missing capability: ${p.capability}${this.capabilities[p.capability] === false ? " (the server lists it as unavailable)" : ""}.`,
+            ]
+          : []),
         ...(p.errors ?? []).map((x) => `${x.path}: ${x.message}`),
       ];
       this.showProblem(`${p.title}${p.status ? ` (${p.status})` : ""}${p.detail ? `: ${p.detail}` : ""}`, extra);

@@ -4,7 +4,11 @@ import { describeError } from "../api/client";
 type Attrs = Record<string, string | number | boolean | undefined | ((ev: Event) => void)>;
 
 /** `h("button", {type: "button", onclick: f}, "Cancel")`; `false`/`undefined` attributes are left out. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;

@@ -45,14 +45,22 @@ export function filesFromInput(files: File[]): PickedFile[] {
  * Keeps what can be a photo: JPEG/PNG by type or extension (a folder also holds sidecar files).
  * Names are made valid dataset names (2.4) and unique, as the dataset's manifest needs.
  */
+// Control characters are what a name must not hold (ImageName).
+// eslint-disable-next-line no-control-regex
+const BACKSLASH_OR_CONTROL = /[\\\u0000-\u001f\u007f]/g;
+// eslint-disable-next-line no-control-regex
+const SLASH_BACKSLASH_OR_CONTROL = /[\\/\u0000-\u001f\u007f]/g;
+
 export function photosOnly(picked: PickedFile[], taken: Set<string>): PickedFile[] {
   const out: PickedFile[] = [];
   for (const p of picked) {
     if (!/^image\/(jpeg|png)$/.test(p.file.type) && !IMAGE_NAME.test(p.file.name)) continue;
-    // eslint-disable-next-line no-control-regex -- control characters are what a name must not hold (ImageName)
-    let name = p.name.split("/").filter((s) => s && s !== "." && s !== "..").join("/").replace(/[\\\u0000-\u001f\u007f]/g, "_");
-    // eslint-disable-next-line no-control-regex -- as above
-    if (!ImageName.safeParse(name).success) name = p.file.name.replace(/[\\/\u0000-\u001f\u007f]/g, "_") || "photo.jpg";
+    let name = p.name
+      .split("/")
+      .filter((s) => s && s !== "." && s !== "..")
+      .join("/")
+      .replace(BACKSLASH_OR_CONTROL, "_");
+    if (!ImageName.safeParse(name).success) name = p.file.name.replace(SLASH_BACKSLASH_OR_CONTROL, "_") || "photo.jpg";
     const base = name;
     const dot = base.lastIndexOf(".") > 0 ? base.lastIndexOf(".") : base.length;
     for (let n = 2; taken.has(name); n++) name = `${base.slice(0, dot)}-${n}${base.slice(dot)}`;

@@ -85,7 +85,8 @@ export class PhotoPanel {
     drop.addEventListener("drop", (e) => {
       e.preventDefault();
       drop.classList.remove("over");
-      if (e.dataTransfer) void filesFromDrop(e.dataTransfer).then(add, (err) => sayError(this.status, err, "Could not read the dropped items: "));
+      if (e.dataTransfer)
+        void filesFromDrop(e.dataTransfer).then(add, (err) => sayError(this.status, err, "Could not read the dropped items: "));
     });
     this.uploadButton.addEventListener("click", () => void this.uploadAll());
     byId("clear-photos").addEventListener("click", () => this.clear());
@@ -116,9 +117,17 @@ export class PhotoPanel {
         this.setState(tile, tile.state === "checking" ? "ready" : tile.state);
       },
       () => {
-        this.setState(tile, "unreadable", "this file is not a photo the browser can decode (damaged or not JPEG/PNG); it will not be uploaded");
+        this.setState(
+          tile,
+          "unreadable",
+          "this file is not a photo the browser can decode (damaged or not JPEG/PNG); it will not be uploaded",
+        );
         const names = this.tiles.filter((t) => t.state === "unreadable").map((t) => t.picked.name);
-        say(this.status, `Cannot use ${names.join(", ")}: not a photo the browser can decode (damaged, or not really JPEG/PNG). It will be skipped.`, "error");
+        say(
+          this.status,
+          `Cannot use ${names.join(", ")}: not a photo the browser can decode (damaged, or not really JPEG/PNG). It will be skipped.`,
+          "error",
+        );
       },
     );
     return tile;
@@ -201,13 +210,21 @@ export class PhotoPanel {
     const toRegister = this.tiles.filter((t) => t.state === "uploaded" && t.blobSha);
     const failed = this.tiles.filter((t) => t.state === "failed").length;
     if (toRegister.length === 0) {
-      say(this.status, failed > 0 ? `${failed} upload(s) failed; press Upload to retry.` : "Nothing to register.", failed > 0 ? "error" : "info");
+      say(
+        this.status,
+        failed > 0 ? `${failed} upload(s) failed; press Upload to retry.` : "Nothing to register.",
+        failed > 0 ? "error" : "info",
+      );
       return;
     }
     say(this.status, `Registering ${toRegister.length} photo(s)…`);
     if (!this.set) {
       const project = await createProject(`Photos ${new Date().toISOString().slice(0, 16).replace("T", " ")}`);
-      const dataset = await createDataset(project.project_id, { name: "photos", source: { kind: "upload", entries: [] }, ...this.datasetDefaults() });
+      const dataset = await createDataset(project.project_id, {
+        name: "photos",
+        source: { kind: "upload", entries: [] },
+        ...this.datasetDefaults(),
+      });
       this.set = { project, dataset, images: [], localUrls: new Map() };
     }
     const set = this.set;
@@ -227,8 +244,15 @@ export class PhotoPanel {
       });
     }
     const unreadable = this.tiles.filter((t) => t.state === "unreadable").length;
-    const notes = [failed > 0 ? `${failed} failed (press Upload to retry)` : "", unreadable > 0 ? `${unreadable} unreadable, skipped` : ""].filter(Boolean);
-    say(this.status, `${set.images.length} photo(s) registered in dataset “${set.dataset.name}”.${notes.length ? ` ${notes.join("; ")}.` : ""}`, failed ? "error" : "ok");
+    const notes = [
+      failed > 0 ? `${failed} failed (press Upload to retry)` : "",
+      unreadable > 0 ? `${unreadable} unreadable, skipped` : "",
+    ].filter(Boolean);
+    say(
+      this.status,
+      `${set.images.length} photo(s) registered in dataset “${set.dataset.name}”.${notes.length ? ` ${notes.join("; ")}.` : ""}`,
+      failed ? "error" : "ok",
+    );
     this.onRegistered(set);
   }
 }

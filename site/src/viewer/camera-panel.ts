@@ -73,7 +73,10 @@ export class CameraPanel {
     const r = Math.max(2, width / 150);
     const untracked = cam.image.points2D.filter((p) => p.point3d_id === null);
     const observed = cam.image.points2D.filter((p) => p.point3d_id !== null);
-    for (const [points, style, radius] of [[untracked, "rgba(200,200,200,0.35)", r / 2], [observed, "#39ff6a", r]] as const) {
+    for (const [points, style, radius] of [
+      [untracked, "rgba(200,200,200,0.35)", r / 2],
+      [observed, "#39ff6a", r],
+    ] as const) {
       ctx.fillStyle = style;
       for (const p of points) {
         ctx.beginPath();

@@ -37,15 +37,15 @@ export function intrinsics(camera: { model: string; width: number; height: numbe
   const f = info?.focal_length_idxs ?? [];
   const c = info?.principal_point_idxs ?? [];
   // Unknown or param-less models (SPHERICAL): a 90-degree pinhole stands in for drawing.
-  const fx = f.length > 0 ? p[f[0]!] ?? camera.width / 2 : camera.width / 2;
-  const fy = f.length > 1 ? p[f[1]!] ?? fx : fx;
+  const fx = f.length > 0 ? (p[f[0]!] ?? camera.width / 2) : camera.width / 2;
+  const fy = f.length > 1 ? (p[f[1]!] ?? fx) : fx;
   return {
     width: camera.width,
     height: camera.height,
     fx,
     fy,
-    cx: c.length === 2 ? p[c[0]!] ?? camera.width / 2 : camera.width / 2,
-    cy: c.length === 2 ? p[c[1]!] ?? camera.height / 2 : camera.height / 2,
+    cx: c.length === 2 ? (p[c[0]!] ?? camera.width / 2) : camera.width / 2,
+    cy: c.length === 2 ? (p[c[1]!] ?? camera.height / 2) : camera.height / 2,
   };
 }
 

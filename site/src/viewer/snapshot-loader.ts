@@ -24,7 +24,16 @@ const TileIndex = z.object({
   bbox_max: z.tuple([z.number(), z.number(), z.number()]),
   max_level: z.number().int(),
   tile_count: z.number().int(),
-  tiles: z.array(z.object({ level: z.number().int(), x: z.number().int(), y: z.number().int(), z: z.number().int(), count: z.number().int(), byte_size: z.number().int() })),
+  tiles: z.array(
+    z.object({
+      level: z.number().int(),
+      x: z.number().int(),
+      y: z.number().int(),
+      z: z.number().int(),
+      count: z.number().int(),
+      byte_size: z.number().int(),
+    }),
+  ),
 });
 
 export interface SnapshotGeometry {

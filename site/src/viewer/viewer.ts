@@ -84,7 +84,10 @@ export class Viewer {
     host.append(this.renderer.domElement);
     this.renderer.domElement.tabIndex = 0;
     this.renderer.domElement.setAttribute("role", "img");
-    this.renderer.domElement.setAttribute("aria-label", "3D view; arrow keys pan, drag to orbit; the camera list beside it opens a camera's photo");
+    this.renderer.domElement.setAttribute(
+      "aria-label",
+      "3D view; arrow keys pan, drag to orbit; the camera list beside it opens a camera's photo",
+    );
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.enableDamping = true;
     this.controls.listenToKeyEvents(this.renderer.domElement);
@@ -128,7 +131,10 @@ export class Viewer {
             if (abort.signal.aborted) return;
             this.addPoints(p, loaded);
             loaded += p.ids.length;
-            say(this.status, `Snapshot ${seq}: ${loaded.toLocaleString()} of ${total.toLocaleString()} points, ${this.cameras.length} cameras${loaded < total ? "…" : "."}`);
+            say(
+              this.status,
+              `Snapshot ${seq}: ${loaded.toLocaleString()} of ${total.toLocaleString()} points, ${this.cameras.length} cameras${loaded < total ? "…" : "."}`,
+            );
           },
         },
         abort.signal,
@@ -216,7 +222,8 @@ export class Viewer {
   private fit(xyz?: Float32Array): void {
     if (this.cameras.length === 0 || !this.controls) return;
     const centers = this.cameras.map((c) => c.pose.center);
-    const mean = (axis: Vector3) => this.cameras.reduce((s, c) => s.add(axis.clone().applyQuaternion(c.pose.rotation)), new Vector3()).normalize();
+    const mean = (axis: Vector3) =>
+      this.cameras.reduce((s, c) => s.add(axis.clone().applyQuaternion(c.pose.rotation)), new Vector3()).normalize();
     const forward = mean(new Vector3(0, 0, 1));
     const up = mean(new Vector3(0, -1, 0));
     up.addScaledVector(forward, -up.dot(forward));
@@ -240,7 +247,10 @@ export class Viewer {
     const reachable = forCameras.filter((d) => d <= MAX_FIT_STRETCH * forPoints);
     const distance = Math.max(forPoints, ...reachable);
     this.camera.up.copy(up);
-    this.camera.position.copy(target).addScaledVector(forward, -distance).addScaledVector(up, 0.15 * distance);
+    this.camera.position
+      .copy(target)
+      .addScaledVector(forward, -distance)
+      .addScaledVector(up, 0.15 * distance);
     this.camera.near = distance / 1000;
     this.camera.far = distance * 1000;
     this.camera.updateProjectionMatrix();
@@ -253,7 +263,16 @@ export class Viewer {
     // A fraction of the framed model's radius, so models of any scale look alike.
     const [a, b, c, d] = frustumCorners(cam.pose, cam.intrinsics, FRUSTUM_DEPTH * this.radius) as [Vector3, Vector3, Vector3, Vector3];
     const o = cam.pose.center;
-    return [[o, a], [o, b], [o, c], [o, d], [a, b], [b, c], [c, d], [d, a]];
+    return [
+      [o, a],
+      [o, b],
+      [o, c],
+      [o, d],
+      [a, b],
+      [b, c],
+      [c, d],
+      [d, a],
+    ];
   }
 
   /** Selects camera `index` (or none with -1) and redraws its frustum highlighted. */

@@ -14,7 +14,17 @@ import { appendEvent } from "./events";
 import { extendLease, heldLease, returnWork, rollUpTask } from "./leases";
 import { propagate } from "./propagate";
 import { taskRow } from "./records";
-import { addResult, assembledOutputs, awaitResult, dropResultsOf, recordShard, returnShard, shardItems, shardResultErrors, shardResults } from "./shards";
+import {
+  addResult,
+  assembledOutputs,
+  awaitResult,
+  dropResultsOf,
+  recordShard,
+  returnShard,
+  shardItems,
+  shardResultErrors,
+  shardResults,
+} from "./shards";
 import { settle } from "./status";
 
 /**
@@ -43,7 +53,14 @@ export async function complete(
     a.files.flatMap((f, j) => {
       const size = inputSize(cx, f.blob_sha);
       const path = `outputs_ref.artifacts.${i}.files.${j}`;
-      if (size === undefined) return [{ path: `${path}.blob_sha`, message: "no blob with this sha was uploaded under this job, nor is it an input of the job", code: "unknown_blob" }];
+      if (size === undefined)
+        return [
+          {
+            path: `${path}.blob_sha`,
+            message: "no blob with this sha was uploaded under this job, nor is it an input of the job",
+            code: "unknown_blob",
+          },
+        ];
       if (size !== f.byte_size) return [{ path: `${path}.byte_size`, message: `the blob has ${size} bytes`, code: "size_mismatch" }];
       return [];
     }),
@@ -84,7 +101,14 @@ export async function complete(
       extendLease(cx, leaseId);
       return addResult(cx, shardId, who, outputs, "comparing");
     });
-    return ok({ state: "compare", task_id: taskId, runner_id: runnerId, shard_id: shardId, result: { result_id: resultId, ...who, outputs }, others });
+    return ok({
+      state: "compare",
+      task_id: taskId,
+      runner_id: runnerId,
+      shard_id: shardId,
+      result: { result_id: resultId, ...who, outputs },
+      others,
+    });
   }
   const hold = !trusted && policy.replicate;
   cx.storage.transactionSync(() => {
@@ -105,22 +129,42 @@ export async function complete(
  * verdicts, the results of a rejected principal dropped from the whole job, the warnings, and
  * the shard done with the result it uses, or waiting for the next one. Ends the lease.
  */
-export async function judge(cx: JobContext, leaseId: string, scope: LeaseScope, resultId: number, judgement: Judgement): Promise<Outcome<{ task_id: string; runner_id: string }>> {
+export async function judge(
+  cx: JobContext,
+  leaseId: string,
+  scope: LeaseScope,
+  resultId: number,
+  judgement: Judgement,
+): Promise<Outcome<{ task_id: string; runner_id: string }>> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   const { task_id: taskId, runner_id: runnerId, shard_id: shardId } = lease.value;
-  if (!shardId || !exists(cx.sql, "SELECT 1 FROM shard_results WHERE result_id = ? AND lease_id = ? AND verdict = 'comparing'", resultId, leaseId)) {
+  if (
+    !shardId ||
+    !exists(cx.sql, "SELECT 1 FROM shard_results WHERE result_id = ? AND lease_id = ? AND verdict = 'comparing'", resultId, leaseId)
+  ) {
     return clash("the lease holds no result under comparison");
   }
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
-    for (const v of judgement.verdicts) cx.sql.exec("UPDATE shard_results SET verdict = ? WHERE result_id = ? AND shard_id = ?", v.verdict, v.result_id, shardId);
+    for (const v of judgement.verdicts)
+      cx.sql.exec("UPDATE shard_results SET verdict = ? WHERE result_id = ? AND shard_id = ?", v.verdict, v.result_id, shardId);
     const rejected = cx.sql
-      .exec<{ principal: string }>("SELECT DISTINCT principal FROM shard_results WHERE shard_id = ? AND verdict = 'rejected' AND trusted = 0", shardId)
+      .exec<{ principal: string }>(
+        "SELECT DISTINCT principal FROM shard_results WHERE shard_id = ? AND verdict = 'rejected' AND trusted = 0",
+        shardId,
+      )
       .toArray();
     for (const r of rejected) dropResultsOf(cx, r.principal);
     for (const message of judgement.warnings) appendEvent(cx, taskId, { kind: "warning", message });
-    const used = judgement.use === null ? null : first<{ runner_id: string; outputs_json: string }>(cx.sql, "SELECT runner_id, outputs_json FROM shard_results WHERE result_id = ?", judgement.use);
+    const used =
+      judgement.use === null
+        ? null
+        : first<{ runner_id: string; outputs_json: string }>(
+            cx.sql,
+            "SELECT runner_id, outputs_json FROM shard_results WHERE result_id = ?",
+            judgement.use,
+          );
     if (used) finishShard(cx, taskId, shardId, used.runner_id, JSON.parse(used.outputs_json) as TaskOutputs);
     else {
       awaitResult(cx, shardId, judgement.need);
@@ -141,7 +185,12 @@ function finishShard(cx: JobContext, taskId: string, shardId: string, runnerId: 
 
 function succeed(cx: JobContext, taskId: string, outputs: TaskOutputs): void {
   const task = taskRow(cx, taskId)!;
-  cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(outputs), nowIso(), taskId);
+  cx.sql.exec(
+    "UPDATE tasks SET status = 'succeeded', outputs_json = ?, finished_at = ? WHERE task_id = ?",
+    JSON.stringify(outputs),
+    nowIso(),
+    taskId,
+  );
   appendEvent(cx, taskId, { kind: "phase_completed", phase: task.phase as Phase });
   settle(cx);
 }

@@ -34,7 +34,9 @@ export function appendEvent(cx: JobContext, taskId: string | null, body: EventBo
 
 /** The events after `cursor` (a Last-Event-ID), oldest first. */
 export function eventsAfter(cx: JobContext, cursor: number): Backlog {
-  return cx.sql.exec<{ event_id: number; body: string }>("SELECT event_id, body FROM events WHERE event_id > ? ORDER BY event_id", cursor).toArray();
+  return cx.sql
+    .exec<{ event_id: number; body: string }>("SELECT event_id, body FROM events WHERE event_id > ? ORDER BY event_id", cursor)
+    .toArray();
 }
 
 /** Whether `snapshot_available` was already logged for the seq. */

@@ -3,7 +3,16 @@
  * each heartbeat and report extends, and lost when it expires (the task goes back to the queue).
  * A lease id names its tenant and job, so any route can find the job's object.
  */
-import { type Checkpoint, type Lease, type LeaseDirective, type LeaseState, type Phase, type TaskKind, type TaskOutputs, TERMINAL_STATUSES } from "../../../protocol";
+import {
+  type Checkpoint,
+  type Lease,
+  type LeaseDirective,
+  type LeaseState,
+  type Phase,
+  type TaskKind,
+  type TaskOutputs,
+  TERMINAL_STATUSES,
+} from "../../../protocol";
 import { readConfig } from "../../config";
 import type { LeaseHolder, LeaseScope, ShardContext } from "../job-rows";
 import { secret } from "../key-registry";
@@ -13,7 +22,17 @@ import type { JobContext } from "./context";
 import { appendEvent, latestEventId } from "./events";
 import { propagate, scheduleAlarm } from "./propagate";
 import { ancestors, dependsOn, inputArtifacts, jobDataset, jobRow, parse, taskRow } from "./records";
-import { hasEligibleShard, hasPendingShard, isSharded, leaseShard, principalOf, returnShard, rollUp, shardItems, takeShard } from "./shards";
+import {
+  hasEligibleShard,
+  hasPendingShard,
+  isSharded,
+  leaseShard,
+  principalOf,
+  returnShard,
+  rollUp,
+  shardItems,
+  takeShard,
+} from "./shards";
 import { setStatus, settle } from "./status";
 
 /** A lease id names its job so any route can find the object: `<tenant>.<job>.<task>.<secret>`. */
@@ -34,7 +53,8 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
   const none = { lease: null, more: false };
   if (!job || !task || !["pending", "running"].includes(job.status) || job.cancel_requested) return none;
   const sharded = isSharded(task);
-  if (sharded ? !["pending", "running"].includes(task.status as string) || !hasPendingShard(cx, taskId) : task.status !== "pending") return none;
+  if (sharded ? !["pending", "running"].includes(task.status as string) || !hasPendingShard(cx, taskId) : task.status !== "pending")
+    return none;
   if (!dependsOn(task).every((d) => taskRow(cx, d)?.status === "succeeded")) return none;
   // Pending shards, but only replicas of this runner's own results or ones for a trusted runner: others may take them.
   if (sharded && !hasEligibleShard(cx, taskId, holder)) return { lease: null, more: true };
@@ -128,7 +148,15 @@ export function leaseTask(
   cx: JobContext,
   leaseId: string,
   scope: LeaseScope,
-): Outcome<{ job_id: string; project_id: string; task_id: string; kind: TaskKind; params_json: string; recon_id: string | null; manifest_hash: string | null }> {
+): Outcome<{
+  job_id: string;
+  project_id: string;
+  task_id: string;
+  kind: TaskKind;
+  params_json: string;
+  recon_id: string | null;
+  manifest_hash: string | null;
+}> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   const job = jobRow(cx)!;
@@ -164,7 +192,9 @@ export function shardContext(cx: JobContext, leaseId: string, scope: LeaseScope)
     kind: taskRow(cx, lease.value.task_id)!.kind as TaskKind,
     items: shardItems(cx, lease.value.shard_id),
     images: (jobDataset(cx)?.images ?? []).map((im) => ({ name: im.name, width: im.width ?? null, height: im.height ?? null })),
-    features: files.filter((f) => f.path.startsWith("features/")).map((f) => ({ name: f.path.slice("features/".length), blob_sha: f.blob_sha })),
+    features: files
+      .filter((f) => f.path.startsWith("features/"))
+      .map((f) => ({ name: f.path.slice("features/".length), blob_sha: f.blob_sha })),
   });
 }
 
@@ -174,7 +204,9 @@ export function extendLease(cx: JobContext, leaseId: string): void {
 
 /** What a runner is told about its lease: until when it holds it, and whether to go on, stop at a phase boundary, or tear down. */
 export function leaseState(cx: JobContext, leaseId: string): LeaseState {
-  const lease = cx.sql.exec<{ state: string; expires_at: number }>("SELECT state, expires_at FROM leases WHERE lease_id = ?", leaseId).one();
+  const lease = cx.sql
+    .exec<{ state: string; expires_at: number }>("SELECT state, expires_at FROM leases WHERE lease_id = ?", leaseId)
+    .one();
   const job = jobRow(cx)!;
   const directive: LeaseDirective = lease.state !== "active" ? "teardown" : job.cancel_requested ? "stop" : "continue";
   return { lease_id: leaseId, expires_at: new Date(lease.expires_at).toISOString(), directive, latest_event_id: latestEventId(cx) };
@@ -216,7 +248,12 @@ export function returnWork(cx: JobContext, lease: { task_id: string; shard_id: s
 /** A sharded task's status follows its shards' (shards.ts rollUp). */
 export function rollUpTask(cx: JobContext, taskId: string): void {
   const status = rollUp(cx, taskId);
-  cx.sql.exec("UPDATE tasks SET status = ?, finished_at = ? WHERE task_id = ?", status, TERMINAL_STATUSES.has(status) ? nowIso() : null, taskId);
+  cx.sql.exec(
+    "UPDATE tasks SET status = ?, finished_at = ? WHERE task_id = ?",
+    status,
+    TERMINAL_STATUSES.has(status) ? nowIso() : null,
+    taskId,
+  );
 }
 
 /** An unfinished task goes back to pending, or to cancelled when a cancel is pending. */
@@ -232,7 +269,16 @@ export function returnTask(cx: JobContext, taskId: string, why: string): void {
 }
 
 function leaseRow(cx: JobContext, leaseId: string, scope: LeaseScope) {
-  return first<{ lease_id: string; task_id: string; runner_id: string; state: string; expires_at: number; shard_id: string | null; pool: number; principal: string | null }>(
+  return first<{
+    lease_id: string;
+    task_id: string;
+    runner_id: string;
+    state: string;
+    expires_at: number;
+    shard_id: string | null;
+    pool: number;
+    principal: string | null;
+  }>(
     cx.sql,
     "SELECT lease_id, task_id, runner_id, state, expires_at, shard_id, pool, principal FROM leases WHERE lease_id = ? AND pool = ?",
     leaseId,

@@ -59,7 +59,13 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
         // Every item reused: the task is done as planned, its artifact assembled from the cached items.
         if (t.items.length > 0 && t.items.every((it) => it.cached)) {
           done = assembledOutputs(cx, t.task_id);
-          cx.sql.exec("UPDATE tasks SET status = 'succeeded', outputs_json = ?, started_at = ?, finished_at = ? WHERE task_id = ?", JSON.stringify(done), plan.created_at, plan.created_at, t.task_id);
+          cx.sql.exec(
+            "UPDATE tasks SET status = 'succeeded', outputs_json = ?, started_at = ?, finished_at = ? WHERE task_id = ?",
+            JSON.stringify(done),
+            plan.created_at,
+            plan.created_at,
+            t.task_id,
+          );
           allItemsCached.add(t.task_id);
         }
       }
@@ -76,13 +82,21 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       appendEvent(cx, t.task_id, { kind: "phase_started", phase: t.phase });
       appendEvent(cx, t.task_id, { kind: "log_line", level: "INFO", message: how });
       if (plan.adopted_snapshot && t === plan.tasks.at(-1)) {
-        appendEvent(cx, t.task_id, { kind: "snapshot_available", snapshot_seq: plan.adopted_snapshot.seq, summary: plan.adopted_snapshot.summary });
+        appendEvent(cx, t.task_id, {
+          kind: "snapshot_available",
+          snapshot_seq: plan.adopted_snapshot.seq,
+          summary: plan.adopted_snapshot.summary,
+        });
       }
       appendEvent(cx, t.task_id, { kind: "phase_completed", phase: t.phase });
     }
     for (const t of plan.tasks.filter((t) => t.items?.some((it) => it.cached) && !allItemsCached.has(t.task_id) && !t.cached)) {
       const hits = t.items!.filter((it) => it.cached).length;
-      appendEvent(cx, t.task_id, { kind: "log_line", level: "INFO", message: `cache hit: reused ${hits} of its ${t.items!.length} items; the others are computed` });
+      appendEvent(cx, t.task_id, {
+        kind: "log_line",
+        level: "INFO",
+        message: `cache hit: reused ${hits} of its ${t.items!.length} items; the others are computed`,
+      });
     }
     if (plan.tasks.every(bornDone)) {
       // Nothing to admit: the job runs and finishes in the same instant.

@@ -11,7 +11,9 @@ export function progress(cx: JobContext) {
   if (!job) return null;
   const now = Date.now();
   const rows = taskRows(cx);
-  const counts = Object.fromEntries(["pending", "running", "succeeded", "failed", "cancelled", "cancelled_dirty"].map((s) => [s, 0])) as Record<JobStatus, number>;
+  const counts = Object.fromEntries(
+    ["pending", "running", "succeeded", "failed", "cancelled", "cancelled_dirty"].map((s) => [s, 0]),
+  ) as Record<JobStatus, number>;
   const tasks = rows.map((r) => {
     const status = r.status as JobStatus;
     counts[status] += 1;

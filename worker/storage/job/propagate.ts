@@ -45,7 +45,11 @@ export async function propagate(cx: JobContext): Promise<void> {
   const readyIds = new Set(ready.map((e) => e.task_id));
   const withdrawn = rows.filter((r) => !readyIds.has(r.task_id as string)).map((r) => r.task_id as string);
   const pool = poolOptIn(cx) ? dispatcher(cx.env, "pool") : null;
-  const queues = [dispatcher(cx.env, { tenant: job.tenant_id }), ...(readConfig(cx.env).operatorRunnerToken ? [dispatcher(cx.env, "operator")] : []), ...(pool ? [pool] : [])];
+  const queues = [
+    dispatcher(cx.env, { tenant: job.tenant_id }),
+    ...(readConfig(cx.env).operatorRunnerToken ? [dispatcher(cx.env, "operator")] : []),
+    ...(pool ? [pool] : []),
+  ];
   // The volunteer pool gets only work whose results are checked (runners.md "Trust"): shards, as many as wait for no trusted decision.
   const poolReady = ready.flatMap((e) => {
     const row = rows.find((r) => r.task_id === e.task_id)!;
@@ -53,7 +57,10 @@ export async function propagate(cx: JobContext): Promise<void> {
     return units > 0 ? [{ ...e, units }] : [];
   });
   const poolWithdrawn = rows.map((r) => r.task_id as string).filter((id) => !poolReady.some((e) => e.task_id === id));
-  const told = { job: JSON.stringify(job), offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn, poolReady.map((e) => e.task_id)]) };
+  const told = {
+    job: JSON.stringify(job),
+    offer: JSON.stringify([ready.map((e) => e.task_id), withdrawn, poolReady.map((e) => e.task_id)]),
+  };
   // Succeeded tasks whose outputs the tenant has not recorded (its cache and artifact registry).
   const completed = rows
     .filter((r) => r.status === "succeeded" && r.recorded === 0)
@@ -75,7 +82,11 @@ export async function propagate(cx: JobContext): Promise<void> {
           })
         : null,
       ...(told.offer !== cx.told.offer
-        ? queues.map((q) => (q === pool ? q.offer(job.tenant_id, job.job_id, poolReady, poolWithdrawn) : q.offer(job.tenant_id, job.job_id, ready, withdrawn)))
+        ? queues.map((q) =>
+            q === pool
+              ? q.offer(job.tenant_id, job.job_id, poolReady, poolWithdrawn)
+              : q.offer(job.tenant_id, job.job_id, ready, withdrawn),
+          )
         : []),
     ]);
     cx.told = told;
@@ -94,7 +105,9 @@ export async function propagate(cx: JobContext): Promise<void> {
 /** The alarm wakes at the earliest lease expiry, or sooner when a propagation must be retried. */
 export async function scheduleAlarm(cx: JobContext): Promise<void> {
   const expiry = cx.sql.exec<{ t: number | null }>("SELECT MIN(expires_at) AS t FROM leases WHERE state = 'active'").one().t;
-  const retry = cx.sql.exec<{ p: number }>("SELECT sync_pending AS p FROM job WHERE id = 1").toArray()[0]?.p ? Date.now() + PROPAGATE_RETRY_MS : null;
+  const retry = cx.sql.exec<{ p: number }>("SELECT sync_pending AS p FROM job WHERE id = 1").toArray()[0]?.p
+    ? Date.now() + PROPAGATE_RETRY_MS
+    : null;
   const next = [expiry, retry].filter((t): t is number => t !== null);
   if (next.length === 0) await cx.storage.deleteAlarm();
   else await cx.storage.setAlarm(Math.min(...next));

@@ -33,7 +33,9 @@ export function jobRow(cx: JobContext): JobRow | null {
 
 /** The job's dataset as frozen at submission, or null when it has none. */
 export function jobDataset(cx: JobContext): DatasetSnapshot | null {
-  return JSON.parse(cx.sql.exec<{ dataset_json: string }>("SELECT dataset_json FROM job WHERE id = 1").one().dataset_json) as DatasetSnapshot | null;
+  return JSON.parse(
+    cx.sql.exec<{ dataset_json: string }>("SELECT dataset_json FROM job WHERE id = 1").one().dataset_json,
+  ) as DatasetSnapshot | null;
 }
 
 /** The job's dataset as frozen at submission, or null when it has none (undefined when there is no job). */
@@ -85,7 +87,15 @@ export function taskOf(r: Row, jobId: string): TaskRow {
 
 export function detail(cx: JobContext): { job: JobRow; tasks: TaskRow[] } | null {
   const job = jobRow(cx);
-  return job ? { job, tasks: taskRows(cx).map((r) => ({ ...taskOf(r, job.job_id), ...(r.sharded === 1 ? { "x-shards": shardStats(cx, r.task_id as string) } : {}) })) } : null;
+  return job
+    ? {
+        job,
+        tasks: taskRows(cx).map((r) => ({
+          ...taskOf(r, job.job_id),
+          ...(r.sharded === 1 ? { "x-shards": shardStats(cx, r.task_id as string) } : {}),
+        })),
+      }
+    : null;
 }
 
 /**
@@ -108,9 +118,13 @@ export function ancestors(cx: JobContext, taskId: string): string[] {
 
 /** `x-shards` of a task: shards done over total, items reused from the cache, shards by runner. */
 export function shardStats(cx: JobContext, taskId: string): TaskShards | null {
-  const items = cx.sql.exec<{ n: number; cached: number }>("SELECT COUNT(*) AS n, COALESCE(SUM(cache_hit), 0) AS cached FROM items WHERE task_id = ?", taskId).one();
+  const items = cx.sql
+    .exec<{ n: number; cached: number }>("SELECT COUNT(*) AS n, COALESCE(SUM(cache_hit), 0) AS cached FROM items WHERE task_id = ?", taskId)
+    .one();
   if (items.n === 0) return null;
-  const shards = cx.sql.exec<{ status: string; runner_id: string | null }>("SELECT status, runner_id FROM shards WHERE task_id = ?", taskId).toArray();
+  const shards = cx.sql
+    .exec<{ status: string; runner_id: string | null }>("SELECT status, runner_id FROM shards WHERE task_id = ?", taskId)
+    .toArray();
   const byRunner: Record<string, number> = {};
   for (const s of shards) if (s.status === "succeeded" && s.runner_id) byRunner[s.runner_id] = (byRunner[s.runner_id] ?? 0) + 1;
   const results = cx.sql
@@ -132,7 +146,8 @@ export function shardStats(cx: JobContext, taskId: string): TaskShards | null {
     items_cached: items.cached,
     by_runner: byRunner,
     validated: results.filter((r) => r.verdict === "validated").length,
-    awaiting_validation: new Set(results.filter((r) => r.verdict === "candidate" && r.shard_status !== "succeeded").map((r) => r.shard_id)).size,
+    awaiting_validation: new Set(results.filter((r) => r.verdict === "candidate" && r.shard_status !== "succeeded").map((r) => r.shard_id))
+      .size,
     checked_by: count("agreed"),
     rejected_by: count("rejected"),
   };

@@ -40,11 +40,17 @@ export function postEvents(cx: JobContext, leaseId: string, scope: LeaseScope, e
  * sealed, and any whose seal was recorded by the tenant before the Worker died (its announcement
  * then comes with the task's next seal). Each seq is announced once.
  */
-export function announceSnapshots(cx: JobContext, leaseId: string, scope: LeaseScope, sealed: { seq: number; summary: Record<string, unknown> }[]): Outcome<null> {
+export function announceSnapshots(
+  cx: JobContext,
+  leaseId: string,
+  scope: LeaseScope,
+  sealed: { seq: number; summary: Record<string, unknown> }[],
+): Outcome<null> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   for (const s of [...sealed].sort((a, b) => a.seq - b.seq)) {
-    if (!snapshotAnnounced(cx, s.seq)) appendEvent(cx, lease.value.task_id, { kind: "snapshot_available", snapshot_seq: s.seq, summary: s.summary });
+    if (!snapshotAnnounced(cx, s.seq))
+      appendEvent(cx, lease.value.task_id, { kind: "snapshot_available", snapshot_seq: s.seq, summary: s.summary });
   }
   extendLease(cx, leaseId);
   return ok(null);

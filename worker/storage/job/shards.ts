@@ -33,7 +33,8 @@ export function insertItems(cx: JobContext, taskId: string, items: PlannedItem[]
       it.cached ? 1 : 0,
     );
   });
-  for (const idx of shards) cx.sql.exec("INSERT INTO shards (shard_id, task_id, idx, status) VALUES (?, ?, ?, 'pending')", shardIdOf(taskId, idx), taskId, idx);
+  for (const idx of shards)
+    cx.sql.exec("INSERT INTO shards (shard_id, task_id, idx, status) VALUES (?, ?, ?, 'pending')", shardIdOf(taskId, idx), taskId, idx);
 }
 
 /**
@@ -48,9 +49,17 @@ export const principalOf = (holder: LeaseHolder) => holder.principal ?? holder.r
 
 /** The lowest pending shard of the task `holder` may compute, now running for it; null when there is none. */
 export function takeShard(cx: JobContext, taskId: string, holder: LeaseHolder): { shard_id: string; idx: number } | null {
-  const shard = first<{ shard_id: string; idx: number }>(cx.sql, `SELECT shard_id, idx FROM shards WHERE ${ELIGIBLE} ORDER BY idx LIMIT 1`, ...eligibleArgs(taskId, holder));
+  const shard = first<{ shard_id: string; idx: number }>(
+    cx.sql,
+    `SELECT shard_id, idx FROM shards WHERE ${ELIGIBLE} ORDER BY idx LIMIT 1`,
+    ...eligibleArgs(taskId, holder),
+  );
   if (!shard) return null;
-  cx.sql.exec("UPDATE shards SET status = 'running', attempts = attempts + 1, runner_id = ? WHERE shard_id = ?", holder.runner_id, shard.shard_id);
+  cx.sql.exec(
+    "UPDATE shards SET status = 'running', attempts = attempts + 1, runner_id = ? WHERE shard_id = ?",
+    holder.runner_id,
+    shard.shard_id,
+  );
   return shard;
 }
 
@@ -64,7 +73,9 @@ export function hasPendingShard(cx: JobContext, taskId: string): boolean {
 
 /** Pending shards an untrusted runner may compute (not waiting for a trusted decision): the pool queue's units. */
 export function untrustedShards(cx: JobContext, taskId: string): number {
-  return cx.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM shards WHERE task_id = ? AND status = 'pending' AND need <> 'trusted'", taskId).one().n;
+  return cx.sql
+    .exec<{ n: number }>("SELECT COUNT(*) AS n FROM shards WHERE task_id = ? AND status = 'pending' AND need <> 'trusted'", taskId)
+    .one().n;
 }
 
 export function pendingShards(cx: JobContext, taskId: string): number {
@@ -91,13 +102,21 @@ export function shardItems(cx: JobContext, shardId: string): ShardItem[] {
  */
 export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): FieldError[] {
   if (outputs.artifacts.length !== items.length) {
-    return [{ path: "outputs_ref.artifacts", message: `the shard has ${items.length} items: answer one artifact per item, in order`, code: "shard_items" }];
+    return [
+      {
+        path: "outputs_ref.artifacts",
+        message: `the shard has ${items.length} items: answer one artifact per item, in order`,
+        code: "shard_items",
+      },
+    ];
   }
   const [head] = outputs.artifacts;
   return outputs.artifacts.flatMap((a, i) => {
     const path = `outputs_ref.artifacts.${i}`;
-    if (a.kind !== head!.kind || a.artifact_format !== head!.artifact_format) return [{ path: `${path}.kind`, message: "every item's artifact has the same kind and format", code: "shard_kind" }];
-    if (a.files.length !== 1 || a.files[0]!.path !== items[i]!.path) return [{ path: `${path}.files`, message: `one file at '${items[i]!.path}'`, code: "shard_path" }];
+    if (a.kind !== head!.kind || a.artifact_format !== head!.artifact_format)
+      return [{ path: `${path}.kind`, message: "every item's artifact has the same kind and format", code: "shard_kind" }];
+    if (a.files.length !== 1 || a.files[0]!.path !== items[i]!.path)
+      return [{ path: `${path}.files`, message: `one file at '${items[i]!.path}'`, code: "shard_path" }];
     return [];
   });
 }
@@ -105,7 +124,13 @@ export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): Fie
 // ---- results of untrusted runners (runners.md "Trust") ----
 
 /** Records a shard result with who computed it; answers its id. */
-export function addResult(cx: JobContext, shardId: string, lease: { lease_id: string; runner_id: string; principal: string; trusted: boolean }, outputs: TaskOutputs, verdict: string): number {
+export function addResult(
+  cx: JobContext,
+  shardId: string,
+  lease: { lease_id: string; runner_id: string; principal: string; trusted: boolean },
+  outputs: TaskOutputs,
+  verdict: string,
+): number {
   return cx.sql
     .exec<{ id: number }>(
       "INSERT INTO shard_results (shard_id, lease_id, runner_id, principal, trusted, outputs_json, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING result_id AS id",
@@ -130,13 +155,24 @@ export function shardResults(cx: JobContext, shardId: string, verdict: string): 
       verdict,
     )
     .toArray()
-    .map((r) => ({ result_id: r.result_id, runner_id: r.runner_id, principal: r.principal, trusted: r.trusted === 1, outputs: JSON.parse(r.outputs_json) as TaskOutputs }));
+    .map((r) => ({
+      result_id: r.result_id,
+      runner_id: r.runner_id,
+      principal: r.principal,
+      trusted: r.trusted === 1,
+      outputs: JSON.parse(r.outputs_json) as TaskOutputs,
+    }));
 }
 
 /** A shard waiting for another result: pending again, for whom `need` says. */
 export function awaitResult(cx: JobContext, shardId: string, need: ShardNeed): void {
   const cancelling = cx.sql.exec<{ c: number }>("SELECT cancel_requested AS c FROM job WHERE id = 1").one().c === 1;
-  cx.sql.exec("UPDATE shards SET status = ?, need = ?, runner_id = NULL WHERE shard_id = ?", cancelling ? "cancelled" : "pending", need, shardId);
+  cx.sql.exec(
+    "UPDATE shards SET status = ?, need = ?, runner_id = NULL WHERE shard_id = ?",
+    cancelling ? "cancelled" : "pending",
+    need,
+    shardId,
+  );
 }
 
 /**
@@ -151,7 +187,11 @@ export function dropResultsOf(cx: JobContext, principal: string): void {
   cx.sql.exec("UPDATE shard_results SET verdict = 'rejected' WHERE principal = ? AND verdict = 'candidate'", principal);
   for (const shardId of open) {
     const left = shardResults(cx, shardId, "candidate").length;
-    cx.sql.exec("UPDATE shards SET need = ? WHERE shard_id = ? AND status <> 'succeeded'", left === 0 ? "any" : left === 1 ? "replica" : "trusted", shardId);
+    cx.sql.exec(
+      "UPDATE shards SET need = ? WHERE shard_id = ? AND status <> 'succeeded'",
+      left === 0 ? "any" : left === 1 ? "replica" : "trusted",
+      shardId,
+    );
   }
 }
 
@@ -163,7 +203,12 @@ export function recordShard(cx: JobContext, shardId: string, runnerId: string, o
   const { task_id: taskId } = cx.sql.exec<{ task_id: string }>("SELECT task_id FROM shards WHERE shard_id = ?", shardId).one();
   const ords = cx.sql.exec<{ ord: number }>("SELECT ord FROM items WHERE shard_id = ? ORDER BY ord", shardId).toArray();
   ords.forEach(({ ord }, i) => {
-    cx.sql.exec("UPDATE items SET outputs_json = ? WHERE task_id = ? AND ord = ?", JSON.stringify({ artifacts: [outputs.artifacts[i]], result: null }), taskId, ord);
+    cx.sql.exec(
+      "UPDATE items SET outputs_json = ? WHERE task_id = ? AND ord = ?",
+      JSON.stringify({ artifacts: [outputs.artifacts[i]], result: null }),
+      taskId,
+      ord,
+    );
   });
   cx.sql.exec("UPDATE shards SET status = 'succeeded', need = 'any', runner_id = ? WHERE shard_id = ?", runnerId, shardId);
   const stats = shardStats(cx, taskId)!;
@@ -174,7 +219,12 @@ export function recordShard(cx: JobContext, shardId: string, runnerId: string, o
 
 /** A shard goes back to pending (or to `status`: cancelled on a pending cancel, failed, cancelled_dirty). */
 export function returnShard(cx: JobContext, shardId: string, status: "pending" | JobStatus): void {
-  cx.sql.exec("UPDATE shards SET status = ?, runner_id = CASE WHEN ? = 'pending' THEN NULL ELSE runner_id END WHERE shard_id = ?", status, status, shardId);
+  cx.sql.exec(
+    "UPDATE shards SET status = ?, runner_id = CASE WHEN ? = 'pending' THEN NULL ELSE runner_id END WHERE shard_id = ?",
+    status,
+    status,
+    shardId,
+  );
 }
 
 /**
@@ -184,7 +234,10 @@ export function returnShard(cx: JobContext, shardId: string, status: "pending" |
  */
 export function rollUp(cx: JobContext, taskId: string): JobStatus {
   const counts = new Map(
-    cx.sql.exec<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM shards WHERE task_id = ? GROUP BY status", taskId).toArray().map((r) => [r.status, r.n]),
+    cx.sql
+      .exec<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM shards WHERE task_id = ? GROUP BY status", taskId)
+      .toArray()
+      .map((r) => [r.status, r.n]),
   );
   const n = (s: string) => counts.get(s) ?? 0;
   if (n("running") > 0) return "running";
@@ -197,7 +250,9 @@ export function rollUp(cx: JobContext, taskId: string): JobStatus {
 
 /** Resume (3.1): failed and cancelled shards are pending again; done ones stay done. */
 export function resetShards(cx: JobContext): void {
-  cx.sql.exec("UPDATE shards SET status = 'pending', runner_id = NULL WHERE status IN ('failed', 'cancelled', 'cancelled_dirty', 'running')");
+  cx.sql.exec(
+    "UPDATE shards SET status = 'pending', runner_id = NULL WHERE status IN ('failed', 'cancelled', 'cancelled_dirty', 'running')",
+  );
 }
 
 /** Cancel (3.1): shards not yet leased stop now. */

@@ -53,14 +53,22 @@ export async function cancel(cx: JobContext, force: boolean): Promise<Outcome<Jo
     cancelPending(cx);
     if (force) {
       const finished = nowIso();
-      for (const l of cx.sql.exec<{ lease_id: string; task_id: string; shard_id: string | null }>("SELECT lease_id, task_id, shard_id FROM leases WHERE state = 'active'").toArray()) {
+      for (const l of cx.sql
+        .exec<{ lease_id: string; task_id: string; shard_id: string | null }>(
+          "SELECT lease_id, task_id, shard_id FROM leases WHERE state = 'active'",
+        )
+        .toArray()) {
         cx.sql.exec("UPDATE leases SET state = 'revoked' WHERE lease_id = ?", l.lease_id);
         if (l.shard_id) returnShard(cx, l.shard_id, "cancelled_dirty");
         cx.sql.exec("UPDATE tasks SET status = 'cancelled_dirty', finished_at = ? WHERE task_id = ?", finished, l.task_id);
       }
       setStatus(cx, "cancelled_dirty");
     } else {
-      appendEvent(cx, null, { kind: "log_line", level: "INFO", message: "cancel requested: running tasks stop at their next phase boundary" });
+      appendEvent(cx, null, {
+        kind: "log_line",
+        level: "INFO",
+        message: "cancel requested: running tasks stop at their next phase boundary",
+      });
       settle(cx);
     }
   });

@@ -61,7 +61,12 @@ export function list(
 /** The latest artifact of `kind` computed from the dataset, or, with `job_id`, by that job. */
 export function latest(db: DurableObjectStorage, kind: string, owner: { dataset_id: string } | { job_id: string }): ArtifactRow | null {
   const [column, id] = "job_id" in owner ? ["job_id", owner.job_id] : ["dataset_id", owner.dataset_id];
-  const r = first(db.sql, `SELECT * FROM artifacts WHERE ${column} = ? AND kind = ? ORDER BY created_at DESC, artifact_id DESC LIMIT 1`, id, kind);
+  const r = first(
+    db.sql,
+    `SELECT * FROM artifacts WHERE ${column} = ? AND kind = ? ORDER BY created_at DESC, artifact_id DESC LIMIT 1`,
+    id,
+    kind,
+  );
   return r ? artifactOf(r) : null;
 }
 

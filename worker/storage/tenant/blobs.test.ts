@@ -11,8 +11,21 @@ import * as blobs from "./blobs";
 const inTenant = <T>(body: (db: DurableObjectStorage) => T) =>
   runInDurableObject(tenantStore(env, `blobs-test-${crypto.randomUUID()}`), (_o, state) => body(state.storage));
 
-const facts = (sha: string) => ({ sha, r2_key: `t/blobs-test/blobs/${sha}`, size: 3, media_type: null, width: null, height: null, focal_length_35mm: null, gps_json: null });
-const garbage = (db: DurableObjectStorage) => db.sql.exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY r2_key").toArray().map((r) => r.r2_key);
+const facts = (sha: string) => ({
+  sha,
+  r2_key: `t/blobs-test/blobs/${sha}`,
+  size: 3,
+  media_type: null,
+  width: null,
+  height: null,
+  focal_length_35mm: null,
+  gps_json: null,
+});
+const garbage = (db: DurableObjectStorage) =>
+  db.sql
+    .exec<{ r2_key: string }>("SELECT r2_key FROM r2_garbage ORDER BY r2_key")
+    .toArray()
+    .map((r) => r.r2_key);
 
 describe("blob references", () => {
   it("a blob held by a job, a reconstruction and an artifact stays stored until the last lets go; then its bytes and derived objects are garbage", async () => {

@@ -18,7 +18,10 @@ export function deleteProject(db: DurableObjectStorage, projectId: string): Outc
     .exec<{ job_id: string }>("SELECT job_id FROM jobs WHERE project_id = ? AND status IN ('pending', 'running')", projectId)
     .toArray();
   if (active.length > 0) return clash(`the project has ${active.length} active job(s), e.g. ${active[0]!.job_id}: cancel them first`);
-  const jobIds = db.sql.exec<{ job_id: string }>("SELECT job_id FROM jobs WHERE project_id = ?", projectId).toArray().map((j) => j.job_id);
+  const jobIds = db.sql
+    .exec<{ job_id: string }>("SELECT job_id FROM jobs WHERE project_id = ?", projectId)
+    .toArray()
+    .map((j) => j.job_id);
   db.transactionSync(() => {
     for (const d of db.sql.exec<{ dataset_id: string }>("SELECT dataset_id FROM datasets WHERE project_id = ?", projectId)) {
       datasets.drop(db, d.dataset_id);

@@ -30,7 +30,12 @@ const datasetOf = (r: Record<string, SqlStorageValue>): DatasetRow => ({
  * retry of the task gets the one it registered (`reused`); a name the project already has gets
  * the task id appended, so the name stays deterministic.
  */
-export function createDerived(db: DurableObjectStorage, projectId: string, taskId: string, input: DatasetInput): Outcome<{ dataset: DatasetRow; reused: boolean }> {
+export function createDerived(
+  db: DurableObjectStorage,
+  projectId: string,
+  taskId: string,
+  input: DatasetInput,
+): Outcome<{ dataset: DatasetRow; reused: boolean }> {
   const registered = first(db.sql, "SELECT dataset_id FROM datasets WHERE created_by_task = ?", taskId);
   if (registered) return ok({ dataset: get(db, registered.dataset_id as string)!, reused: true });
   const taken = first(db.sql, "SELECT 1 AS x FROM datasets WHERE project_id = ? AND name = ?", projectId, input.name);
@@ -39,12 +44,24 @@ export function createDerived(db: DurableObjectStorage, projectId: string, taskI
 }
 
 /** Creates the dataset and, for an `upload` source, registers its entries as images, atomically. */
-export function create(db: DurableObjectStorage, projectId: string, input: DatasetInput, createdByTask: string | null = null): Outcome<DatasetRow> {
+export function create(
+  db: DurableObjectStorage,
+  projectId: string,
+  input: DatasetInput,
+  createdByTask: string | null = null,
+): Outcome<DatasetRow> {
   if (!projects.get(db, projectId)) return missing("project");
   const entries = input.source.kind === "upload" ? input.source.entries : [];
-  const bad = blobs.unknown(db, entries.map((e) => e.blob_sha), (i) => `source.entries.${i}.blob_sha`);
+  const bad = blobs.unknown(
+    db,
+    entries.map((e) => e.blob_sha),
+    (i) => `source.entries.${i}.blob_sha`,
+  );
   if (bad) return bad;
-  const dupes = images.duplicateNames(entries.map((e) => e.name), (i) => `source.entries.${i}.name`);
+  const dupes = images.duplicateNames(
+    entries.map((e) => e.name),
+    (i) => `source.entries.${i}.name`,
+  );
   if (dupes) return dupes;
   const datasetId = ulid();
   db.transactionSync(() => {

@@ -14,7 +14,8 @@ import * as garbage from "./garbage";
 import * as posePriors from "./pose-priors";
 
 const imageOf = (r: Record<string, SqlStorageValue>) => r as unknown as ImageRow;
-const datasetExists = (db: DurableObjectStorage, datasetId: string) => exists(db.sql, "SELECT 1 FROM datasets WHERE dataset_id = ?", datasetId);
+const datasetExists = (db: DurableObjectStorage, datasetId: string) =>
+  exists(db.sql, "SELECT 1 FROM datasets WHERE dataset_id = ?", datasetId);
 
 /**
  * Registers every item or none (batchCreate is all-or-nothing). `listField` names the request's
@@ -23,12 +24,24 @@ const datasetExists = (db: DurableObjectStorage, datasetId: string) => exists(db
  * a retried request) answers with the image that exists; the same name with other bytes is a
  * conflict.
  */
-export function create(db: DurableObjectStorage, datasetId: string, items: { name: string; blob_sha: string }[], listField: string | null): Outcome<ImageRow[]> {
+export function create(
+  db: DurableObjectStorage,
+  datasetId: string,
+  items: { name: string; blob_sha: string }[],
+  listField: string | null,
+): Outcome<ImageRow[]> {
   if (!datasetExists(db, datasetId)) return missing("dataset");
   const at = (i: number, field: string) => (listField === null ? field : `${listField}.${i}.${field}`);
-  const bad = blobs.unknown(db, items.map((i) => i.blob_sha), (i) => at(i, "blob_sha"));
+  const bad = blobs.unknown(
+    db,
+    items.map((i) => i.blob_sha),
+    (i) => at(i, "blob_sha"),
+  );
   if (bad) return bad;
-  const dupes = duplicateNames(items.map((i) => i.name), (i) => at(i, "name"));
+  const dupes = duplicateNames(
+    items.map((i) => i.name),
+    (i) => at(i, "name"),
+  );
   if (dupes) return dupes;
   const held = items.map((i) => byName(db, datasetId, i.name));
   const differing = items.find((item, k) => (held[k]?.content_sha ?? item.blob_sha) !== item.blob_sha);
@@ -114,7 +127,9 @@ export function removeAll(db: DurableObjectStorage, datasetId: string): void {
 
 /** Recomputes the dataset's manifest hash from its images (2.4). */
 export function refreshManifest(db: DurableObjectStorage, datasetId: string): void {
-  const pairs = db.sql.exec<{ name: string; content_sha: string }>("SELECT name, content_sha FROM images WHERE dataset_id = ?", datasetId).toArray();
+  const pairs = db.sql
+    .exec<{ name: string; content_sha: string }>("SELECT name, content_sha FROM images WHERE dataset_id = ?", datasetId)
+    .toArray();
   db.sql.exec("UPDATE datasets SET manifest_hash = ? WHERE dataset_id = ?", manifestHash(pairs), datasetId);
 }
 

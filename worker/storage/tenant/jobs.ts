@@ -28,7 +28,12 @@ import * as snapshots from "./snapshots";
 export function register(
   db: DurableObjectStorage,
   input: JobRegistration,
-): Outcome<{ hits: Record<string, TaskOutputs>; item_hits: Record<string, TaskOutputs>; recon_id: string | null; adopted: AdoptedSnapshot | null }> {
+): Outcome<{
+  hits: Record<string, TaskOutputs>;
+  item_hits: Record<string, TaskOutputs>;
+  recon_id: string | null;
+  adopted: AdoptedSnapshot | null;
+}> {
   const { job, recon } = input;
   if (!projects.get(db, job.project_id)) return missing("project");
   if (recon && "recon_id" in recon && !reconstructions.get(db, recon.recon_id)) return missing("reconstruction");
@@ -37,14 +42,24 @@ export function register(
       const driven = recon && "dataset_snapshot_hash" in recon ? recon : null;
       const reconId = driven ? reconstructions.drive(db, job, driven) : recon && "recon_id" in recon ? recon.recon_id : null;
       const indexed = { ...job, recon_id: reconId };
-      db.sql.exec("INSERT INTO jobs (job_id, project_id, status, job_json) VALUES (?, ?, ?, ?)", job.job_id, job.project_id, job.status, JSON.stringify(indexed));
+      db.sql.exec(
+        "INSERT INTO jobs (job_id, project_id, status, job_json) VALUES (?, ?, ?, ?)",
+        job.job_id,
+        job.project_id,
+        job.status,
+        JSON.stringify(indexed),
+      );
       // The job's inputs stay readable even if their dataset is deleted while it runs.
       for (const sha of input.input_shas) blobs.hold(db, "job", job.job_id, sha);
       for (const facts of input.made_blobs ?? []) blobs.holdNew(db, "job", job.job_id, facts);
       const hits: Record<string, TaskOutputs> = {};
       let sealer: string | null = null;
       for (const key of input.cache_keys) {
-        const row = first<{ outputs_json: string; task_id: string }>(db.sql, "SELECT outputs_json, task_id FROM task_cache WHERE cache_key = ?", key);
+        const row = first<{ outputs_json: string; task_id: string }>(
+          db.sql,
+          "SELECT outputs_json, task_id FROM task_cache WHERE cache_key = ?",
+          key,
+        );
         if (!row) continue;
         const outputs = JSON.parse(row.outputs_json) as TaskOutputs;
         for (const f of outputs.artifacts.flatMap((a) => a.files)) blobs.hold(db, "job", job.job_id, f.blob_sha);
@@ -81,12 +96,7 @@ export function forget(db: DurableObjectStorage, jobId: string): void {
  * again changes nothing, so the JobStore may repeat a call that seemed lost. A job no longer
  * indexed (its project was deleted) records nothing.
  */
-export function sync(
-  db: DurableObjectStorage,
-  job: JobRow,
-  version: number,
-  completed: JobCompletions,
-): void {
+export function sync(db: DurableObjectStorage, job: JobRow, version: number, completed: JobCompletions): void {
   if (!exists(db.sql, "SELECT 1 FROM jobs WHERE job_id = ?", job.job_id)) return;
   db.transactionSync(() => {
     const written = db.sql.exec(

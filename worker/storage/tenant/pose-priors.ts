@@ -31,7 +31,10 @@ export function remove(db: DurableObjectStorage, imageId: string): Outcome<null>
 /** Every prior of the dataset's images, by image id (JSON text); 404 when the dataset does not exist. */
 export function ofDataset(db: DurableObjectStorage, datasetId: string): Outcome<Record<string, string>> {
   if (!exists(db.sql, "SELECT 1 FROM datasets WHERE dataset_id = ?", datasetId)) return missing("dataset");
-  const rows = db.sql.exec<{ image_id: string; prior_json: string }>("SELECT image_id, prior_json FROM pose_priors WHERE dataset_id = ? ORDER BY image_id", datasetId);
+  const rows = db.sql.exec<{ image_id: string; prior_json: string }>(
+    "SELECT image_id, prior_json FROM pose_priors WHERE dataset_id = ? ORDER BY image_id",
+    datasetId,
+  );
   return ok(Object.fromEntries([...rows].map((r) => [r.image_id, r.prior_json])));
 }
 

@@ -47,7 +47,8 @@ export function drive(db: DurableObjectStorage, job: { job_id: string; project_i
  */
 export function putFile(db: DurableObjectStorage, reconId: string, name: string, blob: { sha: string; size: number }): Outcome<null> {
   if (!get(db, reconId)) return missing("reconstruction");
-  if (!blobs.get(db, blob.sha)) return invalid("the file's blob is no longer stored", [{ path: "blob_sha", message: "unknown blob", code: "unknown_blob" }]);
+  if (!blobs.get(db, blob.sha))
+    return invalid("the file's blob is no longer stored", [{ path: "blob_sha", message: "unknown blob", code: "unknown_blob" }]);
   db.transactionSync(() => {
     const old = first<{ sha: string }>(db.sql, "SELECT sha FROM recon_files WHERE recon_id = ? AND name = ?", reconId, name);
     db.sql.exec(
@@ -65,14 +66,23 @@ export function putFile(db: DurableObjectStorage, reconId: string, name: string,
 }
 
 export function file(db: DurableObjectStorage, reconId: string, name: string): StoredFile | null {
-  return blobs.storedFile(db, name, first<{ sha: string; size: number }>(db.sql, "SELECT sha, size FROM recon_files WHERE recon_id = ? AND name = ?", reconId, name));
+  return blobs.storedFile(
+    db,
+    name,
+    first<{ sha: string; size: number }>(db.sql, "SELECT sha, size FROM recon_files WHERE recon_id = ? AND name = ?", reconId, name),
+  );
 }
 
 /** The reconstruction-level files of `fromId` that `toId` lacks, now also `toId`'s (inside the caller's transaction). */
 export function adoptFiles(db: DurableObjectStorage, fromId: string, toId: string): void {
-  const files = db.sql.exec<{ name: string; sha: string; size: number }>("SELECT name, sha, size FROM recon_files WHERE recon_id = ?", fromId).toArray();
+  const files = db.sql
+    .exec<{ name: string; sha: string; size: number }>("SELECT name, sha, size FROM recon_files WHERE recon_id = ?", fromId)
+    .toArray();
   for (const f of files) {
-    if (db.sql.exec("INSERT OR IGNORE INTO recon_files (recon_id, name, sha, size) VALUES (?, ?, ?, ?)", toId, f.name, f.sha, f.size).rowsWritten > 0) {
+    if (
+      db.sql.exec("INSERT OR IGNORE INTO recon_files (recon_id, name, sha, size) VALUES (?, ?, ?, ?)", toId, f.name, f.sha, f.size)
+        .rowsWritten > 0
+    ) {
       blobs.hold(db, "recon", toId, f.sha);
     }
   }

@@ -23,10 +23,17 @@ import * as reconstructions from "./reconstructions";
  */
 export function seal(db: DurableObjectStorage, input: SealInput): Outcome<{ seq: number; created: boolean }> {
   if (!reconstructions.get(db, input.recon_id)) return missing("reconstruction");
-  const prior = first<{ seq: number }>(db.sql, "SELECT seq FROM snapshots WHERE recon_id = ? AND lease_id = ? AND digest = ?", input.recon_id, input.lease_id, input.digest);
+  const prior = first<{ seq: number }>(
+    db.sql,
+    "SELECT seq FROM snapshots WHERE recon_id = ? AND lease_id = ? AND digest = ?",
+    input.recon_id,
+    input.lease_id,
+    input.digest,
+  );
   if (prior) return ok({ seq: prior.seq, created: false });
   const gone = input.files.find((f) => !blobs.get(db, f.sha));
-  if (gone) return invalid("a file's blob is no longer stored", [{ path: "files", message: `blob ${gone.sha} is gone`, code: "unknown_blob" }]);
+  if (gone)
+    return invalid("a file's blob is no longer stored", [{ path: "files", message: `blob ${gone.sha} is gone`, code: "unknown_blob" }]);
   const seq = db.transactionSync(() => insert(db, input));
   return ok({ seq, created: true });
 }
@@ -45,7 +52,13 @@ export function adopt(db: DurableObjectStorage, reconId: string, taskId: string)
     taskId,
   );
   if (!src) return null;
-  const files = db.sql.exec<SealInput["files"][number]>("SELECT component, name, sha, size FROM snapshot_files WHERE recon_id = ? AND seq = ?", src.recon_id, src.seq).toArray();
+  const files = db.sql
+    .exec<SealInput["files"][number]>(
+      "SELECT component, name, sha, size FROM snapshot_files WHERE recon_id = ? AND seq = ?",
+      src.recon_id,
+      src.seq,
+    )
+    .toArray();
   const components = db.sql
     .exec<{ idx: number; num_reg_images: number; num_points3D: number; summary_json: string | null }>(
       `SELECT c.idx, c.num_reg_images, c.num_points3D, m.summary_json FROM snapshot_components c
@@ -54,7 +67,10 @@ export function adopt(db: DurableObjectStorage, reconId: string, taskId: string)
       src.seq,
     )
     .toArray()
-    .map((c) => ({ ...c, summary_json: c.summary_json ?? JSON.stringify({ num_reg_images: c.num_reg_images, num_points3D: c.num_points3D }) }));
+    .map((c) => ({
+      ...c,
+      summary_json: c.summary_json ?? JSON.stringify({ num_reg_images: c.num_reg_images, num_points3D: c.num_points3D }),
+    }));
   // The adopted snapshot's artifacts keep the dataset scope of the source's.
   const manifest = first<{ m: string | null }>(
     db.sql,
@@ -70,7 +86,10 @@ export function adopt(db: DurableObjectStorage, reconId: string, taskId: string)
 /** The sealed seqs, ascending; null when the reconstruction does not exist. */
 export function seqs(db: DurableObjectStorage, reconId: string): number[] | null {
   if (!reconstructions.get(db, reconId)) return null;
-  return db.sql.exec<{ seq: number }>("SELECT seq FROM snapshots WHERE recon_id = ? ORDER BY seq", reconId).toArray().map((r) => r.seq);
+  return db.sql
+    .exec<{ seq: number }>("SELECT seq FROM snapshots WHERE recon_id = ? ORDER BY seq", reconId)
+    .toArray()
+    .map((r) => r.seq);
 }
 
 /**
@@ -90,7 +109,11 @@ export function largest(db: DurableObjectStorage, reconId: string): number | nul
 /** The snapshots of the reconstruction that `jobId` sealed, with the summary each was sealed with. */
 export function sealedBy(db: DurableObjectStorage, reconId: string, jobId: string): { seq: number; summary: Record<string, unknown> }[] {
   return db.sql
-    .exec<{ seq: number; summary_json: string }>("SELECT seq, summary_json FROM snapshots WHERE recon_id = ? AND job_id = ? ORDER BY seq", reconId, jobId)
+    .exec<{ seq: number; summary_json: string }>(
+      "SELECT seq, summary_json FROM snapshots WHERE recon_id = ? AND job_id = ? ORDER BY seq",
+      reconId,
+      jobId,
+    )
     .toArray()
     .map((r) => ({ seq: r.seq, summary: JSON.parse(r.summary_json) as Record<string, unknown> }));
 }
@@ -114,7 +137,8 @@ export function file(db: DurableObjectStorage, reconId: string, seq: number, idx
   if (own) return own;
   if (idx !== null) {
     // A seal without components is one model: its component 0 is the root.
-    const single = idx === 0 && !exists(db.sql, "SELECT 1 FROM snapshot_files WHERE recon_id = ? AND seq = ? AND component >= 0 LIMIT 1", reconId, seq);
+    const single =
+      idx === 0 && !exists(db.sql, "SELECT 1 FROM snapshot_files WHERE recon_id = ? AND seq = ? AND component >= 0 LIMIT 1", reconId, seq);
     return single ? sealedFile(db, reconId, seq, -1, name) : null;
   }
   const largest = first<{ idx: number }>(
@@ -130,7 +154,14 @@ export function file(db: DurableObjectStorage, reconId: string, seq: number, idx
 
 export function listSubmodels(db: DurableObjectStorage, reconId: string, page: PageRequest): Outcome<PageResult<SubmodelRow>> {
   if (!reconstructions.get(db, reconId)) return missing("reconstruction");
-  return ok(paginate(db.sql, { table: "submodels", key: "submodel_id", where: "recon_id = ?", params: [reconId] }, page, (r) => r as unknown as SubmodelRow));
+  return ok(
+    paginate(
+      db.sql,
+      { table: "submodels", key: "submodel_id", where: "recon_id = ?", params: [reconId] },
+      page,
+      (r) => r as unknown as SubmodelRow,
+    ),
+  );
 }
 
 export function getSubmodel(db: DurableObjectStorage, submodelId: string): SubmodelRow | null {
@@ -144,7 +175,8 @@ export function getSubmodel(db: DurableObjectStorage, submodelId: string): Submo
  */
 export function artifact(db: DurableObjectStorage, reconId: string, seq: number, idx: number | null): ArtifactRow | null {
   if (!has(db, reconId, seq, null)) return null;
-  const find = () => first(db.sql, "SELECT * FROM artifacts WHERE recon_id = ? AND snapshot_seq = ? AND component = ?", reconId, seq, idx ?? -1);
+  const find = () =>
+    first(db.sql, "SELECT * FROM artifacts WHERE recon_id = ? AND snapshot_seq = ? AND component = ?", reconId, seq, idx ?? -1);
   let r = find();
   if (!r) {
     db.transactionSync(() => recordArtifacts(db, reconId, seq, null));
@@ -155,7 +187,9 @@ export function artifact(db: DurableObjectStorage, reconId: string, seq: number,
 
 /** Inserts the next snapshot of the reconstruction (inside the caller's transaction); answers its seq. */
 function insert(db: DurableObjectStorage, input: SealInput): number {
-  const next = db.sql.exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM snapshots WHERE recon_id = ?", input.recon_id).one().n;
+  const next = db.sql
+    .exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM snapshots WHERE recon_id = ?", input.recon_id)
+    .one().n;
   const now = nowIso();
   db.sql.exec(
     "INSERT INTO snapshots (recon_id, seq, job_id, task_id, lease_id, digest, summary_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -225,13 +259,22 @@ function sealedFile(db: DurableObjectStorage, reconId: string, seq: number, comp
 function recordArtifacts(db: DurableObjectStorage, reconId: string, seq: number, manifestHash: string | null): void {
   const recon = reconstructions.get(db, reconId)!;
   const snap = db.sql
-    .exec<{ job_id: string; task_id: string; summary_json: string }>("SELECT job_id, task_id, summary_json FROM snapshots WHERE recon_id = ? AND seq = ?", reconId, seq)
+    .exec<{ job_id: string; task_id: string; summary_json: string }>(
+      "SELECT job_id, task_id, summary_json FROM snapshots WHERE recon_id = ? AND seq = ?",
+      reconId,
+      seq,
+    )
     .one();
   const names = db.sql
     .exec<{ name: string }>("SELECT DISTINCT name FROM snapshot_files WHERE recon_id = ? AND seq = ? ORDER BY name", reconId, seq)
     .toArray()
     .map((r) => r.name);
-  const scope: ArtifactScope = { project_id: recon.project_id, dataset_id: recon.dataset_id, manifest_hash: manifestHash, recon_id: reconId };
+  const scope: ArtifactScope = {
+    project_id: recon.project_id,
+    dataset_id: recon.dataset_id,
+    manifest_hash: manifestHash,
+    recon_id: reconId,
+  };
   const models: { component: number; idx: number | null; summary: Record<string, unknown> }[] = [
     { component: -1, idx: null, summary: JSON.parse(snap.summary_json) },
     ...db.sql
@@ -246,7 +289,9 @@ function recordArtifacts(db: DurableObjectStorage, reconId: string, seq: number,
   for (const m of models) {
     const files = names.flatMap((name) => {
       const f = file(db, reconId, seq, m.idx, name);
-      return f ? [{ path: name, blob_sha: f.sha, byte_size: f.size, media_type: name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json" }] : [];
+      return f
+        ? [{ path: name, blob_sha: f.sha, byte_size: f.size, media_type: name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json" }]
+        : [];
     });
     if (files.length === 0) continue;
     const kind = m.idx === null ? "reconstruction.snapshot" : "reconstruction.submodel";

@@ -78,7 +78,12 @@ export function recordChunk(
       { path: "Content-Range", message: "range exceeds expected_size", code: "range_exceeds_size" },
     ]);
   }
-  const prior = first<{ length: number; sha: string }>(db.sql, "SELECT length, sha FROM upload_chunks WHERE upload_id = ? AND start = ?", uploadId, chunk.start);
+  const prior = first<{ length: number; sha: string }>(
+    db.sql,
+    "SELECT length, sha FROM upload_chunks WHERE upload_id = ? AND start = ?",
+    uploadId,
+    chunk.start,
+  );
   if (prior) {
     if (prior.length === chunk.length && prior.sha === chunk.sha) return ok({ upload: up, stored: false });
     return clash(`different bytes were already received at offset ${chunk.start}`);
@@ -152,7 +157,10 @@ export function completeFinalize(db: DurableObjectStorage, uploadId: string): Ou
 
 /** Uploads past `expires_at` are removed with their chunks; a finalized one drops its blob reference. */
 export function expire(db: DurableObjectStorage): void {
-  const expired = db.sql.exec<{ upload_id: string; blob_sha: string | null }>("SELECT upload_id, blob_sha FROM uploads WHERE expires_at <= ?", nowIso());
+  const expired = db.sql.exec<{ upload_id: string; blob_sha: string | null }>(
+    "SELECT upload_id, blob_sha FROM uploads WHERE expires_at <= ?",
+    nowIso(),
+  );
   db.transactionSync(() => {
     for (const u of expired.toArray()) {
       discardChunks(db, u.upload_id);

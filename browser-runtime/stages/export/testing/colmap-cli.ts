@@ -47,7 +47,10 @@ export function runColmap(args: string[]): string {
 export function analyzeModel(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of runColmap(["model_analyzer", "--path", dir]).split("\n")) {
-    const m = /^(Cameras|Images|Registered images|Points|Observations|Mean track length|Mean observations per image|Mean reprojection error): ([0-9.]+)/.exec(line.trim());
+    const m =
+      /^(Cameras|Images|Registered images|Points|Observations|Mean track length|Mean observations per image|Mean reprojection error): ([0-9.]+)/.exec(
+        line.trim(),
+      );
     if (m) out[m[1]!] = m[2]!;
   }
   return out;
