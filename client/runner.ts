@@ -89,7 +89,7 @@ export class RunnerClient {
       this.api.PUT("/v1/leases/{lease_id}/blobs/{sha}", {
         params: { path: { lease_id: leaseId, sha } },
         headers: { "Content-Type": mediaType?.startsWith("image/") ? mediaType : "application/octet-stream" },
-        body: bytes as never,
+        body: bytes,
         bodySerializer: (b) => b,
       }),
     );

@@ -902,7 +902,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/octet-stream": string;
+                    "application/octet-stream": Blob | Uint8Array;
                 };
             };
             responses: {
@@ -1886,7 +1886,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 /** @description the requested byte range */
@@ -1895,7 +1895,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -1978,7 +1978,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "image/jpeg": string;
+                        "image/jpeg": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -3874,7 +3874,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 /** @description Authentication required */
@@ -3928,7 +3928,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/octet-stream": string;
+                    "application/octet-stream": Blob | Uint8Array;
                 };
             };
             responses: {
@@ -5265,7 +5265,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description the requested byte range */
@@ -5275,7 +5275,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -5364,7 +5364,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description the requested byte range */
@@ -5374,7 +5374,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -5540,7 +5540,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description the requested byte range */
@@ -5550,7 +5550,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -5852,7 +5852,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description the requested byte range */
@@ -5862,7 +5862,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
-                        "application/x-sfm-points-v1": string;
+                        "application/x-sfm-points-v1": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -6282,7 +6282,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 /** @description the requested byte range */
@@ -6291,7 +6291,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 /** @description not modified */
@@ -7306,8 +7306,8 @@ export interface paths {
             /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
             requestBody: {
                 content: {
-                    "image/*": string;
-                    "application/octet-stream": string;
+                    "image/*": Blob | Uint8Array;
+                    "application/octet-stream": Blob | Uint8Array;
                 };
             };
             responses: {
@@ -7431,8 +7431,8 @@ export interface paths {
             /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
             requestBody: {
                 content: {
-                    "image/*": string;
-                    "application/octet-stream": string;
+                    "image/*": Blob | Uint8Array;
+                    "application/octet-stream": Blob | Uint8Array;
                 };
             };
             responses: {
@@ -12132,7 +12132,7 @@ export namespace input {
                 };
                 requestBody: {
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 responses: {
@@ -13116,7 +13116,7 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content: {
-                            "application/octet-stream": string;
+                            "application/octet-stream": Blob | Uint8Array;
                         };
                     };
                     /** @description the requested byte range */
@@ -13125,7 +13125,7 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content: {
-                            "application/octet-stream": string;
+                            "application/octet-stream": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -13208,7 +13208,7 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content: {
-                            "image/jpeg": string;
+                            "image/jpeg": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -15104,7 +15104,7 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content: {
-                            "application/octet-stream": string;
+                            "application/octet-stream": Blob | Uint8Array;
                         };
                     };
                     /** @description Authentication required */
@@ -15158,7 +15158,7 @@ export namespace input {
                 };
                 requestBody: {
                     content: {
-                        "application/octet-stream": string;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 responses: {
@@ -16495,7 +16495,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description the requested byte range */
@@ -16505,7 +16505,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -16594,7 +16594,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description the requested byte range */
@@ -16604,7 +16604,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -16770,7 +16770,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description the requested byte range */
@@ -16780,7 +16780,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -17082,7 +17082,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description the requested byte range */
@@ -17092,7 +17092,7 @@ export namespace input {
                         };
                         content: {
                             "application/json": unknown;
-                            "application/x-sfm-points-v1": string;
+                            "application/x-sfm-points-v1": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -17512,7 +17512,7 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content: {
-                            "application/octet-stream": string;
+                            "application/octet-stream": Blob | Uint8Array;
                         };
                     };
                     /** @description the requested byte range */
@@ -17521,7 +17521,7 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content: {
-                            "application/octet-stream": string;
+                            "application/octet-stream": Blob | Uint8Array;
                         };
                     };
                     /** @description not modified */
@@ -18536,8 +18536,8 @@ export namespace input {
                 /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
                 requestBody: {
                     content: {
-                        "image/*": string;
-                        "application/octet-stream": string;
+                        "image/*": Blob | Uint8Array;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 responses: {
@@ -18661,8 +18661,8 @@ export namespace input {
                 /** @description the image's bytes (JPEG, PNG, WebP, ...), at most SVC_ONESHOT_MAX_REQUEST_BYTES (default 50 MiB) */
                 requestBody: {
                     content: {
-                        "image/*": string;
-                        "application/octet-stream": string;
+                        "image/*": Blob | Uint8Array;
+                        "application/octet-stream": Blob | Uint8Array;
                     };
                 };
                 responses: {

@@ -102,7 +102,7 @@ export async function uploadBlob(api: Api, data: Uint8Array | Blob, o: UploadOpt
             params: { path, header: { "content-range": `bytes ${start}-${end - 1}/${size}` } },
             headers: { "Content-Type": "application/octet-stream" },
             // Raw bytes, not JSON; a chunk re-sent at the same offset is idempotent (4.3).
-            body: data.slice(start, end) as never,
+            body: data.slice(start, end),
             bodySerializer: (chunk) => chunk,
             signal,
           }),
