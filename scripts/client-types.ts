@@ -27,7 +27,13 @@ const BYTES = ts.factory.createUnionTypeNode(["Blob", "Uint8Array"].map((name) =
 
 export async function clientTypesOf(doc: object): Promise<string> {
   const types = async (defaultNonNullable: boolean) =>
-    astToString(await openapiTS(structuredClone(doc) as Parameters<typeof openapiTS>[0], { silent: true, defaultNonNullable, transform: (schema) => (schema.format === "binary" ? BYTES : undefined) }));
+    astToString(
+      await openapiTS(structuredClone(doc) as Parameters<typeof openapiTS>[0], {
+        silent: true,
+        defaultNonNullable,
+        transform: (schema) => (schema.format === "binary" ? BYTES : undefined),
+      }),
+    );
   const input = (await types(false)).trimEnd().replace(/^(?=.)/gm, "    ");
   return `${HEADER}${await types(true)}
 /** The same types as the service takes them in requests: a field with a default may be left out. */
