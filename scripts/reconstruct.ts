@@ -4,8 +4,8 @@
 // recipe with a progress bar (the job's fraction, the running stage's progress and its time left
 // at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
-// --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N) or
-// retrieval (the dataset's dHash index, --retrieval-k N).
+// --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
+// retrieval (the dataset's dHash index, --retrieval-k N) or spatial (EXIF GPS, --overlap-distance M metres).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -18,7 +18,7 @@ import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE =
-  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval] [--overlap N] [--retrieval-k N]";
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|spatial] [--overlap N] [--retrieval-k N] [--overlap-distance M]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -30,6 +30,7 @@ const { values, positionals } = parseArgs({
     pairs: { type: "string", default: "exhaustive" },
     overlap: { type: "string" },
     "retrieval-k": { type: "string" },
+    "overlap-distance": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -47,6 +48,7 @@ const pairs = PairsSpec.safeParse({
   ...(values.pairs === "retrieval" ? { retrieval_strategy: "dhash" } : {}),
   ...(values.overlap !== undefined ? { overlap: Number(values.overlap) } : {}),
   ...(values["retrieval-k"] !== undefined ? { retrieval_k: Number(values["retrieval-k"]) } : {}),
+  ...(values["overlap-distance"] !== undefined ? { overlap_distance_m: Number(values["overlap-distance"]) } : {}),
 });
 if (!pairs.success) {
   console.error(`${USAGE}\n${pairs.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n")}`);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { exhaustivePairs, retrievalPairs, selectPairs, sequentialPairs } from "./pairs";
+import type { DatasetSnapshot } from "../../protocol";
+import { enuOf } from "./enu";
+import { exhaustivePairs, fromPosesPairs, pairPositions, retrievalPairs, selectPairs, sequentialPairs, spatialPairs } from "./pairs";
 
 const names = ["a", "b", "c", "d", "e"];
 const flat = (pairs: Array<{ imageName1: string; imageName2: string }>): string[] => pairs.map((p) => p.imageName1 + p.imageName2);
@@ -23,6 +25,7 @@ describe("pair selection (spec 2.12 PairsSpec)", () => {
     expect(selectPairs(names, { strategy: "sequential", overlap: 1 }).length).toBe(4);
     expect(() => selectPairs(names, { strategy: "vocabtree" })).toThrow(/not supported/);
     expect(() => selectPairs(names, { strategy: "retrieval" })).toThrow(/similarity index/);
+    expect(() => selectPairs(names, { strategy: "spatial" })).toThrow(/positions/);
   });
 
   it("retrieval pairs each image with its retrieval_k nearest by Hamming distance, and with those that retrieve it; each pair once, in order", () => {
@@ -35,5 +38,76 @@ describe("pair selection (spec 2.12 PairsSpec)", () => {
     expect(selectPairs(names, { strategy: "retrieval" }, { hashes })).toEqual(exhaustivePairs(names));
     expect(() => retrievalPairs(names, hashes.slice(1), 1)).toThrow(RangeError);
     expect(() => retrievalPairs(names, hashes, 0)).toThrow(RangeError);
+  });
+
+  it("spatial pairs images within overlap_distance_m, at most the nearest 50 each; images without a position get none", () => {
+    // a-b 3 m apart, b-c 4 m, a-c 5 m; d far away; e unplaced.
+    const positions: ([number, number, number] | null)[] = [[0, 0, 0], [3, 0, 0], [3, 4, 0], [1000, 0, 0], null];
+    expect(flat(spatialPairs(names, positions, 4))).toEqual(["ab", "bc"]);
+    expect(flat(spatialPairs(names, positions, 5))).toEqual(["ab", "ac", "bc"]);
+    // One nearest neighbour each: a->b, b->a, c->b; the pair of each image and its nearest once.
+    expect(flat(spatialPairs(names, positions, 5, 1))).toEqual(["ab", "bc"]);
+    expect(flat(selectPairs(names, { strategy: "spatial", overlap_distance_m: 4 }, null, { positions, poses: [] }))).toEqual(["ab", "bc"]);
+    // Null distance: COLMAP's 100 m.
+    expect(flat(selectPairs(names, { strategy: "spatial" }, null, { positions, poses: [] }))).toEqual(["ab", "ac", "bc"]);
+    // 120 images on a line 1 m apart: each pairs with its 50 nearest, so the set is far from exhaustive.
+    const line = Array.from({ length: 120 }, (_, i) => `${i}`);
+    const many = spatialPairs(
+      line,
+      line.map((_, i) => [i, 0, 0]),
+    );
+    expect(many.length).toBeLessThan(exhaustivePairs(line).length / 2);
+    expect(many.every((p) => Math.abs(Number(p.imageName1) - Number(p.imageName2)) <= 50)).toBe(true);
+  });
+
+  it("from_poses pairs centres within overlap_distance_m whose principal axes are within max_angle_deg", () => {
+    const axis = (deg: number): [number, number, number] => [Math.sin((deg * Math.PI) / 180), 0, Math.cos((deg * Math.PI) / 180)];
+    const poses = [
+      { centre: [0, 0, 0] as [number, number, number], axis: axis(0) },
+      { centre: [1, 0, 0] as [number, number, number], axis: axis(20) },
+      { centre: [2, 0, 0] as [number, number, number], axis: axis(90) },
+      { centre: [50, 0, 0] as [number, number, number], axis: axis(0) },
+      null,
+    ];
+    expect(flat(fromPosesPairs(names, poses, 10, 30))).toEqual(["ab"]);
+    expect(flat(fromPosesPairs(names, poses, 10, 80))).toEqual(["ab", "bc"]);
+    expect(flat(fromPosesPairs(names, poses, 10))).toEqual(["ab", "ac", "bc"]);
+    expect(flat(fromPosesPairs(names, poses, 100, 30))).toEqual(["ab", "ad", "bd"]);
+    expect(
+      flat(selectPairs(names, { strategy: "from_poses", overlap_distance_m: 10, max_angle_deg: 30 }, null, { positions: [], poses })),
+    ).toEqual(["ab"]);
+  });
+
+  it("positions come from pose priors (centre, principal axis) when two images have one, else GPS in ENU metres on the ground", () => {
+    const image = (name: string, extra: Partial<DatasetSnapshot["images"][number]>) =>
+      ({ name, gps: null, pose_prior: null, ...extra }) as DatasetSnapshot["images"][number];
+    // 90 degrees about y: the camera's +z (R^T e3) is world -x, its centre -R^T t.
+    const q = { w: Math.SQRT1_2, x: 0, y: Math.SQRT1_2, z: 0 };
+    const priors = [
+      image("a", { pose_prior: { cam_from_world: { rotation: q, translation: [0, 0, 5] } } }),
+      image("b", { pose_prior: { cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [1, 2, 3] } } }),
+      image("c", { gps: { latitude: 55.7, longitude: 13.19, altitude: 20, horizontal_accuracy_m: null } }),
+    ];
+    const fromPriors = pairPositions(priors);
+    expect(fromPriors.positions[0]![0]).toBeCloseTo(5, 12);
+    expect(fromPriors.positions[0]![2]).toBeCloseTo(0, 12);
+    expect(fromPriors.poses[0]!.axis[0]).toBeCloseTo(-1, 12);
+    expect(fromPriors.positions[1]).toEqual([-1, -2, -3]);
+    expect(fromPriors.positions[2]).toBeNull();
+    // One prior is not a frame: GPS then, the ENU origin at the mean position, up left out.
+    const gps = (lat: number, alt: number | null) => ({ latitude: lat, longitude: 13.19, altitude: alt, horizontal_accuracy_m: null });
+    const located = pairPositions([
+      image("a", { gps: gps(55.7, 10) }),
+      image("b", { gps: gps(55.7001, 90) }),
+      image("c", { pose_prior: { cam_from_world: { rotation: q, translation: [0, 0, 0] }, gps: gps(55.7002, null) } }),
+      image("d", {}),
+    ]);
+    const origin = { latitude: 55.7001, longitude: 13.19, altitude: 50 };
+    const northOf = (lat: number) => enuOf({ latitude: lat, longitude: 13.19, altitude: 50 }, origin)[1];
+    expect(located.positions[0]![1]).toBeCloseTo(northOf(55.7), 3);
+    expect(located.positions[2]![1]).toBeCloseTo(northOf(55.7002), 3);
+    expect(located.positions[1]![2]).toBe(0);
+    expect(located.positions[3]).toBeNull();
+    expect(Math.abs(located.positions[0]![1] - located.positions[1]![1])).toBeCloseTo(11.13, 1);
   });
 });

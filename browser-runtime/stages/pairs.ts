@@ -1,8 +1,12 @@
 /**
  * @module Pair selection (spec 2.12 PairsSpec; capabilities `pairs.exhaustive`,
- * `pairs.sequential`, `pairs.retrieval`). Images are identified by name, in the dataset's order.
+ * `pairs.sequential`, `pairs.retrieval`, `pairs.spatial`, `pairs.from_poses`). Images are
+ * identified by name, in the dataset's order.
  */
+import type { Vec3 } from "../../engine-wasm/ts/accuracy";
 import { nearestByHamming } from "../../protocol/wire/dhash";
+import type { DatasetSnapshot } from "../../protocol";
+import { type PriorPose, enuPositions, priorPoses } from "./positions";
 
 export interface ImagePair {
   imageName1: string;
@@ -48,20 +52,113 @@ export function retrievalPairs(names: readonly string[], hashes: readonly string
   return partners.flatMap((js, i) => [...js].sort((a, b) => a - b).map((j) => ({ imageName1: names[i]!, imageName2: names[j]! })));
 }
 
+/**
+ * Spatial and from-poses pairs keep at most this many nearest partners per image (COLMAP's spatial
+ * matcher `max_num_neighbors`), so a dense cluster does not turn into exhaustive matching.
+ */
+export const MAX_SPATIAL_NEIGHBORS = 50;
+/** `overlap_distance_m` when the spec leaves it null: COLMAP's spatial matcher `max_distance`. */
+export const DEFAULT_OVERLAP_DISTANCE = 100;
+
+/**
+ * Pairs of images close to each other: each image with a position is paired with its nearest
+ * `maxNeighbors` images within `maxDistance` that `accept` also admits (and with each image that
+ * pairs with it); each unordered pair once, as (i, j) with i < j, in row-major order. Images
+ * without a position get no pairs (as COLMAP's spatial matcher).
+ */
+function nearbyPairs(
+  names: readonly string[],
+  positions: readonly (Vec3 | null)[],
+  maxDistance: number,
+  maxNeighbors: number,
+  accept: (i: number, j: number) => boolean = () => true,
+): ImagePair[] {
+  if (positions.length !== names.length) throw new RangeError(`nearby pairs: ${positions.length} positions for ${names.length} images`);
+  const partners = names.map(() => new Set<number>());
+  positions.forEach((p, i) => {
+    if (!p) return;
+    const near: { j: number; d: number }[] = [];
+    positions.forEach((q, j) => {
+      if (!q || j === i) return;
+      const d = Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+      if (d <= maxDistance && accept(i, j)) near.push({ j, d });
+    });
+    near.sort((a, b) => a.d - b.d || a.j - b.j);
+    for (const { j } of near.slice(0, maxNeighbors)) partners[Math.min(i, j)]!.add(Math.max(i, j));
+  });
+  return partners.flatMap((js, i) => [...js].sort((a, b) => a - b).map((j) => ({ imageName1: names[i]!, imageName2: names[j]! })));
+}
+
+/**
+ * Spatial pairs (2.12 `spatial`): images within `maxDistance` of each other by `positions` (metres
+ * in a local ENU frame for GPS, the priors' units for pose priors), at most `maxNeighbors` nearest each.
+ */
+export function spatialPairs(
+  names: readonly string[],
+  positions: readonly (Vec3 | null)[],
+  maxDistance = DEFAULT_OVERLAP_DISTANCE,
+  maxNeighbors = MAX_SPATIAL_NEIGHBORS,
+): ImagePair[] {
+  return nearbyPairs(names, positions, maxDistance, maxNeighbors);
+}
+
+/**
+ * From-poses pairs (2.12 `from_poses`): camera centres within `maxDistance` AND principal axes
+ * within `maxAngleDeg` of each other (no angle bound when null), from the images' pose priors.
+ */
+export function fromPosesPairs(
+  names: readonly string[],
+  poses: readonly (PriorPose | null)[],
+  maxDistance = DEFAULT_OVERLAP_DISTANCE,
+  maxAngleDeg: number | null = null,
+  maxNeighbors = MAX_SPATIAL_NEIGHBORS,
+): ImagePair[] {
+  const minCos = maxAngleDeg === null ? -Infinity : Math.cos((Math.min(maxAngleDeg, 180) * Math.PI) / 180);
+  const cosine = (a: Vec3, b: Vec3) => (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (Math.hypot(...a) * Math.hypot(...b));
+  return nearbyPairs(
+    names,
+    poses.map((p) => p?.centre ?? null),
+    maxDistance,
+    maxNeighbors,
+    (i, j) => cosine(poses[i]!.axis, poses[j]!.axis) >= minCos - 1e-12,
+  );
+}
+
 export interface PairsSpecLike {
   strategy?: string;
   overlap?: number;
   retrieval_k?: number;
+  overlap_distance_m?: number | null;
+  max_angle_deg?: number | null;
+}
+
+/** What spatial and from-poses pairs read: positions (ENU metres from GPS, or prior centres) and the priors' poses. */
+export interface PairPositions {
+  positions: readonly (Vec3 | null)[];
+  poses: readonly (PriorPose | null)[];
 }
 
 /**
- * Pairs for a PairsSpec; `retrieval` needs the dataset's dHashes, in image order. Strategies
- * other than exhaustive, sequential and retrieval are not implemented here.
+ * The positions spatial and from-poses pairs read from the dataset: the priors' camera centres when
+ * at least two images have a pose prior, else GPS in a local ENU frame on its ground plane (up left
+ * out: EXIF altitudes are often tens of metres off, as COLMAP's spatial matcher `ignore_z`).
+ */
+export function pairPositions(images: DatasetSnapshot["images"]): PairPositions {
+  const poses = priorPoses(images);
+  if (poses.filter((p) => p !== null).length >= 2) return { positions: poses.map((p) => p?.centre ?? null), poses };
+  const enu = enuPositions(images);
+  return { positions: (enu?.positions ?? images.map(() => null)).map((p) => (p ? [p[0], p[1], 0] : null)), poses };
+}
+
+/**
+ * Pairs for a PairsSpec; `retrieval` needs the dataset's dHashes, `spatial` and `from_poses` the
+ * images' positions, in image order. Vocabulary-tree pairs are not implemented here.
  */
 export function selectPairs(
   names: readonly string[],
   spec: PairsSpecLike = {},
   retrieval: { hashes: readonly string[] } | null = null,
+  located: PairPositions | null = null,
 ): ImagePair[] {
   const strategy = spec.strategy ?? "exhaustive";
   if (strategy === "exhaustive") return exhaustivePairs(names);
@@ -69,6 +166,13 @@ export function selectPairs(
   if (strategy === "retrieval") {
     if (!retrieval) throw new RangeError("pairs: retrieval needs the dataset's similarity index");
     return retrievalPairs(names, retrieval.hashes, spec.retrieval_k ?? 20);
+  }
+  if (strategy === "spatial" || strategy === "from_poses") {
+    if (!located) throw new RangeError(`pairs: ${strategy} needs the images' positions`);
+    const distance = spec.overlap_distance_m ?? DEFAULT_OVERLAP_DISTANCE;
+    return strategy === "spatial"
+      ? spatialPairs(names, located.positions, distance)
+      : fromPosesPairs(names, located.poses, distance, spec.max_angle_deg ?? null);
   }
   throw new RangeError(`pairs: strategy ${strategy} is not supported by this runner`);
 }

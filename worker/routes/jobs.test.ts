@@ -246,7 +246,7 @@ describe("pipelines (4.7)", () => {
     const cases: [Promise<any>, string][] = [
       [call("POST", `/v1/projects/${pid}/pipelines/global`, { dataset_id: did, spec: { kind: "global" } }), "pipelines.global"],
       [pipeline(pid, did, { features: { type: "superpoint" } }), "features.extract.superpoint"],
-      [pipeline(pid, did, { pairs: { strategy: "spatial" } }), "pairs.spatial"],
+      [pipeline(pid, did, { pairs: { strategy: "vocabtree" } }), "pairs.vocabtree"],
       [pipeline(pid, did, { matcher: { type: "lightglue" } }), "matchers.lightglue"],
       [pipeline(pid, did, { ba: { mode: "featuremetric" } }), "ba.featuremetric"],
       [features(did, { type: "disk" }), "features.extract.disk"],

@@ -41,6 +41,10 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // runner's vlad task (routes/similarity.ts); retrieval pairs from it (2.12, test/e2e/retrieval.test.ts).
   "similarity.dhash",
   "pairs.retrieval",
+  // Pairs by position (2.12): GPS in a local ENU frame or pose-prior centres, and prior viewing
+  // directions for from_poses (browser-runtime/stages/pairs.ts; worker/routes/pairs-by-position.test.ts).
+  "pairs.spatial",
+  "pairs.from_poses",
   // Localization against a reconstruction's largest snapshot (4.13): the runners' `relocalize` executor (test/e2e/localize.test.ts).
   "localize.from_memory",
   // A Sim3 applied to a sealed snapshot, or estimated from GPS or pose priors: the runners' `georegister` executor (worker/routes/georegister.test.ts).

@@ -126,6 +126,7 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
   const refs = await withDatasetOutputs(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
   const input_artifacts = { ...(await resolveInputArtifacts(env, s.tenantId, refs, s.roles, s.dataset)), ...s.service_artifacts };
   const dataset = frozenDataset(s.dataset, images, unwrap(await tenant.datasetPosePriors(s.dataset.dataset_id)));
+  checkPairPositions(dataset, s.stages);
   return submitJob(env, {
     tenantId: s.tenantId,
     projectId: s.dataset.project_id,
@@ -180,6 +181,24 @@ function readsPriors(stage: Stage): boolean {
   if (stage.kind === "map") return true;
   const strategy = (stage.params.pairs as { strategy?: string } | undefined)?.strategy;
   return stage.kind === "match" && ["spatial", "from_poses", "sequential"].includes(strategy ?? "");
+}
+
+/**
+ * Spatial pairs need at least two images placed by pose priors or GPS, from-poses pairs two with
+ * pose priors (2.12): else 422 before any job is created, rather than a match of no pairs.
+ */
+function checkPairPositions(dataset: DatasetSnapshot, stages: Stage[]): void {
+  for (const stage of stages) {
+    const strategy = stage.kind === "match" ? (stage.params.pairs as { strategy?: string } | undefined)?.strategy : undefined;
+    if (strategy !== "spatial" && strategy !== "from_poses") continue;
+    const priors = dataset.images.filter((i) => i.pose_prior).length;
+    const gps = dataset.images.filter((i) => i.pose_prior?.gps ?? i.gps).length;
+    if (priors >= 2 || (strategy === "spatial" && gps >= 2)) continue;
+    const needs = strategy === "spatial" ? "GPS positions (EXIF or a pose prior's gps) or pose priors" : "pose priors";
+    throw validation(`${strategy} pairs need ${needs} for at least two images of the dataset (2.12)`, [
+      { path: "pairs.strategy", message: `${priors} images have a pose prior, ${gps} a GPS position`, code: "positions_missing" },
+    ]);
+  }
 }
 
 /** What identifies an artifact as a task input: its kind, format and files' contents. */

@@ -18,7 +18,7 @@ import {
   type TaskOutputs,
 } from "../../../protocol";
 import type { Quat } from "../../../engine-wasm/ts/accuracy";
-import { type Geodetic, enuOf } from "../../stages/enu";
+import { enuPositions } from "../../stages/positions";
 import { type AlignmentPair, AlignmentError, centreOf, estimateAlignment, normalizedSim3, transformFile } from "../../stages/sim3";
 import { type OutputFile, type TaskContext, TaskValidationError } from "../task-context";
 import { coreArtifact } from "./artifact";
@@ -67,24 +67,15 @@ function referencePairs(images: ImagesFile, dataset: DatasetSnapshot, reference:
     }
     return { pairs, origin: null };
   }
-  const located = images.images.flatMap((im) => {
-    const d = byName.get(im.name);
-    const gps = d?.pose_prior?.gps ?? d?.gps;
-    return gps ? [{ im, gps }] : [];
+  // The ENU frame of the dataset's GPS positions (origin at their mean), as spatial pairs and the mapper place images.
+  const enu = enuPositions(dataset.images);
+  if (!enu) return { pairs: [], origin: null };
+  const positionOf = new Map(dataset.images.map((d, i) => [d.name, enu.positions[i]]));
+  const pairs: AlignmentPair[] = images.images.flatMap((im) => {
+    const reference = positionOf.get(im.name);
+    return reference ? [{ name: im.name, centre: centreOf(im.cam_from_world), reference }] : [];
   });
-  if (located.length === 0) return { pairs: [], origin: null };
-  // The origin: the references' mean position; an image without altitude is taken at the mean of those with one.
-  const withAltitude = located.filter((l) => l.gps.altitude !== null);
-  const origin: Geodetic = {
-    latitude: located.reduce((a, l) => a + l.gps.latitude, 0) / located.length,
-    longitude: located.reduce((a, l) => a + l.gps.longitude, 0) / located.length,
-    altitude: withAltitude.length > 0 ? withAltitude.reduce((a, l) => a + l.gps.altitude!, 0) / withAltitude.length : 0,
-  };
-  const pairs = located.map(({ im, gps }) => ({
-    name: im.name,
-    centre: centreOf(im.cam_from_world),
-    reference: enuOf({ latitude: gps.latitude, longitude: gps.longitude, altitude: gps.altitude ?? origin.altitude }, origin),
-  }));
+  const origin = enu.origin;
   return { pairs, origin };
 }
 

@@ -10,7 +10,7 @@ import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
-import { selectPairs } from "../../stages/pairs";
+import { pairPositions, selectPairs } from "../../stages/pairs";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -34,7 +34,8 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   }
   const names = images.map((i) => i.name);
   const retrieval = pairsSpec.strategy === "retrieval" ? { hashes: await indexHashes(ctx, names) } : null;
-  const all = selectPairs(names, pairsSpec, retrieval);
+  const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
+  const all = selectPairs(names, pairsSpec, retrieval, located);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   const sift = await ctx.sift();
