@@ -3487,6 +3487,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Quota exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description any other error: RFC 7807 problem details (7) */
                 default: {
                     headers: {
@@ -14710,6 +14719,15 @@ export namespace input {
                     };
                     /** @description Validation failed */
                     422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Quota exceeded */
+                    429: {
                         headers: {
                             [name: string]: unknown;
                         };

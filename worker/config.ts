@@ -28,6 +28,8 @@ export interface Config {
    * in both auth modes. `npm start` sets one for the runner it starts. Null: no operator runners.
    */
   operatorRunnerToken: string | null;
+  /** Runners one volunteer (`sfr_`) token may register per minute (`SVC_POOL_REGISTRATIONS_PER_MINUTE`); 429 beyond. */
+  poolRegistrationsPerMinute: number;
 }
 
 const int = (v: string | undefined, d: number) => {
@@ -52,6 +54,7 @@ export function readConfig(env: Env): Config {
     blobTimeoutMs: int(vars.SVC_BLOB_TIMEOUT_SECONDS, 60) * 1000,
     leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,
     sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
+    poolRegistrationsPerMinute: int(vars.SVC_POOL_REGISTRATIONS_PER_MINUTE, 10),
     operatorRunnerToken: /^sfo_[A-Za-z0-9_-]{16,}$/.test(vars.SVC_OPERATOR_RUNNER_TOKEN ?? "") ? vars.SVC_OPERATOR_RUNNER_TOKEN! : null,
   };
 }

@@ -22,6 +22,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: TITLES.payload_too_large,
   416: TITLES.range_not_satisfiable,
   422: TITLES.validation,
+  429: TITLES.quota_exceeded,
   501: TITLES.capability_unavailable,
 };
 

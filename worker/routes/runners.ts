@@ -74,7 +74,10 @@ runners.openapi(
     path: "/v1/runners",
     tags: ["runners"],
     request: jsonBody(RunnerRegister),
-    responses: { 201: json(Runner, "registered; lease with POST /v1/runners/{rid}:lease"), ...problemResponses(400, 401, 403, 413, 422) },
+    responses: {
+      201: json(Runner, "registered; lease with POST /v1/runners/{rid}:lease"),
+      ...problemResponses(400, 401, 403, 413, 422, 429),
+    },
   }),
   async (c) => {
     const runner = await registerRunner(c.env, await credential(c), c.req.valid("json"));

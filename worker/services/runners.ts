@@ -84,7 +84,13 @@ export function runnerResource(r: RunnerRow, scope: DispatchScope, env: Env): Ru
   };
 }
 
+/**
+ * Registers the caller's runner. A volunteer's token (untrusted: anyone holding it) registers at
+ * most `SVC_POOL_REGISTRATIONS_PER_MINUTE` runners a minute, then 429 with `Retry-After`: a leaked
+ * or scripted token cannot flood the pool's dispatcher with runners.
+ */
 export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredential, body: RunnerRegister): Promise<Runner> {
+  const perMinute = readConfig(env).poolRegistrationsPerMinute;
   const row = await dispatcher(env, scope).registerRunner(
     {
       name: body.name,
@@ -94,7 +100,18 @@ export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredent
       abilities: body.abilities,
     },
     tokenId,
+    scope === "pool" ? { max: perMinute, windowMs: 60_000 } : null,
   );
+  if ("retryAfterMs" in row) {
+    const seconds = Math.max(1, Math.ceil(row.retryAfterMs / 1000));
+    throw new ApiError(
+      429,
+      "quota_exceeded",
+      `this runner token registered ${perMinute} runners in the last minute (SVC_POOL_REGISTRATIONS_PER_MINUTE); retry in ${seconds} s`,
+      {},
+      { "Retry-After": String(seconds) },
+    );
+  }
   return runnerResource(row, scope, env);
 }
 

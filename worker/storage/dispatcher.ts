@@ -134,10 +134,29 @@ export class Dispatcher extends DurableObject<Env> {
   // ---- runners ----
 
   /** Registers a runner; a pool runner with the id of the token it presented (`tokenId`). */
+  /**
+   * Registers a runner; a pool token's registrations are limited to `limit.max` per `limit.windowMs`
+   * (sliding window over its runners' registered_at), answered with the wait before the next one.
+   */
   registerRunner(
     input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">,
     tokenId: string | null = null,
-  ): RunnerRow {
+    limit: { max: number; windowMs: number } | null = null,
+  ): RunnerRow | { retryAfterMs: number } {
+    if (tokenId !== null && limit) {
+      const recent = this.sql
+        .exec<{ registered_at: string }>(
+          "SELECT registered_at FROM runners WHERE token_id = ? AND registered_at > ? ORDER BY registered_at DESC LIMIT ?",
+          tokenId,
+          new Date(Date.now() - limit.windowMs).toISOString(),
+          limit.max,
+        )
+        .toArray();
+      if (recent.length >= limit.max) {
+        // The oldest of the last `max` registrations leaves the window first.
+        return { retryAfterMs: Date.parse(recent.at(-1)!.registered_at) + limit.windowMs - Date.now() };
+      }
+    }
     const now = nowIso();
     const row: RunnerRow = { ...input, runner_id: ulid(), registered_at: now, last_seen_at: now, current_lease_id: null };
     this.sql.exec(
