@@ -144,6 +144,10 @@ describe("events (6)", () => {
     expect(await all(client.socket(job.jobId))).toEqual(sse);
     // Resumed after an event id: only what follows.
     expect((await all(client.socket(job.jobId, { after: 2 }))).map((e) => e.event_id)).toEqual(sse.slice(2).map((e) => e.event_id));
+    // Resumed after the last event of the ended job: nothing more, and the iteration ends.
+    const last = sse.at(-1)!.event_id;
+    expect(await all(client.events(job.jobId, { after: last }))).toEqual([]);
+    expect(await all(client.socket(job.jobId, { after: last }))).toEqual([]);
   });
 
   it("a stream cut mid-job is resumed with Last-Event-ID: no event lost or repeated", async () => {

@@ -59,7 +59,11 @@ interface Connection {
  * answer that will not heal (a 4xx other than 429: unknown job, bad key) is thrown; anything
  * else (network, 5xx, a close before the terminal event) is retried with backoff.
  */
-async function* follow(connect: (after: number) => Promise<Connection>, o: EventStreamOptions): AsyncGenerator<JobEvent> {
+async function* follow(
+  connect: (after: number) => Promise<Connection>,
+  jobEnded: () => Promise<boolean>,
+  o: EventStreamOptions,
+): AsyncGenerator<JobEvent> {
   let after = o.after ?? 0;
   for (let failures = 0; ;) {
     o.signal?.throwIfAborted();
@@ -71,14 +75,19 @@ async function* follow(connect: (after: number) => Promise<Connection>, o: Event
       // A terminal status ends the stream when the server then closes it: a job resumed after it
       // ended has its old terminal status in the log it replays, followed by what came after.
       let ended = false;
+      let received = 0;
       for (let batch = await connection.next(); batch; batch = await connection.next()) {
         for (const e of batch) {
           if (e.event_id > after) after = e.event_id;
+          received++;
           yield e;
           if (e.kind === "job_status") ended = isTerminal(e);
         }
       }
       if (ended || o.reconnect === false) return;
+      // Resumed after an ended job's last event, the server replays nothing and closes: only the
+      // job's status tells that from a live stream cut short.
+      if (received === 0 && (await jobEnded())) return;
       o.onState?.("reconnecting", "the server closed the stream");
     } catch (e) {
       if (o.signal?.aborted) throw o.signal.reason;
@@ -107,43 +116,56 @@ function parseEvent(data: string, id: string | undefined): JobEvent | null {
   return e;
 }
 
+/** Whether the job has a terminal status (a stream that closed with nothing new then has nothing to wait for). */
+function jobEnded(transport: Transport, jobId: string, signal?: AbortSignal): () => Promise<boolean> {
+  return async () => {
+    const res = await transport.fetch(`/v1/jobs/${encodeURIComponent(jobId)}`, { signal });
+    const job = (await res.json()) as { status: JobStatus };
+    return TERMINAL_STATUSES.has(job.status);
+  };
+}
+
 /** The SSE stream of a job (4.8). */
 export function sseEvents(transport: Transport, jobId: string, o: EventStreamOptions = {}): AsyncGenerator<JobEvent> {
-  return follow(async (after) => {
-    const abort = new AbortController();
-    const unlink = link(o.signal, abort);
-    const headers: Record<string, string> = { Accept: "text/event-stream" };
-    if (after > 0) headers["Last-Event-ID"] = String(after);
-    const res = await transport.fetch(`/v1/jobs/${encodeURIComponent(jobId)}/events`, { headers, signal: abort.signal });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let batch: JobEvent[] = [];
-    const parser = createParser({
-      onEvent(message) {
-        const e = parseEvent(message.data, message.id);
-        if (e) batch.push(e);
-      },
-      onComment: (text) => o.onComment?.(text.trim()),
-    });
-    return {
-      async next() {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return null;
-          parser.feed(value);
-          if (batch.length > 0) {
-            const out = batch;
-            batch = [];
-            return out;
+  return follow(
+    async (after) => {
+      const abort = new AbortController();
+      const unlink = link(o.signal, abort);
+      const headers: Record<string, string> = { Accept: "text/event-stream" };
+      if (after > 0) headers["Last-Event-ID"] = String(after);
+      const res = await transport.fetch(`/v1/jobs/${encodeURIComponent(jobId)}/events`, { headers, signal: abort.signal });
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let batch: JobEvent[] = [];
+      const parser = createParser({
+        onEvent(message) {
+          const e = parseEvent(message.data, message.id);
+          if (e) batch.push(e);
+        },
+        onComment: (text) => o.onComment?.(text.trim()),
+      });
+      return {
+        async next() {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) return null;
+            parser.feed(value);
+            if (batch.length > 0) {
+              const out = batch;
+              batch = [];
+              return out;
+            }
           }
-        }
-      },
-      close() {
-        unlink();
-        abort.abort();
-        reader.cancel().catch(() => {});
-      },
-    };
-  }, o);
+        },
+        close() {
+          unlink();
+          abort.abort();
+          reader.cancel().catch(() => {});
+        },
+      };
+    },
+    jobEnded(transport, jobId, o.signal),
+    o,
+  );
 }
 
 /** Opens a WebSocket; the default is the platform's, which cannot send `Authorization` (a browser's never can). */
@@ -156,53 +178,57 @@ export function socketEvents(
   o: EventStreamOptions & { webSocket?: WebSocketFactory } = {},
 ): AsyncGenerator<JobEvent> {
   const open = o.webSocket ?? ((url: string) => new WebSocket(url));
-  return follow(async (after) => {
-    const url = new URL(transport.url(`/ws/v1/jobs/${encodeURIComponent(jobId)}`), globalThis.location?.href);
-    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-    if (after > 0) url.searchParams.set("last_event_id", String(after));
-    const auth = transport.authorization();
-    const ws = open(url.href, auth ? { Authorization: auth } : {});
-    const queue: JobEvent[] = [];
-    let closed: Error | "clean" | null = null;
-    let wake: (() => void) | null = null;
-    const poke = () => {
-      wake?.();
-      wake = null;
-    };
-    ws.addEventListener("message", (m) => {
-      const e = typeof m.data === "string" ? parseEvent(m.data, undefined) : null;
-      if (e) queue.push(e);
-      poke();
-    });
-    ws.addEventListener("close", (c) => {
-      closed = c.code === 1000 ? "clean" : new Error(`WebSocket closed (${c.code}${c.reason ? ` ${c.reason}` : ""})`);
-      poke();
-    });
-    ws.addEventListener("error", () => {
-      closed ??= new Error("WebSocket error");
-      poke();
-    });
-    const abort = () => ws.close(1000);
-    o.signal?.addEventListener("abort", abort, { once: true });
-    await new Promise<void>((resolve, reject) => {
-      ws.addEventListener("open", () => resolve(), { once: true });
-      ws.addEventListener("close", () => reject(closed instanceof Error ? closed : new Error("WebSocket refused")), { once: true });
-    });
-    return {
-      async next() {
-        while (queue.length === 0) {
-          if (closed === "clean") return null;
-          if (closed) throw closed;
-          await new Promise<void>((r) => (wake = r));
-        }
-        return queue.splice(0);
-      },
-      close() {
-        o.signal?.removeEventListener("abort", abort);
-        if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
-      },
-    };
-  }, o);
+  return follow(
+    async (after) => {
+      const url = new URL(transport.url(`/ws/v1/jobs/${encodeURIComponent(jobId)}`), globalThis.location?.href);
+      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+      if (after > 0) url.searchParams.set("last_event_id", String(after));
+      const auth = transport.authorization();
+      const ws = open(url.href, auth ? { Authorization: auth } : {});
+      const queue: JobEvent[] = [];
+      let closed: Error | "clean" | null = null;
+      let wake: (() => void) | null = null;
+      const poke = () => {
+        wake?.();
+        wake = null;
+      };
+      ws.addEventListener("message", (m) => {
+        const e = typeof m.data === "string" ? parseEvent(m.data, undefined) : null;
+        if (e) queue.push(e);
+        poke();
+      });
+      ws.addEventListener("close", (c) => {
+        closed = c.code === 1000 ? "clean" : new Error(`WebSocket closed (${c.code}${c.reason ? ` ${c.reason}` : ""})`);
+        poke();
+      });
+      ws.addEventListener("error", () => {
+        closed ??= new Error("WebSocket error");
+        poke();
+      });
+      const abort = () => ws.close(1000);
+      o.signal?.addEventListener("abort", abort, { once: true });
+      await new Promise<void>((resolve, reject) => {
+        ws.addEventListener("open", () => resolve(), { once: true });
+        ws.addEventListener("close", () => reject(closed instanceof Error ? closed : new Error("WebSocket refused")), { once: true });
+      });
+      return {
+        async next() {
+          while (queue.length === 0) {
+            if (closed === "clean") return null;
+            if (closed) throw closed;
+            await new Promise<void>((r) => (wake = r));
+          }
+          return queue.splice(0);
+        },
+        close() {
+          o.signal?.removeEventListener("abort", abort);
+          if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
+        },
+      };
+    },
+    jobEnded(transport, jobId, o.signal),
+    o,
+  );
 }
 
 /** Aborts `controller` when `signal` does; answers the unlinking. */
