@@ -1,0 +1,164 @@
+/**
+ * `npm run bench -- chaos [--jobs N] [--runners N] [--sets a,b|none] [--real-runners N] [--real-kill-s MIN,MAX]`:
+ * jobs while runner processes are SIGKILLed at random (issue 22, Faults; scripts/runner-chaos.ts), on
+ * the local stack. Part 1: `--jobs` (50) digest jobs (scripts/digest-runner.ts processes, `--runners`
+ * of them, one killed every 2-5 s, leases of 2 s). Part 2: the incremental pipeline on each of
+ * `--sets` (sacre-coeur) with `--real-runners` (2) real runner processes (browser-runtime/runner/node-main.ts,
+ * wasm) of which one is killed every `--real-kill-s` (40,90) seconds (leases of 10 s; a killed map task
+ * resumes from its checkpoint). Every job must succeed with one contiguous event log; digest jobs with
+ * the right digests, photo jobs within their accuracy bars. Prints a table; writes bench/results/chaos.json.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import { EdgeSfmClient, type ProgressEvent, collect, unwrap } from "../client/index";
+import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
+import { startLocalStack } from "../scripts/local-stack";
+import { chaos, runnerProcess } from "../scripts/runner-chaos";
+import { scoreAgainstReference, submitSet } from "../scripts/reference-sets";
+import { arg } from "./_args";
+
+const JOBS = Number(arg("jobs", "50"));
+const RUNNERS = Number(arg("runners", "3"));
+const SETS = arg("sets", "sacre-coeur")
+  .split(",")
+  .filter((s) => s && s !== "none");
+const REAL_RUNNERS = Number(arg("real-runners", "2"));
+const [REAL_MIN_S, REAL_MAX_S] = arg("real-kill-s", "40,90").split(",").map(Number) as [number, number];
+const tsx = [process.execPath, "--import", "tsx"];
+
+/** Whether every job's log is one log (ids 1..N) ending in `succeeded`. */
+async function logsContiguous(client: EdgeSfmClient, jobs: string[]): Promise<string[]> {
+  const broken: string[] = [];
+  for (const jid of jobs) {
+    const events = (await collect(client.events(jid, { reconnect: false }))) as ProgressEvent[];
+    const ok = events.every((e, i) => e.event_id === i + 1) && events.at(-1)?.kind === "job_status";
+    if (!ok) broken.push(jid);
+  }
+  return broken;
+}
+
+// ---- part 1: digest jobs ----
+const digest = await (async () => {
+  const server = await startLocalStack({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "2" });
+  try {
+    const client = new EdgeSfmClient({ baseUrl: server.base });
+    const { api } = client;
+    const project = await unwrap(api.POST("/v1/projects", { body: { name: "chaos bench" } }));
+    const dataset = await unwrap(
+      api.POST("/v1/projects/{pid}/datasets", {
+        params: { path: { pid: project.project_id } },
+        body: { name: "chaos", source: { kind: "upload", entries: [] } },
+      }),
+    );
+    const did = { path: { did: dataset.dataset_id } };
+    const images: { name: string; sha256: string; byte_size: number }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const bytes = new TextEncoder().encode(`chaos bench image ${i} ${Date.now()}`.repeat(100 * (i + 1)));
+      const { blob_sha } = await client.upload(bytes);
+      await unwrap(api.POST("/v1/datasets/{did}/images", { params: did, body: { name: `img${i}.jpg`, blob_sha } }));
+      images.push({ name: `img${i}.jpg`, sha256: blob_sha, byte_size: bytes.byteLength });
+    }
+    const t0 = performance.now();
+    const fleet = chaos({
+      size: RUNNERS,
+      minMs: 2000,
+      maxMs: 5000,
+      seed: 22,
+      start: (i) =>
+        runnerProcess([...tsx, "scripts/digest-runner.ts", server.base, `chaos-${i}`], `chaos-${i}`, { RUNNER_IMAGE_DELAY_MS: "50" }),
+    });
+    const jobs: string[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      jobs.push((await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: 5000 + i } } }))).job_id);
+    }
+    const details = await Promise.all(jobs.map((jid) => client.waitForJob(jid)));
+    const seconds = (performance.now() - t0) / 1000;
+    await fleet.stop();
+    let wrong = 0;
+    for (const jid of jobs) {
+      const seen: typeof images = [];
+      const listed = await unwrap(api.GET("/v1/jobs/{jid}/artifacts", { params: { path: { jid }, query: { page_size: 500 } } }));
+      for (const a of listed.items) {
+        for (const f of a.files) {
+          const res = await client.fetch(`/v1/artifacts/${a.artifact_id}/content?path=${encodeURIComponent(f.path)}`);
+          seen.push(...(JSON.parse(await res.text()) as { images: typeof images }).images);
+        }
+      }
+      if (JSON.stringify(seen.sort((a, b) => a.name.localeCompare(b.name))) !== JSON.stringify(images)) wrong++;
+    }
+    return {
+      jobs: JOBS,
+      succeeded: details.filter((j) => j.status === "succeeded").length,
+      wrong_results: wrong,
+      broken_logs: (await logsContiguous(client, jobs)).length,
+      reclaimed_tasks: details.filter((j) => j.tasks.some((t) => t.attempts > 1)).length,
+      kills: fleet.stats.kills,
+      kills_mid_task: fleet.stats.busyKills,
+      runner_processes: fleet.stats.started,
+      seconds,
+    };
+  } finally {
+    await server.stop();
+  }
+})();
+
+// ---- part 2: real photo jobs ----
+const real: Record<string, unknown>[] = [];
+if (SETS.length > 0) {
+  const server = await startLocalStack({
+    SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()),
+    SVC_LEASE_TTL_SECONDS: "10",
+  });
+  try {
+    const client = new EdgeSfmClient({ baseUrl: server.base });
+    const fleet = chaos({
+      size: REAL_RUNNERS,
+      minMs: REAL_MIN_S * 1000,
+      maxMs: REAL_MAX_S * 1000,
+      seed: 23,
+      start: (i) => runnerProcess([...tsx, "browser-runtime/runner/node-main.ts", server.base, `real-${i}`], `real-${i}`),
+    });
+    const t0 = performance.now();
+    const submitted = [];
+    for (const set of SETS) submitted.push({ set, ...(await submitSet(client, set)) });
+    const details = await Promise.all(submitted.map((s) => client.waitForJob(s.job_id)));
+    const seconds = (performance.now() - t0) / 1000;
+    await fleet.stop();
+    const broken = await logsContiguous(
+      client,
+      submitted.map((s) => s.job_id),
+    );
+    for (const [i, s] of submitted.entries()) {
+      const d = details[i]!;
+      const scored = d.status === "succeeded" ? await scoreAgainstReference(client, s.set, s.recon_id) : null;
+      real.push({
+        set: s.set,
+        status: d.status,
+        registered: scored && `${scored.report.numRegistered}/${scored.report.numReferenceImages}`,
+        bars: scored ? (scored.failures.length === 0 ? "pass" : scored.failures.join("; ")) : "not scored",
+        log_contiguous: !broken.includes(s.job_id),
+        reclaimed_tasks: d.tasks.filter((t) => t.attempts > 1).length,
+      });
+    }
+    real.push({ kills: fleet.stats.kills, kills_mid_task: fleet.stats.busyKills, seconds });
+  } finally {
+    await server.stop();
+  }
+}
+
+const machine = { cpus: availableParallelism(), loadavg_1m: loadavg()[0]! };
+const results = { machine, digest, real };
+console.log(`chaos benchmark (wrangler local workerd; ${machine.cpus} cpus, load ${machine.loadavg_1m.toFixed(1)})`);
+console.log(
+  `digest jobs: ${digest.succeeded}/${digest.jobs} succeeded, ${digest.wrong_results} wrong results, ${digest.broken_logs} broken event logs; ` +
+    `${digest.kills} runner processes SIGKILLed (${digest.kills_mid_task} mid-task), ${digest.reclaimed_tasks} tasks reclaimed, ${digest.seconds.toFixed(1)} s`,
+);
+for (const r of real) console.log(`photo jobs: ${JSON.stringify(r)}`);
+mkdirSync(new URL("results/", import.meta.url), { recursive: true });
+writeFileSync(new URL("results/chaos.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+const failed =
+  digest.succeeded !== digest.jobs ||
+  digest.wrong_results > 0 ||
+  digest.broken_logs > 0 ||
+  real.some((r) => "status" in r && (r.status !== "succeeded" || r.bars !== "pass" || !r.log_contiguous));
+process.exit(failed ? 1 : 0);
