@@ -4,6 +4,7 @@
  */
 export * from "./capabilities";
 export * from "./camera-models";
+export * from "./camera-projection";
 export * from "./schemas/common";
 export * from "./schemas/project";
 export * from "./schemas/dataset";

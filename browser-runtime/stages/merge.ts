@@ -16,9 +16,8 @@
 import type { CamerasFile, ImagesFile, Sim3 } from "../../protocol";
 import type { PointCloud } from "../../protocol/wire/points";
 import type { Vec3 } from "../../engine-wasm/ts/accuracy";
-import { projectToImage } from "./export/camera-projection";
+import { meanReprojectionError } from "../../protocol/camera-projection";
 import { type Alignment, type AlignmentPair, AlignmentError, applySim3, centreOf, estimateAlignment, transformPose } from "./sim3";
-import { worldToCamera } from "./export/geometry";
 import { type BundleAdjustmentScene, bundleAdjust } from "../../engine-wasm/ts/ba";
 import type { Engine } from "../../engine-wasm/ts/engine";
 
@@ -96,26 +95,6 @@ export function estimateTargetFromSource(
     shared_images: images.length,
     shared_points: points.size,
   };
-}
-
-/** Per-point mean reprojection error over all observations, averaged over observations (COLMAP's mean_reproj_err). */
-export function meanReprojectionError(model: { cameras: CamerasFile; images: ImagesFile }, xyz: ReadonlyMap<number, Vec3>): number {
-  const cams = new Map(model.cameras.cameras.map((c) => [c.camera_id, c]));
-  let sum = 0;
-  let n = 0;
-  for (const im of model.images.images) {
-    const cam = cams.get(im.camera_id);
-    if (!cam) continue;
-    for (const kp of im.points2D) {
-      const x = kp.point3d_id === null ? undefined : xyz.get(kp.point3d_id);
-      if (!x) continue;
-      const px = projectToImage(cam, worldToCamera(im.cam_from_world, x));
-      if (!px) continue;
-      sum += Math.hypot(px[0] - kp.xy[0], px[1] - kp.xy[1]);
-      n++;
-    }
-  }
-  return n > 0 ? sum / n : 0;
 }
 
 export interface MergedModel extends SnapshotModel {
@@ -238,7 +217,7 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
   return {
     ...model,
     points,
-    mean_reproj_err: meanReprojectionError(model, new Map(ids.map((id) => [id, xyz.get(id)!]))),
+    mean_reproj_err: meanReprojectionError(model, (id) => xyz.get(id)) ?? 0,
     fused_points: fused,
     added_images: added,
   };
@@ -303,7 +282,7 @@ export function refineMerged(
     ...merged,
     images: model.images,
     points: { ...merged.points, xyz: Float32Array.from(result.scene.points) },
-    mean_reproj_err: meanReprojectionError(model, xyz),
+    mean_reproj_err: meanReprojectionError(model, (id) => xyz.get(id)) ?? 0,
     ba: { iterations: result.numIterations, initial_cost: result.initialCost, final_cost: result.finalCost },
   };
 }

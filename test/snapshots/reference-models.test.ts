@@ -2,7 +2,7 @@
  * The worker's pure snapshot logic on real models: the shared COLMAP reference models, turned
  * into snapshot files by browser-runtime/stages/export/from-colmap.ts, pass every seal check
  * (worker/services/snapshot-files.ts), the observations sidecar's reprojection errors
- * (worker/services/projection.ts) agree with the per-point errors COLMAP wrote, and the octree
+ * (protocol/camera-projection.ts) agree with the per-point errors COLMAP wrote, and the octree
  * (worker/services/octree.ts) partitions each cloud at every level.
  */
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { readSnapshotFromColmapDir } from "../../browser-runtime/stages/export/f
 import { DATASETS } from "../../browser-runtime/stages/export/testing/colmap-cli";
 import { decodePoints } from "../../protocol/wire/points";
 import { buildTiles, maxLevelFor } from "../../worker/services/octree";
-import { project } from "../../worker/services/projection";
+import { projectWorld } from "../../protocol/camera-projection";
 import { fileProblem, modelProblem } from "../../worker/services/snapshot-files";
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
@@ -56,7 +56,7 @@ describe.each(["opensfm-lund", "sacre-coeur", "sceaux-castle"])("reference model
       const camera = snap.cameras.cameras.find((c) => c.camera_id === image.camera_id)!;
       image.points2D.forEach((p) => {
         if (p.point3d_id === null) return;
-        const px = project(camera, image.cam_from_world, xyz.get(p.point3d_id)!);
+        const px = projectWorld(camera, image.cam_from_world, xyz.get(p.point3d_id)!);
         expect(px).not.toBeNull();
         const acc = sums.get(p.point3d_id) ?? { sum: 0, n: 0 };
         acc.sum += Math.hypot(px![0] - p.xy[0], px![1] - p.xy[1]);

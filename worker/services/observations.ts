@@ -4,10 +4,9 @@
  * image observation's `error` is its reprojection error in pixels when cameras.json and
  * points.bin allow it (a camera model projected here, a point present), else null.
  */
-import type { CamerasFile, ImagesFile } from "../../protocol";
+import { type CamerasFile, type ImagesFile, projectWorld } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { notFound } from "../errors";
-import { project } from "./projection";
 import { type SnapshotAddress, readJson, sealedFile } from "./snapshots";
 import { tenantStore } from "./stores";
 
@@ -35,7 +34,7 @@ export async function imageObservations(env: Env, a: SnapshotAddress, imageId: n
   const observations = image.points2D.flatMap((p, kp) => {
     if (p.point3d_id === null) return [];
     const xyz = xyzOf?.(p.point3d_id) ?? null;
-    const projected = xyz && camera ? project(camera, image.cam_from_world, xyz) : null;
+    const projected = xyz && camera ? projectWorld(camera, image.cam_from_world, xyz) : null;
     const error = projected ? Math.hypot(projected[0] - p.xy[0], projected[1] - p.xy[1]) : null;
     return [{ point3d_id: p.point3d_id, x: p.xy[0], y: p.xy[1], kp_idx: kp, error: Number.isFinite(error) ? error : null }];
   });

@@ -5,9 +5,17 @@
  * COLMAP reference models.
  */
 import type { z } from "zod";
-import { CamerasFile, FramesFile, ImagesFile, PoseGraphFile, RigsFile, SummaryFile, TwoViewGeometriesFile } from "../../protocol";
+import {
+  CamerasFile,
+  FramesFile,
+  ImagesFile,
+  PoseGraphFile,
+  RigsFile,
+  SummaryFile,
+  TwoViewGeometriesFile,
+  meanReprojectionError,
+} from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
-import { project } from "./projection";
 
 /** The schema each JSON file must satisfy; correspondence_graph.json's inner shape is not specified (2.14), so any object. */
 const JSON_SCHEMAS: Record<string, z.ZodType | null> = {
@@ -88,7 +96,7 @@ export function modelProblem(files: ReadonlyMap<string, Uint8Array>): string | n
       if (missing) return `image ${image.image_id} observes point ${missing.point3d_id}, which points.bin lacks`;
     }
     const summary = json("summary.json") as SummaryFile | null;
-    const measured = cameras && summary ? meanReprojectionError(images, cameras, cloud) : null;
+    const measured = cameras && summary ? meanReprojectionError({ images, cameras }, pointLookup(cloud)) : null;
     // Generous (twice the stated error plus a pixel): float32 positions move errors by 1e-4 px; a wrong model by many pixels.
     if (measured !== null && summary && !(measured <= 2 * summary.mean_reproj_err + REPROJECTION_SLACK_PX)) {
       return `the observations reproject with a mean error of ${measured.toFixed(3)} px; summary.json states ${summary.mean_reproj_err} px`;
@@ -100,28 +108,12 @@ export function modelProblem(files: ReadonlyMap<string, Uint8Array>): string | n
 /** Pixels a recomputed mean reprojection error may exceed the stated one by (beside twice the stated). */
 const REPROJECTION_SLACK_PX = 1;
 
-/**
- * The mean reprojection error of a model's observations, recomputed from its own files (what a
- * map result is checked by): every observation of a point through its image's pose and camera,
- * over the cameras projected here (worker/services/projection.ts); null when none is.
- */
-export function meanReprojectionError(images: ImagesFile, cameras: CamerasFile, cloud: ReturnType<typeof decodePoints>): number | null {
+/** A point's position in a decoded points.bin, by point3D_id. */
+function pointLookup(cloud: ReturnType<typeof decodePoints>): (id: number) => [number, number, number] | undefined {
   const at = new Map<number, number>();
   cloud.ids.forEach((id, i) => at.set(Number(id), i));
-  const byId = new Map(cameras.cameras.map((c) => [c.camera_id, c]));
-  let sum = 0;
-  let n = 0;
-  for (const image of images.images) {
-    const camera = byId.get(image.camera_id);
-    if (!camera || !image.cam_from_world) continue;
-    for (const p of image.points2D) {
-      const i = p.point3d_id === null ? undefined : at.get(p.point3d_id);
-      if (i === undefined) continue;
-      const px = project(camera, image.cam_from_world, [cloud.xyz[3 * i]!, cloud.xyz[3 * i + 1]!, cloud.xyz[3 * i + 2]!]);
-      if (!px) continue;
-      sum += Math.hypot(px[0] - p.xy[0], px[1] - p.xy[1]);
-      n++;
-    }
-  }
-  return n > 0 ? sum / n : null;
+  return (id) => {
+    const i = at.get(id);
+    return i === undefined ? undefined : [cloud.xyz[3 * i]!, cloud.xyz[3 * i + 1]!, cloud.xyz[3 * i + 2]!];
+  };
 }

@@ -10,7 +10,7 @@
  *   points3D.bin u64 count; per point: u64 point3D_id, f64 x y z, u8 r g b, f64 error,
  *                u64 track_length, per element: u32 image_id, u32 point2D_idx
  */
-import { colmapModelId } from "./camera-projection";
+import { colmapModelId } from "../../../protocol/camera-projection";
 import { requireColmapCameras, type ExportModel } from "./export-model";
 
 const INVALID_POINT3D_ID = 0xffffffffffffffffn;

@@ -9,7 +9,7 @@
  */
 import type { CamerasFile, ImagesFile } from "../../../protocol/schemas/snapshot";
 import { decodePoints, type PointCloud } from "../../../protocol/wire/points";
-import { projectToImage } from "./camera-projection";
+import { projectToImage } from "../../../protocol/camera-projection";
 import { worldToCamera, type Vec3 } from "./geometry";
 
 export type SnapshotCamera = CamerasFile["cameras"][number];

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodePoints } from "../../../protocol/wire/points";
-import { projectToImage } from "./camera-projection";
+import { projectToImage } from "../../../protocol/camera-projection";
 import { worldToCamera, type Vec3 } from "./geometry";
 import { buildExportModel, ExportError, exportSnapshot } from "./index";
 import type { SnapshotFiles } from "./from-colmap";

@@ -4,7 +4,7 @@
  * NeRF camera convention (x right, y up, z backward: COLMAP's camera y and z axes negated).
  */
 import { camToWorldMatrix, type Matrix4 } from "./geometry";
-import { splitParams } from "./camera-projection";
+import { splitParams } from "../../../protocol/camera-projection";
 import type { SnapshotCamera, SnapshotImage } from "./export-model";
 
 /** world_from_cam with OpenGL camera axes: columns 1 and 2 of COLMAP's camera-to-world negated. */

@@ -1,12 +1,15 @@
 /**
- * @module Image-from-camera projection through COLMAP's camera models (COLMAP 3.8
+ * @module World and camera points to pixels through COLMAP's camera models (COLMAP 3.8
  * src/base/camera_models.h: `WorldToImage` = normalise by depth, add `Distortion`, then focal and
- * principal point). Used to compute each 3D point's reprojection error for the COLMAP exports'
- * ERROR column, exactly as COLMAP defines it (mean pixel distance over the track).
+ * principal point), and the mean reprojection error of a model's observations as COLMAP defines
+ * it. One implementation for every reader of a model: the COLMAP exports' ERROR column, the
+ * merge stage, the Worker's check of a sealed map result and the observations sidecar (4.9).
  * Pixel coordinates follow COLMAP: the top-left pixel's centre is (0.5, 0.5).
  */
-import { CAMERA_MODELS } from "../../../protocol/camera-models";
-import type { Vec3 } from "./geometry";
+import { CAMERA_MODELS } from "./camera-models";
+import type { CamerasFile, ImagesFile, Rigid3 } from "./schemas/snapshot";
+
+type Vec3 = readonly [number, number, number];
 
 export interface CameraIntrinsics {
   model: string;
@@ -99,4 +102,54 @@ export function projectToImage(camera: CameraIntrinsics, pointInCamera: Vec3): [
   const v = pointInCamera[1] / pointInCamera[2];
   const [du, dv] = distortion(camera.model, extra, u, v);
   return [fx * (u + du) + cx, fy * (v + dv) + cy];
+}
+
+/** Hamilton quaternion (w, x, y, z) rotation of v (normalised first, as COLMAP does). */
+function rotate(q: Rigid3["rotation"], v: Vec3): [number, number, number] {
+  const n = Math.hypot(q.w, q.x, q.y, q.z) || 1;
+  const [w, x, y, z] = [q.w / n, q.x / n, q.y / n, q.z / n];
+  // v + 2w (u x v) + 2 u x (u x v), with u = (x, y, z).
+  const c1: Vec3 = [y * v[2] - z * v[1], z * v[0] - x * v[2], x * v[1] - y * v[0]];
+  const c2: Vec3 = [y * c1[2] - z * c1[1], z * c1[0] - x * c1[2], x * c1[1] - y * c1[0]];
+  return [v[0] + 2 * (w * c1[0] + c2[0]), v[1] + 2 * (w * c1[1] + c2[1]), v[2] + 2 * (w * c1[2] + c2[2])];
+}
+
+/** Whether COLMAP's projection covers the camera (its model known, its params complete; not SPHERICAL). */
+function projectable(camera: CameraIntrinsics): boolean {
+  const info = CAMERA_MODELS.find((m) => m.name === camera.model);
+  return !!info && info.model_id < 100 && info.params.length === camera.params.length;
+}
+
+/** Pixel of a world point through the image's pose and camera; null behind the camera or for a model not projected. */
+export function projectWorld(camera: CameraIntrinsics, camFromWorld: Rigid3, world: Vec3): [number, number] | null {
+  if (!projectable(camera)) return null;
+  const r = rotate(camFromWorld.rotation, world);
+  const t = camFromWorld.translation;
+  return projectToImage(camera, [r[0] + t[0], r[1] + t[1], r[2] + t[2]]);
+}
+
+/**
+ * The mean reprojection error of a model's observations (COLMAP's mean_reproj_err: every
+ * observation of a point through its image's pose and camera, averaged over observations);
+ * null when no observation could be projected.
+ */
+export function meanReprojectionError(
+  model: { cameras: CamerasFile; images: ImagesFile },
+  pointXyz: (point3dId: number) => Vec3 | undefined,
+): number | null {
+  const cameras = new Map(model.cameras.cameras.map((c) => [c.camera_id, c]));
+  let sum = 0;
+  let n = 0;
+  for (const image of model.images.images) {
+    const camera = cameras.get(image.camera_id);
+    if (!camera || !image.cam_from_world) continue;
+    for (const p of image.points2D) {
+      const xyz = p.point3d_id === null ? undefined : pointXyz(p.point3d_id);
+      const px = xyz && projectWorld(camera, image.cam_from_world, xyz);
+      if (!px) continue;
+      sum += Math.hypot(px[0] - p.xy[0], px[1] - p.xy[1]);
+      n++;
+    }
+  }
+  return n > 0 ? sum / n : null;
 }
