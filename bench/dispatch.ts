@@ -6,8 +6,13 @@
  * (an input of the job, so nothing is uploaded). Measures lease+complete operations per second (one
  * operation = one shard leased and completed) and lease latency, and checks that no shard was lost or
  * done twice. Prints a table; writes bench/results/dispatch.json.
+ *
+ * On a shared machine the rate follows the CPU share the stack gets, so it also reports the CPU
+ * time workerd (the whole service: Worker and Durable Objects) and this process (the simulated
+ * runners) spent per operation, read from /proc (Linux; null elsewhere): the service's capacity on
+ * N idle cores is about N x 1000 / (workerd CPU ms per operation).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { EdgeSfmClient, RunnerClient, unwrap } from "../client/index";
 import { startLocalStack } from "../scripts/local-stack";
@@ -24,6 +29,26 @@ const server = await startLocalStack({ SVC_TEST_CAPABILITIES: "features.extract.
 const base = server.base;
 const client = new EdgeSfmClient({ baseUrl: base });
 const { api } = client;
+/** CPU milliseconds of the workerd processes this process started (utime + stime, /proc), or null where there is no /proc. */
+function workerdCpuMs(): number | null {
+  try {
+    const stat = (pid: string) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    let total = 0;
+    for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+      try {
+        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("workerd")) continue;
+        const s = stat(pid);
+        if (s[1] !== String(process.pid)) continue;
+        total += ((Number(s[11]) + Number(s[12])) * 1000) / 100;
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+    return total;
+  } catch {
+    return null;
+  }
+}
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? 0;
 
 // One blob under IMAGES names (unsized bytes weigh 1 MP: 8 images to an extraction shard).
@@ -67,6 +92,7 @@ const expected = JOBS * Math.ceil(IMAGES / 8);
 const completions = new Map<string, number>();
 const leaseMs: number[] = [];
 let done = 0;
+const cpu0 = { workerd: workerdCpuMs(), runners: process.cpuUsage() };
 const t0 = performance.now();
 await Promise.all(
   clients.map(async ({ client, id }) => {
@@ -94,6 +120,8 @@ await Promise.all(
   }),
 );
 const seconds = (performance.now() - t0) / 1000;
+const workerdMs = cpu0.workerd === null ? null : workerdCpuMs()! - cpu0.workerd;
+const runnersCpu = process.cpuUsage(cpu0.runners);
 
 const statuses = await Promise.all(jobs.map((jid) => unwrap(api.GET("/v1/jobs/{jid}", { params: { path: { jid } } }))));
 const twice = [...completions.values()].filter((n) => n > 1).length;
@@ -107,6 +135,8 @@ const results = {
   lease_ms_p99: quantile(leaseMs, 0.99),
   shards_completed: completions.size,
   shards_done_twice: twice,
+  workerd_cpu_ms_per_op: workerdMs === null ? null : workerdMs / expected,
+  runners_cpu_ms_per_op: (runnersCpu.user + runnersCpu.system) / 1000 / expected,
   jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]?.["x-shards"]?.done === s.tasks[0]?.["x-shards"]?.total)
     .length,
   cores: availableParallelism(),
@@ -117,6 +147,10 @@ console.table([
   ["shards (lease + complete each)", expected],
   ["lease+complete operations / s", results.ops_per_second.toFixed(1)],
   ["lease latency p50 / p99 (ms)", `${results.lease_ms_p50.toFixed(0)} / ${results.lease_ms_p99.toFixed(0)}`],
+  [
+    "CPU ms per operation: service (workerd) / simulated runners",
+    `${results.workerd_cpu_ms_per_op?.toFixed(1) ?? "n/a"} / ${results.runners_cpu_ms_per_op.toFixed(1)}`,
+  ],
   ["shards completed / done twice", `${results.shards_completed} / ${twice}`],
   ["jobs succeeded", `${results.jobs_succeeded} / ${JOBS}`],
   ["load average (1 min) at the end", results.load_average.toFixed(1)],

@@ -115,7 +115,8 @@ runners.openapi(
   }),
   async (c) => {
     const granted = await leaseWaiting(c.env, await credential(c), c.req.valid("param").rid, c.req.valid("query").wait * 1000);
-    return granted ? c.json(granted, 200) : c.body(null, 204);
+    // The Lease as the JobStore serialised it (its stored JSON spliced in, not parsed again here).
+    return granted ? c.body(granted, 200, { "Content-Type": "application/json" }) : c.body(null, 204);
   },
 );
 

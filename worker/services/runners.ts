@@ -5,8 +5,8 @@
  * volunteer pool and leases only tasks of projects with `x-pool_opt_in: true`.
  */
 import { ulid } from "../storage/ids";
-import type { Lease, Runner, RunnerRegister } from "../../protocol";
-import { ApiError, conflict, notFound, unauthorized } from "../errors";
+import type { Runner, RunnerRegister } from "../../protocol";
+import { ApiError, notFound, unauthorized } from "../errors";
 import type { LeaseScope } from "../storage/job-rows";
 import { parseLeaseId } from "../storage/job/leases";
 import { digestKey, secret } from "../storage/key-registry";
@@ -14,13 +14,10 @@ import type { RunnerRow } from "../storage/dispatcher";
 import { readConfig } from "../config";
 import { bearer } from "../middleware/auth";
 import { runtimeVersions, rvIdOf } from "./runtime";
-import { type DispatchScope, dispatcher, jobStore, tenantStore, unwrap } from "./stores";
+import { type DispatchScope, dispatcher, jobStore, unwrap } from "./stores";
 
 /** `sfr_<ULID>_<random>`: a pool runner's credential, issued by an operator (4.17 style). */
 export const RUNNER_TOKEN = /^sfr_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/;
-
-/** How many stale queue entries one lease request skips before answering "nothing to do". */
-const MAX_CLAIMS = 16;
 
 /** A runner's credential: its dispatch scope and, in the pool, the id of its runner token. */
 export interface RunnerCredential {
@@ -118,61 +115,17 @@ export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredent
 /**
  * Leases work for the runner, holding the request open up to `waitMs` (long poll) until some is
  * offered: answered the moment a task or shard is ready, so idle runners send one request per
- * ~25 s instead of polling.
+ * ~25 s instead of polling. The runner's Dispatcher claims, has the job's JobStore grant, and
+ * settles (storage/dispatcher.ts); the Lease comes back as JSON text, answered as it is.
+ * 409 while the runner still holds a live lease.
  */
-export async function leaseWaiting(env: Env, credential: RunnerCredential, runnerId: string, waitMs: number): Promise<Lease | null> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const lease = await leaseNext(env, credential, runnerId);
-    const left = deadline - Date.now();
-    if (lease || left <= 0) return lease;
-    await dispatcher(env, credential.scope).waitForWork(runnerId, left);
-  }
-}
-
-/**
- * Leases the oldest ready task (or shard) the runner can compute, or null when there is none.
- * The queue only proposes; the job's JobStore grants (or refuses a stale proposal), so a task or
- * shard is never leased twice whatever the race. 409 while the runner still holds a live lease.
- */
-export async function leaseNext(env: Env, { scope, tokenId }: RunnerCredential, runnerId: string): Promise<Lease | null> {
-  const queue = dispatcher(env, scope);
-  // Entries whose job had no shard for this runner (only replicas of its own results): skipped for the rest of this request.
-  const skip: string[] = [];
-  for (let i = 0; i < MAX_CLAIMS; i++) {
-    const claim = unwrap(await queue.claim(runnerId, tokenId, skip));
-    if (claim.held !== null) {
-      if (await jobStoreOfLease(env, claim.held).leaseActive(claim.held)) {
-        throw conflict(`runner ${runnerId} already holds lease ${claim.held}: complete, fail or release it first`);
-      }
-      await queue.forgetLease(runnerId, claim.held);
-      continue;
-    }
-    const entry = claim.entry;
-    if (!entry) return null;
-    const allowed = scope !== "pool" || (await tenantStore(env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
-    // (Cast: RPC typing cannot express the free-form members of a Lease.)
-    const granted = allowed
-      ? ((await jobStore(env, entry.tenant_id, entry.job_id).lease(entry.task_id, {
-          runner_id: runnerId,
-          pool: scope === "pool",
-          principal: claim.principal,
-        })) as {
-          lease: Lease | null;
-          more: boolean;
-        })
-      : { lease: null, more: false };
-    await queue.settleClaim(runnerId, entry, granted.lease?.lease_id ?? null, granted.more);
-    if (granted.lease) return granted.lease;
-    if (granted.more) skip.push(`${entry.tenant_id}/${entry.task_id}`);
-  }
-  return null;
-}
-
-function jobStoreOfLease(env: Env, leaseId: string) {
-  const where = parseLeaseId(leaseId);
-  if (!where) throw notFound("lease");
-  return jobStore(env, where.tenant, where.job);
+export async function leaseWaiting(
+  env: Env,
+  { scope, tokenId }: RunnerCredential,
+  runnerId: string,
+  waitMs: number,
+): Promise<string | null> {
+  return unwrap(await dispatcher(env, scope).lease(runnerId, tokenId, waitMs));
 }
 
 /**

@@ -12,8 +12,10 @@ import { DurableObject } from "cloudflare:workers";
 import { ulid } from "./ids";
 import type { RunnerAbilities, TaskKind } from "../../protocol";
 import type { QueueEntry } from "./job-rows";
+import { type Grant, parseLeaseId } from "./job/leases";
 import { type Outcome, clash, missing, ok } from "./outcome";
 import { migrate, nowIso } from "./sql";
+import { jobStore, tenantStore } from "./stubs";
 
 export const MIGRATIONS = [
   [
@@ -65,6 +67,9 @@ interface Waiter {
  * lease. Only a request that dies in between makes this matter; the entry is then offered again.
  */
 const CLAIM_HOLD_MS = 10_000;
+
+/** How many stale queue entries one lease request skips before answering "nothing to do". */
+const MAX_CLAIMS = 16;
 
 export interface RunnerRow {
   runner_id: string;
@@ -196,19 +201,79 @@ export class Dispatcher extends DurableObject<Env> {
   }
 
   /**
-   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), held for
-   * the runner while the lease is made. A runner holds one lease at a time, so a crashed runner
-   * loses at most one (3.2.3): when it already holds one, the claim names it instead.
+   * Leases work for the runner (runners.md "Lease semantics"), holding the request open up to
+   * `waitMs` (long poll) until some is offered. The queue only proposes; the job's JobStore grants
+   * (or refuses a stale proposal), so a task or shard is never leased twice whatever the race.
+   * One call from the Worker per lease request: claiming, granting and settling happen here.
+   * Answers the Lease as JSON text, or null when nothing came within `waitMs`; 404 for an unknown
+   * runner, 409 while it still holds a live lease.
    */
-  claim(runnerId: string, tokenId: string | null = null, skip: string[] = []): Outcome<Claim> {
+  async lease(runnerId: string, tokenId: string | null, waitMs: number): Promise<Outcome<string | null>> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const leased = await this.leaseNext(runnerId, tokenId);
+      if (!leased.ok || leased.value !== null) return leased;
+      const left = deadline - Date.now();
+      if (left <= 0) return leased;
+      await this.waitForWork(runnerId, left);
+    }
+  }
+
+  /** One attempt: the oldest ready task (or shard) the runner can compute, leased; null when there is none. */
+  private async leaseNext(runnerId: string, tokenId: string | null): Promise<Outcome<string | null>> {
+    // Entries whose job had no shard for this runner (only replicas of its own results): skipped for the rest of this request.
+    const skip: string[] = [];
+    for (let i = 0; i < MAX_CLAIMS; i++) {
+      const claimed = this.claim(runnerId, tokenId, skip);
+      if (!claimed.ok) return claimed;
+      const claim = claimed.value;
+      if (claim.held !== null) {
+        const where = parseLeaseId(claim.held);
+        if (where && (await jobStore(this.env, where.tenant, where.job).leaseActive(claim.held))) {
+          return clash(`runner ${runnerId} already holds lease ${claim.held}: complete, fail or release it first`);
+        }
+        this.forgetLease(runnerId, claim.held);
+        continue;
+      }
+      const entry = claim.entry;
+      if (!entry) return ok(null);
+      const pool = tokenId !== null;
+      let granted: Grant = { lease: null, lease_id: null, left: 0 };
+      try {
+        const allowed = !pool || (await tenantStore(this.env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
+        if (allowed)
+          granted = await jobStore(this.env, entry.tenant_id, entry.job_id).lease(entry.task_id, {
+            runner_id: runnerId,
+            pool,
+            principal: claim.principal,
+          });
+      } finally {
+        // Settled whatever happened (an object that failed to answer: the entry is offered again).
+        this.settleClaim(runnerId, entry, granted);
+      }
+      if (granted.lease) return ok(granted.lease);
+      if (granted.left > 0) skip.push(`${entry.tenant_id}/${entry.task_id}`);
+    }
+    return ok(null);
+  }
+
+  /**
+   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), one of its
+   * units taken for the runner while the lease is made (the last one held). A runner holds one
+   * lease at a time, so a crashed runner loses at most one (3.2.3): when it already holds one,
+   * the claim names it instead.
+   */
+  private claim(runnerId: string, tokenId: string | null, skip: string[]): Outcome<Claim> {
     const runner = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
     // A pool runner is used only with the token it registered with: its results are that token's.
     if (!runner || (runner.token_id !== null && runner.token_id !== tokenId)) return missing("runner");
     const principal = (runner.token_id as string | null) ?? runnerId;
     const now = Date.now();
     if ((runner.claiming_until as number) > now) return clash("this runner already has a lease request in flight");
-    this.sql.exec("UPDATE runners SET last_seen_at = ? WHERE runner_id = ?", nowIso(), runnerId);
-    if (runner.current_lease_id) return ok({ entry: null, held: runner.current_lease_id as string, principal });
+    if (runner.current_lease_id) {
+      this.sql.exec("UPDATE runners SET last_seen_at = ? WHERE runner_id = ?", nowIso(), runnerId);
+      return ok({ entry: null, held: runner.current_lease_id as string, principal });
+    }
     const abilities = JSON.parse(runner.abilities_json as string) as RunnerAbilities;
     // Scheduling by ability: a real GPU takes SIFT and matching first, other runners the rest
     // first; a map task only where its model fits in the runner's memory (when the runner says).
@@ -227,6 +292,12 @@ export class Dispatcher extends DurableObject<Env> {
         hasRealGpu(abilities) ? 1 : 0,
       )
       .toArray()[0];
+    this.sql.exec(
+      "UPDATE runners SET last_seen_at = ?, claiming_until = ? WHERE runner_id = ?",
+      nowIso(),
+      entry ? now + CLAIM_HOLD_MS : 0,
+      runnerId,
+    );
     if (!entry) return ok({ entry: null, held: null, principal });
     // An entry with more leases to give stays offered to others; the last one is held while it is leased.
     if (entry.units > 1)
@@ -238,30 +309,32 @@ export class Dispatcher extends DurableObject<Env> {
         entry.tenant_id,
         entry.task_id,
       );
-    this.sql.exec("UPDATE runners SET claiming_until = ? WHERE runner_id = ?", now + CLAIM_HOLD_MS, runnerId);
     return ok({ entry: { ...entry }, held: null, principal });
   }
 
   /**
-   * Ends a claim: the runner records its lease, and the entry leaves the queue (leased, or stale)
-   * unless the task has `more` shards to lease.
+   * Ends a claim: the runner records its lease, and the entry takes the JobStore's count of what
+   * is left to lease (its units; the queue's own count is only a guess between grants), leaving
+   * the queue when nothing is. Waiting requests are woken for what is left.
    */
-  settleClaim(runnerId: string, entry: { tenant_id: string; task_id: string }, leaseId: string | null, more = false): void {
-    if (more)
+  private settleClaim(runnerId: string, entry: QueueEntry, granted: Grant): void {
+    if (granted.left > 0)
       this.sql.exec(
-        "UPDATE queue SET held_until = 0, units = MAX(units, 1) WHERE tenant_id = ? AND task_id = ?",
+        "UPDATE queue SET held_until = 0, units = ? WHERE tenant_id = ? AND task_id = ?",
+        granted.left,
         entry.tenant_id,
         entry.task_id,
       );
     else this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
-    this.sql.exec("UPDATE runners SET claiming_until = 0, current_lease_id = ? WHERE runner_id = ?", leaseId, runnerId);
+    this.sql.exec("UPDATE runners SET claiming_until = 0, current_lease_id = ? WHERE runner_id = ?", granted.lease_id, runnerId);
+    if (granted.left > 0 && this.waiters.size > 0) this.wakeFor([{ ...entry, units: granted.left }]);
   }
 
   /**
    * Holds a lease request open (long poll) until work this runner could take is offered, or
    * `ms` pass. Answers whether it was woken; the caller then claims again.
    */
-  async waitForWork(runnerId: string, ms: number): Promise<boolean> {
+  private async waitForWork(runnerId: string, ms: number): Promise<boolean> {
     const runner = this.getRunner(runnerId);
     if (!runner) return false;
     return new Promise<boolean>((resolve) => {

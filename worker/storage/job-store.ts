@@ -36,7 +36,15 @@ export class JobStore extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.cx = { storage: ctx.storage, sql: ctx.storage.sql, env, fanout: new Fanout(ctx), told: { job: "", offer: "" } };
+    this.cx = {
+      storage: ctx.storage,
+      sql: ctx.storage.sql,
+      env,
+      fanout: new Fanout(ctx),
+      told: { job: "", offer: "" },
+      sync: { running: null, next: null },
+      frozen: null,
+    };
     ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, JOB_MIGRATIONS));
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
@@ -135,6 +143,7 @@ export class JobStore extends DurableObject<Env> {
     this.cx.fanout.closeAll("job deleted");
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    this.cx.frozen = null;
     // An empty schema again, so a late request finds no job (404) rather than no table.
     migrate(this.ctx.storage, JOB_MIGRATIONS);
   }

@@ -8,7 +8,7 @@ import { type Outcome, ok } from "../outcome";
 import { first } from "../sql";
 import type { JobContext } from "./context";
 import { heldLease } from "./leases";
-import { jobDataset } from "./records";
+import { frozen } from "./records";
 
 /** The byte size of a blob uploaded under the job or listed in its artifacts' files; undefined for any other. */
 export function storedSize(cx: JobContext, sha: string): number | undefined {
@@ -19,8 +19,7 @@ export function storedSize(cx: JobContext, sha: string): number | undefined {
 export function inputSize(cx: JobContext, sha: string): number | undefined {
   const stored = storedSize(cx, sha);
   if (stored !== undefined) return stored;
-  const image = jobDataset(cx)?.images.find((i) => i.content_sha === sha);
-  return image ? (image.byte_size ?? undefined) : undefined;
+  return frozen(cx).imageSizes.get(sha);
 }
 
 /** The artifacts' files become readable (and citable) by the job's tasks. */

@@ -3,16 +3,7 @@
  * each heartbeat and report extends, and lost when it expires (the task goes back to the queue).
  * A lease id names its tenant and job, so any route can find the job's object.
  */
-import {
-  type Checkpoint,
-  type Lease,
-  type LeaseDirective,
-  type LeaseState,
-  type Phase,
-  type TaskKind,
-  type TaskOutputs,
-  TERMINAL_STATUSES,
-} from "../../../protocol";
+import { type LeaseDirective, type LeaseState, type Phase, type TaskKind, type TaskOutputs, TERMINAL_STATUSES } from "../../../protocol";
 import { readConfig } from "../../config";
 import type { LeaseHolder, LeaseScope, ShardContext } from "../job-rows";
 import { secret } from "../key-registry";
@@ -21,17 +12,19 @@ import { exists, first, nowIso } from "../sql";
 import type { JobContext } from "./context";
 import { appendEvent, latestEventId } from "./events";
 import { propagate, scheduleAlarm } from "./propagate";
-import { ancestors, dependsOn, inputArtifacts, jobDataset, jobRow, parse, taskRow } from "./records";
+import { ancestors, dependsOn, frozen, inputArtifacts, jobDataset, jobRow, taskRow } from "./records";
 import {
   hasEligibleShard,
   hasPendingShard,
   isSharded,
   leaseShard,
+  pendingShards,
   principalOf,
   returnShard,
   rollUp,
   shardItems,
   takeShard,
+  untrustedShards,
 } from "./shards";
 import { setStatus, settle } from "./status";
 
@@ -41,23 +34,33 @@ export function parseLeaseId(leaseId: string): { tenant: string; job: string } |
   return parts.length === 4 && parts.every((p) => /^[A-Za-z0-9_-]+$/.test(p)) ? { tenant: parts[0]!, job: parts[1]! } : null;
 }
 
+/** What a lease grant answers: the lease as JSON text (null when the task is no longer leasable), and what is left to lease. */
+export interface Grant {
+  /** The `Lease` as the route answers it, serialised here from the stored JSON (the dataset is not parsed or copied per lease). */
+  lease: string | null;
+  lease_id: string | null;
+  /** Further shards of the task the holder's scope may lease (the queue entry's units); 0 for an unsharded task. */
+  left: number;
+}
+
 /**
  * Leases the task (or its next pending shard) to a runner when it is still leasable: the job is
  * live and not being cancelled, the task is pending (a sharded one: has a pending shard) and
  * every dependency succeeded. `lease` is null otherwise (the caller drops its stale queue entry);
- * `more` says whether the task has further shards to lease.
+ * `left` counts the task's shards still to lease.
  */
-export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder): Promise<{ lease: Lease | null; more: boolean }> {
+export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder): Promise<Grant> {
   const job = jobRow(cx);
   const task = taskRow(cx, taskId);
-  const none = { lease: null, more: false };
+  const none = { lease: null, lease_id: null, left: 0 };
   if (!job || !task || !["pending", "running"].includes(job.status) || job.cancel_requested) return none;
   const sharded = isSharded(task);
+  const left = () => (!sharded ? 0 : holder.pool ? untrustedShards(cx, taskId) : pendingShards(cx, taskId));
   if (sharded ? !["pending", "running"].includes(task.status as string) || !hasPendingShard(cx, taskId) : task.status !== "pending")
     return none;
   if (!dependsOn(task).every((d) => taskRow(cx, d)?.status === "succeeded")) return none;
   // Pending shards, but only replicas of this runner's own results or ones for a trusted runner: others may take them.
-  if (sharded && !hasEligibleShard(cx, taskId, holder)) return { lease: null, more: true };
+  if (sharded && !hasEligibleShard(cx, taskId, holder)) return { ...none, left: left() };
   const ttl = readConfig(cx.env).leaseTtlMs;
   const leaseId = `${job.tenant_id}.${job.job_id}.${taskId}.${secret()}`;
   const now = Date.now();
@@ -90,32 +93,31 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
   await scheduleAlarm(cx);
   await propagate(cx);
   const leased = taskRow(cx, taskId)!;
-  const lease: Lease = {
+  const { datasetJson, artifactsJson } = frozen(cx);
+  const upstream = ancestors(cx, taskId).map((d) => {
+    const dep = taskRow(cx, d)!;
+    return `{"task_id":${JSON.stringify(d)},"kind":${JSON.stringify(dep.kind)},"outputs_ref":${dep.outputs_json as string}}`;
+  });
+  // A Lease (protocol/schemas/runner.ts) in its field order, the stored JSON spliced in as it is.
+  const head = JSON.stringify({
     lease_id: leaseId,
     runner_id: holder.runner_id,
     expires_at: new Date(now + ttl).toISOString(),
     ttl_seconds: Math.round(ttl / 1000),
-    task: {
-      task_id: taskId,
-      job_id: job.job_id,
-      kind: leased.kind as TaskKind,
-      phase: leased.phase as Phase,
-      attempt: leased.attempts as number,
-      params: JSON.parse(leased.params_json as string),
-    },
-    inputs: {
-      dataset: jobDataset(cx),
-      upstream: ancestors(cx, taskId).map((d) => {
-        const dep = taskRow(cx, d)!;
-        return { task_id: d, kind: dep.kind as TaskKind, outputs_ref: JSON.parse(dep.outputs_json as string) as TaskOutputs };
-      }),
-      artifacts: inputArtifacts(cx),
-    },
-    checkpoint: parse<Checkpoint>(leased.checkpoint_json),
-    shard: shard ? leaseShard(cx, shard.shard_id) : null,
-    _links: leaseLinks(leaseId),
-  };
-  return { lease, more: sharded && hasPendingShard(cx, taskId) };
+  });
+  const taskHead = JSON.stringify({
+    task_id: taskId,
+    job_id: job.job_id,
+    kind: leased.kind as TaskKind,
+    phase: leased.phase as Phase,
+    attempt: leased.attempts as number,
+  });
+  const tail = JSON.stringify({ shard: shard ? leaseShard(cx, shard.shard_id) : null, _links: leaseLinks(leaseId) });
+  const lease =
+    `${head.slice(0, -1)},"task":${taskHead.slice(0, -1)},"params":${leased.params_json as string}},` +
+    `"inputs":{"dataset":${datasetJson},"upstream":[${upstream.join(",")}],"artifacts":${artifactsJson}},` +
+    `"checkpoint":${(leased.checkpoint_json as string | null) ?? "null"},${tail.slice(1)}`;
+  return { lease, lease_id: leaseId, left: left() };
 }
 
 /** Whether the lease is still held (a runner holds at most one lease; see Dispatcher). */

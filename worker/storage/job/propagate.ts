@@ -22,7 +22,29 @@ export const mapMemory = (images: number) => 128 * 1024 ** 2 + images * 3 * 1024
 /** How soon a missed propagation to the tenant index and the queues is retried. */
 const PROPAGATE_RETRY_MS = 2_000;
 
-export async function propagate(cx: JobContext): Promise<void> {
+/**
+ * Tells the others what changed (group commit): when a propagation is under way, the changes made
+ * meanwhile go out together in one more, which every caller of the meantime awaits. So each caller
+ * still returns after its own change was told (a completion's cache entries are recorded before
+ * `:complete` answers), but many runners completing shards of one job at once cost one round of
+ * calls to the tenant and the queues, not one each.
+ */
+export function propagate(cx: JobContext): Promise<void> {
+  if (!cx.sync.running) {
+    cx.sync.running = propagateOnce(cx).finally(() => {
+      cx.sync.running = null;
+    });
+    return cx.sync.running;
+  }
+  const again = () => {
+    cx.sync.next = null;
+    return propagate(cx);
+  };
+  cx.sync.next ??= cx.sync.running.then(again, again);
+  return cx.sync.next;
+}
+
+async function propagateOnce(cx: JobContext): Promise<void> {
   const job = jobRow(cx)!;
   const live = ["pending", "running"].includes(job.status) && !job.cancel_requested;
   const rows = taskRows(cx);

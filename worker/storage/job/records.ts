@@ -2,7 +2,7 @@
 import type { DatasetSnapshot, JobStatus, StageArtifact, TaskKind, TaskOutputs, TaskShards } from "../../../protocol";
 import type { JobRow, TaskRow } from "../job-rows";
 import { first } from "../sql";
-import type { JobContext } from "./context";
+import type { Frozen, JobContext } from "./context";
 
 export type Row = Record<string, SqlStorageValue>;
 
@@ -11,8 +11,12 @@ export const bool = (v: Cell) => v === 1;
 export const str = (v: Cell) => (v as string | null | undefined) ?? null;
 export const parse = <T>(v: Cell): T | null => (v === null || v === undefined ? null : (JSON.parse(v as string) as T));
 
+/** The job row's columns but the frozen JSON (`frozen`): read on every call, and the dataset is large. */
+const JOB_COLUMNS =
+  "job_id, tenant_id, project_id, recipe, status, cancel_requested, cancel_force, created_at, started_at, finished_at, error_class, error_message, recon_id";
+
 export function jobRow(cx: JobContext): JobRow | null {
-  const r = first(cx.sql, "SELECT * FROM job WHERE id = 1");
+  const r = first(cx.sql, `SELECT ${JOB_COLUMNS} FROM job WHERE id = 1`);
   if (!r) return null;
   return {
     job_id: r.job_id as string,
@@ -31,11 +35,27 @@ export function jobRow(cx: JobContext): JobRow | null {
   };
 }
 
+/**
+ * The job's dataset and input artifacts, frozen at submission: parsed once per instance (every
+ * lease carries them, and a completion looks its files up among the images).
+ */
+export function frozen(cx: JobContext): Frozen {
+  if (cx.frozen) return cx.frozen;
+  const row = cx.sql.exec<{ d: string; a: string }>("SELECT dataset_json AS d, artifacts_json AS a FROM job WHERE id = 1").one();
+  const dataset = JSON.parse(row.d) as DatasetSnapshot | null;
+  cx.frozen = {
+    dataset,
+    artifacts: JSON.parse(row.a) as Record<string, StageArtifact>,
+    datasetJson: row.d,
+    artifactsJson: row.a,
+    imageSizes: new Map((dataset?.images ?? []).map((i) => [i.content_sha, i.byte_size ?? undefined])),
+  };
+  return cx.frozen;
+}
+
 /** The job's dataset as frozen at submission, or null when it has none. */
 export function jobDataset(cx: JobContext): DatasetSnapshot | null {
-  return JSON.parse(
-    cx.sql.exec<{ dataset_json: string }>("SELECT dataset_json FROM job WHERE id = 1").one().dataset_json,
-  ) as DatasetSnapshot | null;
+  return frozen(cx).dataset;
 }
 
 /** The job's dataset as frozen at submission, or null when it has none (undefined when there is no job). */
@@ -45,7 +65,7 @@ export function frozenDataset(cx: JobContext): DatasetSnapshot | null | undefine
 
 /** The resolved `input_artifacts` by role (2.11), as given to every lease. */
 export function inputArtifacts(cx: JobContext): Record<string, StageArtifact> {
-  return JSON.parse(cx.sql.exec<{ a: string }>("SELECT artifacts_json AS a FROM job WHERE id = 1").one().a);
+  return frozen(cx).artifacts;
 }
 
 /** Whether the project opted in to the volunteer pool when the job was submitted. */

@@ -289,7 +289,11 @@ export function unrecordedItems(cx: JobContext): { task_id: string; ord: number;
 }
 
 export function markItemsRecorded(cx: JobContext, items: { task_id: string; ord: number }[]): void {
-  for (const it of items) cx.sql.exec("UPDATE items SET recorded = 1 WHERE task_id = ? AND ord = ?", it.task_id, it.ord);
+  if (items.length === 0) return;
+  cx.sql.exec(
+    "UPDATE items SET recorded = 1 WHERE (task_id, ord) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))",
+    JSON.stringify(items.map((it) => [it.task_id, it.ord])),
+  );
 }
 
 /** Whether a task row is sharded. */
