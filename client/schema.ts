@@ -5249,7 +5249,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured. */
+        /** @description A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured. In `api_key` mode, asked with a key, it answers 307 to its signed link, where the bytes are served (caching rule 2 kept safe for shared caches). */
         get: {
             parameters: {
                 query?: {
@@ -5290,6 +5290,14 @@ export interface paths {
                 /** @description not modified */
                 304: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                307: {
+                    headers: {
+                        Location: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5393,6 +5401,14 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                307: {
+                    headers: {
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -5474,6 +5490,14 @@ export interface paths {
                 /** @description not modified */
                 304: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                307: {
+                    headers: {
+                        Location: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5565,6 +5589,14 @@ export interface paths {
                 /** @description not modified */
                 304: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                307: {
+                    headers: {
+                        Location: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -5789,6 +5821,14 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                307: {
+                    headers: {
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -5877,6 +5917,14 @@ export interface paths {
                 /** @description not modified */
                 304: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                307: {
+                    headers: {
+                        Location: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -16488,7 +16536,7 @@ export namespace input {
                 path?: never;
                 cookie?: never;
             };
-            /** @description A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured. */
+            /** @description A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured. In `api_key` mode, asked with a key, it answers 307 to its signed link, where the bytes are served (caching rule 2 kept safe for shared caches). */
             get: {
                 parameters: {
                     query?: {
@@ -16529,6 +16577,14 @@ export namespace input {
                     /** @description not modified */
                     304: {
                         headers: {
+                            [name: string]: unknown;
+                        };
+                        content?: never;
+                    };
+                    /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                    307: {
+                        headers: {
+                            Location: string;
                             [name: string]: unknown;
                         };
                         content?: never;
@@ -16632,6 +16688,14 @@ export namespace input {
                         };
                         content?: never;
                     };
+                    /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                    307: {
+                        headers: {
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content?: never;
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -16713,6 +16777,14 @@ export namespace input {
                     /** @description not modified */
                     304: {
                         headers: {
+                            [name: string]: unknown;
+                        };
+                        content?: never;
+                    };
+                    /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                    307: {
+                        headers: {
+                            Location: string;
                             [name: string]: unknown;
                         };
                         content?: never;
@@ -16804,6 +16876,14 @@ export namespace input {
                     /** @description not modified */
                     304: {
                         headers: {
+                            [name: string]: unknown;
+                        };
+                        content?: never;
+                    };
+                    /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                    307: {
+                        headers: {
+                            Location: string;
                             [name: string]: unknown;
                         };
                         content?: never;
@@ -17028,6 +17108,14 @@ export namespace input {
                         };
                         content?: never;
                     };
+                    /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                    307: {
+                        headers: {
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content?: never;
+                    };
                     /** @description Not found */
                     404: {
                         headers: {
@@ -17116,6 +17204,14 @@ export namespace input {
                     /** @description not modified */
                     304: {
                         headers: {
+                            [name: string]: unknown;
+                        };
+                        content?: never;
+                    };
+                    /** @description `api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; this answer is `Cache-Control: private, no-store` */
+                    307: {
+                        headers: {
+                            Location: string;
                             [name: string]: unknown;
                         };
                         content?: never;

@@ -30,6 +30,8 @@ export interface Config {
   operatorRunnerToken: string | null;
   /** Runners one volunteer (`sfr_`) token may register per minute (`SVC_POOL_REGISTRATIONS_PER_MINUTE`); 429 beyond. */
   poolRegistrationsPerMinute: number;
+  /** How long a signed link to a sealed snapshot file is honoured at least, in `api_key` mode (`SVC_SIGNED_URL_SECONDS`; services/signed-urls.ts). */
+  signedUrlSeconds: number;
 }
 
 const int = (v: string | undefined, d: number) => {
@@ -55,6 +57,7 @@ export function readConfig(env: Env): Config {
     leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,
     sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
     poolRegistrationsPerMinute: int(vars.SVC_POOL_REGISTRATIONS_PER_MINUTE, 10),
+    signedUrlSeconds: int(vars.SVC_SIGNED_URL_SECONDS, 3600),
     operatorRunnerToken: /^sfo_[A-Za-z0-9_-]{16,}$/.test(vars.SVC_OPERATOR_RUNNER_TOKEN ?? "") ? vars.SVC_OPERATOR_RUNNER_TOKEN! : null,
   };
 }

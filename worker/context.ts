@@ -7,6 +7,8 @@ export interface AppEnv {
     config: Config;
     /** Resolved from the API key (or the default tenant in `none` mode); never from the caller (5.3). */
     tenantId: string;
+    /** The request came with a valid signed link (services/signed-urls.ts), not a key. */
+    signedLink?: boolean;
     requestId: string;
   };
 }

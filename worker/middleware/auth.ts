@@ -3,7 +3,8 @@
  * pattern (`app.ts` mounts them). Public routes (5.2: health, version, spec, metrics, the OpenAPI
  * document, error pages, the demo) belong to no group and need no key.
  * - Tenant routes (`/v1/*`, `/ws/*`): `none` mode makes every request the default tenant; `api_key`
- *   mode resolves `Authorization: Bearer sfm_<ULID>_<random>` by digest in the KeyRegistry.
+ *   mode resolves `Authorization: Bearer sfm_<ULID>_<random>` by digest in the KeyRegistry, or a
+ *   signed link to a sealed snapshot file (services/signed-urls.ts) for that one GET.
  * - Runner protocol routes (`/v1/runners*`, `/v1/leases/*`): a pool runner's `sfr_` token may stand
  *   in for an API key (services/runners.ts resolves it).
  * - Operator routes (`/v1/admin/*`, 4.17): outside the tenant check; `SVC_ADMIN_TOKEN` guards them when set.
@@ -14,6 +15,7 @@ import { createMiddleware } from "hono/factory";
 import { DEFAULT_TENANT, type AppEnv } from "../context";
 import { ApiError, unauthorized } from "../errors";
 import { digestKey } from "../storage/key-registry";
+import { SIGNATURE, signedTenant } from "../services/signed-urls";
 import { keyRegistry } from "../services/stores";
 
 export const bearer = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1] ?? null;
@@ -25,6 +27,16 @@ export const tenantAuth = createMiddleware<AppEnv>(async (c, next) => {
     return next();
   }
   const raw = bearer(c.req.header("Authorization"));
+  // A signed link to a sealed snapshot file speaks for its tenant, for that GET only (services/signed-urls.ts).
+  if (c.req.query(SIGNATURE.signature) !== undefined) {
+    const signed = await signedTenant(c.env, c.req.method, new URL(c.req.url), Date.now());
+    if (signed) {
+      c.set("tenantId", signed);
+      c.set("signedLink", true);
+      return next();
+    }
+    if (!raw) throw new ApiError(401, "auth", "the signed link is invalid or has expired: ask for the file again with an API key");
+  }
   if (!raw) throw unauthorized("this deployment requires 'Authorization: Bearer <API key>'");
   if (!/^sfm_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/.test(raw)) throw new ApiError(401, "auth", "malformed API key");
   const tenant = await keyRegistry(c.env).resolve(digestKey(raw));

@@ -35,6 +35,7 @@ import {
   submodelResource,
 } from "../services/snapshots";
 import { tenantStore, unwrap } from "../services/stores";
+import { signedLink } from "../services/signed-urls";
 import { tileObject } from "../services/tiles";
 import type { Context } from "hono";
 
@@ -47,12 +48,37 @@ const bytes = (description: string) => ({
   },
   description,
 });
+/** api_key mode: a keyed read of a sealed file is sent to its signed link (services/signed-urls.ts). */
+const signedRedirect = {
+  307: {
+    description:
+      "`api_key` mode: the file is served at its signed link (`Location`: this path with `x-tenant`, `x-expires`, `x-signature`), " +
+      "which needs no key until it expires and carries rule 2's `Cache-Control: public, max-age=31536000, immutable`; " +
+      "this answer is `Cache-Control: private, no-store`",
+    headers: z.object({ Location: z.string() }),
+  },
+};
 const fileResponses = {
   200: bytes("the file (strong ETag = its SHA-256; immutable)"),
   206: bytes("the requested byte range"),
   304: { description: "not modified" },
+  ...signedRedirect,
   ...problemResponses(404, 416, 422),
 };
+
+/**
+ * Sealed bytes as this deployment shares them: in `api_key` mode a request with a key is answered
+ * 307 to the file's signed link, after the lookups (another tenant's ids still answer 404), so
+ * shared caches only ever hold the bytes under an unguessable URL; a signed request (and `none`
+ * mode, where every file is the one tenant's) gets the bytes.
+ */
+async function sealedAnswer(c: Context<AppEnv>, serve: () => Promise<Response>): Promise<Response> {
+  if (c.var.config.authMode !== "api_key" || c.var.signedLink) return serve();
+  const url = new URL(c.req.url);
+  const keep = new URLSearchParams([...url.searchParams].filter(([k]) => k === "download"));
+  const location = await signedLink(c.env, c.var.tenantId, url.pathname, Date.now(), c.var.config.signedUrlSeconds, keep);
+  return new Response(null, { status: 307, headers: { Location: location, "Cache-Control": "private, no-store" } });
+}
 
 const Num = (what: string) =>
   z
@@ -172,13 +198,15 @@ reconstructions.openapi(
     path: "/v1/reconstructions/{rid}/snapshots/{seq}/{name}",
     tags: ["reconstructions"],
     description:
-      "A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured.",
+      "A file of the root model, the largest component (2.8 rule 2). `Cache-Control: public, max-age=31536000, immutable`; Range and If-None-Match honoured. " +
+      "In `api_key` mode, asked with a key, it answers 307 to its signed link, where the bytes are served (caching rule 2 kept safe for shared caches).",
     request: { params: SnapshotParams.extend({ name: FileName }), query: Download },
     responses: fileResponses,
   }),
   async (c) => {
     const p = c.req.valid("param");
-    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true");
+    const file = await sealedFile(c.env, address(c, p), p.name);
+    return sealedAnswer(c, () => serveSealed(c.env, c.req.raw, file, c.req.valid("query").download === "true"));
   },
 );
 
@@ -193,7 +221,8 @@ reconstructions.openapi(
   }),
   async (c) => {
     const p = c.req.valid("param");
-    return serveSealed(c.env, c.req.raw, await sealedFile(c.env, address(c, p), p.name), c.req.valid("query").download === "true");
+    const file = await sealedFile(c.env, address(c, p), p.name);
+    return sealedAnswer(c, () => serveSealed(c.env, c.req.raw, file, c.req.valid("query").download === "true"));
   },
 );
 
@@ -221,12 +250,14 @@ async function serveTile(c: Context<AppEnv>, p: ModelParams, at: Parameters<type
   const obj = await tileObject(c.env.BLOBS, points, at);
   if (!obj) throw notFound("tile: the cell is empty (or outside the octree)");
   const name = at === "index" ? "tiles/index.json" : `tiles/${at.level}/${at.x}/${at.y}/${at.z}.bin`;
-  return serveBytes(c.env.BLOBS, c.req.raw, {
-    ...obj,
-    contentType: mediaTypeOf(name),
-    cache: { immutable: true, shared: true },
-    downloadName: download ? name.replaceAll("/", "_") : undefined,
-  });
+  return sealedAnswer(c, () =>
+    serveBytes(c.env.BLOBS, c.req.raw, {
+      ...obj,
+      contentType: mediaTypeOf(name),
+      cache: { immutable: true, shared: true },
+      downloadName: download ? name.replaceAll("/", "_") : undefined,
+    }),
+  );
 }
 
 for (const { prefix, params, whose } of MODELS) {
@@ -237,7 +268,12 @@ for (const { prefix, params, whose } of MODELS) {
       tags: ["reconstructions"],
       description: `The octree over the points.bin of ${whose}, generated on first request and cached; level 0 is the one tile covering the bbox.`,
       request: { params, query: Download },
-      responses: { 200: json(TileIndexFile, "the tile index"), 304: { description: "not modified" }, ...problemResponses(404, 422) },
+      responses: {
+        200: json(TileIndexFile, "the tile index"),
+        304: { description: "not modified" },
+        ...signedRedirect,
+        ...problemResponses(404, 422),
+      },
     }),
     async (c) => serveTile(c, c.req.valid("param") as ModelParams, "index", c.req.valid("query").download === "true"),
   );

@@ -223,7 +223,8 @@ runners.openapi(
   async (c) => {
     const { lease_id, sha } = c.req.valid("param");
     const { store, scope: ls, tenant, job } = await lease(c, lease_id);
-    if (!(await store.mayRead(lease_id, ls, sha))) throw notFound("blob");
+    // An unknown or ended lease says so, as it does for any other tenant's lease id (isolation.test.ts compares the two).
+    if (!(await store.mayRead(lease_id, ls, sha))) throw notFound((await store.leaseActive(lease_id)) ? "blob" : "lease");
     // The tenant's blob, else a one-shot job's own (its request's image, 4.15).
     const blob = await tenantStore(c.env, tenant).getBlob(sha);
     const own = blob ? null : await c.env.BLOBS.head(oneshotKey(tenant, job, sha));

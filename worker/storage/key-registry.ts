@@ -81,6 +81,16 @@ export class KeyRegistry extends DurableObject<Env> {
     return r?.tenant_id ?? null;
   }
 
+  /** The deployment's key for signed snapshot links (services/signed-urls.ts), drawn on first use and kept (storage KV, no table). */
+  async urlSigningSecret(): Promise<string> {
+    let s = await this.ctx.storage.get<string>("url_signing_secret");
+    if (!s) {
+      s = `${secret()}${secret()}`;
+      await this.ctx.storage.put("url_signing_secret", s);
+    }
+    return s;
+  }
+
   ping(): number {
     return this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM api_keys").one().n;
   }
