@@ -3,7 +3,7 @@ import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { splitScene } from "../../test/support/synthetic-model";
 import { loadEngine } from "../../engine-wasm/ts/engine";
-import { type MergeInput, correspondences, estimateTargetFromSource, mergeModels, refineMerged } from "./merge";
+import { type MergeInput, correspondences, estimateTargetFromSource, joinSubModels, mergeModels, refineMerged } from "./merge";
 import { applySim3, centreOf, invertSim3, transformPose } from "./sim3";
 
 const S: Sim3 = {
@@ -108,5 +108,38 @@ describe("bundle adjustment of the merged model", () => {
       const [got, want] = [centreOf(im.cam_from_world), centreOf(whole.poses[i]!)];
       for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
     });
+  });
+});
+
+describe("joining the models of one mapping run (issue 23)", () => {
+  it("joins the models that share at least three aligned photos, in the first one's frame; others stay apart", async () => {
+    const whole = splitScene(9, 60);
+    const model = (h: ReturnType<typeof whole.half>) => ({ cameras: h.cameras, images: h.images, points: decodePoints(h.points) });
+    const first = model(whole.half([0, 1, 2, 3, 4], 10, moveBy(IDENTITY)));
+    const second = model(whole.half([2, 3, 4, 5, 6], 5000, moveBy(invertSim3(S))));
+    // Two shared photos: too few to vouch for a Sim3 of their own.
+    const third = model(whole.half([7, 8], 9000, moveBy(S)));
+    const twoShared = model(whole.half([5, 6], 7000, moveBy(S)));
+    const result = joinSubModels(await loadEngine(), [first, second, third]);
+    expect(result?.joined).toEqual([0, 1]);
+    const merged = result!.merged;
+    expect(merged.images.images.map((im) => im.name)).toEqual([
+      "img0.jpg",
+      "img1.jpg",
+      "img2.jpg",
+      "img3.jpg",
+      "img4.jpg",
+      "img5.jpg",
+      "img6.jpg",
+    ]);
+    // The second model's own ids 4 and 5 are taken by the first's images: new ones; no id twice.
+    expect(new Set(merged.images.images.map((im) => im.image_id)).size).toBe(7);
+    merged.images.images.forEach((im, i) => {
+      const [got, want] = [centreOf(im.cam_from_world), centreOf(whole.poses[i]!)];
+      for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
+    });
+    expect(merged.mean_reproj_err).toBeLessThan(0.01);
+    expect(joinSubModels(await loadEngine(), [second, twoShared])).toBeNull();
+    expect(joinSubModels(await loadEngine(), [first])).toBeNull();
   });
 });

@@ -103,8 +103,12 @@ export interface MergedModel extends SnapshotModel {
   added_images: number;
 }
 
-/** The target with every source joined, each moved by its `target_from_source`. */
-export function mergeModels(target: MergeInput, sources: { input: MergeInput; sim3: Sim3 }[]): MergedModel {
+/**
+ * The target with every source joined, each moved by its `target_from_source`. With `keepIds` (models of one
+ * dataset, whose ids mean the same everywhere) a source's image and camera keep their ids where the target has
+ * none of that id; otherwise they take new ones.
+ */
+export function mergeModels(target: MergeInput, sources: { input: MergeInput; sim3: Sim3 }[], keepIds = false): MergedModel {
   const cameras = target.model.cameras.cameras.map((c) => ({ ...c }));
   const images: Image[] = target.model.images.images.map((im) => ({ ...im, points2D: im.points2D.map((p) => ({ ...p })) }));
   const byName = new Map(images.map((im) => [im.name, im]));
@@ -128,8 +132,15 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     return r;
   };
   let nextPoint = Math.max(0, ...xyz.keys()) + 1;
-  let nextImage = Math.max(0, ...images.map((im) => im.image_id)) + 1;
-  let nextCamera = Math.max(0, ...cameras.map((c) => c.camera_id)) + 1;
+  const takenImages = new Set(images.map((im) => im.image_id));
+  const takenCameras = new Set(cameras.map((c) => c.camera_id));
+  // New ids above every id in use (with keepIds, the sources' too: a kept id must not be taken already).
+  const inUse = (ids: Set<number>, of: (m: MergeInput) => number[]) =>
+    keepIds ? [...ids, ...sources.flatMap((src) => of(src.input))] : [...ids];
+  let nextImage = Math.max(0, ...inUse(takenImages, (m) => m.model.images.images.map((im) => im.image_id))) + 1;
+  let nextCamera = Math.max(0, ...inUse(takenCameras, (m) => m.model.cameras.cameras.map((c) => c.camera_id))) + 1;
+  const newImageId = (id: number) => (keepIds && !takenImages.has(id) ? id : nextImage++);
+  const newCameraId = (id: number) => (keepIds && !takenCameras.has(id) ? id : nextCamera++);
   let fused = 0;
   let added = 0;
 
@@ -145,19 +156,28 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
       rgb.set(nid, [input.model.points.rgb[3 * i]!, input.model.points.rgb[3 * i + 1]!, input.model.points.rgb[3 * i + 2]!]);
       weight.set(nid, input.model.points.trackLength[i]!);
     });
+    // The cameras of the images it adds (a shared image keeps the target's camera).
+    const addedCameras = new Set(
+      input.model.images.images.filter((im) => !targetBySha.has(input.shaOf.get(im.name) ?? "")).map((im) => im.camera_id),
+    );
     const cameraId = new Map<number, number>();
     for (const c of input.model.cameras.cameras) {
-      cameraId.set(c.camera_id, nextCamera);
-      cameras.push({ ...c, camera_id: nextCamera++ });
+      if (!addedCameras.has(c.camera_id)) continue;
+      const id = newCameraId(c.camera_id);
+      cameraId.set(c.camera_id, id);
+      takenCameras.add(id);
+      cameras.push({ ...c, camera_id: id });
     }
     for (const s of input.model.images.images) {
       const sha = input.shaOf.get(s.name);
       const t = sha ? targetBySha.get(sha) : undefined;
       const mapped = (p: number | null) => (p === null ? null : (pointId.get(p) ?? null));
       if (!t) {
+        const imageId = newImageId(s.image_id);
+        takenImages.add(imageId);
         images.push({
           ...s,
-          image_id: nextImage++,
+          image_id: imageId,
           camera_id: cameraId.get(s.camera_id)!,
           cam_from_world: transformPose(s.cam_from_world, sim3),
           points2D: s.points2D.map((kp) => ({ xy: kp.xy, point3d_id: mapped(kp.point3d_id) })),
@@ -285,4 +305,48 @@ export function refineMerged(
     mean_reproj_err: meanReprojectionError(model, (id) => xyz.get(id)) ?? 0,
     ba: { iterations: result.numIterations, initial_cost: result.initialCost, final_cost: result.finalCost },
   };
+}
+
+/** How many of a model's shared images must align (centre within the threshold) for it to join: at least 3 and half of them. */
+const MIN_ALIGNED_IMAGES = 3;
+
+export interface JoinedSubModels {
+  merged: MergedModel & { ba?: { iterations: number; initial_cost: number; final_cost: number } };
+  /** Indices (into the input) of the models joined, the first one the target. */
+  joined: number[];
+}
+
+/**
+ * The models of one mapping run (issue 23) joined into one where they share photos: the first (largest) is the
+ * target; every other model sharing images with it (by name: one dataset) is moved by the Sim3 its shared camera
+ * centres and points give (estimateTargetFromSource) and joined when at least MIN_ALIGNED_IMAGES and half of its
+ * shared images agree; a joined model can bring others in, so this repeats until nothing more joins. The result is
+ * refined by bundle adjustment. Null when no model joins.
+ */
+export function joinSubModels(engine: Engine, models: SnapshotModel[]): JoinedSubModels | null {
+  if (models.length < 2) return null;
+  const byName = (m: SnapshotModel): MergeInput => ({ model: m, shaOf: new Map(m.images.images.map((im) => [im.name, im.name])) });
+  let target: MergedModel | null = null;
+  const joined = [0];
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [i, model] of models.entries()) {
+      if (joined.includes(i)) continue;
+      const current = byName(target ?? models[0]!);
+      const source = byName(model);
+      let fit;
+      try {
+        fit = estimateTargetFromSource(current, source);
+      } catch (err) {
+        if (err instanceof AlignmentError) continue;
+        throw err;
+      }
+      const aligned = fit.inliers.slice(0, fit.shared_images).filter(Boolean).length;
+      if (aligned < Math.max(MIN_ALIGNED_IMAGES, fit.shared_images / 2)) continue;
+      target = mergeModels(current, [{ input: source, sim3: fit.sim3 }], true);
+      joined.push(i);
+      grew = true;
+    }
+  }
+  return target ? { merged: refineMerged(engine, target), joined } : null;
 }

@@ -7,7 +7,7 @@
  */
 import { type MappedModel, point3DIdsOfImage } from "../../engine-wasm/ts/mapping";
 import type { CamerasFile, ImagesFile } from "../../protocol";
-import { encodePoints } from "../../protocol/wire/points";
+import { type PointCloud, encodePoints } from "../../protocol/wire/points";
 import { imageIdAt } from "../../protocol/wire/verified-matches";
 
 export interface SnapshotImageInput {
@@ -29,6 +29,19 @@ export interface ModelFiles {
 
 /** At most this many points in points_preview.bin. */
 export const PREVIEW_POINTS = 20_000;
+
+/** points_preview.bin of a cloud: every k-th point, at most PREVIEW_POINTS. */
+export function previewPoints(cloud: PointCloud): Uint8Array {
+  const n = cloud.ids.length;
+  const step = Math.max(1, Math.ceil(n / PREVIEW_POINTS));
+  const keep = Array.from({ length: Math.ceil(n / step) }, (_, i) => i * step);
+  return encodePoints({
+    xyz: Float32Array.from(keep.flatMap((p) => [cloud.xyz[3 * p]!, cloud.xyz[3 * p + 1]!, cloud.xyz[3 * p + 2]!])),
+    rgb: Uint8Array.from(keep.flatMap((p) => [cloud.rgb[3 * p]!, cloud.rgb[3 * p + 1]!, cloud.rgb[3 * p + 2]!])),
+    trackLength: Uint16Array.from(keep.map((p) => cloud.trackLength[p]!)),
+    ids: BigUint64Array.from(keep.map((p) => cloud.ids[p]!)),
+  });
+}
 
 export function modelFiles(model: MappedModel, images: readonly SnapshotImageInput[]): ModelFiles {
   const used = [...new Set(model.images.map((m) => images[m.image]!.camera))].sort((a, b) => a - b);
@@ -86,14 +99,7 @@ export function modelFiles(model: MappedModel, images: readonly SnapshotImageInp
   const xyz = Float32Array.from(model.points);
   const ids = BigUint64Array.from({ length: n }, (_, p) => BigInt(p + 1));
   const points = encodePoints({ xyz, rgb, trackLength, ids });
-  const step = Math.max(1, Math.ceil(n / PREVIEW_POINTS));
-  const keep = Array.from({ length: Math.ceil(n / step) }, (_, i) => i * step);
-  const preview = encodePoints({
-    xyz: Float32Array.from(keep.flatMap((p) => [xyz[3 * p]!, xyz[3 * p + 1]!, xyz[3 * p + 2]!])),
-    rgb: Uint8Array.from(keep.flatMap((p) => [rgb[3 * p]!, rgb[3 * p + 1]!, rgb[3 * p + 2]!])),
-    trackLength: Uint16Array.from(keep.map((p) => trackLength[p]!)),
-    ids: BigUint64Array.from(keep.map((p) => ids[p]!)),
-  });
+  const preview = previewPoints({ xyz, rgb, trackLength, ids });
   return {
     cameras,
     images: imagesFile,

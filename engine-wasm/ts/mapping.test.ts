@@ -34,6 +34,32 @@ describe("incremental mapping binding", () => {
     expect(ids.filter((id) => id >= 0).length).toBeGreaterThan(150);
   });
 
+  it("reports progress that never reads finished while work remains, and finishes early on request", () => {
+    const input = syntheticMappingInput();
+    const mapping = new IncrementalMapping(engine, input, OPTIONS);
+    expect(mapping.progress()).toEqual({ phase: "start_model", imagesHeld: 0, imagesReachable: 6 });
+    const phases = new Set<string>();
+    for (;;) {
+      const p = mapping.progress();
+      phases.add(p.phase);
+      if (mapping.step(1) === "done") break;
+      expect(p.imagesHeld).toBeLessThanOrEqual(p.imagesReachable);
+    }
+    expect(mapping.progress()).toEqual({ phase: "done", imagesHeld: 6, imagesReachable: 6 });
+    expect([...phases]).toEqual(["start_model", "grow_model", "finish_model"]);
+    mapping.free();
+
+    const early = new IncrementalMapping(engine, input, OPTIONS);
+    early.step(2);
+    const held = early.progress().imagesHeld;
+    early.requestFinish();
+    expect(early.progress().phase).toBe("finish_model");
+    const models = early.run();
+    expect(models).toHaveLength(1);
+    expect(models[0]!.images).toHaveLength(held);
+    early.free();
+  });
+
   it("resumes from a checkpoint to the same result", () => {
     const input = syntheticMappingInput();
     const straight = new IncrementalMapping(engine, input, OPTIONS);

@@ -83,6 +83,17 @@ export interface MappedModel {
 
 export type MappingStatus = "done" | "running" | "snapshot";
 
+/** The engine's pipeline phases, by their number: what the next step does. */
+export const MAPPING_PHASES = ["start_model", "grow_model", "finish_model", "done"] as const;
+export type MappingPhase = (typeof MAPPING_PHASES)[number];
+
+/** Where a mapping run stands: the next step's phase, distinct images held by any model, images that can register at all. */
+export interface MappingProgress {
+  phase: MappingPhase;
+  imagesHeld: number;
+  imagesReachable: number;
+}
+
 function optionsVector(options: IncrementalMappingOptions): number[] {
   const ba = options.ba ?? {};
   const kernel = LOSS_KERNELS.indexOf(ba.loss_kernel ?? "squared");
@@ -173,6 +184,20 @@ export class IncrementalMapping {
 
   get numRegistrations(): number {
     return this.engine.call("edgesfm_mapping_num_registrations", this.handle);
+  }
+
+  progress(): MappingProgress {
+    const [phase, imagesHeld, imagesReachable] = this.engine.withHeap((heap) => {
+      const ptr = heap.alloc(12);
+      this.engine.call("edgesfm_mapping_progress", this.handle, ptr);
+      return Array.from(this.engine.readI32(ptr, 3));
+    }) as [number, number, number];
+    return { phase: MAPPING_PHASES[phase] ?? "done", imagesHeld, imagesReachable };
+  }
+
+  /** Ends the run early (time budget): the next steps finish the model being built and start no other. */
+  requestFinish(): void {
+    this.engine.call("edgesfm_mapping_request_finish", this.handle);
   }
 
   /** Finished models, then the one in progress. */

@@ -4,17 +4,34 @@
  * at a time so that the task reports progress, honours cancels between steps, seals a snapshot
  * every `snapshot_frames_freq` registrations (and at the end) and stores a checkpoint with each,
  * from which a resumed task continues (3.1).
+ *
+ * Progress (4.8) counts the distinct photos some model holds against the photos that can register
+ * at all (those with verified matches), plus one for the final merge and seal, under the phase of
+ * the work at hand (a model's start, registration, its final refinement): it never reads finished
+ * while work remains. `max_runtime_seconds` (2.12) bounds the mapper: once spent, the model being
+ * built is finished and sealed with what it holds and no other is started (logged). At the end, the
+ * models that share photos are joined into one by the Sim3 those photos give (stages/merge.ts
+ * joinSubModels) and sealed at the root; every model stays a component (4.9).
  */
-import { IncrementalMapping, type MappedModel, type MappingPair } from "../../../engine-wasm/ts/mapping";
-import { BundleAdjustmentSpec, PipelineSpec, type SnapshotSeal, type TaskOutputs } from "../../../protocol";
-import { POINTS_MEDIA_TYPE } from "../../../protocol/wire/points";
+import type { Engine } from "../../../engine-wasm/ts/engine";
+import {
+  IncrementalMapping,
+  type MappedModel,
+  type MappingPair,
+  type MappingPhase,
+  type MappingProgress,
+} from "../../../engine-wasm/ts/mapping";
+import { BundleAdjustmentSpec, type Phase, PipelineSpec, type SnapshotSeal, type TaskOutputs } from "../../../protocol";
+import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
 import { VERIFIED_MATCHES_MEDIA_TYPE, VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
 import { keypointColors } from "../../stages/colors";
 import { cubemapRigModel } from "../../stages/cubemap-rig";
-import { type SnapshotImageInput, modelFiles } from "../../stages/snapshot";
+import { joinSubModels } from "../../stages/merge";
+import { type SnapshotImageInput, modelFiles, previewPoints } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
+import { sealedFiles } from "./georegister";
 import { datasetKeypoints } from "./keypoints";
 
 /** The task's error class when mapping ends without any model. */
@@ -23,6 +40,19 @@ class NoModelError extends Error {
 }
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+/** The progress phase (6) of each engine phase: the work its next step does. */
+const PROGRESS_PHASES: Record<MappingPhase, Phase> = {
+  start_model: "incremental_init",
+  grow_model: "incremental_register",
+  finish_model: "global_ba",
+  done: "hierarchical_merge",
+};
+
+/** Photos held against photos that can register, plus one for the merge and seal at the end. */
+function reportProgress(ctx: TaskContext, p: MappingProgress): void {
+  ctx.progress(p.imagesHeld, p.imagesReachable + 1, PROGRESS_PHASES[p.phase]);
+}
 
 export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = PipelineSpec.parse(ctx.params.spec ?? { kind: "incremental" });
@@ -79,11 +109,26 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       mapping.restore(await ctx.read(ctx.resumeFrom.blob_sha));
       ctx.log("INFO", `resumed from a checkpoint with ${mapping.numRegistrations} registrations`);
     }
-    let final: { files: OutputFile[]; models: MappedModel[] } | null = null;
+    let final: {
+      files: OutputFile[];
+      root: { num_reg_images: number; num_points3D: number; mean_reproj_err: number };
+      models: number;
+    } | null = null;
+    const budgetMs = spec.max_runtime_seconds === null ? null : spec.max_runtime_seconds * 1000;
+    const startedAt = Date.now();
+    let outOfTime = false;
     for (;;) {
       await ctx.cancelPoint();
+      if (budgetMs !== null && !outOfTime && Date.now() - startedAt > budgetMs) {
+        outOfTime = true;
+        mapping.requestFinish();
+        ctx.log(
+          "WARNING",
+          `max_runtime_seconds (${spec.max_runtime_seconds} s) spent: the model being built is finished and sealed as it stands; no further model is started`,
+        );
+      }
+      reportProgress(ctx, mapping.progress());
       const status = mapping.step(1);
-      ctx.progress(Math.min(mapping.numRegistrations, images.length), images.length);
       if (status === "running") continue;
       const models = mapping.models();
       // As COLMAP's mapper: no initial pair, no model; an empty reconstruction is a failure, not a result.
@@ -92,23 +137,25 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
           `the mapper reconstructed no model from ${images.length} images and ${pairs.length} verified pairs: no initial image pair could be reconstructed, or every model it started stayed below the minimum model size`,
         );
       }
-      const files = await seal(ctx, models, images, status === "done" ? "final" : "mapping", cubemap?.face_size ?? null);
       if (status === "done") {
-        final = { files, models };
+        reportProgress(ctx, mapping.progress());
+        // Cubemap rigs are sealed per model: joining them would need the rig through the merge.
+        const join = cubemap ? null : engine;
+        final = { ...(await seal(ctx, models, images, "final", cubemap?.face_size ?? null, join)), models: models.length };
+        const { imagesReachable } = mapping.progress();
+        ctx.progress(imagesReachable + 1, imagesReachable + 1, "hierarchical_merge");
         break;
       }
+      await seal(ctx, models, images, "mapping", cubemap?.face_size ?? null, null);
       await ctx.saveCheckpoint(mapping.checkpoint(), { num_registrations: mapping.numRegistrations });
     }
-    const largest = final.models[0];
-    ctx.metric("num_reg_images", largest?.images.length ?? 0);
-    ctx.metric("num_points3D", largest ? largest.points.length / 3 : 0);
+    ctx.metric("num_reg_images", final.root.num_reg_images);
+    ctx.metric("num_points3D", final.root.num_points3D);
     return {
       artifacts: [
         coreArtifact("reconstruction.sparse.v1", "sparse reconstruction", final.files, {
-          num_models: final.models.length,
-          num_reg_images: largest?.images.length ?? 0,
-          num_points3D: largest ? largest.points.length / 3 : 0,
-          mean_reproj_err: largest?.meanReprojectionError ?? null,
+          num_models: final.models,
+          ...final.root,
         }),
       ],
       result: null,
@@ -146,8 +193,9 @@ async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesF
 }
 
 /**
- * Uploads every model's files and seals them as the next snapshot: the largest model at the
- * root, each model as a component (2.8). Answers the root's files.
+ * Uploads every model's files and seals them as the next snapshot: each model as a component
+ * (2.8), at the root the largest model or, given `join` (the engine, at the end of the run), the
+ * models that share photos joined into one. Answers the root's files and summary.
  */
 async function seal(
   ctx: TaskContext,
@@ -155,13 +203,14 @@ async function seal(
   images: SnapshotImageInput[],
   phase: string,
   faceSize: number | null,
-): Promise<OutputFile[]> {
+  join: Engine | null,
+): Promise<{ files: OutputFile[]; root: { num_reg_images: number; num_points3D: number; mean_reproj_err: number } }> {
   const models = [...unsorted].sort((a, b) => b.images.length - a.images.length);
   const summaries = models.map((m, idx) => ({ idx, num_reg_images: m.images.length, num_points3D: m.points.length / 3 }));
   const submodels: SnapshotSeal["submodels"] = [];
+  const modelSet = models.map((model) => modelFiles(model, images));
   let root: OutputFile[] = [];
-  for (const [idx, model] of models.entries()) {
-    const f = modelFiles(model, images);
+  for (const [idx, f] of modelSet.entries()) {
     const summaryFile = {
       models: summaries,
       phase,
@@ -182,10 +231,9 @@ async function seal(
       await ctx.write("points.bin", f.points, POINTS_MEDIA_TYPE),
       await ctx.write("points_preview.bin", f.preview, POINTS_MEDIA_TYPE),
     ];
-    const sealed = files.map((o) => ({ name: o.path as "cameras.json", blob_sha: o.blob_sha, byte_size: o.byte_size }));
     submodels.push({
       idx,
-      files: sealed,
+      files: sealedFiles(files),
       summary: {
         num_reg_images: f.summary.num_reg_images,
         num_points3D: f.summary.num_points3D,
@@ -194,15 +242,45 @@ async function seal(
     });
     if (idx === 0) root = files;
   }
-  const top = submodels[0]?.summary ?? { num_reg_images: 0, num_points3D: 0 };
+  const largest = modelSet[0]?.summary;
+  let top = {
+    num_reg_images: largest?.num_reg_images ?? 0,
+    num_points3D: largest?.num_points3D ?? 0,
+    mean_reproj_err: largest?.mean_reproj_err ?? 0,
+  };
+  const joined = join
+    ? joinSubModels(
+        join,
+        modelSet.map((f) => ({ cameras: f.cameras, images: f.images, points: decodePoints(f.points) })),
+      )
+    : null;
+  if (joined) {
+    const { merged } = joined;
+    top = { num_reg_images: merged.images.images.length, num_points3D: merged.points.ids.length, mean_reproj_err: merged.mean_reproj_err };
+    root = [
+      await ctx.write("cameras.json", json(merged.cameras), "application/json"),
+      await ctx.write("images.json", json(merged.images), "application/json"),
+      await ctx.write(
+        "summary.json",
+        json({ models: summaries, phase, mean_reproj_err: merged.mean_reproj_err, "x-joined_models": joined.joined }),
+        "application/json",
+      ),
+      await ctx.write("points.bin", encodePoints(merged.points), POINTS_MEDIA_TYPE),
+      await ctx.write("points_preview.bin", previewPoints(merged.points), POINTS_MEDIA_TYPE),
+    ];
+    ctx.log(
+      "INFO",
+      `joined models ${joined.joined.join(", ")} by the Sim3 of their shared photos: ${top.num_reg_images} images, ${top.num_points3D} points, mean reprojection error ${top.mean_reproj_err.toPrecision(3)} px after bundle adjustment`,
+    );
+  }
   const seq = await ctx.sealSnapshot({
-    files: root.map((o) => ({ name: o.path as "cameras.json", blob_sha: o.blob_sha, byte_size: o.byte_size })),
+    files: sealedFiles(root),
     submodels,
     summary: { ...top, num_models: models.length, phase },
   });
   ctx.log(
     "INFO",
-    `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points in the largest of ${models.length} model(s)`,
+    `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points at the root; ${models.length} model(s)`,
   );
-  return root;
+  return { files: root, root: top };
 }

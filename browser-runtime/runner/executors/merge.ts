@@ -17,7 +17,7 @@ import {
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
 import { type MergeInput, estimateTargetFromSource, mergeModels, refineMerged } from "../../stages/merge";
 import { AlignmentError, normalizedSim3 } from "../../stages/sim3";
-import { PREVIEW_POINTS } from "../../stages/snapshot";
+import { previewPoints } from "../../stages/snapshot";
 import { type TaskContext, TaskValidationError } from "../task-context";
 import { coreArtifact } from "./artifact";
 import { sealedFiles } from "./georegister";
@@ -101,14 +101,7 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
     );
   const merged = refined ?? joined;
   const n = merged.points.ids.length;
-  const step = Math.max(1, Math.ceil(n / PREVIEW_POINTS));
-  const keep = Array.from({ length: Math.ceil(n / step) }, (_, i) => i * step);
-  const preview = encodePoints({
-    xyz: Float32Array.from(keep.flatMap((p) => [merged.points.xyz[3 * p]!, merged.points.xyz[3 * p + 1]!, merged.points.xyz[3 * p + 2]!])),
-    rgb: Uint8Array.from(keep.flatMap((p) => [merged.points.rgb[3 * p]!, merged.points.rgb[3 * p + 1]!, merged.points.rgb[3 * p + 2]!])),
-    trackLength: Uint16Array.from(keep.map((p) => merged.points.trackLength[p]!)),
-    ids: BigUint64Array.from(keep.map((p) => merged.points.ids[p]!)),
-  });
+  const preview = previewPoints(merged.points);
   const counts = { num_reg_images: merged.images.images.length, num_points3D: n };
   const files = [
     await ctx.write("cameras.json", json(merged.cameras), "application/json"),

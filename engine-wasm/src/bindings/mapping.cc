@@ -227,6 +227,19 @@ EDGESFM_EXPORT int edgesfm_mapping_num_registrations(const Mapping* mapping) {
   return static_cast<int>(mapping->pipeline->NumRegistrations());
 }
 
+// Writes the pipeline's phase (0 start a model, 1 grow it, 2 finish it, 3 done: the next
+// step's work), the distinct images held by any model and the images that can register.
+EDGESFM_EXPORT void edgesfm_mapping_progress(const Mapping* mapping, int* out) {
+  out[0] = static_cast<int>(mapping->pipeline->phase());
+  out[1] = static_cast<int>(mapping->pipeline->NumImagesHeld());
+  out[2] = static_cast<int>(mapping->pipeline->NumImagesReachable());
+}
+
+// Ends the run early (time budget): the next steps finish the current model, no other starts.
+EDGESFM_EXPORT void edgesfm_mapping_request_finish(Mapping* mapping) {
+  mapping->pipeline->RequestFinish();
+}
+
 // The finished models and the one in progress, flattened.
 EDGESFM_EXPORT MappingResult* edgesfm_mapping_result(const Mapping* mapping) {
   return edgesfm::bindings::Guarded<MappingResult*>(nullptr, [&] {

@@ -125,6 +125,9 @@ class IncrementalMapper {
   void SetState(std::unordered_map<image_t, int> num_reg_trials,
                 std::unordered_map<image_t, int> init_num_reg_trials,
                 std::set<std::pair<image_t, image_t>> tried_init_pairs);
+  // Gives every image its registration trials again (re-registration after a global
+  // refinement has moved the model).
+  void ClearRegTrials() { num_reg_trials_.clear(); }
   const std::unordered_map<image_t, int>& InitNumRegTrials() const { return init_num_reg_trials_; }
   const std::unordered_map<image_pair_t, int>& ReNumTrials() const {
     return triangulator_.ReNumTrials();

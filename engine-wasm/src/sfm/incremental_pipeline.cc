@@ -116,8 +116,42 @@ void IncrementalPipeline::CountRegistrations(size_t n) {
   if (freq > 0 && before / freq != num_registrations_total_ / freq) snapshot_due_ = true;
 }
 
+size_t IncrementalPipeline::NumImagesHeld() const {
+  size_t n = 0;
+  for (const auto& [id, image] : input_.Images()) {
+    const auto it = num_registrations_.find(id);
+    n += (it != num_registrations_.end() && it->second > 0) ||
+         (has_current_ && current_.IsImageRegistered(id));
+  }
+  return n;
+}
+
+size_t IncrementalPipeline::NumImagesReachable() const {
+  size_t n = 0;
+  for (const auto& [id, image] : input_.Images()) {
+    n += graph_.ExistsImage(id) && graph_.NumCorrespondencesForImage(id) > 0;
+  }
+  return n;
+}
+
+size_t IncrementalPipeline::NumSharedRegImages() const {
+  size_t n = 0;
+  for (image_t id : current_.RegImageIds()) {
+    const auto it = num_registrations_.find(id);
+    n += it != num_registrations_.end() && it->second > 0;
+  }
+  return n;
+}
+
+void IncrementalPipeline::RequestFinish() {
+  finish_requested_ = true;
+  if (phase_ == Phase::kGrowModel) phase_ = Phase::kFinishModel;
+  if (phase_ == Phase::kStartModel) phase_ = Phase::kDone;
+}
+
 void IncrementalPipeline::StartModel() {
-  if (num_models_started_ >= options_.max_num_models) {
+  if (static_cast<int>(models_.size()) >= options_.max_num_models ||
+      num_models_started_ >= options_.init_num_trials) {
     phase_ = Phase::kDone;
     return;
   }
@@ -202,13 +236,22 @@ void IncrementalPipeline::GrowModel() {
       num_points_at_global_ba_ = current_.NumPoints3D();
     }
     CountRegistrations(1);
+    // COLMAP's max_model_overlap: a later model that has reached this many images of
+    // earlier ones shares enough to be merged with them; growing it further would only
+    // repeat them.
+    if (NumSharedRegImages() >= static_cast<size_t>(options_.max_model_overlap))
+      phase_ = Phase::kFinishModel;
     return;
   }
   // COLMAP: when no image registers, one global refinement (with retriangulation) may
   // give the remaining images enough points; if they still fail, the model is done.
+  // The refined model is a different one, so every image that failed against the old
+  // one is tried again (re-registration); the loop ends because each further round
+  // needs a new registration.
   if (!refined_without_registration_) {
     refined_without_registration_ = true;
     IterativeGlobalRefinement();
+    mapper_->ClearRegTrials();
     return;
   }
   phase_ = Phase::kFinishModel;
@@ -246,16 +289,12 @@ void IncrementalPipeline::FinishModel() {
   current_ = Reconstruction();
   has_current_ = false;
   mapper_.reset();
-  // Another model only if some image with matches is still in no model.
-  bool remaining = false;
-  for (const auto& [id, image] : input_.Images()) {
-    if (graph_.ExistsImage(id) && graph_.NumCorrespondencesForImage(id) > 0 &&
-        num_registrations_[id] == 0) {
-      remaining = true;
-      break;
-    }
-  }
-  phase_ = options_.multiple_models && remaining ? Phase::kStartModel : Phase::kDone;
+  // Another model only if at least two images with matches are still in no model (COLMAP:
+  // stop once all but one image are registered); StartModel ends the loop when none of
+  // them can start one.
+  const bool remaining = NumImagesReachable() >= NumImagesHeld() + 2;
+  phase_ = options_.multiple_models && remaining && !finish_requested_ ? Phase::kStartModel
+                                                                       : Phase::kDone;
 }
 
 IncrementalPipeline::State IncrementalPipeline::SaveState() const {

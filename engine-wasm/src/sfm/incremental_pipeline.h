@@ -6,7 +6,10 @@
 // refinement (retriangulation + BA) whenever the model has grown by
 // `ba_global_images_ratio` / `ba_global_points_ratio` or growth stalls, and finished by
 // a last global refinement; with `multiple_models`, further models
-// start from images no earlier model registered, up to `max_num_models`.
+// start from images no earlier model registered, up to `max_num_models`, each grown only
+// until it shares `max_model_overlap` images with earlier models (enough to merge them by
+// a similarity, not worth repeating them), and the loop ends when no image outside every
+// model can start one, or all but one image are held (COLMAP's IncrementalPipeline).
 //
 // The pipeline is a resumable state machine: Step() does one unit of work (start a
 // model, register one image, refine a stalled model, or finish a model), so a caller can report
@@ -34,6 +37,10 @@ struct IncrementalPipelineOptions {
   image_t init_image_id2 = kInvalidImageId;
   bool multiple_models = true;
   int max_num_models = 50;
+  // COLMAP's bounds: a later model stops growing once this many of its images are held by
+  // earlier models; at most this many models are started (kept or dropped).
+  int max_model_overlap = 20;
+  int init_num_trials = 200;
   int min_num_matches = 15;
   // With multiple_models, models with fewer images than min(min_model_size, 80% of the
   // images) are dropped (COLMAP's rule).
@@ -99,6 +106,13 @@ class IncrementalPipeline {
   // of snapshot_frames_freq.
   bool SnapshotDue() const { return snapshot_due_; }
   size_t NumRegistrations() const { return num_registrations_total_; }
+  // Progress that tells the truth: distinct images held by any model (finished or being
+  // built), against the images that can register at all (those with verified matches).
+  size_t NumImagesHeld() const;
+  size_t NumImagesReachable() const;
+  // Ends the run early (time budget): the model being built is finished (refined and
+  // kept by the usual rules) and no further model is started.
+  void RequestFinish();
 
   // Finished models, then the model being built (if any).
   std::vector<const Reconstruction*> Models() const;
@@ -140,6 +154,8 @@ class IncrementalPipeline {
   // observations (COLMAP's IterativeGlobalRefinement).
   void IterativeGlobalRefinement();
   void CountRegistrations(size_t n);
+  // Registered images of the current model that earlier models hold.
+  size_t NumSharedRegImages() const;
 
   IncrementalPipelineOptions options_;
   Reconstruction input_;
@@ -162,6 +178,7 @@ class IncrementalPipeline {
   int num_models_started_ = 0;
   bool refined_without_registration_ = false;
   bool snapshot_due_ = false;
+  bool finish_requested_ = false;
   // Initial-pair geometries by pair: estimated once, shared by passes and models.
   InitialPairCache init_pair_cache_;
 };

@@ -274,6 +274,57 @@ TEST(IncrementalPipeline, DisconnectedScenesBecomeSeparateModels) {
   EXPECT_EQ(capped.FinishedModels().size(), 1u);
 }
 
+TEST(IncrementalPipeline, LaterModelsStartOutsideEarlierOnesAndStopAtTheOverlap) {
+  // Images 1-5 are held by an earlier model (as when it failed to register the others).
+  SyntheticDatasetOptions scene = SceneOptions();
+  scene.num_images = 12;
+  scene.num_points3D = 250;
+  scene.arc_step = 0.1;
+  const SyntheticDataset data = SynthesizeDataset(scene);
+  IncrementalPipelineOptions options = SmallPipelineOptions();
+  options.max_model_overlap = 3;
+  IncrementalPipeline pipeline(options, UncalibratedInput(data), data.correspondence_graph);
+  IncrementalPipeline::State state = pipeline.SaveState();
+  for (image_t id = 1; id <= 5; ++id) state.num_registrations[id] = 1;
+  pipeline.RestoreState(std::move(state));
+  EXPECT_EQ(pipeline.NumImagesHeld(), 5u);
+  EXPECT_EQ(pipeline.NumImagesReachable(), 12u);
+  size_t steps = 0;
+  while (pipeline.Step()) {
+    steps += 1;
+    // Progress tells the truth: never all reachable images while work remains.
+    EXPECT_LE(pipeline.NumImagesHeld(), pipeline.NumImagesReachable());
+  }
+  EXPECT_LT(steps, 30u);
+  ASSERT_EQ(pipeline.FinishedModels().size(), 1u);
+  const Reconstruction& model = pipeline.FinishedModels()[0];
+  // Started from images no model held, then stopped once it held max_model_overlap of the
+  // earlier model's images: enough to merge, no repetition.
+  EXPECT_GT(model.RegImageIds()[0], 5u);
+  EXPECT_GT(model.RegImageIds()[1], 5u);
+  size_t shared = 0;
+  for (image_t id : model.RegImageIds()) shared += id <= 5;
+  EXPECT_EQ(shared, 3u);
+  EXPECT_GE(model.NumRegImages(), 8u);
+  // The loop ends once fewer than two images are outside every model.
+  EXPECT_EQ(pipeline.NumImagesHeld(), 5 + model.NumRegImages() - shared);
+  EXPECT_GE(pipeline.NumImagesHeld(), 11u);
+}
+
+TEST(IncrementalPipeline, RequestFinishKeepsTheCurrentModelAndStartsNoOther) {
+  const SyntheticDataset a = SynthesizeDataset(SmallSceneOptions(5));
+  IncrementalPipelineOptions options = SmallPipelineOptions();
+  IncrementalPipeline pipeline(options, UncalibratedInput(a), a.correspondence_graph);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(pipeline.Step());
+  const size_t registered = pipeline.Models().back()->NumRegImages();
+  pipeline.RequestFinish();
+  pipeline.Run();
+  EXPECT_TRUE(pipeline.Done());
+  ASSERT_EQ(pipeline.FinishedModels().size(), 1u);
+  EXPECT_EQ(pipeline.FinishedModels()[0].NumRegImages(), registered);
+  EXPECT_EQ(pipeline.NumImagesHeld(), registered);
+}
+
 TEST(IncrementalPipeline, GivenInitialPairStartsTheModel) {
   const SyntheticDataset data = SynthesizeDataset(SmallSceneOptions(8));
   IncrementalPipelineOptions options = SmallPipelineOptions();

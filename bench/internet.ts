@@ -1,0 +1,163 @@
+/**
+ * `npx tsx bench/internet.ts [--sets a,b] [--subset K] [--seed N] [--colmap]`: the mapper under
+ * Internet-collection conditions (issue 23) on the shared sets: per-image SIMPLE_RADIAL cameras
+ * with EXIF stripped (no prior focal length), every K-th photo (a sparser, wider-baseline set),
+ * features and raw matches as the runner computes them (bench/_mapping-data.ts, cached) and our
+ * verification. Reports the models built (registered photos each), the models joined by shared
+ * photos (the map executor's root), wall time and accuracy against the set's reference; with
+ * `--colmap`, `colmap mapper` (3.8, one thread) on the same verified matches and cameras.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compareToReference, referencePoses } from "../engine-wasm/ts/accuracy";
+import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
+import { IncrementalMapping, type MappedModel, type MappingInput } from "../engine-wasm/ts/mapping";
+import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
+import { datasetCameras } from "../browser-runtime/stages/cameras";
+import { joinSubModels } from "../browser-runtime/stages/merge";
+import { modelFiles } from "../browser-runtime/stages/snapshot";
+import { decodePoints } from "../protocol/wire/points";
+import { arg, datasets, openSiftBench } from "./_args";
+import { largestColmapModel, runTimed, writeColmapDatabase } from "./_colmap";
+import { type SetData, cachedSetData, featuresAndMatches, verifyPairs } from "./_mapping-data";
+
+const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
+const subset = Number(arg("subset", "1"));
+const seed = Number(arg("seed", "0"));
+const withColmap = process.argv.includes("--colmap");
+
+/** Every `k`-th photo of the set and the raw matches among them. */
+function everyKth(data: SetData, k: number): SetData {
+  const keep = data.images.map((_, i) => i).filter((i) => i % k === 0);
+  const index = new Map(keep.map((i, j) => [i, j]));
+  return {
+    images: keep.map((i) => data.images[i]!),
+    pairs: data.pairs
+      .filter((p) => index.has(p.image1) && index.has(p.image2))
+      .map((p) => ({ ...p, image1: index.get(p.image1)!, image2: index.get(p.image2)! })),
+  };
+}
+
+const { engine, haveColmap } = await openSiftBench(false);
+const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
+const f = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "-");
+
+for (const set of sets) {
+  const data = everyKth(cachedSetData(set)?.data ?? (await featuresAndMatches(engine, set, engineHash)), subset);
+  // EXIF stripped: no photo has a focal length; one camera per photo.
+  const cams = datasetCameras(
+    {
+      camera_model: "SIMPLE_RADIAL",
+      intrinsics_mode: "per_image",
+      images: data.images.map((im) => ({ name: im.name, focal_length_35mm: null })),
+    },
+    data.images,
+  );
+  const verified = verifyPairs(engine, data, cams, seed)
+    .map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() }))
+    .filter((p) => p.matches.length > 0);
+  const input: MappingInput = {
+    cameras: cams.cameras.map((c) => ({ ...c })),
+    images: data.images.map((im, i) => ({ camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
+    pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type })),
+  };
+  const reference = referencePoses(await readColmapTextModel(join(datasets, set, "reference")));
+  const names = new Set(data.images.map((im) => im.name));
+  const refPoses = reference.filter((r) => names.has(r.name));
+  const describe = (poses: { name: string; qvec: [number, number, number, number]; tvec: [number, number, number] }[], reproj: number) => {
+    const r = compareToReference(poses, refPoses);
+    return `${r.numRegistered}/${refPoses.length} rot ${f(r.medianRotationErrorDeg)}deg centre max ${f(100 * r.maxCenterErrorFraction)}% reproj ${f(reproj, 3)}px`;
+  };
+
+  const wall = performance.now();
+  const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
+  let steps = 0;
+  let progressWrong = 0;
+  for (;;) {
+    const p = mapping.progress();
+    if (mapping.step(1) === "done") break;
+    steps += 1;
+    if (p.imagesHeld > p.imagesReachable) progressWrong += 1;
+  }
+  const models: MappedModel[] = mapping.models().sort((a, b) => b.images.length - a.images.length);
+  const progress = mapping.progress();
+  mapping.free();
+  const mapSeconds = (performance.now() - wall) / 1000;
+  const snapshotModels = models.map((m) => {
+    const files = modelFiles(
+      m,
+      data.images.map((im, i) => ({ name: im.name, camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
+    );
+    return { cameras: files.cameras, images: files.images, points: decodePoints(files.points) };
+  });
+  const joined = joinSubModels(engine, snapshotModels);
+  const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
+  const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
+  console.log(
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs, per-image cameras, no EXIF): ${models.length} model(s) [${models
+      .map((m) => m.images.length)
+      .join(
+        ", ",
+      )}] in ${f(mapSeconds, 1)} s, ${steps} steps; held ${progress.imagesHeld}/${progress.imagesReachable} reachable${progressWrong ? `, progress over total ${progressWrong} times` : ""}`,
+  );
+  if (models[0]) console.log(`  largest: ${describe(posesOf(models[0]), models[0].meanReprojectionError)}`);
+  if (joined) {
+    const poses = joined.merged.images.images.map((im) => {
+      const r = im.cam_from_world.rotation;
+      return { name: im.name, qvec: [r.w, r.x, r.y, r.z] as [number, number, number, number], tvec: im.cam_from_world.translation };
+    });
+    console.log(
+      `  joined models [${joined.joined.join(", ")}] in ${f(joinSeconds, 1)} s: ${describe(poses, joined.merged.mean_reproj_err)}`,
+    );
+  }
+
+  if (withColmap && haveColmap) {
+    const work = mkdtempSync(join(tmpdir(), `bench-internet-${set}-`));
+    const db = join(work, "our-verified.db");
+    writeColmapDatabase(db, {
+      cameras: cams.cameras.map((c) => ({ width: c.width, height: c.height, params: c.params, hasPriorFocalLength: false })),
+      images: data.images.map((im, i) => ({ name: im.name, camera: cams.cameraOfImage[i]!, keypoints: im.xy })),
+      pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })),
+    });
+    const sparse = join(work, "sparse");
+    mkdirSync(sparse);
+    let timing: { wallSeconds: number } | null = null;
+    try {
+      timing = runTimed("colmap", [
+        "mapper",
+        "--database_path",
+        db,
+        "--image_path",
+        join(datasets, set, "images"),
+        "--output_path",
+        sparse,
+        "--Mapper.num_threads",
+        "1",
+        "--Mapper.ba_refine_principal_point",
+        "0",
+      ]);
+    } catch {
+      // COLMAP exits non-zero when it builds no model at all.
+    }
+    const largest = timing ? largestColmapModel(sparse) : null;
+    const sizes = readdirSync(sparse)
+      .map((m) => join(sparse, m, "text", "images.txt"))
+      .filter((t) => existsSync(t))
+      .map(
+        (t) =>
+          readFileSync(t, "utf8")
+            .split("\n")
+            .filter((l) => l && !l.startsWith("#")).length / 2,
+      )
+      .sort((a, b) => b - a);
+    let line = "no model";
+    if (largest && timing) {
+      const model = await readColmapTextModel(largest);
+      const errors = [...model.points3D.values()].map((p) => p.error);
+      line = `${sizes.length} model(s) [${sizes.join(", ")}] in ${f(timing.wallSeconds, 1)} s; largest: ${describe(referencePoses(model), errors.reduce((a, b) => a + b, 0) / Math.max(1, errors.length))}`;
+    }
+    console.log(`  COLMAP 3.8 (same verified matches): ${line}`);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
