@@ -138,6 +138,7 @@ async function imageHashes(
 ): Promise<string[]> {
   const errors: FieldError[] = [];
   const hashes: string[] = [];
+  const computed: { cacheKey: string; hash: string }[] = [];
   for (const [i, im] of images.entries()) {
     const key = blobKey(tenantId, im.content_sha);
     const cacheKey = imageHashKey(key, o.upright);
@@ -172,10 +173,12 @@ async function imageHashes(
     }
     if (o.upright) pixels = orient(pixels, await readOrientation(new Uint8Array(bytes)));
     const hash = dhash({ data: pixels.data, width: pixels.width, height: pixels.height, channels: 4 });
-    await bucket.put(cacheKey, hash, { httpMetadata: { contentType: "text/plain" } });
+    computed.push({ cacheKey, hash });
     hashes.push(hash);
   }
   if (errors.length > 0) throw validation("some images cannot be hashed here; no index was built", errors);
+  // Cached only once the whole request succeeds: a rejected build leaves R2 as it found it.
+  for (const c of computed) await bucket.put(c.cacheKey, c.hash, { httpMetadata: { contentType: "text/plain" } });
   return hashes;
 }
 
