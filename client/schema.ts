@@ -8624,7 +8624,7 @@ export interface paths {
         };
         /**
          * The k nearest images of one image (4.11)
-         * @description dhash: 64-bit difference hashes, Hamming distance in [0, 64], ties in dataset order. The index of the dataset's current manifest is built on the first query when `:build` did not build it (4.11 rules 1, 4). With include_self the query image comes first at distance 0 and counts toward k. 404 for an image of another dataset; 422 when an image cannot be hashed here.
+         * @description dhash: 64-bit difference hashes, Hamming distance in [0, 64], ties in dataset order. The index of the dataset's current manifest is built on the first query when `:build` did not build it (4.11 rules 1, 4). vlad: 4096-dimensional L2-normalised VLAD vectors (RootSIFT of the default extraction, 32-word codebook), distance max(0, 1 - cosine); 404 until `:build?strategy=vlad` built the index of the dataset's current manifest (rule 2). With include_self the query image comes first at distance 0 and counts toward k. 404 for an image of another dataset; 422 when an image cannot be hashed here.
          */
         get: {
             parameters: {
@@ -8720,13 +8720,13 @@ export interface paths {
         put?: never;
         /**
          * Builds the dataset's similarity index (4.11)
-         * @description dhash: synchronous, 200 with the manifest of the index for the dataset's current manifest (the existing one unless force=true). The index is a `features.global.v1` artifact owned by a job born succeeded; a pipeline with retrieval pairs reuses it. 422 for a dataset without images or with images that cannot be hashed here.
+         * @description dhash: synchronous, 200 with the manifest of the index for the dataset's current manifest (the existing one unless force=true). vlad: 202 with a job of two tasks, the default SIFT extraction and a runner's `vlad` task (phase vlad_index) that computes every image's VLAD vector from those features; both are cache hits when the index of this manifest exists, unless force=true. The index is a `features.global.v1` artifact owned by a job born succeeded; a pipeline with retrieval pairs reuses it. 422 for a dataset without images or with images that cannot be hashed here.
          */
         post: {
             parameters: {
                 query?: {
                     strategy?: "dhash" | "vlad";
-                    /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it */
+                    /** @description compute the index again (dhash: every image hashed from its bytes; vlad: every VLAD vector, from the cached features), even when an index for the dataset's manifest exists; the new index replaces it */
                     force?: "true" | "false";
                 };
                 header?: never;
@@ -8737,13 +8737,24 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description the index's manifest */
+                /** @description dhash: the index's manifest */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["SimilarityManifest"];
+                    };
+                };
+                /** @description vlad: accepted; the job builds the index */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
                     };
                 };
                 /** @description Authentication required */
@@ -11251,7 +11262,7 @@ export interface components {
             /** @enum {string} */
             strategy: "dhash" | "vlad";
             k: number;
-            /** @description ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order) */
+            /** @description ascending by distance (dhash: Hamming distance in [0, 64]; vlad: max(0, 1 - cosine) in [0, 2]; ties in dataset order) */
             neighbors: {
                 image_id: string;
                 distance: number;
@@ -19911,7 +19922,7 @@ export namespace input {
             };
             /**
              * The k nearest images of one image (4.11)
-             * @description dhash: 64-bit difference hashes, Hamming distance in [0, 64], ties in dataset order. The index of the dataset's current manifest is built on the first query when `:build` did not build it (4.11 rules 1, 4). With include_self the query image comes first at distance 0 and counts toward k. 404 for an image of another dataset; 422 when an image cannot be hashed here.
+             * @description dhash: 64-bit difference hashes, Hamming distance in [0, 64], ties in dataset order. The index of the dataset's current manifest is built on the first query when `:build` did not build it (4.11 rules 1, 4). vlad: 4096-dimensional L2-normalised VLAD vectors (RootSIFT of the default extraction, 32-word codebook), distance max(0, 1 - cosine); 404 until `:build?strategy=vlad` built the index of the dataset's current manifest (rule 2). With include_self the query image comes first at distance 0 and counts toward k. 404 for an image of another dataset; 422 when an image cannot be hashed here.
              */
             get: {
                 parameters: {
@@ -20007,13 +20018,13 @@ export namespace input {
             put?: never;
             /**
              * Builds the dataset's similarity index (4.11)
-             * @description dhash: synchronous, 200 with the manifest of the index for the dataset's current manifest (the existing one unless force=true). The index is a `features.global.v1` artifact owned by a job born succeeded; a pipeline with retrieval pairs reuses it. 422 for a dataset without images or with images that cannot be hashed here.
+             * @description dhash: synchronous, 200 with the manifest of the index for the dataset's current manifest (the existing one unless force=true). vlad: 202 with a job of two tasks, the default SIFT extraction and a runner's `vlad` task (phase vlad_index) that computes every image's VLAD vector from those features; both are cache hits when the index of this manifest exists, unless force=true. The index is a `features.global.v1` artifact owned by a job born succeeded; a pipeline with retrieval pairs reuses it. 422 for a dataset without images or with images that cannot be hashed here.
              */
             post: {
                 parameters: {
                     query?: {
                         strategy?: "dhash" | "vlad";
-                        /** @description hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it */
+                        /** @description compute the index again (dhash: every image hashed from its bytes; vlad: every VLAD vector, from the cached features), even when an index for the dataset's manifest exists; the new index replaces it */
                         force?: "true" | "false";
                     };
                     header?: never;
@@ -20024,13 +20035,24 @@ export namespace input {
                 };
                 requestBody?: never;
                 responses: {
-                    /** @description the index's manifest */
+                    /** @description dhash: the index's manifest */
                     200: {
                         headers: {
                             [name: string]: unknown;
                         };
                         content: {
                             "application/json": components["schemas"]["SimilarityManifest"];
+                        };
+                    };
+                    /** @description vlad: accepted; the job builds the index */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
                         };
                     };
                     /** @description Authentication required */
@@ -22538,7 +22560,7 @@ export namespace input {
                 /** @enum {string} */
                 strategy: "dhash" | "vlad";
                 k: number;
-                /** @description ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order) */
+                /** @description ascending by distance (dhash: Hamming distance in [0, 64]; vlad: max(0, 1 - cosine) in [0, 2]; ties in dataset order) */
                 neighbors: {
                     image_id: string;
                     distance: number;

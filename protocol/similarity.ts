@@ -1,7 +1,7 @@
 /**
  * @module Similarity (spec 4.11, capabilities `similarity.dhash` / `similarity.vlad`): the query of
- * `GET /v1/datasets/{did}/similarity`, its answer, and the manifest `:build` answers. The index
- * itself is the wire format of wire/dhash.ts.
+ * `GET /v1/datasets/{did}/similarity`, its answer, and the manifest `:build` answers for dhash. The
+ * indices themselves are the wire formats of wire/dhash.ts and wire/vlad.ts.
  */
 import { z } from "zod";
 import { Id, Links, Sha256, Timestamp } from "./schemas/common";
@@ -49,7 +49,7 @@ export const SimilarityNeighbors = z
     k: z.number().int(),
     neighbors: z
       .array(z.object({ image_id: Id, distance: z.number() }))
-      .describe("ascending by distance (dhash: Hamming distance in [0, 64]; ties in dataset order)"),
+      .describe("ascending by distance (dhash: Hamming distance in [0, 64]; vlad: max(0, 1 - cosine) in [0, 2]; ties in dataset order)"),
   })
   .meta({ id: "SimilarityNeighbors" });
 export type SimilarityNeighbors = z.infer<typeof SimilarityNeighbors>;
@@ -57,7 +57,7 @@ export type SimilarityNeighbors = z.infer<typeof SimilarityNeighbors>;
 export const SimilarityBuildQuery = z.object({
   strategy: SimilarityStrategy.default("dhash"),
   force: Flag.describe(
-    "hash every image again from its bytes, even when an index for the dataset's manifest exists; the new index replaces it",
+    "compute the index again (dhash: every image hashed from its bytes; vlad: every VLAD vector, from the cached features), even when an index for the dataset's manifest exists; the new index replaces it",
   ),
 });
 

@@ -5,7 +5,8 @@
 // at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
 // --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
-// retrieval (the dataset's dHash index, --retrieval-k N) or spatial (EXIF GPS, --overlap-distance M metres).
+// retrieval (the dataset's similarity index, --retrieval-strategy vlad|dhash, default vlad; --retrieval-k N)
+// or spatial (EXIF GPS, --overlap-distance M metres).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -18,7 +19,7 @@ import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE =
-  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|spatial] [--overlap N] [--retrieval-k N] [--overlap-distance M]";
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|spatial] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--overlap-distance M]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -30,6 +31,7 @@ const { values, positionals } = parseArgs({
     pairs: { type: "string", default: "exhaustive" },
     overlap: { type: "string" },
     "retrieval-k": { type: "string" },
+    "retrieval-strategy": { type: "string" },
     "overlap-distance": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -45,7 +47,7 @@ if (!folder) {
 }
 const pairs = PairsSpec.safeParse({
   strategy: values.pairs,
-  ...(values.pairs === "retrieval" ? { retrieval_strategy: "dhash" } : {}),
+  ...(values["retrieval-strategy"] !== undefined ? { retrieval_strategy: values["retrieval-strategy"] } : {}),
   ...(values.overlap !== undefined ? { overlap: Number(values.overlap) } : {}),
   ...(values["retrieval-k"] !== undefined ? { retrieval_k: Number(values["retrieval-k"]) } : {}),
   ...(values["overlap-distance"] !== undefined ? { overlap_distance_m: Number(values["overlap-distance"]) } : {}),

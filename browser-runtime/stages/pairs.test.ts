@@ -31,13 +31,32 @@ describe("pair selection (spec 2.12 PairsSpec)", () => {
   it("retrieval pairs each image with its retrieval_k nearest by Hamming distance, and with those that retrieve it; each pair once, in order", () => {
     // a-b and c-d are near twins; e is far from all, nearest to d (47 bits apart).
     const hashes = ["0000000000000000", "0000000000000001", "00000000ffff0000", "00000000ffff0001", "ffffffffffffffff"];
-    expect(flat(retrievalPairs(names, hashes, 1))).toEqual(["ab", "cd", "de"]);
+    expect(flat(retrievalPairs(names, { hashes }, 1))).toEqual(["ab", "cd", "de"]);
     expect(flat(selectPairs(names, { strategy: "retrieval", retrieval_k: 1 }, { hashes }))).toEqual(["ab", "cd", "de"]);
-    expect(retrievalPairs(names, hashes, 4)).toEqual(exhaustivePairs(names));
+    expect(retrievalPairs(names, { hashes }, 4)).toEqual(exhaustivePairs(names));
     // The spec default retrieval_k (20) on 5 images: every pair.
     expect(selectPairs(names, { strategy: "retrieval" }, { hashes })).toEqual(exhaustivePairs(names));
-    expect(() => retrievalPairs(names, hashes.slice(1), 1)).toThrow(RangeError);
-    expect(() => retrievalPairs(names, hashes, 0)).toThrow(RangeError);
+    expect(() => retrievalPairs(names, { hashes: hashes.slice(1) }, 1)).toThrow(RangeError);
+    expect(() => retrievalPairs(names, { hashes }, 0)).toThrow(RangeError);
+  });
+
+  it("VLAD retrieval pairs by cosine with query expansion, and adds the sequential window when the order is a sequence", () => {
+    // Unit vectors on a circle: image i at angle (order[i] * 30 deg), so neighbours in angle are neighbours in the walk.
+    const at = (order: number[]) => ({
+      vectors: Float32Array.from(order.flatMap((a) => [Math.cos((a * Math.PI) / 6), Math.sin((a * Math.PI) / 6)])),
+      dim: 2,
+    });
+    const walk = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    // In walk order each image retrieves angular neighbours (k = 3), the set looks ordered,
+    // and overlap 3 adds (i, i + 3).
+    expect(retrievalPairs(walk, at([0, 1, 2, 3, 4, 5, 6, 7]), 3, 3)).toEqual(sequentialPairs(walk, 3));
+    // Shuffled: the same geometry gives angular neighbours only (at most 90 deg apart), and no window.
+    const order = [0, 4, 1, 5, 2, 6, 3, 7];
+    const shuffled = retrievalPairs(walk, at(order), 3, 3);
+    expect(shuffled.length).toBeGreaterThan(0);
+    for (const p of shuffled)
+      expect(Math.abs(order[walk.indexOf(p.imageName1)]! - order[walk.indexOf(p.imageName2)]!)).toBeLessThanOrEqual(3);
+    expect(() => retrievalPairs(walk, { vectors: new Float32Array(14), dim: 2 }, 1)).toThrow(RangeError);
   });
 
   it("spatial pairs images within overlap_distance_m, at most the nearest 50 each; images without a position get none", () => {

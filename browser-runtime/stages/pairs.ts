@@ -5,6 +5,7 @@
  */
 import type { Vec3 } from "../../engine-wasm/ts/accuracy";
 import { nearestByHamming } from "../../protocol/wire/dhash";
+import { nearestByCosine } from "../../protocol/wire/vlad";
 import type { DatasetSnapshot } from "../../protocol";
 import { type PriorPose, enuPositions, priorPoses } from "./positions";
 
@@ -36,19 +37,62 @@ export function sequentialPairs(names: readonly string[], overlap = 10): ImagePa
   return pairs;
 }
 
+/** A similarity index as retrieval pairs read it, in image order: dHashes, or unit VLAD vectors (`dim` values per image). */
+export type RetrievalIndex = { hashes: readonly string[] } | { vectors: Float32Array; dim: number };
+
+/** Average query expansion (Chum et al. 2007): a VLAD query is averaged with its first this many neighbours, then asked again. */
+export const QUERY_EXPANSION = 3;
+
+/** The `k` images nearest to each image (itself excluded), best first. */
+function neighbours(index: RetrievalIndex, n: number, k: number): number[][] {
+  if ("hashes" in index) return Array.from({ length: n }, (_, i) => nearestByHamming(index.hashes, i, k).map((x) => x.index));
+  const { vectors, dim } = index;
+  return Array.from({ length: n }, (_, i) => {
+    const self = new Set([i]);
+    const query = vectors.slice(i * dim, (i + 1) * dim);
+    for (const { index: j } of nearestByCosine(vectors, dim, query, QUERY_EXPANSION, self))
+      for (let t = 0; t < dim; t += 1) query[t]! += vectors[j * dim + t]!;
+    let norm = 0;
+    for (let t = 0; t < dim; t += 1) norm += query[t]! * query[t]!;
+    for (let t = 0; t < dim; t += 1) query[t]! /= Math.sqrt(norm) || 1;
+    return nearestByCosine(vectors, dim, query, k, self).map((x) => x.index);
+  });
+}
+
 /**
- * Retrieval pairs (2.12 `retrieval`, `retrieval_k`): each image with its `k` nearest images by
- * the Hamming distance of their dHashes (`hashes[i]` is image i's), ties in dataset order; each
- * unordered pair once, as (i, j) with i < j, in row-major order. An image is paired with the k it
- * retrieves and with every image that retrieves it, so no image is left out.
+ * Whether the dataset's order is a sequence (video frames, a walk): consecutive images retrieve
+ * each other far more often than chance. Image i + 1 is among i's `k` neighbours for at least
+ * half of the images and for more than halfway from chance (k / (n - 1)) to always.
  */
-export function retrievalPairs(names: readonly string[], hashes: readonly string[], k: number): ImagePair[] {
-  if (hashes.length !== names.length) throw new RangeError(`retrieval pairs: ${hashes.length} hashes for ${names.length} images`);
+export function looksOrdered(nearest: readonly number[][]): boolean {
+  const n = nearest.length;
+  if (n < 3) return false;
+  const k = nearest[0]!.length;
+  let hits = 0;
+  for (let i = 0; i + 1 < n; i += 1) if (nearest[i]!.includes(i + 1)) hits += 1;
+  return hits / (n - 1) >= Math.max(0.5, (1 + k / (n - 1)) / 2);
+}
+
+/**
+ * Retrieval pairs (2.12 `retrieval`, `retrieval_k`): each image with its `k` nearest images in
+ * the similarity index (dHash: Hamming distance, ties in dataset order; VLAD: cosine, with average
+ * query expansion), and, when the VLAD neighbours show the dataset is ordered (`looksOrdered`),
+ * with its next `overlap` images too, as the sequential strategy pairs them. Each unordered pair
+ * once, as (i, j) with i < j, in row-major order. An image is paired with the k it retrieves and
+ * with every image that retrieves it, so no image is left out.
+ */
+export function retrievalPairs(names: readonly string[], index: RetrievalIndex, k: number, overlap = 10): ImagePair[] {
+  const count = "hashes" in index ? index.hashes.length : index.vectors.length / index.dim;
+  if (count !== names.length) throw new RangeError(`retrieval pairs: an index of ${count} images for ${names.length} images`);
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`retrieval pairs: retrieval_k must be a positive integer, got ${k}`);
   const partners = names.map(() => new Set<number>());
-  names.forEach((_, i) => {
-    for (const { index: j } of nearestByHamming(hashes, i, k)) partners[Math.min(i, j)]!.add(Math.max(i, j));
+  const nearest = neighbours(index, names.length, k);
+  nearest.forEach((js, i) => {
+    for (const j of js) partners[Math.min(i, j)]!.add(Math.max(i, j));
   });
+  if ("vectors" in index && looksOrdered(nearest)) {
+    for (let i = 0; i < names.length; i += 1) for (let w = 1; w <= overlap && i + w < names.length; w += 1) partners[i]!.add(i + w);
+  }
   return partners.flatMap((js, i) => [...js].sort((a, b) => a - b).map((j) => ({ imageName1: names[i]!, imageName2: names[j]! })));
 }
 
@@ -151,13 +195,13 @@ export function pairPositions(images: DatasetSnapshot["images"]): PairPositions 
 }
 
 /**
- * Pairs for a PairsSpec; `retrieval` needs the dataset's dHashes, `spatial` and `from_poses` the
- * images' positions, in image order. Vocabulary-tree pairs are not implemented here.
+ * Pairs for a PairsSpec; `retrieval` needs the dataset's similarity index, `spatial` and
+ * `from_poses` the images' positions, in image order. Vocabulary-tree pairs are not implemented here.
  */
 export function selectPairs(
   names: readonly string[],
   spec: PairsSpecLike = {},
-  retrieval: { hashes: readonly string[] } | null = null,
+  retrieval: RetrievalIndex | null = null,
   located: PairPositions | null = null,
 ): ImagePair[] {
   const strategy = spec.strategy ?? "exhaustive";
@@ -165,7 +209,7 @@ export function selectPairs(
   if (strategy === "sequential") return sequentialPairs(names, spec.overlap ?? 10);
   if (strategy === "retrieval") {
     if (!retrieval) throw new RangeError("pairs: retrieval needs the dataset's similarity index");
-    return retrievalPairs(names, retrieval.hashes, spec.retrieval_k ?? 20);
+    return retrievalPairs(names, retrieval, spec.retrieval_k ?? 20, spec.overlap ?? 10);
   }
   if (strategy === "spatial" || strategy === "from_poses") {
     if (!located) throw new RangeError(`pairs: ${strategy} needs the images' positions`);

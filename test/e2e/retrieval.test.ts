@@ -1,9 +1,10 @@
 /**
- * Retrieval pairs end to end over real HTTP (2.12 `retrieval`, `retrieval_strategy: dhash`) on
- * sacre-coeur, 10 Internet photos, with the Node runner: the pipeline's first task builds the
- * dataset's dHash index (kind vlad, phase vlad_index) on the runner, the match task matches the
- * top-`retrieval_k` pairs only, and the model is scored against COLMAP's as the exhaustive
- * pipeline is (pipeline.test.ts). The runner's index is then the one 4.11 queries read.
+ * Retrieval pairs end to end over real HTTP (2.12 `retrieval`, `retrieval_strategy` dhash and
+ * vlad) on sacre-coeur, 10 Internet photos, with the Node runner: a task of the pipeline builds
+ * the dataset's index (kind vlad, phase vlad_index) on the runner (dHash first, from the images;
+ * VLAD after extraction, from its features), the match task matches the top-`retrieval_k` pairs
+ * only, and the model is scored against COLMAP's as the exhaustive pipeline is (pipeline.test.ts).
+ * The runner's index is then the one 4.11 queries read.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
@@ -54,6 +55,43 @@ describe(`retrieval pairs on ${SET} (Node runner)`, () => {
 
     const result = await scoreAgainstReference(http.client, SET, recon_id);
     console.log(`${SET} (retrieval): ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
+    expect(result.report.numRegistered).toBeGreaterThanOrEqual(8);
+  }, 900_000);
+
+  it(`builds the VLAD index on the runner from the pipeline's features, matches the top-${K} pairs only, and reconstructs`, async () => {
+    const http = httpClient(server.base);
+    const { job_id, recon_id, dataset_id } = await submitSet(
+      http.client,
+      SET,
+      {},
+      PairsSpec.parse({ strategy: "retrieval", retrieval_strategy: "vlad", retrieval_k: K }),
+    );
+    await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("retrieval-node")).drain();
+    const job = await waitForJob(http, job_id);
+    expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+    expect(job.tasks.map((t: any) => t.kind)).toEqual(["extract", "vlad", "match", "verify", "map"]);
+
+    const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as any[];
+    expect(artifacts.find((a) => a.kind === "features.global.v1")).toMatchObject({
+      artifact_format: "edgesfm.features.global.vlad.v1",
+      summary: { strategy: "vlad", num_images: 10, dim: 4096 },
+    });
+    const pairs = artifacts.filter((a) => a.kind === "matches.indexed.v1").reduce((n, a) => n + a.summary.num_pairs, 0);
+    console.log(`${SET}: ${pairs} VLAD retrieval pairs of 45 (retrieval_k ${K})`);
+    expect(pairs).toBeGreaterThanOrEqual((10 * K) / 2);
+    expect(pairs).toBeLessThan(45);
+    // The pipeline ran at the default features: its index is the dataset's (4.11 rule 2).
+    const images = (await http("GET", `/v1/datasets/${dataset_id}/images`)).json.items as any[];
+    const near = (
+      await http("GET", `/v1/datasets/${dataset_id}/similarity?strategy=vlad&image_id=${images[0].image_id}&k=3&include_self=true`)
+    ).json;
+    expect(near.neighbors[0]).toEqual({ image_id: images[0].image_id, distance: 0 });
+    expect(near.neighbors).toHaveLength(3);
+    expect(near.neighbors[1].distance).toBeGreaterThan(0);
+    expect(near.neighbors[2].distance).toBeGreaterThanOrEqual(near.neighbors[1].distance);
+
+    const result = await scoreAgainstReference(http.client, SET, recon_id);
+    console.log(`${SET} (VLAD retrieval): ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
     expect(result.report.numRegistered).toBeGreaterThanOrEqual(8);
   }, 900_000);
 });

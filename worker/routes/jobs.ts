@@ -27,7 +27,7 @@ import { ApiError, notFound, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
-import { DHASH_STAGE, retrievalIndex } from "../services/similarity";
+import { DHASH_STAGE, VLAD_STAGE, retrievalIndex } from "../services/similarity";
 import { tenantStore, unwrap } from "../services/stores";
 import { sphericalStageParams } from "../services/projections";
 import type { Context } from "hono";
@@ -157,10 +157,15 @@ jobs.openapi(
     const given = Object.keys(body.input_artifacts);
     const skip = Math.max(0, ...chain.map((c, i) => (c.replaced_by && given.includes(c.replaced_by) ? i + 1 : 0)));
     const run = chain.slice(skip);
-    // Retrieval pairs read the dataset's similarity index: its build is the job's first task, a
-    // cache hit when the index of this manifest exists (2.12 retrieval, 4.11 rule 4).
+    // Retrieval pairs read the dataset's similarity index, built by a task of the job (2.12
+    // retrieval, 4.11 rule 4): dHash's first (it reads the images alone), a cache hit when the index
+    // of this manifest exists; VLAD's just before matching, over the features of the job.
     const stages = run.map((c) => c.stage);
-    if (body.pairs.strategy === "retrieval" && stages.some((st) => st.kind === "match")) stages.unshift(DHASH_STAGE);
+    const matchAt = stages.findIndex((st) => st.kind === "match");
+    if (body.pairs.strategy === "retrieval" && matchAt >= 0) {
+      if (body.pairs.retrieval_strategy === "vlad") stages.splice(matchAt, 0, VLAD_STAGE);
+      else stages.unshift(DHASH_STAGE);
+    }
     return submit(c, {
       dataset: ds,
       recipe,

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, type Lease, RETRIEVAL_INDEX_ROLE, type TaskKind } from "../../protocol";
 import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, dhashIndexArtifact, encodeDhashIndex } from "../../protocol/wire/dhash";
+import {
+  VLAD_DIM,
+  VLAD_INDEX_FORMAT,
+  VLAD_INDEX_MEDIA_TYPE,
+  VLAD_INDEX_PATH,
+  encodeVladIndex,
+  vladIndexArtifact,
+} from "../../protocol/wire/vlad";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob } from "../test/helpers";
 import { LUND_01, LUND_02, SACRE_COEUR } from "../test/photos";
@@ -30,11 +38,8 @@ const runner = async (stages: TaskKind[]) => {
   return r;
 };
 
-/** The features of the dataset, as a finished features job (the test stands in for the extraction runner). */
-async function features(did: string) {
-  const job = await expectStatus(call("POST", `/v1/datasets/${did}/features`, { spec: {} }), 202);
-  const r = await runner(["extract"]);
-  const lease = (await r.lease())!;
+/** Completes an extract lease with a stand-in features file per image (the test stands in for the extraction runner). */
+async function completeExtract(r: DigestRunner, lease: Lease) {
   const artifacts = [];
   for (const it of lease.shard!.items) {
     const bytes = enc({ features: it.path });
@@ -52,6 +57,13 @@ async function features(did: string) {
     });
   }
   await r.client.complete(lease.lease_id, { artifacts, result: null });
+}
+
+/** The features of the dataset, as a finished features job. */
+async function features(did: string) {
+  const job = await expectStatus(call("POST", `/v1/datasets/${did}/features`, { spec: {} }), 202);
+  const r = await runner(["extract"]);
+  await completeExtract(r, (await r.lease())!);
   return job.json.job_id as string;
 }
 
@@ -83,24 +95,16 @@ describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)",
     expect(lease.inputs.artifacts.features?.kind).toBe("features.local.v1");
   });
 
-  it("capabilities: vlad (the spec default) and netvlad answer 501 with theirs; dhash and pairs.retrieval are advertised", async () => {
+  it("capabilities: netvlad answers 501 with its own; dhash, vlad and pairs.retrieval are advertised", async () => {
     const { did } = await dataset("t2");
-    for (const [retrieval_strategy, capability] of [
-      [undefined, "similarity.vlad"],
-      ["vlad", "similarity.vlad"],
-      ["netvlad", "similarity.netvlad"],
-    ] as const) {
-      const r = await call("POST", `/v1/datasets/${did}/matches`, {
-        pairs: { strategy: "retrieval", ...(retrieval_strategy ? { retrieval_strategy } : {}) },
-      });
-      expectProblem(r, 501, "capability_unavailable");
-      expect(r.json.capability).toBe(capability);
-    }
+    const r = await call("POST", `/v1/datasets/${did}/matches`, { pairs: { strategy: "retrieval", retrieval_strategy: "netvlad" } });
+    expectProblem(r, 501, "capability_unavailable");
+    expect(r.json.capability).toBe("similarity.netvlad");
     const { features: flags } = (await call("GET", "/v1/capabilities")).json;
     expect(flags).toMatchObject({
       "pairs.retrieval": true,
       "similarity.dhash": true,
-      "similarity.vlad": false,
+      "similarity.vlad": true,
       "similarity.netvlad": false,
     });
   });
@@ -200,6 +204,97 @@ describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)",
       "match",
       "verify",
       "map",
+    ]);
+  });
+});
+
+describe("retrieval pairs and similarity with VLAD (2.12 retrieval_strategy vlad, 4.11 rule 2)", () => {
+  const VLAD = { strategy: "retrieval", retrieval_strategy: "vlad", retrieval_k: 1 };
+
+  /** Completes a vlad lease with an index: image 0 along e0, image 1 along e1, image 2 halfway between. */
+  async function completeVlad(r: DigestRunner, lease: Lease) {
+    const images = lease.inputs.dataset!.images;
+    const vectors = new Float32Array(3 * VLAD_DIM);
+    vectors[0] = 1;
+    vectors[VLAD_DIM + 1] = 1;
+    vectors[2 * VLAD_DIM] = vectors[2 * VLAD_DIM + 1] = Math.SQRT1_2;
+    const bytes = encodeVladIndex({
+      codebook: "test",
+      images: images.map((im) => ({ name: im.name, content_sha: im.content_sha })),
+      dim: VLAD_DIM,
+      vectors,
+    });
+    const file = {
+      path: VLAD_INDEX_PATH,
+      blob_sha: await r.upload(lease, bytes),
+      byte_size: bytes.byteLength,
+      media_type: VLAD_INDEX_MEDIA_TYPE,
+    };
+    await r.client.complete(lease.lease_id, {
+      artifacts: [vladIndexArtifact(file, images.length, lease.inputs.dataset!.manifest_hash, "test")],
+      result: null,
+    });
+  }
+
+  it("before :build: a query is 404 and a matches stage 422, both pointing to :build?strategy=vlad; :build is a job of the default extraction then the vlad task, whose index then answers queries and feeds matching", async () => {
+    const { pid, did } = await dataset("v1");
+    const ids = (await call("GET", `/v1/datasets/${did}/images`)).json.items.map((im: { image_id: string }) => im.image_id) as string[];
+    const pointer = `/v1/datasets/${did}/similarity:build?strategy=vlad`;
+    const q = await call("GET", `/v1/datasets/${did}/similarity?strategy=vlad&image_id=${ids[0]}&k=2`);
+    expectProblem(q, 404, "not_found");
+    expect(q.json.detail).toContain(pointer);
+    const m = await call("POST", `/v1/datasets/${did}/matches`, { pairs: VLAD });
+    expectFieldError(m, "pairs.strategy", "index_not_built");
+    expect(m.json.detail).toContain(pointer);
+
+    const built = await expectStatus(call("POST", `/v1/datasets/${did}/similarity:build?strategy=vlad`), 202);
+    expect(built.res.headers.get("location")).toBe(`/v1/jobs/${built.json.job_id}`);
+    const detail = (await call("GET", `/v1/jobs/${built.json.job_id}`)).json;
+    expect(detail.tasks.map((t: { kind: string }) => t.kind)).toEqual(["extract", "vlad"]);
+    const r = await runner(["extract", "vlad"]);
+    await completeExtract(r, (await r.lease())!);
+    const lease = (await r.lease())!;
+    expect(lease.task).toMatchObject({ kind: "vlad", phase: "vlad_index", params: { similarity: { strategy: "vlad" } } });
+    expect(lease.inputs.upstream.map((u) => u.kind)).toEqual(["extract"]);
+    await completeVlad(r, lease);
+
+    const near = await expectStatus(
+      call("GET", `/v1/datasets/${did}/similarity?strategy=vlad&image_id=${ids[0]}&k=3&include_self=true`),
+      200,
+    );
+    expect(near.json).toMatchObject({ strategy: "vlad", k: 3 });
+    expect(near.json.neighbors.map((n: { image_id: string }) => n.image_id)).toEqual([ids[0], ids[2], ids[1]]);
+    expect(near.json.neighbors[1].distance).toBeCloseTo(1 - Math.SQRT1_2, 6);
+    expect(near.json.neighbors[2].distance).toBeCloseTo(1, 6);
+
+    // Built: the build again is two cache hits; a matches stage reads the index; a pipeline at the
+    // default features reuses both tasks, its vlad task just before matching.
+    const again = await expectStatus(call("POST", `/v1/datasets/${did}/similarity:build?strategy=vlad`), 202);
+    expect((await call("GET", `/v1/jobs/${again.json.job_id}`)).json.tasks.map((t: { status: string }) => t.status)).toEqual([
+      "succeeded",
+      "succeeded",
+    ]);
+    await expectStatus(call("POST", `/v1/datasets/${did}/matches`, { pairs: VLAD }), 202);
+    const matchLease = (await (await runner(["match"])).lease())!;
+    expect(matchLease.inputs.artifacts[RETRIEVAL_INDEX_ROLE]).toMatchObject({ artifact_format: VLAD_INDEX_FORMAT });
+    const pipeline = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" }, pairs: VLAD }),
+      202,
+    );
+    const tasks = (await call("GET", `/v1/jobs/${pipeline.json.job_id}`)).json.tasks as { kind: string; status: string }[];
+    expect(tasks.map((t) => [t.kind, t.status])).toEqual([
+      ["extract", "succeeded"],
+      ["vlad", "succeeded"],
+      ["match", "pending"],
+      ["verify", "pending"],
+      ["map", "pending"],
+    ]);
+
+    // force: the index is computed again (the extraction stays a hit).
+    const forced = await expectStatus(call("POST", `/v1/datasets/${did}/similarity:build?strategy=vlad&force=true`), 202);
+    expect((await call("GET", `/v1/jobs/${forced.json.job_id}`)).json.tasks.map((t: { status: string }) => t.status)).toEqual([
+      "succeeded",
+      "pending",
     ]);
   });
 });

@@ -16,7 +16,7 @@ async function register(did: string, name: string, bytes: Uint8Array) {
 const similar = (did: string, query: string) => call("GET", `/v1/datasets/${did}/similarity?${query}`);
 const build = (did: string, query = "") => call("POST", `/v1/datasets/${did}/similarity:build${query}`);
 
-describe("similarity (4.11, dhash)", () => {
+describe("similarity (4.11, dhash; vlad in retrieval.test.ts)", () => {
   let did: string;
   let ids: Record<string, string>;
   beforeAll(async () => {
@@ -140,13 +140,14 @@ describe("similarity (4.11, dhash)", () => {
     expect(jobs.filter((j) => j.recipe === "similarity:build").length).toBeGreaterThan(0);
   });
 
-  it("vlad answers 501 similarity.vlad before anything is read; dhash is advertised, vlad is not", async () => {
-    for (const r of [await similar(did, "image_id=__nope__&strategy=vlad&k=0"), await build("__nope__", "?strategy=vlad")]) {
-      expectProblem(r, 501, "capability_unavailable");
-      expect(r.json.capability).toBe("similarity.vlad");
-    }
+  it("vlad is advertised beside dhash; a vlad query or build names its dataset first (404), a query before the build is 404 pointing to :build", async () => {
+    expectProblem(await similar("__nope__", "image_id=__nope__&strategy=vlad"), 404, "not_found");
+    expectProblem(await build("__nope__", "?strategy=vlad"), 404, "not_found");
+    const r = await similar(did, `image_id=${ids["lund-01.jpg"]}&strategy=vlad`);
+    expectProblem(r, 404, "not_found");
+    expect(r.json.detail).toContain(`/v1/datasets/${did}/similarity:build?strategy=vlad`);
     const { features } = (await call("GET", "/v1/capabilities")).json;
     expect(features["similarity.dhash"]).toBe(true);
-    expect(features["similarity.vlad"]).toBe(false);
+    expect(features["similarity.vlad"]).toBe(true);
   });
 });

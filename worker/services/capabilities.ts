@@ -40,6 +40,9 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // dHash similarity (4.11): the index built by the Worker on :build or the first query, or by a
   // runner's vlad task (routes/similarity.ts); retrieval pairs from it (2.12, test/e2e/retrieval.test.ts).
   "similarity.dhash",
+  // VLAD similarity (4.11 rule 2): the runners' vlad task over the job's SIFT features, with the
+  // codebook trained by scripts/train-vocab.ts (browser-runtime/stages/vlad.ts; test/e2e/retrieval.test.ts).
+  "similarity.vlad",
   "pairs.retrieval",
   // Pairs by position (2.12): GPS in a local ENU frame or pose-prior centres, and prior viewing
   // directions for from_poses (browser-runtime/stages/pairs.ts; worker/routes/pairs-by-position.test.ts).

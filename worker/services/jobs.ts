@@ -249,6 +249,60 @@ export function taskPlan(t: {
   };
 }
 
+/**
+ * The task plans of a chain of stages, each depending on the one before, with the cache keys
+ * their inputs give them (3.2 rule 1).
+ */
+function chainPlan(
+  stages: Stage[],
+  c: { datasetHash: string; artifactsHash: string | null; priors: string | null; jobId: string; rvId: string },
+): TaskPlan[] {
+  const tasks: TaskPlan[] = [];
+  let artifactsFed = false;
+  for (const stage of stages) {
+    const upstream = tasks.at(-1);
+    // The input artifacts feed the first task that reads more than the dataset; later ones inherit them through its cache key.
+    const inputs_hash = stage.dataset_only
+      ? datasetOnlyInputs(c.datasetHash)
+      : hashJson({
+          dataset: c.datasetHash,
+          upstream: upstream?.cache_key ?? null,
+          ...(c.artifactsHash && !artifactsFed ? { artifacts: c.artifactsHash } : {}),
+          ...(c.priors && readsPriors(stage) ? { priors: c.priors } : {}),
+          ...(stage.own_outputs ? { job: c.jobId } : {}),
+        });
+    artifactsFed ||= !stage.dataset_only;
+    const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
+    tasks.push(
+      taskPlan({
+        kind: stage.kind,
+        phase,
+        params: stage.params,
+        inputs_hash,
+        rvId: c.rvId,
+        depends_on: upstream ? [upstream.task_id] : [],
+      }),
+    );
+  }
+  return tasks;
+}
+
+/**
+ * The cache key the last of `stages` has when they run as a job on this dataset with no input
+ * artifacts (3.2.1), stages that read priors left aside: how the service finds the result of a
+ * chain it submits itself (the VLAD index after the default extraction, 4.11 rule 4).
+ */
+export function datasetChainCacheKey(env: Env, dataset: DatasetSnapshot, stages: Stage[]): string {
+  const plan = chainPlan(stages, {
+    datasetHash: datasetHashOf(dataset),
+    artifactsHash: null,
+    priors: null,
+    jobId: "",
+    rvId: rvIdOf(runtimeVersions(env)),
+  });
+  return plan.at(-1)!.cache_key;
+}
+
 export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const tenant = tenantStore(env, s.tenantId);
   const datasetHash = datasetHashOf(s.dataset);
@@ -258,26 +312,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
   const rvId = rvIdOf(runtimeVersions(env));
   const jobId = ulid();
 
-  const tasks: TaskPlan[] = [];
-  let artifactsFed = false;
-  for (const stage of s.stages) {
-    const upstream = tasks.at(-1);
-    // The input artifacts feed the first task that reads more than the dataset; later ones inherit them through its cache key.
-    const inputs_hash = stage.dataset_only
-      ? datasetOnlyInputs(datasetHash)
-      : hashJson({
-          dataset: datasetHash,
-          upstream: upstream?.cache_key ?? null,
-          ...(artifactsHash && !artifactsFed ? { artifacts: artifactsHash } : {}),
-          ...(priors && readsPriors(stage) ? { priors } : {}),
-          ...(stage.own_outputs ? { job: jobId } : {}),
-        });
-    artifactsFed ||= !stage.dataset_only;
-    const phase = stage.kind === "map" ? MAP_PHASE[stage.map_kind!] : STAGE_PHASE[stage.kind]!;
-    tasks.push(
-      taskPlan({ kind: stage.kind, phase, params: stage.params, inputs_hash, rvId, depends_on: upstream ? [upstream.task_id] : [] }),
-    );
-  }
+  const tasks = chainPlan(s.stages, { datasetHash, artifactsHash, priors, jobId, rvId });
 
   const job: JobRow = {
     job_id: jobId,

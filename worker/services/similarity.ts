@@ -1,6 +1,13 @@
 /**
- * @module Similarity (spec 4.11, capability `similarity.dhash`): the dataset's dHash index, as the
- * `:build` route, a query and a pipeline's retrieval pairs (2.12) see it.
+ * @module Similarity (spec 4.11, capabilities `similarity.dhash` and `similarity.vlad`): the
+ * dataset's dHash and VLAD indices, as the `:build` route, a query and retrieval pairs (2.12) see them.
+ *
+ * VLAD (rule 2): the index is the output of a runner's `vlad` task over the features of the
+ * dataset's default extraction (`vladChain`: the extract stage at FeaturesSpec defaults, then the
+ * task; the runners' VLAD vectors, browser-runtime/stages/vlad.ts). `:build?strategy=vlad`
+ * submits that chain as a job (202, a cache hit when the index of this manifest exists); a
+ * pipeline with retrieval pairs runs its own `vlad` task after its extraction, the same task when
+ * its features are the defaults. Found by the chain's cache key, so a changed manifest has none.
  *
  * The index is the output of the dataset's `vlad` stage (`DHASH_STAGE`, phase `vlad_index`): a
  * `features.global.v1` artifact holding every image's hash. It is found by that stage's cache key,
@@ -11,6 +18,8 @@
  * its bytes, keyed by content, so a rebuild after adding photos decodes only the new ones.
  */
 import {
+  FeaturesSpec,
+  type JobAccepted,
   type PairsSpec,
   RETRIEVAL_INDEX_ROLE,
   type SimilarityManifest,
@@ -29,18 +38,24 @@ import {
   encodeDhashIndex,
   nearestByHamming,
 } from "../../protocol/wire/dhash";
-import { type FieldError, notFound, validation } from "../errors";
+import { VLAD_INDEX_PATH, type VladIndex, decodeVladIndex, nearestByCosine } from "../../protocol/wire/vlad";
+import { ApiError, type FieldError, notFound, validation } from "../errors";
 import type { ArtifactRow, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { artifactResource } from "./artifacts";
 import { blobKey, sha256Hex } from "./blobs";
 import { DECODERS, MAX_DECODE_PIXELS, orient } from "./decode";
 import { requireCapability } from "./capabilities";
 import { readOrientation } from "./exif-tags";
-import { type Stage, datasetStageCacheKey, frozenDataset, submitJob } from "./jobs";
+import { type Stage, datasetChainCacheKey, datasetStageCacheKey, frozenDataset, submitJob, submitOnDataset } from "./jobs";
 import { tenantStore, unwrap } from "./stores";
 
 /** The stage that builds the dHash index: a runner's `vlad` task in a pipeline, the Worker's on `:build`. */
 export const DHASH_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "dhash" } }, dataset_only: true };
+
+/** The runner task that computes VLAD vectors from its upstream features. */
+export const VLAD_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "vlad" } } };
+/** The chain that builds a dataset's VLAD index for `:build` and queries: the default extraction, then VLAD. */
+const vladChain = (): Stage[] => [{ kind: "extract", params: { features: FeaturesSpec.parse({}) } }, VLAD_STAGE];
 
 /** Bumped whenever the bits of a hash computed here change: per-image cache entries are then recomputed. */
 const DHASH_CACHE_VERSION = 1;
@@ -57,20 +72,78 @@ export interface BuiltIndex {
 
 const idsByName = (images: ImageRow[]) => new Map(images.map((im) => [im.name, im.image_id]));
 
-/** The dataset's dHash index for its current manifest, or null when none was built. */
-export async function findDhashIndex(env: Env, tenantId: string, dataset: DatasetRow, images: ImageRow[]): Promise<BuiltIndex | null> {
+/** The file at `path` of the index artifact the task cached under `cacheKey` recorded, with its artifact; null when none. */
+async function cachedIndex(
+  env: Env,
+  tenantId: string,
+  cacheKey: string,
+  path: string,
+): Promise<{ artifact: ArtifactRow; bytes: Uint8Array } | null> {
   const tenant = tenantStore(env, tenantId);
-  const cached = await tenant.cachedTask(datasetStageCacheKey(env, frozenDataset(dataset, images), DHASH_STAGE));
+  const cached = await tenant.cachedTask(cacheKey);
   if (!cached) return null;
   const page = unwrap(
     await tenant.listArtifacts({ job_id: cached.job_id }, { task_id: cached.task_id, kind: "features.global.v1" }, { page_size: 1 }),
   );
   const artifact = page.items[0];
-  const file = artifact && artifactResource(artifact).files.find((f) => f.path === DHASH_INDEX_PATH);
+  const file = artifact && artifactResource(artifact).files.find((f) => f.path === path);
   if (!artifact || !file) return null;
-  const bytes = await env.BLOBS.get(blobKey(tenantId, file.blob_sha));
-  if (!bytes) return null;
-  return { index: decodeDhashIndex(new Uint8Array(await bytes.arrayBuffer())), ids: idsByName(images), artifact, built: false };
+  const object = await env.BLOBS.get(blobKey(tenantId, file.blob_sha));
+  if (!object) return null;
+  return { artifact, bytes: new Uint8Array(await object.arrayBuffer()) };
+}
+
+/** The dataset's dHash index for its current manifest, or null when none was built. */
+export async function findDhashIndex(env: Env, tenantId: string, dataset: DatasetRow, images: ImageRow[]): Promise<BuiltIndex | null> {
+  const key = datasetStageCacheKey(env, frozenDataset(dataset, images), DHASH_STAGE);
+  const found = await cachedIndex(env, tenantId, key, DHASH_INDEX_PATH);
+  return found && { index: decodeDhashIndex(found.bytes), ids: idsByName(images), artifact: found.artifact, built: false };
+}
+
+export interface BuiltVladIndex {
+  index: VladIndex;
+  ids: Map<string, string>;
+  artifact: ArtifactRow;
+}
+
+/** The dataset's VLAD index for its current manifest, or null when none was built. */
+export async function findVladIndex(env: Env, tenantId: string, dataset: DatasetRow, images: ImageRow[]): Promise<BuiltVladIndex | null> {
+  const key = datasetChainCacheKey(env, frozenDataset(dataset, images), vladChain());
+  const found = await cachedIndex(env, tenantId, key, VLAD_INDEX_PATH);
+  return found && { index: decodeVladIndex(found.bytes), ids: idsByName(images), artifact: found.artifact };
+}
+
+/**
+ * `:build?strategy=vlad` (4.11: 202+LRO): the job of the default extraction and the `vlad` task.
+ * With `force` the index of this manifest is forgotten first, so the task computes it again (the
+ * extraction stays a cache hit). Capabilities and an empty dataset are checked by the submission.
+ */
+export async function submitVladBuild(env: Env, tenantId: string, dataset: DatasetRow, o: { force: boolean }): Promise<JobAccepted> {
+  const tenant = tenantStore(env, tenantId);
+  if (o.force) {
+    const images = await tenant.allImages(dataset.dataset_id);
+    await tenant.forgetCacheEntry(datasetChainCacheKey(env, frozenDataset(dataset, images), vladChain()));
+  }
+  const features = FeaturesSpec.parse({});
+  return submitOnDataset(env, {
+    tenantId,
+    dataset,
+    recipe: "similarity:build",
+    stages: vladChain(),
+    capabilities: [`features.extract.${features.type}`, "similarity.vlad"],
+    input_artifacts: {},
+    roles: { accepted: [], required: [] },
+    pipeline: null,
+  });
+}
+
+/** 4.11 rule 2 and 8: a VLAD query before the build is 404, pointing to `:build`. */
+export function vladIndexNotBuilt(dataset: DatasetRow): ApiError {
+  return new ApiError(
+    404,
+    "not_found",
+    `no vlad similarity index for this dataset's current images: POST /v1/datasets/${dataset.dataset_id}/similarity:build?strategy=vlad first`,
+  );
 }
 
 /**
@@ -220,6 +293,22 @@ export function dhashNeighbors(built: BuiltIndex, image: ImageRow, k: number, in
   };
 }
 
+/** The `k` images nearest to `image` by VLAD (4.11 rule 2: distance max(0, 1 - cosine)), the query first when `includeSelf`. */
+export function vladNeighbors(built: BuiltVladIndex, image: ImageRow, k: number, includeSelf: boolean): SimilarityNeighbors {
+  const { images, vectors, dim } = built.index;
+  const at = images.findIndex((im) => im.name === image.name);
+  if (at < 0) throw notFound("image in this dataset's similarity index");
+  const others = nearestByCosine(vectors, dim, vectors.subarray(at * dim, (at + 1) * dim), includeSelf ? k - 1 : k, new Set([at])).map(
+    (n) => ({ image_id: built.ids.get(images[n.index]!.name)!, distance: n.distance }),
+  );
+  return {
+    query_image_id: image.image_id,
+    strategy: "vlad",
+    k,
+    neighbors: includeSelf ? [{ image_id: image.image_id, distance: 0 }, ...others] : others,
+  };
+}
+
 /**
  * The similarity index a single matches stage with retrieval pairs reads (2.12: "the dataset must
  * have a built index"): 422 pointing to `:build` when the dataset's current manifest has none. The
@@ -236,7 +325,10 @@ export async function retrievalIndex(
   for (const name of pairsCapabilities(pairs)) requireCapability(env, name);
   const images = await tenantStore(env, tenantId).allImages(dataset.dataset_id);
   if (images.length === 0) return {};
-  const found = await findDhashIndex(env, tenantId, dataset, images);
+  const found =
+    pairs.retrieval_strategy === "vlad"
+      ? await findVladIndex(env, tenantId, dataset, images)
+      : await findDhashIndex(env, tenantId, dataset, images);
   if (!found) {
     const build = `/v1/datasets/${dataset.dataset_id}/similarity:build?strategy=${pairs.retrieval_strategy}`;
     throw validation(

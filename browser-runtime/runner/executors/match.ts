@@ -8,9 +8,10 @@
 import { type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
+import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
-import { pairPositions, selectPairs } from "../../stages/pairs";
+import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs } from "../../stages/pairs";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -33,9 +34,9 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     features.set(name, decodeFeatures(await ctx.read(file.blob_sha)));
   }
   const names = images.map((i) => i.name);
-  const retrieval = pairsSpec.strategy === "retrieval" ? { hashes: await indexHashes(ctx, names) } : null;
   const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
-  const all = selectPairs(names, pairsSpec, retrieval, located);
+  const all =
+    pairsSpec.strategy === "retrieval" ? await retrievalPairs(ctx, names, pairsSpec) : selectPairs(names, pairsSpec, null, located);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   const sift = await ctx.sift();
@@ -65,29 +66,54 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
 }
 
 /**
- * The dHash of each image (in `names` order) from the dataset's similarity index: the one the
- * service resolved for a matches stage, else the output of the job's own `vlad` task (a pipeline).
+ * The last retrieval pairs this runner chose, by index file and spec: VLAD pairs cost O(n^2) dot
+ * products of 4096 values, and every match shard of a job needs the same list.
  */
-async function indexHashes(ctx: TaskContext, names: string[]): Promise<string[]> {
-  const file = indexFile(ctx.lease);
-  const index = decodeDhashIndex(await ctx.read(file.blob_sha));
-  const byName = new Map(index.images.map((im) => [im.name, im.dhash]));
-  return names.map((name) => {
-    const hash = byName.get(name);
-    if (!hash) throw new Error(`the similarity index has no hash for image '${name}'`);
-    return hash;
-  });
+let lastRetrieval: { key: string; pairs: ImagePair[] } | null = null;
+
+async function retrievalPairs(ctx: TaskContext, names: string[], spec: PairsSpec): Promise<ImagePair[]> {
+  const files = indexFiles(ctx.lease);
+  const file = files.find((f) => f.path === VLAD_INDEX_PATH) ?? files.find((f) => f.path === DHASH_INDEX_PATH);
+  if (!file)
+    throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
+  const key = JSON.stringify([file.blob_sha, spec.retrieval_k, spec.overlap, names]);
+  if (lastRetrieval?.key !== key) lastRetrieval = { key, pairs: selectPairs(names, spec, await retrievalIndex(ctx, file, names)) };
+  return lastRetrieval.pairs;
 }
 
-function indexFile(lease: Lease): { blob_sha: string } {
+/**
+ * The dataset's similarity index, in `names` order, from its file: the one the service resolved
+ * for a matches stage, else the output of the job's own `vlad` task (a pipeline). dHash or VLAD.
+ */
+async function retrievalIndex(ctx: TaskContext, file: { path: string; blob_sha: string }, names: string[]): Promise<RetrievalIndex> {
+  if (file.path === VLAD_INDEX_PATH) {
+    const index = decodeVladIndex(await ctx.read(file.blob_sha));
+    const row = new Map(index.images.map((im, i) => [im.name, i]));
+    const vectors = new Float32Array(names.length * index.dim);
+    names.forEach((name, i) => {
+      const at = row.get(name);
+      if (at === undefined) throw new Error(`the similarity index has no vector for image '${name}'`);
+      vectors.set(index.vectors.subarray(at * index.dim, (at + 1) * index.dim), i * index.dim);
+    });
+    return { vectors, dim: index.dim };
+  }
+  const index = decodeDhashIndex(await ctx.read(file.blob_sha));
+  const byName = new Map(index.images.map((im) => [im.name, im.dhash]));
+  return {
+    hashes: names.map((name) => {
+      const hash = byName.get(name);
+      if (!hash) throw new Error(`the similarity index has no hash for image '${name}'`);
+      return hash;
+    }),
+  };
+}
+
+function indexFiles(lease: Lease): { path: string; blob_sha: string }[] {
   const artifact =
     lease.inputs.artifacts[RETRIEVAL_INDEX_ROLE] ??
     lease.inputs.upstream
       .filter((up) => up.kind === "vlad")
       .flatMap((up) => up.outputs_ref.artifacts)
       .find((a) => a.kind === "features.global.v1");
-  const file = artifact?.files.find((f) => f.path === DHASH_INDEX_PATH);
-  if (!file)
-    throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
-  return file;
+  return artifact?.files ?? [];
 }

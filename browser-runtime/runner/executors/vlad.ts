@@ -1,19 +1,29 @@
 /**
  * @module Executor of `vlad` tasks (phase `vlad_index`): the dataset's similarity index for
- * retrieval pairs (2.12) and `GET .../similarity` (4.11). Strategy `dhash`: each image read and
- * decoded as extraction decodes it (the dataset's EXIF orientation rule), hashed with the one
- * definition the service also uses (protocol/wire/dhash.ts), into one `features.global.v1`
- * artifact whose file lists every image of the dataset with its hash.
+ * retrieval pairs (2.12) and `GET .../similarity` (4.11), one `features.global.v1` artifact.
+ * Strategy `dhash`: each image read and decoded as extraction decodes it (the dataset's EXIF
+ * orientation rule), hashed with the one definition the service also uses (protocol/wire/dhash.ts).
+ * Strategy `vlad`: each image's VLAD vector (browser-runtime/stages/vlad.ts, the shipped codebook)
+ * from the features the job's extract task produced, one image's features in memory at a time.
  */
 import type { TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, dhash, dhashIndexArtifact, encodeDhashIndex } from "../../../protocol/wire/dhash";
+import { decodeFeatures } from "../../../protocol/wire/features";
+import { VLAD_DIM, VLAD_INDEX_MEDIA_TYPE, VLAD_INDEX_PATH, encodeVladIndex, vladIndexArtifact } from "../../../protocol/wire/vlad";
+import { vlad as vladVector } from "../../stages/vlad";
+import { DEFAULT_CODEBOOK } from "../../stages/vocab";
 import type { TaskContext } from "../task-context";
-import { datasetOf } from "./artifact";
+import { datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
 
 export async function vlad(ctx: TaskContext): Promise<TaskOutputs> {
   const strategy = (ctx.params.similarity as { strategy?: string } | undefined)?.strategy;
-  if (strategy !== "dhash") throw new Error(`vlad: similarity strategy '${strategy}' is not computed by this runner`);
+  if (strategy === "dhash") return dhashIndex(ctx);
+  if (strategy === "vlad") return vladIndex(ctx);
+  throw new Error(`vlad: similarity strategy '${strategy}' is not computed by this runner`);
+}
+
+async function dhashIndex(ctx: TaskContext): Promise<TaskOutputs> {
   const dataset = datasetOf(ctx.lease);
   // One image at a time: decoding is the work, and a decoded photo is the memory.
   const hashes = await eachItem(ctx, dataset.images, { lanes: 1 }, async (image) => {
@@ -24,4 +34,23 @@ export async function vlad(ctx: TaskContext): Promise<TaskOutputs> {
   const file = await ctx.write(DHASH_INDEX_PATH, bytes, DHASH_INDEX_MEDIA_TYPE);
   ctx.log("INFO", `dHash of ${dataset.images.length} images`);
   return { artifacts: [dhashIndexArtifact(file, dataset.images.length, dataset.manifest_hash)], result: null };
+}
+
+async function vladIndex(ctx: TaskContext): Promise<TaskOutputs> {
+  const dataset = datasetOf(ctx.lease);
+  const codebook = DEFAULT_CODEBOOK;
+  if (codebook.words * codebook.dim !== VLAD_DIM)
+    throw new Error(`codebook ${codebook.id} gives ${codebook.words * codebook.dim} dimensions`);
+  const featureFiles = inputFiles(ctx.lease, "features");
+  const vectors = new Float32Array(dataset.images.length * VLAD_DIM);
+  await eachItem(ctx, dataset.images, { lanes: 1 }, async (image, i) => {
+    const file = featureFiles.get(featuresPath(image.name));
+    if (!file) throw new Error(`no features for image '${image.name}' in the features input`);
+    vectors.set(vladVector(decodeFeatures(await ctx.read(file.blob_sha)), codebook), i * VLAD_DIM);
+  });
+  const images = dataset.images.map((im) => ({ name: im.name, content_sha: im.content_sha }));
+  const bytes = encodeVladIndex({ codebook: codebook.id, images, dim: VLAD_DIM, vectors });
+  const file = await ctx.write(VLAD_INDEX_PATH, bytes, VLAD_INDEX_MEDIA_TYPE);
+  ctx.log("INFO", `VLAD (${codebook.id}) of ${dataset.images.length} images`);
+  return { artifacts: [vladIndexArtifact(file, dataset.images.length, dataset.manifest_hash, codebook.id)], result: null };
 }
