@@ -5,7 +5,8 @@
  * tenants). A tenant that owns a populated world (a sealed reconstruction, its job, artifacts,
  * images, an upload, a runner and a live lease) is probed by another tenant with the owner's ids:
  * every answer must be exactly what the intruder gets for ids that exist nowhere (status and
- * problem body), an error, never the owner's data; and afterwards the owner's world is unchanged.
+ * problem body), an error, never the owner's data; reads and writes sent with a body of the right
+ * shape (BODIES) must reach the lookup and answer 404; and afterwards the owner's world is unchanged.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it, vi } from "vitest";
@@ -131,9 +132,36 @@ function idRoutes(w: World) {
   return routes;
 }
 
-/** What a probe sends: a JSON object body on writes (bodies are validated by shape before or after the lookup alike). */
-const probe = (via: Call, method: string, path: string): Promise<Reply> =>
-  method === "GET" || method === "DELETE" ? via(method, path) : via(method, path, {});
+const SHA = "a".repeat(64);
+const IDENTITY = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] };
+/**
+ * Bodies of the right shape for writes whose body is validated before the ids are looked up, so
+ * the probe reaches the lookup (with `{}` they would answer 422 for any id and prove nothing).
+ */
+const BODIES = (w: World): Record<string, { body: unknown; headers?: Record<string, string> }> => ({
+  "PATCH /v1/uploads/{uid}": { body: new Uint8Array(4), headers: { "Content-Range": "bytes 0-3/4" } },
+  "POST /v1/projects/{pid}/datasets": { body: { name: "d", source: { kind: "upload", entries: [] } } },
+  "POST /v1/datasets/{did}/images": { body: { name: "x.jpg", blob_sha: SHA } },
+  "POST /v1/datasets/{did}/images:batchCreate": { body: { requests: [{ name: "x.jpg", blob_sha: SHA }] } },
+  "PUT /v1/images/{image_id}/pose_prior": { body: { cam_from_world: IDENTITY } },
+  "POST /v1/projects/{pid}/pipelines/{recipe}": { body: { dataset_id: w.did, spec: { kind: "incremental" } } },
+  "POST /v1/leases/{lease_id}/events": { body: { events: [{ kind: "metric", key: "x", value: 1 }] } },
+  "PUT /v1/leases/{lease_id}/checkpoint": { body: { blob_sha: SHA, byte_size: 1, summary: {} } },
+  "POST /v1/leases/{lease_id}:complete": { body: { outputs_ref: { artifacts: [] } } },
+  "POST /v1/leases/{lease_id}:fail": { body: { error_class: "X", message: "m", detail: null } },
+  "POST /v1/leases/{lease_id}/snapshots": { body: { files: [], summary: { num_reg_images: 0, num_points3D: 0 } } },
+  "PUT /v1/leases/{lease_id}/reconstruction-files/{name}": { body: { blob_sha: SHA, byte_size: 1 } },
+  "POST /v1/reconstructions/{rid}/export": { body: { format: "ply" } },
+  "POST /v1/reconstructions/{rid}/localize": { body: { blob_sha: SHA } },
+  "POST /v1/reconstructions/{rid}/georegister": { body: { ...IDENTITY, scale: 1 } },
+});
+
+/** What a probe sends: a body of the right shape where one is known, else a JSON object on writes. */
+const probe = (via: Call, method: string, template: string, path: string, w: World): Promise<Reply> => {
+  const known = BODIES(w)[`${method} ${template}`];
+  if (known) return via(method, path, known.body, known.headers);
+  return method === "GET" || method === "DELETE" ? via(method, path) : via(method, path, {});
+};
 
 const withoutInstance = (json: any) => {
   if (!json || typeof json !== "object") return json;
@@ -149,8 +177,8 @@ describe("tenant isolation over every id-addressed route of /openapi.json (api_k
     const leaks: string[] = [];
     const statuses = new Map<number, number>();
     for (const [i, route] of foreign.entries()) {
-      const theirs = await probe(intruder, route.method, route.path);
-      const unseen = await probe(intruder, route.method, absent[i]!.path);
+      const theirs = await probe(intruder, route.method, route.template, route.path, mine);
+      const unseen = await probe(intruder, route.method, route.template, absent[i]!.path, nowhere);
       statuses.set(theirs.status, (statuses.get(theirs.status) ?? 0) + 1);
       const what = `${route.method} ${route.template}`;
       if (theirs.status < 400) leaks.push(`${what}: ${theirs.status}`);
@@ -159,6 +187,8 @@ describe("tenant isolation over every id-addressed route of /openapi.json (api_k
         leaks.push(`${what}: ${JSON.stringify(theirs.json)} vs ${JSON.stringify(unseen.json)}`);
       // A read answers 404, unless the route answers before any lookup: 501 for an unbuilt capability, 426 for a WebSocket without Upgrade.
       else if (route.method === "GET" && ![404, 426, 501].includes(theirs.status)) leaks.push(`${what}: GET ${theirs.status}`);
+      // A write with a body of the right shape reaches the lookup: 404.
+      else if (BODIES(mine)[what] && theirs.status !== 404) leaks.push(`${what}: ${theirs.status} with a well-formed body`);
       for (const r of [theirs, unseen]) if (r.res.body && !r.res.bodyUsed && !r.res.body.locked) await r.res.body.cancel();
     }
     console.log(`swept ${foreign.length} operations; intruder statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
