@@ -1,7 +1,10 @@
 /**
- * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N]`: the dispatcher's capacity on the
- * local stack (wrangler's workerd). `--runners` simulated runners (in-process clients of the real
- * protocol, client/runner.ts) long-poll for leases and complete tiny shards at once: `--jobs` features
+ * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N]`: the dispatcher's
+ * capacity on the local stack (wrangler's workerd). `--runners` simulated runners (in-process clients
+ * of the real protocol, client/runner.ts) long-poll for leases and complete tiny shards at once, as
+ * the deployment's own runners (the operator runner token, whose scope is spread over `--shards`
+ * dispatcher objects, SVC_DISPATCH_SHARDS, default 4; `--shards 0`: the tenant's own scope, one
+ * object, with the tenant's key as credential): `--jobs` features
  * jobs on a dataset of `--images` images (8 to a shard), each item answered with the image's own blob
  * (an input of the job, so nothing is uploaded). Measures lease+complete operations per second (one
  * operation = one shard leased and completed) and lease latency, and checks that no shard was lost or
@@ -24,8 +27,16 @@ const arg = (name: string, d: number) => {
 const RUNNERS = arg("runners", 200);
 const JOBS = arg("jobs", 8);
 const IMAGES = arg("images", 1000);
+const SHARDS = arg("shards", 4);
 
-const server = await startLocalStack({ SVC_TEST_CAPABILITIES: "features.extract.sift", SVC_LEASE_TTL_SECONDS: "600" });
+const operatorToken = `sfo_dispatch-bench-${Date.now()}`;
+const server = await startLocalStack({
+  SVC_TEST_CAPABILITIES: "features.extract.sift",
+  SVC_LEASE_TTL_SECONDS: "600",
+  SVC_OPERATOR_RUNNER_TOKEN: operatorToken,
+  SVC_DISPATCH_SHARDS: String(Math.max(1, SHARDS)),
+});
+const runnerAuth = SHARDS > 0 ? { authorization: `Bearer ${operatorToken}` } : {};
 const base = server.base;
 const client = new EdgeSfmClient({ baseUrl: base });
 const { api } = client;
@@ -73,7 +84,7 @@ for (let i = 0; i < IMAGES; i += 1000) {
 const runtime = await new RunnerClient({ baseUrl: base }).serviceRuntimeVersions();
 const clients = await Promise.all(
   Array.from({ length: RUNNERS }, async (_, i) => {
-    const client = new RunnerClient({ baseUrl: base });
+    const client = new RunnerClient({ baseUrl: base, ...runnerAuth });
     const runner = await client.register({
       name: `sim-${i}`,
       stages: ["extract"],
@@ -127,6 +138,7 @@ const statuses = await Promise.all(jobs.map((jid) => unwrap(api.GET("/v1/jobs/{j
 const twice = [...completions.values()].filter((n) => n > 1).length;
 const results = {
   runners: RUNNERS,
+  scope: SHARDS > 0 ? `operator, ${SHARDS} dispatcher shards` : "tenant (one dispatcher)",
   jobs: JOBS,
   shards: expected,
   seconds,
@@ -144,6 +156,7 @@ const results = {
 };
 console.table([
   ["simulated runners", RUNNERS],
+  ["runner scope", results.scope],
   ["shards (lease + complete each)", expected],
   ["lease+complete operations / s", results.ops_per_second.toFixed(1)],
   ["lease latency p50 / p99 (ms)", `${results.lease_ms_p50.toFixed(0)} / ${results.lease_ms_p99.toFixed(0)}`],

@@ -32,6 +32,8 @@ export interface Config {
   poolRegistrationsPerMinute: number;
   /** How long a signed link to a sealed snapshot file is honoured at least, in `api_key` mode (`SVC_SIGNED_URL_SECONDS`; services/signed-urls.ts). */
   signedUrlSeconds: number;
+  /** Dispatcher objects of the pool and the operator scopes (`SVC_DISPATCH_SHARDS`, 1..64; storage/stubs.ts). */
+  dispatchShards: number;
 }
 
 const int = (v: string | undefined, d: number) => {
@@ -58,6 +60,7 @@ export function readConfig(env: Env): Config {
     sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
     poolRegistrationsPerMinute: int(vars.SVC_POOL_REGISTRATIONS_PER_MINUTE, 10),
     signedUrlSeconds: int(vars.SVC_SIGNED_URL_SECONDS, 3600),
+    dispatchShards: Math.min(64, int(vars.SVC_DISPATCH_SHARDS, 4)),
     operatorRunnerToken: /^sfo_[A-Za-z0-9_-]{16,}$/.test(vars.SVC_OPERATOR_RUNNER_TOKEN ?? "") ? vars.SVC_OPERATOR_RUNNER_TOKEN! : null,
   };
 }

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { BASE, type Call, call, deployment, expectProblem, expectStatus, tenantClient, uploadBlob } from "../test/helpers";
 import type { FetchLike } from "../../client/index";
+import { runnerDispatcher } from "../storage/stubs";
 
 vi.setConfig({ testTimeout: 30_000 });
 
@@ -150,7 +151,8 @@ describe("registration of untrusted runners is rate-limited", () => {
     for (let i = 0; i < 3; i++) await expectStatus(limited("POST", "/v1/runners", body, auth), 201);
     expectProblem(await limited("POST", "/v1/runners", body, auth), 429, "quota_exceeded");
     // Age the token's registrations by a minute, as time would.
-    const pool = env.DISPATCH.get(env.DISPATCH.idFromName("pool"));
+    // (The pool's dispatcher shard that holds the token's runners.)
+    const pool = runnerDispatcher(env, "pool", "", token.token_id);
     await runInDurableObject(pool, (_o, state) => {
       const old = new Date(Date.now() - 61_000).toISOString();
       state.storage.sql.exec("UPDATE runners SET registered_at = ? WHERE token_id = ?", old, token.token_id);

@@ -36,9 +36,8 @@ import {
   leaseStore,
   registerRunner,
   runnerResource,
-  scopeOf,
 } from "../services/runners";
-import { dispatcher, tenantStore, unwrap } from "../services/stores";
+import { dispatcher, runnerDispatcher, tenantStore, unwrap } from "../services/stores";
 import { completeLease } from "../services/validation";
 import type { Context } from "hono";
 
@@ -52,7 +51,6 @@ const LeaseParams = z.object({ lease_id: LeaseId });
 const RunnerParams = z.object({ rid: Id });
 const done = { 204: { description: "done; the lease has ended" } };
 
-const scope = (c: Context<AppEnv>) => scopeOf(c.env, c.req.header("Authorization"), c.var.tenantId);
 const credential = (c: Context<AppEnv>) => credentialOf(c.env, c.req.header("Authorization"), c.var.tenantId);
 
 /** The lease's JobStore and the caller's lease scope, after the scope checks of services/runners. */
@@ -64,7 +62,7 @@ async function lease(c: Context<AppEnv>, leaseId: string) {
     scope: leaseScopeOf(s),
     credential: cred,
     /** The runner no longer holds the lease, so its next lease request needs no check. */
-    ended: (runnerId: string) => dispatcher(c.env, s).forgetLease(runnerId, leaseId),
+    ended: (runnerId: string) => runnerDispatcher(c.env, s, runnerId, cred.tokenId).forgetLease(runnerId, leaseId),
   };
 }
 
@@ -94,8 +92,9 @@ runners.openapi(
     responses: { 200: json(Runner, "the runner"), ...problemResponses(401, 403, 404) },
   }),
   async (c) => {
-    const s = await scope(c);
-    const row = await dispatcher(c.env, s).getRunner(c.req.valid("param").rid);
+    const { scope: s, tokenId } = await credential(c);
+    const rid = c.req.valid("param").rid;
+    const row = await runnerDispatcher(c.env, s, rid, tokenId).getRunner(rid);
     if (!row) throw notFound("runner");
     return c.json(runnerResource(row, s, c.env), 200);
   },

@@ -227,6 +227,57 @@ describe("who computes what", () => {
     expect((await keyed("GET", `/v1/jobs/${jid}`, undefined, a)).json.status).toBe("succeeded");
   });
 
+  it("a runner with a real GPU gets extraction and matching first, others the other kinds; a waiting GPU runner is woken first", async () => {
+    // A runner announcing an adapter (a real GPU or a software one) and the stages both kinds need.
+    const withAdapter = async (name: string, description: string, fallback: boolean) => {
+      const r = new DigestRunner({ base: BASE, fetch: selfFetch, name });
+      r.runner = await r.client.register({
+        name,
+        stages: ["extract", "verify"],
+        runtime_versions: await r.client.serviceRuntimeVersions(),
+        abilities: {
+          webgpu: {
+            adapter: { vendor: "", architecture: "", device: "", description, is_fallback_adapter: fallback },
+            features: [],
+            limits: {},
+          },
+          wasm: { simd: true, threads: false },
+          memory_bytes: 1024 ** 3,
+          hardware_concurrency: 1,
+        },
+      });
+      return r;
+    };
+    // Job A's verify task (a kind a GPU does not speed up) becomes ready first: its extract and match done by a helper.
+    const a = await dataset(2);
+    const pipeline = (
+      await call("POST", `/v1/projects/${a.pid}/pipelines/incremental`, { dataset_id: a.did, spec: { kind: "incremental" } })
+    ).json.job_id;
+    const helper = await newRunner("helper", { stages: ["extract", "match"] });
+    for (let lease = await helper.lease(); lease; lease = await helper.lease()) await helper.work(lease);
+    expect((await job(pipeline)).tasks.map((t: any) => t.status)).toEqual(["succeeded", "succeeded", "pending", "pending"]);
+    // Then job B's extraction, queued after it.
+    const b = await dataset(2);
+    const features = (await call("POST", `/v1/datasets/${b.did}/features`, { spec: {} })).json.job_id;
+    const software = await withAdapter("swiftshader", "SwiftShader Device (Subzero)", true);
+    const gpu = await withAdapter("gpu", "NVIDIA GeForce RTX 4090", false);
+    // The GPU runner takes the newer extraction over the older verification; a runner without a real GPU the verification.
+    const gpuLease = (await gpu.lease())!;
+    expect([gpuLease.task.kind, gpuLease.task.job_id]).toEqual(["extract", features]);
+    const otherLease = (await software.lease())!;
+    expect([otherLease.task.kind, otherLease.task.job_id]).toEqual(["verify", pipeline]);
+    expect(await gpu.work(gpuLease)).toBe("completed");
+    expect(await software.work(otherLease)).toBe("completed");
+    // Both wait (the software runner first); one extraction shard is offered: the GPU runner is woken for it.
+    const waiting = [software, gpu].map((r) => r.client.lease(r.runner!.runner_id, 3));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const c = await dataset(2);
+    const third = (await call("POST", `/v1/datasets/${c.did}/features`, { spec: {} })).json.job_id;
+    const [softwareGot, gpuGot] = await Promise.all(waiting);
+    expect(gpuGot?.task.job_id).toBe(third);
+    expect(softwareGot).toBeNull();
+  });
+
   it("a map task goes only to a runner with memory for its model; pool runners get shards, never a map", async () => {
     const { pid, did } = await dataset(2, { "x-pool_opt_in": true });
     const jid = (await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } })).json

@@ -18,7 +18,7 @@ import { ApiError, validation } from "../errors";
 import { SNIFF_BYTES, blobFacts, oneshotKey, oneshotPrefix, sha256Hex } from "./blobs";
 import { STAGE_PHASE, taskPlan } from "./jobs";
 import { hashJson, runtimeVersions, rvIdOf } from "./runtime";
-import { dispatcher, jobStore } from "./stores";
+import { dispatchers, jobStore } from "./stores";
 import type { LocalizationQuery } from "../../protocol";
 
 /** A runner that asked for work this recently is live (an idle runner asks every ~25 s). */
@@ -71,7 +71,7 @@ export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: Ta
   const config = readConfig(env);
   const rvId = rvIdOf(runtimeVersions(env));
   const live = Date.now() - LIVE_RUNNER_MS;
-  const scopes = [dispatcher(env, { tenant: w.tenantId }), ...(config.operatorRunnerToken ? [dispatcher(env, "operator")] : [])];
+  const scopes = [...dispatchers(env, { tenant: w.tenantId }), ...(config.operatorRunnerToken ? dispatchers(env, "operator") : [])];
   const runners = await Promise.all(scopes.map((d) => d.hasLiveRunner(w.kind, rvId, live)));
   if (!runners.includes(true))
     throw unavailable(

@@ -14,7 +14,7 @@ import type { RunnerRow } from "../storage/dispatcher";
 import { readConfig } from "../config";
 import { bearer } from "../middleware/auth";
 import { runtimeVersions, rvIdOf } from "./runtime";
-import { type DispatchScope, dispatcher, jobStore, unwrap } from "./stores";
+import { type DispatchScope, dispatcher, jobStore, runnerDispatcher, unwrap } from "./stores";
 
 /** `sfr_<ULID>_<random>`: a pool runner's credential, issued by an operator (4.17 style). */
 export const RUNNER_TOKEN = /^sfr_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/;
@@ -88,8 +88,10 @@ export function runnerResource(r: RunnerRow, scope: DispatchScope, env: Env): Ru
  */
 export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredential, body: RunnerRegister): Promise<Runner> {
   const perMinute = readConfig(env).poolRegistrationsPerMinute;
-  const row = await dispatcher(env, scope).registerRunner(
+  const runnerId = ulid();
+  const row = await runnerDispatcher(env, scope, runnerId, tokenId).registerRunner(
     {
+      runner_id: runnerId,
       name: body.name,
       stages: body.stages,
       runtime_versions: body.runtime_versions,
@@ -125,7 +127,7 @@ export async function leaseWaiting(
   runnerId: string,
   waitMs: number,
 ): Promise<string | null> {
-  return unwrap(await dispatcher(env, scope).lease(runnerId, tokenId, waitMs));
+  return unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs));
 }
 
 /**

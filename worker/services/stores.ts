@@ -2,7 +2,7 @@
 import { ApiError } from "../errors";
 import type { Failure, Outcome } from "../storage/outcome";
 
-export { type DispatchScope, dispatcher, jobStore, keyRegistry, tenantStore } from "../storage/stubs";
+export { type DispatchScope, dispatcher, dispatchers, jobStore, keyRegistry, runnerDispatcher, tenantStore } from "../storage/stubs";
 
 const SLUG = { 404: "not_found", 409: "conflict", 422: "validation" } as const;
 

@@ -312,8 +312,8 @@ export async function completeLease(
   const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate, refused }));
   if (completion.state === "rejected") {
     await dispatcher(env, "pool").quarantine(
-      completion.runner_id,
-      `its result for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`,
+      completion.principal,
+      `its result of runner ${completion.runner_id} for shard ${completion.shard_id} of job ${job} broke the shard's structure (${completion.errors[0]!.message})`,
     );
     throw validation(
       "outputs_ref rejected: the result is discarded, the shard computed again and this runner's token quarantined",
@@ -332,15 +332,15 @@ export async function completeLease(
     if (v.verdict === "rejected" && !r.trusted) {
       const measure = others.find((o) => o.result_id === r.result_id)?.agreement.measure ?? "";
       await dispatcher(env, "pool").quarantine(
-        r.runner_id,
-        `its result for shard ${completion.shard_id} of job ${job} disagreed with trusted runner ${completion.runner_id}'s (${measure})`,
+        r.principal,
+        `its result of runner ${r.runner_id} for shard ${completion.shard_id} of job ${job} disagreed with trusted runner ${completion.runner_id}'s (${measure})`,
       );
     }
   }
   unwrap(await store.judge(leaseId, scope, completion.result.result_id, judgement));
   for (const v of judgement.verdicts) {
     const r = compared.find((c) => c.result_id === v.result_id)!;
-    if ((v.verdict === "validated" || v.verdict === "agreed") && !r.trusted) await dispatcher(env, "pool").credit(r.runner_id);
+    if ((v.verdict === "validated" || v.verdict === "agreed") && !r.trusted) await dispatcher(env, "pool").credit(r.principal);
   }
   return completion.runner_id;
 }

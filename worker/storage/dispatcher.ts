@@ -9,7 +9,6 @@
  * entry made stale by a cancel or by a lease through the other queue is simply dropped.
  */
 import { DurableObject } from "cloudflare:workers";
-import { ulid } from "./ids";
 import type { RunnerAbilities, TaskKind } from "../../protocol";
 import type { QueueEntry } from "./job-rows";
 import { type Grant, parseLeaseId } from "./job/leases";
@@ -138,13 +137,13 @@ export class Dispatcher extends DurableObject<Env> {
 
   // ---- runners ----
 
-  /** Registers a runner; a pool runner with the id of the token it presented (`tokenId`). */
   /**
-   * Registers a runner; a pool token's registrations are limited to `limit.max` per `limit.windowMs`
+   * Registers a runner (its id chosen by the caller, which picked this shard by it); a pool runner
+   * with the id of the token it presented (`tokenId`). A pool token's registrations are limited to `limit.max` per `limit.windowMs`
    * (sliding window over its runners' registered_at), answered with the wait before the next one.
    */
   registerRunner(
-    input: Omit<RunnerRow, "runner_id" | "registered_at" | "last_seen_at" | "current_lease_id">,
+    input: Omit<RunnerRow, "registered_at" | "last_seen_at" | "current_lease_id">,
     tokenId: string | null = null,
     limit: { max: number; windowMs: number } | null = null,
   ): RunnerRow | { retryAfterMs: number } {
@@ -163,7 +162,7 @@ export class Dispatcher extends DurableObject<Env> {
       }
     }
     const now = nowIso();
-    const row: RunnerRow = { ...input, runner_id: ulid(), registered_at: now, last_seen_at: now, current_lease_id: null };
+    const row: RunnerRow = { ...input, registered_at: now, last_seen_at: now, current_lease_id: null };
     this.sql.exec(
       `INSERT INTO runners (runner_id, name, stages_json, runtime_json, rv_id, abilities_json, registered_at, last_seen_at, token_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -447,30 +446,22 @@ export class Dispatcher extends DurableObject<Env> {
     return (r as unknown as RunnerTokenRow | undefined) ?? null;
   }
 
-  /** Counts a result of this runner's token that another runner confirmed. */
-  credit(runnerId: string): void {
-    this.sql.exec(
-      "UPDATE runner_tokens SET confirmed = confirmed + 1 WHERE token_id = (SELECT token_id FROM runners WHERE runner_id = ?)",
-      runnerId,
-    );
+  /** Counts a result of a pool token (a pool runner's principal) that another runner confirmed. */
+  credit(tokenId: string): void {
+    this.sql.exec("UPDATE runner_tokens SET confirmed = confirmed + 1 WHERE token_id = ?", tokenId);
   }
 
   /**
-   * Quarantines the token a pool runner registered with (its result disagreed with a trusted or
-   * independent one): every request with the token is refused from now on. The first reason stays.
-   * Answers the token's id, or null for a runner of no token.
+   * Quarantines a pool token (a pool runner's principal: one of its runners returned a result that
+   * disagreed with a trusted or independent one): every request with the token is refused from now
+   * on. The first reason stays.
    */
-  quarantine(runnerId: string, reason: string): string | null {
-    const tokenId =
-      this.sql.exec<{ token_id: string | null }>("SELECT token_id FROM runners WHERE runner_id = ?", runnerId).toArray()[0]?.token_id ??
-      null;
-    if (tokenId)
-      this.sql.exec(
-        "UPDATE runner_tokens SET quarantined_at = COALESCE(quarantined_at, ?), quarantine_reason = COALESCE(quarantine_reason, ?) WHERE token_id = ?",
-        nowIso(),
-        reason,
-        tokenId,
-      );
-    return tokenId;
+  quarantine(tokenId: string, reason: string): void {
+    this.sql.exec(
+      "UPDATE runner_tokens SET quarantined_at = COALESCE(quarantined_at, ?), quarantine_reason = COALESCE(quarantine_reason, ?) WHERE token_id = ?",
+      nowIso(),
+      reason,
+      tokenId,
+    );
   }
 }

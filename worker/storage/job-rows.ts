@@ -125,7 +125,15 @@ export interface ShardResult {
 export type Completion =
   | { state: "done" | "held"; task_id: string; runner_id: string }
   | { state: "compare"; task_id: string; runner_id: string; shard_id: string; result: ShardResult; others: ShardResult[] }
-  | { state: "rejected"; task_id: string; runner_id: string; shard_id: string; errors: { path: string; message: string; code: string }[] };
+  | {
+      state: "rejected";
+      task_id: string;
+      runner_id: string;
+      /** Who answers for the result: the pool runner's token. */
+      principal: string;
+      shard_id: string;
+      errors: { path: string; message: string; code: string }[];
+    };
 
 /** The validation service's decision on a compared shard result (services/validation.ts decides, judge applies). */
 export interface Judgement {

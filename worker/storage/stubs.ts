@@ -1,4 +1,5 @@
 /** @module Stubs of the Durable Objects: which object a name reaches. Storage and services both address objects through these. */
+import { readConfig } from "../config";
 
 /**
  * Object ids by name, per namespace. `idFromName` hashes the name each call, and on the lease and
@@ -31,8 +32,38 @@ export const jobStore = (env: Env, tenantId: string, jobId: string) => env.JOB.g
  * deployment's own trusted runners, serving every tenant; only when an operator runner token is set).
  */
 export type DispatchScope = { tenant: string } | "pool" | "operator";
-export const dispatcher = (env: Env, scope: DispatchScope) =>
-  env.DISPATCH.get(idOf(env.DISPATCH, typeof scope === "string" ? scope : `tenant/${scope.tenant}`));
+
+/**
+ * Shard `shard` of a scope's dispatcher (runners.md "Dispatcher shards"). The scopes every tenant
+ * shares, the volunteer pool and the operator's runners, are spread over `SVC_DISPATCH_SHARDS`
+ * objects, each holding its runners, their waiting lease requests and a copy of the scope's queue,
+ * so no one object serialises every lease of the deployment; a tenant's own scope is one object
+ * (already one per tenant). Shard 0 keeps the scope's own name and the pool's runner tokens.
+ */
+export const dispatcher = (env: Env, scope: DispatchScope, shard = 0) => env.DISPATCH.get(idOf(env.DISPATCH, dispatcherName(scope, shard)));
+
+const dispatcherName = (scope: DispatchScope, shard: number) =>
+  `${typeof scope === "string" ? scope : `tenant/${scope.tenant}`}${shard ? `#${shard}` : ""}`;
+
+const shardsOf = (env: Env, scope: DispatchScope) => (typeof scope === "string" ? readConfig(env).dispatchShards : 1);
+
+/** Every shard of a scope's dispatcher (what a job offers its ready tasks to). */
+export const dispatchers = (env: Env, scope: DispatchScope) =>
+  Array.from({ length: shardsOf(env, scope) }, (_, k) => dispatcher(env, scope, k));
+
+/**
+ * The shard that holds a runner: by its id, or in the pool by its token's (one volunteer's runners
+ * share a shard, which counts their registrations).
+ */
+export const runnerDispatcher = (env: Env, scope: DispatchScope, runnerId: string, tokenId: string | null) =>
+  dispatcher(env, scope, fnv1a(scope === "pool" && tokenId ? tokenId : runnerId) % shardsOf(env, scope));
+
+/** 32-bit FNV-1a of a string's UTF-16 code units: a cheap, stable spread of ids over shards. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
 
 /** The single key registry. */
 export const keyRegistry = (env: Env) => env.KEYS.get(idOf(env.KEYS, "global"));

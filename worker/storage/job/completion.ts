@@ -78,7 +78,14 @@ export async function complete(
       settle(cx);
     });
     await propagate(cx);
-    return ok({ state: "rejected", task_id: taskId, runner_id: runnerId, shard_id: shardId, errors });
+    return ok({
+      state: "rejected",
+      task_id: taskId,
+      runner_id: runnerId,
+      principal: lease.value.principal ?? runnerId,
+      shard_id: shardId,
+      errors,
+    });
   }
   if (errors.length > 0) {
     await fail(cx, leaseId, scope, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } });

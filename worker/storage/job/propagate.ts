@@ -7,7 +7,7 @@
  */
 import { readConfig } from "../../config";
 import type { QueueEntry } from "../job-rows";
-import { dispatcher, tenantStore } from "../stubs";
+import { dispatchers, tenantStore } from "../stubs";
 import type { JobContext } from "./context";
 import { latestEventId } from "./events";
 import { type Row, bool, dependsOn, jobDataset, jobRow, poolOptIn, taskRows } from "./records";
@@ -66,12 +66,12 @@ async function propagateOnce(cx: JobContext): Promise<void> {
   const ready = live ? rows.filter(leasable).map(entry) : [];
   const readyIds = new Set(ready.map((e) => e.task_id));
   const withdrawn = rows.filter((r) => !readyIds.has(r.task_id as string)).map((r) => r.task_id as string);
-  const pool = poolOptIn(cx) ? dispatcher(cx.env, "pool") : null;
-  const queues = [
-    dispatcher(cx.env, { tenant: job.tenant_id }),
-    ...(readConfig(cx.env).operatorRunnerToken ? [dispatcher(cx.env, "operator")] : []),
-    ...(pool ? [pool] : []),
+  // Every shard of each scope's dispatcher holds the scope's queue (stubs.ts dispatcher).
+  const trustedQueues = [
+    ...dispatchers(cx.env, { tenant: job.tenant_id }),
+    ...(readConfig(cx.env).operatorRunnerToken ? dispatchers(cx.env, "operator") : []),
   ];
+  const poolQueues = poolOptIn(cx) ? dispatchers(cx.env, "pool") : [];
   // The volunteer pool gets only work whose results are checked (runners.md "Trust"): shards, as many as wait for no trusted decision.
   const poolReady = ready.flatMap((e) => {
     const row = rows.find((r) => r.task_id === e.task_id)!;
@@ -104,11 +104,10 @@ async function propagateOnce(cx: JobContext): Promise<void> {
           })
         : null,
       ...(told.offer !== cx.told.offer
-        ? queues.map((q) =>
-            q === pool
-              ? q.offer(job.tenant_id, job.job_id, poolReady, poolWithdrawn)
-              : q.offer(job.tenant_id, job.job_id, ready, withdrawn),
-          )
+        ? [
+            ...trustedQueues.map((q) => q.offer(job.tenant_id, job.job_id, ready, withdrawn)),
+            ...poolQueues.map((q) => q.offer(job.tenant_id, job.job_id, poolReady, poolWithdrawn)),
+          ]
         : []),
     ]);
     cx.told = told;
