@@ -9463,7 +9463,7 @@ export interface components {
             /** @default null */
             horizontal_accuracy_m: number | null;
         } | null;
-        /** @description A pose the caller already knows (2.13). Mapping forwards it to bundle adjustment as a soft constraint weighted by `covariance` (without one: 0.1 rad and 1 world unit standard deviations), so the model comes out in the priors' frame; `timestamp_ns` orders a sequence (sequential pairs); `gps` and `imu` are kept as given. */
+        /** @description A pose the caller already knows (2.13). With priors on at least 3 images, mapping aligns each model to them and keeps them in global bundle adjustment as soft constraints weighted by `covariance` (without one: 0.1 rad and 1 world unit standard deviations), so the model comes out in the priors' frame; without, 3 images with GPS (`gps`, else EXIF) put it in metres East-North-Up of their mean position. Spatial and from_poses pairs read the priors' centres and axes; `timestamp_ns` orders a sequence (sequential pairs); `imu` is kept as given. */
         PosePrior: {
             cam_from_world: {
                 rotation: {
@@ -20761,7 +20761,7 @@ export namespace input {
                 /** @default null */
                 horizontal_accuracy_m?: number | null;
             } | null;
-            /** @description A pose the caller already knows (2.13). Mapping forwards it to bundle adjustment as a soft constraint weighted by `covariance` (without one: 0.1 rad and 1 world unit standard deviations), so the model comes out in the priors' frame; `timestamp_ns` orders a sequence (sequential pairs); `gps` and `imu` are kept as given. */
+            /** @description A pose the caller already knows (2.13). With priors on at least 3 images, mapping aligns each model to them and keeps them in global bundle adjustment as soft constraints weighted by `covariance` (without one: 0.1 rad and 1 world unit standard deviations), so the model comes out in the priors' frame; without, 3 images with GPS (`gps`, else EXIF) put it in metres East-North-Up of their mean position. Spatial and from_poses pairs read the priors' centres and axes; `timestamp_ns` orders a sequence (sequential pairs); `imu` is kept as given. */
             PosePrior: {
                 cam_from_world: {
                     rotation: {

@@ -59,6 +59,24 @@ export interface IncrementalMappingOptions {
    * moving as one). 0 or absent: off.
    */
   cubemap_rig_face_size?: number;
+  /**
+   * Pose priors (spec 4.12): global bundle adjustments align each model to them (a similarity on
+   * the camera centres, COLMAP 3.10's pose-prior mapper) and keep them as soft constraints, so the
+   * models come out in their frame. Needs 3 registered images with priors, not all on one line.
+   */
+  pose_priors?: MappingPosePrior[];
+}
+
+/** What an image's pose is known to be, in the frame the model is to come out in. */
+export interface MappingPosePrior {
+  /** Index into the input images. */
+  image: number;
+  /** The prior's cam_from_world rotation, Hamilton [w, x, y, z]. */
+  qvec: [number, number, number, number];
+  /** The prior's camera centre. */
+  centre: [number, number, number];
+  /** Row-major 6x6: rotation (axis-angle of world_from_cam, world frame), then the centre (protocol COVARIANCE_ORDER). */
+  covariance: number[];
 }
 
 export interface MappedImage {
@@ -164,6 +182,19 @@ export class IncrementalMapping {
         heap.f64(optionsVector(options)),
       ),
     );
+    const priors = options.pose_priors ?? [];
+    if (priors.length > 0) {
+      if (priors.some((p) => p.covariance.length !== 36)) throw new Error("pose priors: a covariance has 36 numbers");
+      engine.withHeap((heap) =>
+        engine.call(
+          "edgesfm_mapping_set_pose_priors",
+          this.handle,
+          priors.length,
+          heap.i32(priors.map((p) => p.image)),
+          heap.f64(priors.flatMap((p) => [...p.qvec, ...p.centre, ...p.covariance])),
+        ),
+      );
+    }
   }
 
   /** Up to `maxSteps` steps (start a model, register one image, finish a model). */

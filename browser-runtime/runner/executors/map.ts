@@ -25,6 +25,8 @@ import { BundleAdjustmentSpec, type Phase, PipelineSpec, type SnapshotSeal, type
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
 import { VERIFIED_MATCHES_MEDIA_TYPE, VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
+import { FREE_VARIANCE, type MappingPriors, mappingPriors } from "../../stages/positions";
+import { centreOf } from "../../stages/sim3";
 import { keypointColors } from "../../stages/colors";
 import { cubemapRigModel } from "../../stages/cubemap-rig";
 import { joinSubModels } from "../../stages/merge";
@@ -89,6 +91,8 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
   if (initPair && initPair.some((i) => i === undefined)) throw new Error(`init_image_pair names an image outside the dataset`);
 
+  // Pose priors or GPS: soft constraints in global bundle adjustment, the model in their frame (4.12).
+  const priors = mappingPriors(dataset.images);
   const engine = await ctx.engine();
   const mapping = new IncrementalMapping(
     engine,
@@ -102,6 +106,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
         : {}),
       ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
       cubemap_rig_face_size: cubemap?.face_size ?? 0,
+      pose_priors: priors?.priors ?? [],
     },
   );
   try {
@@ -117,6 +122,8 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     const budgetMs = spec.max_runtime_seconds === null ? null : spec.max_runtime_seconds * 1000;
     const startedAt = Date.now();
     let outOfTime = false;
+    // How the largest model fits the priors it was constrained by (the map artifact's x-pose_priors).
+    let priorFit: { "x-pose_priors"?: ReturnType<typeof fitToPriors> } = {};
     for (;;) {
       await ctx.cancelPoint();
       if (budgetMs !== null && !outOfTime && Date.now() - startedAt > budgetMs) {
@@ -139,6 +146,8 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       }
       if (status === "done") {
         reportProgress(ctx, mapping.progress());
+        const largest = models.reduce((a, b) => (b.images.length > a.images.length ? b : a));
+        if (priors) priorFit = { "x-pose_priors": fitToPriors(largest, priors) };
         // Cubemap rigs are sealed per model: joining them would need the rig through the merge.
         const join = cubemap ? null : engine;
         final = { ...(await seal(ctx, models, images, "final", cubemap?.face_size ?? null, join)), models: models.length };
@@ -156,6 +165,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
         coreArtifact("reconstruction.sparse.v1", "sparse reconstruction", final.files, {
           num_models: final.models,
           ...final.root,
+          ...priorFit,
         }),
       ],
       result: null,
@@ -283,4 +293,28 @@ async function seal(
     `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points at the root; ${models.length} model(s)`,
   );
   return { files: root, root: top };
+}
+
+/**
+ * How the largest model sits on the priors it was constrained by: their frame (and ENU origin),
+ * how many of its images have one, and the root mean square distance of those images' centres to
+ * their priors' (world units; metres for GPS, horizontally when a prior has no altitude).
+ */
+function fitToPriors(model: MappedModel, priors: MappingPriors) {
+  const byImage = new Map(priors.priors.map((p) => [p.image, p]));
+  const distances = model.images.flatMap((im) => {
+    const prior = byImage.get(im.image);
+    if (!prior) return [];
+    const c = centreOf({ rotation: { w: im.qvec[0], x: im.qvec[1], y: im.qvec[2], z: im.qvec[3] }, translation: im.tvec });
+    const d = [0, 1, 2].map((k) => c[k]! - prior.centre[k]!);
+    // A prior without altitude (free up) leaves the height out.
+    return [Math.hypot(d[0]!, d[1]!, prior.covariance[35]! >= FREE_VARIANCE ? 0 : d[2]!)];
+  });
+  return {
+    frame: priors.frame,
+    enu_origin: priors.enu_origin,
+    num_priors: priors.priors.length,
+    num_registered_with_prior: distances.length,
+    rmse: distances.length ? Math.sqrt(distances.reduce((a, d) => a + d * d, 0) / distances.length) : null,
+  };
 }

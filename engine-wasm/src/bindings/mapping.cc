@@ -208,6 +208,40 @@ EDGESFM_EXPORT Mapping* edgesfm_mapping_create(
   });
 }
 
+// Pose priors (spec 4.12) of `num_priors` input images (indices as in create), 43 numbers each:
+// the prior's cam_from_world rotation (w, x, y, z), its camera centre (x, y, z), and its 6x6
+// covariance (row-major; rotation as the axis-angle of world_from_cam in the world frame, then
+// the centre). Global bundle adjustments then align each model to them and keep them as soft
+// constraints, so the models come out in their frame. Call before stepping. 0, or -1 on
+// invalid input (edgesfm_last_error).
+EDGESFM_EXPORT int edgesfm_mapping_set_pose_priors(Mapping* mapping, int num_priors,
+                                                   const int32_t* image_indices,
+                                                   const double* values) {
+  using edgesfm::bindings::Require;
+  return edgesfm::bindings::Guarded(-1, [&] {
+    Require(num_priors >= 0, "pose priors: negative count");
+    const int num_images = static_cast<int>(mapping->pipeline->Input().NumImages());
+    auto priors = std::make_shared<edgesfm::ImagePosePriors>();
+    for (int k = 0; k < num_priors; ++k) {
+      const std::string name = "pose priors: prior " + std::to_string(k);
+      Require(image_indices[k] >= 0 && image_indices[k] < num_images,
+              name + ": image index out of range");
+      const double* v = values + 43 * static_cast<size_t>(k);
+      edgesfm::bindings::RequireFinite(v, 43, name);
+      edgesfm::ImagePosePrior prior;
+      prior.rotation = Eigen::Quaterniond(v[0], v[1], v[2], v[3]);
+      Require(prior.rotation.norm() > 0.5, name + ": not a unit quaternion");
+      prior.rotation.normalize();
+      prior.centre = Eigen::Vector3d(v[4], v[5], v[6]);
+      prior.sqrt_information = edgesfm::PoseSqrtInformation(
+          Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>>(v + 7));
+      (*priors)[static_cast<edgesfm::image_t>(image_indices[k]) + 1] = prior;
+    }
+    mapping->pipeline->SetPosePriors(std::move(priors));
+    return 0;
+  });
+}
+
 // Runs up to `max_steps` steps, stopping early after a step that makes a snapshot due.
 // Returns 0 when mapping is done, 1 when more work remains, 2 when a snapshot is due
 // (more work may remain).

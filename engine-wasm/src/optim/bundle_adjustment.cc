@@ -1,5 +1,6 @@
 #include "optim/bundle_adjustment.h"
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
@@ -230,6 +231,40 @@ double EvaluateCost(const BundleAdjustmentOptions& options, const BundleAdjustme
   return cost;
 }
 
+// A pose prior's whitened residual and its Jacobian over the pose's (rotation step, translation).
+struct PriorLinearization {
+  Eigen::Matrix<double, 6, 1> residual;
+  Eigen::Matrix<double, 6, 6> d_pose;
+};
+
+Eigen::Matrix3d Skew(const Eigen::Vector3d& v) {
+  Eigen::Matrix3d m;
+  m << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return m;
+}
+
+// 0.5 |L r|^2 over the pose priors (no robust loss, as COLMAP's default), with their
+// linearizations when asked. For R <- exp(step) R: e moves by -R^T step (to first order), and
+// c = -R^T t by -R^T [t]x step - R^T dt.
+double EvaluatePriorCost(const BundleAdjustmentProblem& problem,
+                         std::vector<PriorLinearization>* linearizations) {
+  double cost = 0;
+  for (size_t k = 0; k < problem.pose_priors.size(); ++k) {
+    const auto& prior = problem.pose_priors[k];
+    const Eigen::Matrix<double, 6, 1> r = PosePriorResidual(problem, prior);
+    cost += 0.5 * r.squaredNorm();
+    if (linearizations == nullptr) continue;
+    const auto& pose = problem.poses[prior.pose];
+    const Eigen::Matrix3d rt = pose.rotation->toRotationMatrix().transpose();
+    Eigen::Matrix<double, 6, 6> d_pose = Eigen::Matrix<double, 6, 6>::Zero();
+    d_pose.topLeftCorner<3, 3>() = -rt;
+    d_pose.bottomLeftCorner<3, 3>() = -rt * Skew(*pose.translation);
+    d_pose.bottomRightCorner<3, 3>() = -rt;
+    (*linearizations)[k] = {r, prior.sqrt_information * d_pose};
+  }
+  return cost;
+}
+
 JacobianRow2 SelectColumns(const JacobianRow2& full, const std::vector<int>& cols) {
   JacobianRow2 out(2, cols.size());
   for (size_t i = 0; i < cols.size(); ++i) out.col(i) = full.col(cols[i]);
@@ -311,6 +346,22 @@ void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& 
       for (size_t j = i; j < term.blocks.size(); ++j)
         term.pair_slots.push_back(eq->camera_hessian.Slot(term.blocks[i], term.blocks[j]));
     }
+  }
+}
+
+// The pose priors' terms of the normal equations: each prior touches its pose's block alone.
+void AddPriorTerms(const BundleAdjustmentProblem& problem, const Layout& layout,
+                   const std::vector<PriorLinearization>& lins, const std::vector<int>& prior_slots,
+                   NormalEquations* eq) {
+  for (size_t k = 0; k < problem.pose_priors.size(); ++k) {
+    if (prior_slots[k] < 0) continue;
+    const auto& vars = layout.pose_vars[problem.pose_priors[k].pose];
+    Eigen::MatrixXd j(6, vars.size());
+    for (size_t i = 0; i < vars.size(); ++i) j.col(i) = lins[k].d_pose.col(vars[i]);
+    const int offset =
+        eq->camera_hessian.block_offset(layout.PoseBlock(problem.pose_priors[k].pose));
+    eq->camera_gradient.segment(offset, vars.size()) -= j.transpose() * lins[k].residual;
+    eq->camera_hessian.SlotBlock(prior_slots[k]).noalias() += j.transpose() * j;
   }
 }
 
@@ -433,6 +484,11 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     };
     obs_slots[o] = {slot(camera, camera), slot(camera, pose), slot(pose, pose)};
   }
+  std::vector<int> prior_slots(problem->pose_priors.size(), -1);
+  for (size_t k = 0; k < problem->pose_priors.size(); ++k) {
+    const int block = layout.PoseBlock(problem->pose_priors[k].pose);
+    if (pattern.block_dim(block)) prior_slots[k] = pattern.Slot(block, block);
+  }
   summary.num_variables = pattern.dim();
   for (size_t p = 0; p < problem->points.size(); ++p)
     summary.num_variables += layout.point_variable[p] ? 3 : 0;
@@ -443,7 +499,9 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   // A step is evaluated with its linearization: most steps are accepted, and an accepted
   // step's linearization is the next iteration's.
   std::vector<Linearization> trial_lins(problem->observations.size());
-  double cost = EvaluateCost(options, *problem, &lins);
+  std::vector<PriorLinearization> prior_lins(problem->pose_priors.size());
+  std::vector<PriorLinearization> trial_prior_lins(problem->pose_priors.size());
+  double cost = EvaluateCost(options, *problem, &lins) + EvaluatePriorCost(*problem, &prior_lins);
   summary.initial_cost = summary.final_cost = cost;
   if (summary.num_variables == 0) {
     summary.converged = true;
@@ -464,6 +522,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     summary.num_iterations = iteration + 1;
     if (relinearize) {
       BuildNormalEquations(*problem, layout, lins, obs_slots, &eq);
+      AddPriorTerms(*problem, layout, prior_lins, prior_slots, &eq);
       double max_gradient =
           eq.camera_gradient.size() ? eq.camera_gradient.cwiseAbs().maxCoeff() : 0;
       for (size_t p = 0; p < eq.points.size(); ++p) {
@@ -543,7 +602,8 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     }
     const ParameterState saved = SaveState(*problem);
     ApplyStep(layout, schur, camera_step, point_steps, problem);
-    const double new_cost = EvaluateCost(options, *problem, &trial_lins);
+    const double new_cost = EvaluateCost(options, *problem, &trial_lins) +
+                            EvaluatePriorCost(*problem, &trial_prior_lins);
     const double gain = (cost - new_cost) / std::max(predicted, std::numeric_limits<double>::min());
     if (std::isfinite(new_cost) && new_cost < cost && gain > 0) {
       // Nielsen's update of the damping.
@@ -552,6 +612,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
       const double decrease = cost - new_cost;
       cost = new_cost;
       lins.swap(trial_lins);
+      prior_lins.swap(trial_prior_lins);
       relinearize = true;
       if (decrease <= options.function_tolerance * (cost + decrease)) {
         summary.converged = true;
@@ -572,6 +633,24 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   }
   summary.final_cost = cost;
   return summary;
+}
+
+Eigen::Matrix<double, 6, 6> PoseSqrtInformation(const Eigen::Matrix<double, 6, 6>& covariance,
+                                                double min_variance) {
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 6, 6>> eigen(
+      0.5 * (covariance + covariance.transpose()));
+  const Eigen::Matrix<double, 6, 1> variances = eigen.eigenvalues().cwiseMax(min_variance);
+  return variances.cwiseSqrt().cwiseInverse().asDiagonal() * eigen.eigenvectors().transpose();
+}
+
+Eigen::Matrix<double, 6, 1> PosePriorResidual(const BundleAdjustmentProblem& problem,
+                                              const BundleAdjustmentProblem::PosePrior& prior) {
+  const auto& pose = problem.poses[prior.pose];
+  const Eigen::AngleAxisd error(pose.rotation->inverse() * prior.rotation);
+  Eigen::Matrix<double, 6, 1> r;
+  r.head<3>() = error.angle() * error.axis();
+  r.tail<3>() = -(pose.rotation->inverse() * *pose.translation) - prior.centre;
+  return prior.sqrt_information * r;
 }
 
 int ScaleGaugeTranslationIndex(const Eigen::Quaterniond& rotation0,

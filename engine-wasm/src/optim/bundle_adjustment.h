@@ -75,13 +75,37 @@ struct BundleAdjustmentProblem {
     int sensor = -1;
   };
 
+  // A soft constraint on a pose (COLMAP 3.10's PosePriorBundleAdjuster, which constrains the
+  // camera centre, extended to the orientation): the residual [e; c - centre], e = Log(R^T R_p)
+  // the world-frame axis-angle taking the prior's world_from_cam to the pose's (R, R_p the
+  // cam_from_world rotations) and c = -R^T t the pose's centre, whitened by `sqrt_information`
+  // (L with L^T L the inverse covariance, rotation first). Zero rows leave that part free: a
+  // GPS position constrains no orientation.
+  struct PosePrior {
+    int pose = -1;
+    Eigen::Quaterniond rotation = Eigen::Quaterniond::Identity();  // the prior's cam_from_world
+    Eigen::Vector3d centre = Eigen::Vector3d::Zero();              // the prior's camera centre
+    Eigen::Matrix<double, 6, 6> sqrt_information = Eigen::Matrix<double, 6, 6>::Zero();
+  };
+
   std::vector<Camera> cameras;
   std::vector<Pose> poses;
   std::vector<Point> points;
   std::vector<Observation> observations;
+  std::vector<PosePrior> pose_priors;
   // Held constant: rigs with fixed relative poses (a cubemap's six faces, scene/cubemap.h).
   std::vector<Rigid3d> sensors_from_rig;
 };
+
+// The whitening L (L^T L = covariance^-1) of a 6x6 pose covariance (rotation, then centre;
+// symmetric positive semi-definite): eigenvalues below `min_variance` are raised to it, so a
+// zero variance holds that direction firmly instead of dividing by zero.
+Eigen::Matrix<double, 6, 6> PoseSqrtInformation(const Eigen::Matrix<double, 6, 6>& covariance,
+                                                double min_variance = 1e-12);
+
+// The whitened residual of a pose prior (6: rotation, centre) at the pose's current value.
+Eigen::Matrix<double, 6, 1> PosePriorResidual(const BundleAdjustmentProblem& problem,
+                                              const BundleAdjustmentProblem::PosePrior& prior);
 
 struct BundleAdjustmentSummary {
   int num_iterations = 0;

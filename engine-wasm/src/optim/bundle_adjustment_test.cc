@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "geometry/sim3.h"
+
 namespace edgesfm {
 namespace {
 
@@ -245,6 +247,101 @@ TEST(BundleAdjustment, ConstantPointsAndPosesStayPut) {
   EXPECT_EQ(scene.points[5], point);
   EXPECT_EQ(scene.translations[3], translation);
   EXPECT_NE(scene.points[6], free_point);
+}
+
+// Pose priors at the true poses (6x6 covariance: rotation sigma, centre sigma) on a model moved
+// off them by a similarity, with the gauge left free: the priors are what fix it.
+void AddTruePriors(SyntheticScene* scene, double rotation_sigma, double centre_sigma) {
+  Eigen::Matrix<double, 6, 6> covariance = Eigen::Matrix<double, 6, 6>::Zero();
+  covariance.diagonal() << Eigen::Vector3d::Constant(rotation_sigma * rotation_sigma),
+      Eigen::Vector3d::Constant(centre_sigma * centre_sigma);
+  for (size_t i = 0; i < scene->rotations.size(); ++i) {
+    BundleAdjustmentProblem::PosePrior prior;
+    prior.pose = static_cast<int>(i);
+    prior.rotation = scene->true_rotations[i];
+    prior.centre = -(scene->true_rotations[i].inverse() * scene->true_translations[i]);
+    prior.sqrt_information = PoseSqrtInformation(covariance);
+    scene->problem.pose_priors.push_back(prior);
+  }
+}
+
+void MoveModel(SyntheticScene* scene, const Sim3d& new_from_old) {
+  for (auto& pose : scene->problem.poses) {
+    pose.constant_rotation = false;
+    pose.constant_translation = {false, false, false};
+  }
+  for (size_t i = 0; i < scene->rotations.size(); ++i) {
+    const Rigid3d moved =
+        TransformCameraPose(new_from_old, Rigid3d(scene->rotations[i], scene->translations[i]));
+    scene->rotations[i] = moved.rotation;
+    scene->translations[i] = moved.translation;
+  }
+  for (auto& p : scene->points) p = new_from_old * p;
+}
+
+TEST(BundleAdjustment, PosePriorsPutTheModelInTheirFrame) {
+  SyntheticScene scene(8, 150, 0.5, 0.0, 8);
+  MoveModel(&scene,
+            Sim3d(1.05, Eigen::Quaterniond(Eigen::AngleAxisd(0.03, Eigen::Vector3d::UnitY())),
+                  Eigen::Vector3d(0.2, -0.1, 0.15)));
+  const double before = scene.MaxCenterError();
+  AddTruePriors(&scene, 0.01, 0.02);
+  const BundleAdjustmentSummary summary =
+      SolveBundleAdjustment(BundleAdjustmentOptions(), &scene.problem);
+  EXPECT_TRUE(summary.converged) << summary.termination;
+  EXPECT_GT(before, 0.2);
+  EXPECT_LT(scene.MaxCenterError(), 0.05);
+  EXPECT_LT(scene.MaxRotationErrorDeg(), 0.25);
+  // The priors agree with the images: the reprojection error is the noise's (~0.5 px per
+  // coordinate).
+  EXPECT_NEAR(std::sqrt(2 * summary.final_cost / summary.num_observations), 0.5 * std::sqrt(2.0),
+              0.1);
+}
+
+TEST(BundleAdjustment, PositionPriorsAloneFixTheGaugeOfANonCollinearRig) {
+  SyntheticScene scene(8, 150, 0.5, 0.0, 9);
+  MoveModel(&scene,
+            Sim3d(0.95, Eigen::Quaterniond(Eigen::AngleAxisd(-0.02, Eigen::Vector3d::UnitZ())),
+                  Eigen::Vector3d(-0.1, 0.2, 0.1)));
+  // A GPS-like prior: the orientation free (huge variance), the centre to 2 cm.
+  AddTruePriors(&scene, 1e6, 0.02);
+  SolveBundleAdjustment(BundleAdjustmentOptions(), &scene.problem);
+  EXPECT_LT(scene.MaxCenterError(), 0.05);
+  EXPECT_LT(scene.MaxRotationErrorDeg(), 0.25);
+}
+
+TEST(BundleAdjustment, PriorsWeighByTheirCovariance) {
+  // One image's prior 0.5 off: with a loose covariance it barely pulls, with a tight one it wins.
+  for (const double sigma : {1.0, 1e-4}) {
+    SyntheticScene scene(8, 150, 0.5, 0.0, 10);
+    AddTruePriors(&scene, 0.01, 0.02);
+    auto& off = scene.problem.pose_priors[4];
+    off.centre += Eigen::Vector3d(0.5, 0, 0);
+    Eigen::Matrix<double, 6, 6> covariance =
+        Eigen::Matrix<double, 6, 6>::Identity() * sigma * sigma;
+    off.sqrt_information = PoseSqrtInformation(covariance);
+    SolveBundleAdjustment(BundleAdjustmentOptions(), &scene.problem);
+    const Eigen::Vector3d centre = -(scene.rotations[4].inverse() * scene.translations[4]);
+    const double pulled = (centre - (off.centre - Eigen::Vector3d(0.5, 0, 0))).norm();
+    if (sigma > 0.5) {
+      EXPECT_LT(pulled, 0.05);
+    } else {
+      EXPECT_NEAR(centre.x(), off.centre.x(), 0.01);
+    }
+  }
+}
+
+TEST(BundleAdjustment, PoseSqrtInformationWhitens) {
+  Eigen::Matrix<double, 6, 6> a = Eigen::Matrix<double, 6, 6>::Random();
+  const Eigen::Matrix<double, 6, 6> covariance =
+      a * a.transpose() + 0.1 * Eigen::Matrix<double, 6, 6>::Identity();
+  const Eigen::Matrix<double, 6, 6> l = PoseSqrtInformation(covariance);
+  EXPECT_TRUE((l.transpose() * l * covariance).isIdentity(1e-9));
+  // A zero variance is held firmly, not divided by.
+  const Eigen::Matrix<double, 6, 6> singular =
+      PoseSqrtInformation(Eigen::Matrix<double, 6, 6>::Zero());
+  EXPECT_TRUE(singular.allFinite());
+  EXPECT_GT(singular.norm(), 1e5);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "geometry/sim3.h"
 #include "scene/cubemap.h"
 
 namespace edgesfm {
@@ -14,6 +15,22 @@ void BundleAdjustmentConfig::FixGauge(const Reconstruction& reconstruction, imag
   const Rigid3d& pose2 = reconstruction.ImageAt(second).cam_from_world;
   constant_translation_entry[second] = ScaleGaugeTranslationIndex(
       pose1.rotation, pose1.translation, pose2.rotation, pose2.translation);
+}
+
+bool AlignToPosePriors(const ImagePosePriors& priors, Reconstruction* reconstruction) {
+  std::vector<Eigen::Vector3d> centres, targets;
+  std::vector<image_t> reg = reconstruction->RegImageIds();
+  std::sort(reg.begin(), reg.end());
+  for (image_t image_id : reg) {
+    const auto it = priors.find(image_id);
+    if (it == priors.end()) continue;
+    centres.push_back(Inverse(reconstruction->ImageAt(image_id).cam_from_world).translation);
+    targets.push_back(it->second.centre);
+  }
+  Sim3d prior_from_model;
+  if (centres.size() < 3 || !EstimateSim3d(centres, targets, &prior_from_model)) return false;
+  reconstruction->Transform(prior_from_model);
+  return true;
 }
 
 BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmentOptions& options,
@@ -112,6 +129,15 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
     for (const TrackElement& element : reconstruction->Point3DAt(point3D_id).track.Elements()) {
       if (config.image_ids.count(element.image_id)) continue;
       add_observation(element.image_id, element.point2D_idx, true);
+    }
+  }
+
+  if (config.use_pose_priors && options.pose_priors) {
+    for (image_t image_id : image_ids) {
+      const auto it = options.pose_priors->find(image_id);
+      if (it == options.pose_priors->end()) continue;
+      problem.pose_priors.push_back({pose_of(image_id, false), it->second.rotation,
+                                     it->second.centre, it->second.sqrt_information});
     }
   }
 

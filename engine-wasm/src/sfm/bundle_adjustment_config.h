@@ -7,6 +7,7 @@
 // COLMAP's local bundle adjustment does.
 #pragma once
 
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,6 +15,22 @@
 #include "scene/reconstruction.h"
 
 namespace edgesfm {
+
+// What an image's pose is known to be (spec 2.13 PosePrior, or a GPS position in a local ENU
+// frame), in the frame the model is to come out in: the centre and cam_from_world rotation,
+// whitened by `sqrt_information` (optim: PoseSqrtInformation of the 6x6 covariance, rotation
+// first; a huge rotation variance leaves the orientation free).
+struct ImagePosePrior {
+  Eigen::Quaterniond rotation = Eigen::Quaterniond::Identity();
+  Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+  Eigen::Matrix<double, 6, 6> sqrt_information = Eigen::Matrix<double, 6, 6>::Identity();
+};
+using ImagePosePriors = std::unordered_map<image_t, ImagePosePrior>;
+
+// COLMAP 3.10's pose-prior mapper: moves the model onto the priors by the similarity that
+// best fits its registered images' centres to theirs (Umeyama). False, model untouched, with
+// fewer than 3 such images or collinear centres (the similarity is then not determined).
+bool AlignToPosePriors(const ImagePosePriors& priors, Reconstruction* reconstruction);
 
 struct BundleAdjustmentConfig {
   std::unordered_set<image_t> image_ids;
@@ -24,6 +41,9 @@ struct BundleAdjustmentConfig {
   // Points to refine also through their observations in images outside the config.
   std::unordered_set<point3D_t> variable_point_ids;
   std::unordered_set<point3D_t> constant_point_ids;
+  // Constrain the config's images by the options' pose priors (soft constraints, which then fix
+  // the gauge instead of FixGauge).
+  bool use_pose_priors = false;
 
   // Holds the first pose and the scale-sensitive translation entry of the second
   // (optim: ScaleGaugeTranslationIndex): fixes the similarity gauge.
@@ -42,6 +62,9 @@ struct ReconstructionBundleAdjustmentOptions {
   // its residual is measured there, and the six faces keep their fixed relative poses, so the
   // panorama's pose (the rig's) is what moves.
   int cubemap_rig_face_size = 0;
+  // Pose priors by image: used by the adjustments whose config says `use_pose_priors` (the
+  // mapper's global adjustment, once the model is aligned to them).
+  std::shared_ptr<const ImagePosePriors> pose_priors;
 };
 
 // Adjusts the reconstruction in place. Observations dropped by two_stage are deleted

@@ -430,7 +430,11 @@ bool IncrementalMapper::AdjustGlobalBundle(
   if (reg.size() < 2) return false;
   BundleAdjustmentConfig config;
   config.image_ids.insert(reg.begin(), reg.end());
-  config.FixGauge(*reconstruction_, reg[0], reg[1]);
+  // With pose priors (COLMAP 3.10's pose-prior mapper) the model is moved onto them first and
+  // they, as soft constraints, fix the gauge: it comes out in their frame.
+  config.use_pose_priors =
+      ba_options.pose_priors && AlignToPosePriors(*ba_options.pose_priors, reconstruction_);
+  if (!config.use_pose_priors) config.FixGauge(*reconstruction_, reg[0], reg[1]);
   const BundleAdjustmentSummary summary = AdjustReconstruction(ba_options, config, reconstruction_);
   return std::isfinite(summary.final_cost);
 }

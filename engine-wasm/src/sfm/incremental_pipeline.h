@@ -119,6 +119,11 @@ class IncrementalPipeline {
   const std::vector<Reconstruction>& FinishedModels() const { return models_; }
   const Reconstruction& Input() const { return input_; }
   const CorrespondenceGraph& Graph() const { return graph_; }
+  // Pose priors of the input's images (spec 4.12): global adjustments align the model to them
+  // and keep them as soft constraints, so the models come out in their frame.
+  void SetPosePriors(std::shared_ptr<const ImagePosePriors> priors) {
+    options_.ba.pose_priors = std::move(priors);
+  }
   const IncrementalPipelineOptions& Options() const { return options_; }
 
   // Everything a checkpoint needs (sfm/mapping_checkpoint.h).
