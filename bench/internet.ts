@@ -66,6 +66,7 @@ for (const set of sets) {
   const names = new Set(data.images.map((im) => im.name));
   const refPoses = reference.filter((r) => names.has(r.name));
   const describe = (poses: { name: string; qvec: [number, number, number, number]; tvec: [number, number, number] }[], reproj: number) => {
+    if (poses.length < 3) return `${poses.length}/${refPoses.length} (too few to align) reproj ${f(reproj, 3)}px`;
     const r = compareToReference(poses, refPoses);
     return `${r.numRegistered}/${refPoses.length} rot ${f(r.medianRotationErrorDeg)}deg centre max ${f(100 * r.maxCenterErrorFraction)}% reproj ${f(reproj, 3)}px`;
   };

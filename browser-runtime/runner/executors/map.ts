@@ -141,7 +141,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       // As COLMAP's mapper: no initial pair, no model; an empty reconstruction is a failure, not a result.
       if (status === "done" && models.length === 0) {
         throw new NoModelError(
-          `the mapper reconstructed no model from ${images.length} images and ${pairs.length} verified pairs: no initial image pair could be reconstructed, or every model it started stayed below the minimum model size`,
+          `the mapper reconstructed no model from ${images.length} images and ${pairs.length} verified pairs: no initial image pair could be reconstructed`,
         );
       }
       if (status === "done") {

@@ -277,11 +277,16 @@ void IncrementalPipeline::FinishModel() {
   if (!refined_without_registration_) IterativeGlobalRefinement();
   current_.UpdatePoint3DErrors();
   // COLMAP's rule: with multiple models, keep a model of at least min(min_model_size,
-  // 80% of the images) registered images; a single model is kept unless empty.
+  // 80% of the images) registered images, but always the first one (a small or sparse
+  // collection still gets its model); we also keep a smaller one that is larger than every
+  // model kept so far (after a first model of two photos, the later one of nine is the
+  // collection's best). A single model is kept unless empty.
   const double min_size =
       std::min(0.8 * input_.NumImages(), static_cast<double>(options_.min_model_size));
-  const bool keep = options_.multiple_models ? current_.NumRegImages() >= std::max(2.0, min_size)
-                                             : current_.NumRegImages() >= 2;
+  size_t largest = 0;
+  for (const Reconstruction& model : models_) largest = std::max(largest, model.NumRegImages());
+  const size_t size = current_.NumRegImages();
+  const bool keep = size >= 2 && (!options_.multiple_models || size >= min_size || size > largest);
   if (keep) {
     for (image_t id : current_.RegImageIds()) num_registrations_[id] += 1;
     models_.push_back(std::move(current_));

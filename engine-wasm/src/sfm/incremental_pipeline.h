@@ -43,7 +43,7 @@ struct IncrementalPipelineOptions {
   int init_num_trials = 200;
   int min_num_matches = 15;
   // With multiple_models, models with fewer images than min(min_model_size, 80% of the
-  // images) are dropped (COLMAP's rule).
+  // images) are dropped (COLMAP's rule), except one larger than every model kept before.
   int min_model_size = 10;
   // Spec 2.12 BundleAdjustmentSpec, for local and global adjustments.
   ReconstructionBundleAdjustmentOptions ba;

@@ -267,6 +267,15 @@ TEST(IncrementalPipeline, DisconnectedScenesBecomeSeparateModels) {
   }
   EXPECT_EQ(snapshots, 3);  // 12 registrations
 
+  // Below min(min_model_size, 80% of the images), only the first model is kept (COLMAP):
+  // a sparse collection still gets a model.
+  IncrementalPipelineOptions large = options;
+  large.min_model_size = 10;
+  IncrementalPipeline sparse(large, input, graph);
+  sparse.Run();
+  ASSERT_EQ(sparse.FinishedModels().size(), 1u);
+  EXPECT_EQ(sparse.FinishedModels()[0].NumRegImages(), 6u);
+
   // max_num_models = 1 stops after the first model; without multiple_models likewise.
   options.max_num_models = 1;
   IncrementalPipeline capped(options, input, graph);
