@@ -14,6 +14,7 @@ import { EdgeSfmClient, type ProgressEvent, collect, unwrap } from "../client/in
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { startLocalStack } from "../scripts/local-stack";
 import { chaos, runnerProcess } from "../scripts/runner-chaos";
+import type { Submitted } from "../scripts/photo-folder";
 import { scoreAgainstReference, submitSet } from "../scripts/reference-sets";
 import { arg } from "./_args";
 
@@ -25,6 +26,21 @@ const SETS = arg("sets", "sacre-coeur")
 const REAL_RUNNERS = Number(arg("real-runners", "2"));
 const [REAL_MIN_S, REAL_MAX_S] = arg("real-kill-s", "40,90").split(",").map(Number) as [number, number];
 const tsx = [process.execPath, "--import", "tsx"];
+
+/** Prints, every 15 s until stopped, how many of `jobs` have ended and how many runners were killed. */
+function ticker(client: EdgeSfmClient, label: string, jobs: () => string[], stats: { kills: number; busyKills: number }) {
+  const t0 = performance.now();
+  const timer = setInterval(() => {
+    void Promise.all(
+      jobs().map(async (jid) => (await unwrap(client.api.GET("/v1/jobs/{jid}", { params: { path: { jid } } }))).status),
+    ).then((statuses) => {
+      const ended = statuses.filter((s) => ["succeeded", "failed", "cancelled"].includes(s)).length;
+      const s = ((performance.now() - t0) / 1000).toFixed(0);
+      console.log(`[${label} ${s} s] ${ended}/${statuses.length} jobs ended; ${stats.kills} runners killed (${stats.busyKills} mid-task)`);
+    });
+  }, 15_000);
+  return () => clearInterval(timer);
+}
 
 /** Whether every job's log is one log (ids 1..N) ending in `succeeded`. */
 async function logsContiguous(client: EdgeSfmClient, jobs: string[]): Promise<string[]> {
@@ -71,7 +87,9 @@ const digest = await (async () => {
     for (let i = 0; i < JOBS; i++) {
       jobs.push((await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: { spec: { seed: 5000 + i } } }))).job_id);
     }
+    const stopTicker = ticker(client, "digest", () => jobs, fleet.stats);
     const details = await Promise.all(jobs.map((jid) => client.waitForJob(jid)));
+    stopTicker();
     const seconds = (performance.now() - t0) / 1000;
     await fleet.stop();
     let wrong = 0;
@@ -119,9 +137,11 @@ if (SETS.length > 0) {
       start: (i) => runnerProcess([...tsx, "browser-runtime/runner/node-main.ts", server.base, `real-${i}`], `real-${i}`),
     });
     const t0 = performance.now();
-    const submitted = [];
+    const submitted: (Submitted & { set: string })[] = [];
     for (const set of SETS) submitted.push({ set, ...(await submitSet(client, set)) });
+    const stopTicker = ticker(client, "photos", () => submitted.map((s) => s.job_id), fleet.stats);
     const details = await Promise.all(submitted.map((s) => client.waitForJob(s.job_id)));
+    stopTicker();
     const seconds = (performance.now() - t0) / 1000;
     await fleet.stop();
     const broken = await logsContiguous(

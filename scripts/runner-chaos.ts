@@ -116,9 +116,17 @@ export function chaos(o: ChaosOptions) {
   for (; started < o.size; started++) fleet.push(o.start(started));
   const stats = { kills: 0, busyKills: 0, started: o.size };
   let stopped = false;
+  // The wait between kills ends early on stop(), however long it was drawn.
+  let wake = () => {};
   const loop = (async () => {
     while (!stopped) {
-      await sleep(o.minMs + random() * (o.maxMs - o.minMs));
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, o.minMs + random() * (o.maxMs - o.minMs));
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
       if (stopped) break;
       const busy = fleet.filter((r) => r.busy);
       const pool = busy.length > 0 ? busy : fleet;
@@ -134,6 +142,7 @@ export function chaos(o: ChaosOptions) {
     stats,
     async stop() {
       stopped = true;
+      wake();
       await loop;
       for (const r of fleet) r.kill();
     },
