@@ -4,7 +4,7 @@
  * the local stack. Part 1: `--jobs` (50) digest jobs (scripts/digest-runner.ts processes, `--runners`
  * of them, one killed every 2-5 s, leases of 2 s). Part 2: the incremental pipeline on each of
  * `--sets` (sacre-coeur) with `--real-runners` (2) real runner processes (browser-runtime/runner/node-main.ts,
- * wasm) of which one is killed every `--real-kill-s` (40,90) seconds (leases of 10 s; a killed map task
+ * wasm) of which one is killed every `--real-kill-s` (90,180) seconds (leases of 10 s; a killed map task
  * resumes from its checkpoint). Every job must succeed with one contiguous event log; digest jobs with
  * the right digests, photo jobs within their accuracy bars. Prints a table; writes bench/results/chaos.json.
  */
@@ -24,7 +24,7 @@ const SETS = arg("sets", "sacre-coeur")
   .split(",")
   .filter((s) => s && s !== "none");
 const REAL_RUNNERS = Number(arg("real-runners", "2"));
-const [REAL_MIN_S, REAL_MAX_S] = arg("real-kill-s", "40,90").split(",").map(Number) as [number, number];
+const [REAL_MIN_S, REAL_MAX_S] = arg("real-kill-s", "90,180").split(",").map(Number) as [number, number];
 const tsx = [process.execPath, "--import", "tsx"];
 
 /** Prints, every 15 s until stopped, how many of `jobs` have ended and how many runners were killed. */
