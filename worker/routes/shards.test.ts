@@ -282,7 +282,7 @@ describe("who computes what", () => {
     // The software runner, not woken, is still waiting: nothing was left for it.
     await gpu.work(gpuGot!);
     expect(await waiting[0]).toBeNull();
-  });
+  }, 180_000);
 
   it("a map task goes only to a runner with memory for its model; pool runners get shards, never a map", async () => {
     const { pid, did } = await dataset(2, { "x-pool_opt_in": true });
@@ -317,5 +317,5 @@ describe("who computes what", () => {
     const lease = (await big.lease())!;
     expect(lease.task.kind).toBe("map");
     expect(lease.shard).toBeNull();
-  });
+  }, 180_000);
 });
