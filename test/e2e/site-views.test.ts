@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
+import { EdgeSfmClient, unwrap } from "../../client/index";
 import { type Server, startServer } from "../conformance/server";
 import { POINTS_HEADER_BYTES, POINT_RECORD_BYTES } from "../../protocol/wire/points";
 import { SET, buildSiteIfStale, freshShotsFolder, classifyPixels, serveSnapshot } from "./site-support";
@@ -199,13 +200,9 @@ describe("site: api_key mode", () => {
     const status = page.locator("#server-status");
     await expect.poll(() => status.textContent(), { timeout: 15_000 }).toContain("Enter an API key");
     expect(await page.locator("#key-box").getAttribute("open")).not.toBeNull();
-    const issued = await fetch(`${keyed.base}/v1/admin/api-keys`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ tenant_id: "site-e2e" }),
-    });
-    const { raw_key } = (await issued.json()) as { raw_key: string };
-    await page.fill("#api-key", raw_key);
+    const operator = new EdgeSfmClient({ baseUrl: keyed.base }).api;
+    const { raw_key } = await unwrap(operator.POST("/v1/admin/api-keys", { body: { tenant_id: "site-e2e" } }));
+    await page.fill("#api-key", raw_key!);
     await page.click("#key-form button[type=submit]");
     await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
     await expect.poll(() => page.locator("#jobs-empty").isVisible()).toBe(true);
@@ -213,14 +210,9 @@ describe("site: api_key mode", () => {
 
     // Lending to the pool needs a runner token, which the operator issues.
     expect(await page.locator("#compute-lend").isDisabled()).toBe(true);
-    const token = await fetch(`${keyed.base}/v1/admin/runner-tokens`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ name: "site-e2e" }),
-    });
-    const { raw_token } = (await token.json()) as { raw_token: string };
+    const { raw_token } = await unwrap(operator.POST("/v1/admin/runner-tokens", { body: { name: "site-e2e" } }));
     await page.click(".lend summary");
-    await page.fill("#runner-token", raw_token);
+    await page.fill("#runner-token", raw_token!);
     await page.press("#runner-token", "Enter");
     await page.check("#compute-lend");
     await expect.poll(() => page.locator("#lend-status").textContent(), { timeout: 30_000 }).toContain("Lending: on");

@@ -16,6 +16,7 @@ import type { BrowserContext, Locator, Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
+import { EdgeSfmClient, unwrap } from "../../client/index";
 import { parseColmapTextModel } from "../../engine-wasm/ts/colmap-text";
 import { POINTS_HEADER_BYTES } from "../../protocol/wire/points";
 import { readTar } from "../../protocol/wire/tar";
@@ -112,7 +113,8 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
 
     await expect.poll(() => title.textContent(), { timeout: 900_000, interval: 2000 }).toMatch(/: (succeeded|failed|cancelled)/);
     await page.screenshot({ path: shot("05-job-ended.png"), fullPage: true });
-    const job = await (await fetch(`${server.base}/v1/jobs/${jobId}`)).json();
+    const { api } = new EdgeSfmClient({ baseUrl: server.base });
+    const job = await unwrap(api.GET("/v1/jobs/{jid}", { params: { path: { jid: jobId } } }));
     expect(
       job.status,
       JSON.stringify(
@@ -135,7 +137,7 @@ describe("site: a visitor reconstructs a shared photo set, computed by their own
     expect(await page.locator("#log").textContent()).toContain("job succeeded");
 
     // The view follows the snapshots as they are sealed, ending on the last one.
-    const { seqs } = await (await fetch(`${server.base}/v1/reconstructions/${job.recon_id}/snapshots`)).json();
+    const { seqs } = await unwrap(api.GET("/v1/reconstructions/{rid}/snapshots", { params: { path: { rid: job.recon_id! } } }));
     const last = Math.max(...seqs);
     const status = page.locator("#viewer-status");
     await expect

@@ -3,7 +3,18 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { type FetchLike, type Lease, RunnerClient } from "../../client/index";
 import { OneShotFeaturesResponse } from "../../protocol";
 import { DescriptorKind, FEATURES_MEDIA_TYPE, encodeFeatures } from "../../protocol/wire/features";
-import { BASE, type Call, call, deployment, expectFieldError, expectProblem, expectStatus, selfFetch, tenantClient } from "../test/helpers";
+import {
+  BASE,
+  type Call,
+  call,
+  deployment,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  selfFetch,
+  tenantClient,
+  uploadBlob,
+} from "../test/helpers";
 import { LUND_01 } from "../test/photos";
 import { enc, scene, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
@@ -191,12 +202,7 @@ describe("POST /v1/oneshot/localize?recon_id= (4.15, localize.from_memory)", () 
     const files = [];
     for (const im of sealed.model.images.images) {
       const bytes = enc({ features: im.name });
-      const up = await expectStatus(as("POST", "/v1/uploads", { expected_size: bytes.byteLength }), 201);
-      await as("PATCH", `/v1/uploads/${up.json.upload_id}`, bytes, {
-        "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}`,
-      });
-      const f = await as("POST", `/v1/uploads/${up.json.upload_id}:finalize`);
-      files.push({ path: `features/${im.name}`, blob_sha: f.json.blob_sha, byte_size: bytes.byteLength });
+      files.push({ path: `features/${im.name}`, blob_sha: await uploadBlob(bytes, {}, as), byte_size: bytes.byteLength });
     }
     await expectStatus(
       as("POST", "/v1/artifacts:import", {

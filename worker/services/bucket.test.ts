@@ -12,7 +12,7 @@ import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
 import * as garbage from "../storage/tenant/garbage";
 import { tenantStore } from "./stores";
-import { BASE, type Call, call, expectFieldError, expectProblem, expectStatus, sha256Hex } from "../test/helpers";
+import { BASE, type Call, call, caller, expectFieldError, expectProblem, expectStatus, sha256Hex, uploadBlob } from "../test/helpers";
 import { type Fault, FaultyBucket } from "../test/faulty-bucket";
 import { LUND_01 } from "../test/photos";
 import { enc, scene, sealedReconstruction } from "../test/scene";
@@ -39,17 +39,7 @@ beforeAll(async () => {
     if (res.status === 307) return fetchAs(new Request(new URL(res.headers.get("Location")!, BASE), { headers: req.headers }));
     return res;
   };
-  as = async (method, path, body, headers = {}) => {
-    const init: RequestInit = { method, headers: { ...headers } };
-    if (body instanceof Uint8Array) init.body = body as BodyInit;
-    else if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      (init.headers as Record<string, string>)["Content-Type"] = "application/json";
-    }
-    const res = await fetchAs(new Request(`${BASE}${path}`, init));
-    const json = /json/.test(res.headers.get("Content-Type") ?? "") ? await res.json<any>() : undefined;
-    return { res, status: res.status, json, headers: res.headers };
-  };
+  as = caller(fetchAs);
 });
 
 /** Sends the request while R2 has `fault`: 503 with Retry-After within the deadline, nothing changed (but what `changes` names). */
@@ -204,11 +194,7 @@ describe("R2 failures (a put or get that fails or times out)", { timeout: 60_000
   });
 });
 
-async function uploadBytes(bytes: Uint8Array): Promise<string> {
-  const up = await expectStatus(as("POST", "/v1/uploads", { expected_size: bytes.byteLength }), 201);
-  await expectStatus(as("PATCH", `/v1/uploads/${up.json.upload_id}`, bytes, range(0, bytes.byteLength - 1, bytes.byteLength)), 200);
-  return (await expectStatus(as("POST", `/v1/uploads/${up.json.upload_id}:finalize`), 200)).json.blob_sha;
-}
+const uploadBytes = (bytes: Uint8Array) => uploadBlob(bytes, {}, as);
 
 const uploadPhoto = () => uploadBytes(LUND_01);
 

@@ -1,6 +1,6 @@
 /** @module Test helpers for requests against the Worker inside workerd. */
 import { SELF, createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import { EdgeSfmClient, type FetchLike, type JobEvent, collect } from "../../client/index";
+import { EdgeSfmClient, type FetchLike, type JobEvent, type UploadOptions, collect } from "../../client/index";
 import { DEFAULT_TENANT } from "../context";
 import worker from "../index";
 import { tenantStore } from "../services/stores";
@@ -22,12 +22,16 @@ function request(method: string, path: string, body?: Body, headers: Record<stri
 }
 
 async function reply(res: Response) {
-  const type = res.headers.get("Content-Type") ?? "";
-  const json = /json/.test(type) ? await res.json<any>() : undefined;
-  return { res, status: res.status, json, headers: res.headers };
+  if (!/json/.test(res.headers.get("Content-Type") ?? "")) return { res, status: res.status, json: undefined as any, headers: res.headers };
+  // Read whole (an unread body holds its connection open), and kept readable for fetchOf's client.
+  const text = await res.text();
+  const json = JSON.parse(text);
+  const kept = new Response(res.status === 204 || res.status === 304 ? null : text, res);
+  return { res: kept, status: res.status, json, headers: res.headers };
 }
 
-const caller =
+/** A caller of the Worker through `fetch` (a deployment of its own, say): status, headers and parsed JSON of each answer. */
+export const caller =
   (fetch: Fetch) =>
   async (method: string, path: string, body?: Body, headers: Record<string, string> = {}) =>
     reply(await fetch(request(method, path, body, headers)));
@@ -84,21 +88,28 @@ export function jobEvents(jid: string, fetch: FetchLike = selfFetch): Promise<Jo
   return collect(new EdgeSfmClient({ baseUrl: BASE, fetch }).events(jid, { reconnect: false }));
 }
 
-/** Uploads bytes in one chunk and finalizes; returns the blob sha. */
-export async function uploadBlob(bytes: Uint8Array, headers: Record<string, string> = {}, via: Call = call): Promise<string> {
-  const up = await via("POST", "/v1/uploads", { expected_size: bytes.byteLength }, headers);
-  if (up.status !== 201) throw new Error(`upload create: ${up.status} ${JSON.stringify(up.json)}`);
-  const id = up.json.upload_id;
-  if (bytes.byteLength > 0) {
-    const p = await via("PATCH", `/v1/uploads/${id}`, bytes, {
-      ...headers,
-      "Content-Range": `bytes 0-${bytes.byteLength - 1}/${bytes.byteLength}`,
-    });
-    if (p.status !== 200) throw new Error(`upload patch: ${p.status} ${JSON.stringify(p.json)}`);
-  }
-  const f = await via("POST", `/v1/uploads/${id}:finalize`, undefined, headers);
-  if (f.status !== 200) throw new Error(`finalize: ${f.status} ${JSON.stringify(f.json)}`);
-  return f.json.blob_sha;
+/**
+ * The `fetch` of a caller, for the client: each request goes through `via` (its deployment, tenant
+ * and credential) with `headers` added, and its Response comes back unread.
+ */
+export function fetchOf(via: Call, headers: Record<string, string> = {}): FetchLike {
+  return async (req) => {
+    const url = new URL(req.url);
+    const sent: Record<string, string> = {};
+    req.headers.forEach((value, name) => (sent[name] = value));
+    const body = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
+    return (await via(req.method, url.pathname + url.search, body, { ...sent, ...headers })).res;
+  };
+}
+
+/** Uploads bytes with the client's upload (4.3) through `via` with `headers`; returns the blob sha. */
+export async function uploadBlob(
+  bytes: Uint8Array,
+  headers: Record<string, string> = {},
+  via: Call = call,
+  o: UploadOptions = {},
+): Promise<string> {
+  return (await new EdgeSfmClient({ baseUrl: BASE, fetch: fetchOf(via, headers) }).upload(bytes, o)).blob_sha;
 }
 
 /** Calls and checks the status, returning the reply (a failing check shows the body). */
