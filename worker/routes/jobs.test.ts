@@ -449,6 +449,65 @@ describe("cancel and resume (3.1)", () => {
     expect(await job(jid)).toMatchObject({ status: "succeeded", error_class: null, error_message: null });
   });
 
+  it("max_runtime_seconds: a pipeline past its limit fails with TimeoutError, its lease revoked; resume starts the clock again", async () => {
+    const { pid, did } = await dataset(2);
+    const r = await pipeline(pid, did, { spec: { kind: "incremental", max_runtime_seconds: 60 } });
+    expect(r.status).toBe(202);
+    const jid = r.json.job_id as string;
+    const runner = newRunner("timed");
+    await runner.register();
+    const lease = (await runner.lease())!;
+    expect(lease.task.job_id).toBe(jid);
+    const stub = jobStub(jid);
+    // The alarm is set no later than the deadline: a minute after the job started.
+    const started = Date.parse((await job(jid)).started_at);
+    const alarm = await runInDurableObject(stub, (_o, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeLessThanOrEqual(started + 60_000);
+    // Within the limit the alarm changes nothing.
+    await runInDurableObject(stub, (o) => o.alarm());
+    expect((await job(jid)).status).toBe("running");
+    // Two minutes later (the start moved back), the alarm fails the job.
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("UPDATE job SET started_at = ? WHERE id = 1", new Date(Date.now() - 120_000).toISOString());
+    });
+    await runInDurableObject(stub, (o) => o.alarm());
+    const failed = await job(jid);
+    expect(failed).toMatchObject({
+      status: "failed",
+      error_class: "TimeoutError",
+      error_message: "the job ran longer than its max_runtime_seconds (60 s)",
+    });
+    expect(failed.tasks.map((t: { status: string }) => t.status)).toEqual(["failed", "cancelled", "cancelled", "cancelled"]);
+    expect((await runner.heartbeat(lease)).directive).toBe("teardown");
+    expectProblem(await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: { artifacts: [] } }), 409, "conflict");
+    const events = await sse(jid);
+    expect(events.find((e) => e.data.kind === "error")!.data).toMatchObject({
+      error_class: "TimeoutError",
+      detail: { max_runtime_seconds: 60 },
+    });
+    expect(events.at(-1)!.data).toMatchObject({ kind: "job_status", status: "failed", error_class: "TimeoutError" });
+    // Resumed, the job runs again with a fresh minute.
+    expect((await call("POST", `/v1/jobs/${jid}:resume`)).json.status).toBe("pending");
+    const again = (await runner.lease())!;
+    expect(again.task).toMatchObject({ job_id: jid, attempt: 2 });
+    await runInDurableObject(stub, (o) => o.alarm());
+    expect((await job(jid)).status).toBe("running");
+  });
+
+  it("a pipeline without max_runtime_seconds has no deadline", async () => {
+    const { pid, did } = await dataset(1);
+    const jid = (await pipeline(pid, did)).json.job_id as string;
+    const runner = newRunner("untimed");
+    await runner.register();
+    expect((await runner.lease())!.task.job_id).toBe(jid);
+    await runInDurableObject(jobStub(jid), (_o, state) => {
+      state.storage.sql.exec("UPDATE job SET started_at = ? WHERE id = 1", new Date(0).toISOString());
+    });
+    await runInDurableObject(jobStub(jid), (o) => o.alarm());
+    expect((await job(jid)).status).toBe("running");
+  });
+
   it("a resumed map task is leased with its latest checkpoint", async () => {
     const { pid, did } = await dataset(1);
     const jid = (await pipeline(pid, did)).json.job_id;

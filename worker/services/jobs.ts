@@ -382,6 +382,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       items: plannedItems(t.kind, items[i] ?? null, item_hits),
     })),
     adopted_snapshot: adopted,
+    max_runtime_seconds: s.recon && "pipeline" in s.recon ? s.recon.pipeline.max_runtime_seconds : null,
   };
   try {
     await jobStore(env, s.tenantId, job.job_id).create(plan);

@@ -55,4 +55,6 @@ export const JOB_MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE shards ADD COLUMN need TEXT NOT NULL DEFAULT 'any'`,
     `ALTER TABLE leases ADD COLUMN principal TEXT`,
   ],
+  // A pipeline's max_runtime_seconds (2.12): the job fails once it has run this long.
+  [`ALTER TABLE job ADD COLUMN max_runtime_seconds INTEGER`],
 ];

@@ -88,6 +88,8 @@ export interface JobPlan {
   tasks: TaskPlan[];
   /** The snapshot the reconstruction took from the cached last task, announced as that task's (TenantStore.registerJob). */
   adopted_snapshot: AdoptedSnapshot | null;
+  /** A pipeline's `max_runtime_seconds` (2.12): counted from the job's start; null for no limit. */
+  max_runtime_seconds?: number | null;
 }
 
 /** A snapshot a reconstruction took from a cached map task (TenantStore.registerJob). */

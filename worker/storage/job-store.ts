@@ -26,7 +26,7 @@ import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
 import { detail, frozenDataset, inputArtifacts, jobRow } from "./job/records";
 import { announceSnapshots, postEvents, putCheckpoint } from "./job/reports";
-import { cancel, resume } from "./job/status";
+import { cancel, enforceRuntime, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
 import { type JobPlan, type Judgement, type LeaseHolder, type LeaseScope, ONESHOT_RECIPE } from "./job-rows";
 import { migrate } from "./sql";
@@ -130,10 +130,14 @@ export class JobStore extends DurableObject<Env> {
     return release(this.cx, leaseId, scope, reason);
   }
 
-  /** Lease expiry (3.2.3): a vanished runner's task goes back to the queue. Also retries a propagation that failed. */
+  /**
+   * Lease expiry (3.2.3): a vanished runner's task goes back to the queue. Also retries a
+   * propagation that failed, and fails a job past its `max_runtime_seconds`.
+   */
   override async alarm(): Promise<void> {
     expireLeases(this.cx);
     if (!jobRow(this.cx)) return;
+    enforceRuntime(this.cx);
     await propagate(this.cx);
     await scheduleAlarm(this.cx);
   }

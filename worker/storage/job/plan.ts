@@ -17,8 +17,9 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
   const allItemsCached = new Set<string>();
   cx.storage.transactionSync(() => {
     cx.sql.exec(
-      `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json, artifacts_json)
-       VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+      `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json, artifacts_json,
+         max_runtime_seconds)
+       VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
       plan.job_id,
       plan.tenant_id,
       plan.project_id,
@@ -28,6 +29,7 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       plan.pool_opt_in ? 1 : 0,
       JSON.stringify(plan.dataset),
       JSON.stringify(plan.input_artifacts),
+      plan.max_runtime_seconds ?? null,
     );
     recordFiles(cx, [...Object.values(plan.input_artifacts), { files: plan.input_blobs ?? [] }]);
     plan.tasks.forEach((t, ord) => {

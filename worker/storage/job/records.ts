@@ -1,5 +1,13 @@
 /** @module Reads of the job's row and its tasks' rows, as the records of job-rows.ts (spec 2.9). */
-import type { DatasetSnapshot, JobStatus, StageArtifact, TaskKind, TaskOutputs, TaskShards } from "../../../protocol";
+import {
+  type DatasetSnapshot,
+  type JobStatus,
+  type StageArtifact,
+  type TaskKind,
+  type TaskOutputs,
+  type TaskShards,
+  TERMINAL_STATUSES,
+} from "../../../protocol";
 import type { JobRow, TaskRow } from "../job-rows";
 import { first } from "../sql";
 import type { Frozen, JobContext } from "./context";
@@ -51,6 +59,17 @@ export function frozen(cx: JobContext): Frozen {
     imageSizes: new Map((dataset?.images ?? []).map((i) => [i.content_sha, i.byte_size ?? undefined])),
   };
   return cx.frozen;
+}
+
+/** When a running job with a `max_runtime_seconds` (2.12) must have ended, in ms since the epoch; null without a limit. */
+export function runtimeDeadline(cx: JobContext): number | null {
+  const r = cx.sql
+    .exec<{ started: string | null; limit: number | null; status: JobStatus }>(
+      'SELECT started_at AS started, max_runtime_seconds AS "limit", status FROM job WHERE id = 1',
+    )
+    .toArray()[0];
+  if (!r || r.limit === null || r.started === null || TERMINAL_STATUSES.has(r.status)) return null;
+  return Date.parse(r.started) + r.limit * 1000;
 }
 
 /** The job's dataset as frozen at submission, or null when it has none. */

@@ -11,7 +11,7 @@ import { nowIso } from "../sql";
 import type { JobContext } from "./context";
 import { appendEvent } from "./events";
 import { propagate } from "./propagate";
-import { jobRow, taskRows } from "./records";
+import { jobRow, runtimeDeadline, taskRows } from "./records";
 import { cancelPendingShards, resetShards, returnShard, rollUp } from "./shards";
 
 /** Sets the job status with its timestamps and error, and logs a `job_status` event. */
@@ -95,6 +95,45 @@ export async function resume(cx: JobContext): Promise<Outcome<JobRow>> {
   });
   await propagate(cx);
   return ok(jobRow(cx)!);
+}
+
+/**
+ * Fails a job that has run past its `max_runtime_seconds` (counted from its start): the leases are
+ * revoked (their runners are told at their next heartbeat), running tasks fail with `TimeoutError`,
+ * pending ones are cancelled; `:resume` starts the clock again. Answers whether it did.
+ */
+export function enforceRuntime(cx: JobContext): boolean {
+  const deadline = runtimeDeadline(cx);
+  if (deadline === null || Date.now() < deadline) return false;
+  const limit = cx.sql.exec<{ m: number }>("SELECT max_runtime_seconds AS m FROM job WHERE id = 1").one().m;
+  const error = { error_class: "TimeoutError", error_message: `the job ran longer than its max_runtime_seconds (${limit} s)` };
+  cx.storage.transactionSync(() => {
+    const finished = nowIso();
+    for (const l of cx.sql
+      .exec<{ lease_id: string; shard_id: string | null }>("SELECT lease_id, shard_id FROM leases WHERE state = 'active'")
+      .toArray()) {
+      cx.sql.exec("UPDATE leases SET state = 'revoked' WHERE lease_id = ?", l.lease_id);
+      if (l.shard_id) returnShard(cx, l.shard_id, "failed");
+    }
+    for (const t of cx.sql.exec<{ task_id: string }>("SELECT task_id FROM tasks WHERE status = 'running'").toArray()) {
+      cx.sql.exec(
+        "UPDATE tasks SET status = 'failed', error_class = ?, error_message = ?, finished_at = ? WHERE task_id = ?",
+        error.error_class,
+        error.error_message,
+        finished,
+        t.task_id,
+      );
+      appendEvent(cx, t.task_id, {
+        kind: "error",
+        error_class: error.error_class,
+        message: error.error_message,
+        detail: { max_runtime_seconds: limit },
+      });
+    }
+    cancelPending(cx);
+    setStatus(cx, "failed", error);
+  });
+  return true;
 }
 
 function cancelPending(cx: JobContext): void {
