@@ -58,6 +58,10 @@ export const Task = z
     error_class: z.string().nullable(),
     error_message: z.string().nullable(),
     "x-shards": TaskShards.nullable().optional().describe("a sharded task: how its work was spread over runners"),
+    "x-waiting_for": z
+      .string()
+      .optional()
+      .describe("a task ready to be leased that no connected runner can compute: the runner it waits for"),
   })
   .meta({ id: "Task" });
 export type Task = z.infer<typeof Task>;
@@ -82,7 +86,17 @@ const JobFields = {
 export const Job = z.object(JobFields).meta({ id: "Job" });
 export type Job = z.infer<typeof Job>;
 
-export const JobDetail = z.object({ ...JobFields, tasks: z.array(Task) }).meta({ id: "JobDetail" });
+export const JobDetail = z
+  .object({
+    ...JobFields,
+    tasks: z.array(Task),
+    "x-waiting_for": z
+      .string()
+      .nullable()
+      .optional()
+      .describe("what the job waits for when no connected runner can compute a task it is ready to run; null otherwise"),
+  })
+  .meta({ id: "JobDetail" });
 export type JobDetail = z.infer<typeof JobDetail>;
 
 export const JobAccepted = z.object({ job_id: Id, task_ids: z.array(Id), recon_id: Id.nullable() }).meta({ id: "JobAcceptedResponse" });

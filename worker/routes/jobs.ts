@@ -27,6 +27,7 @@ import { ApiError, notFound, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
 import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
+import { withWaitingFor } from "../services/runners";
 import { DHASH_STAGE, VLAD_STAGE, retrievalIndex } from "../services/similarity";
 import { tenantStore, unwrap } from "../services/stores";
 import { sphericalStageParams } from "../services/projections";
@@ -206,7 +207,7 @@ jobs.openapi(
   async (c) => {
     const detail = await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).detail();
     if (!detail) throw notFound("job");
-    return c.json(jobDetailResource(detail), 200);
+    return c.json(await withWaitingFor(c.env, c.var.tenantId, jobDetailResource(detail)), 200);
   },
 );
 

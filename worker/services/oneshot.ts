@@ -18,11 +18,10 @@ import { ApiError, validation } from "../errors";
 import { SNIFF_BYTES, blobFacts, oneshotKey, oneshotPrefix, sha256Hex } from "./blobs";
 import { STAGE_PHASE, taskPlan } from "./jobs";
 import { hashJson, runtimeVersions, rvIdOf } from "./runtime";
-import { dispatchers, jobStore } from "./stores";
+import { liveRunnerServes } from "./runners";
+import { jobStore } from "./stores";
 import type { LocalizationQuery } from "../../protocol";
 
-/** A runner that asked for work this recently is live (an idle runner asks every ~25 s). */
-const LIVE_RUNNER_MS = 60_000;
 /** How often the request looks at its job. */
 const POLL_MS = 200;
 /** What Retry-After says when no runner answered. */
@@ -70,10 +69,7 @@ export interface OneshotWork {
 export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: TaskOutputs, jobId: string) => Promise<T>): Promise<T> {
   const config = readConfig(env);
   const rvId = rvIdOf(runtimeVersions(env));
-  const live = Date.now() - LIVE_RUNNER_MS;
-  const scopes = [...dispatchers(env, { tenant: w.tenantId }), ...(config.operatorRunnerToken ? dispatchers(env, "operator") : [])];
-  const runners = await Promise.all(scopes.map((d) => d.hasLiveRunner(w.kind, rvId, live)));
-  if (!runners.includes(true))
+  if (!(await liveRunnerServes(env, w.tenantId, w.kind, rvId)))
     throw unavailable(
       `no runner that computes '${w.kind}' for this service's build is connected: start one (npm run runner, or open the site) and retry`,
     );

@@ -5,7 +5,7 @@
  * volunteer pool and leases only tasks of projects with `x-pool_opt_in: true`.
  */
 import { ulid } from "../storage/ids";
-import type { Runner, RunnerRegister } from "../../protocol";
+import type { JobDetail, Runner, RunnerRegister, TaskKind } from "../../protocol";
 import { ApiError, notFound, unauthorized } from "../errors";
 import type { LeaseScope } from "../storage/job-rows";
 import { parseLeaseId } from "../storage/job/leases";
@@ -14,7 +14,7 @@ import type { RunnerRow } from "../storage/dispatcher";
 import { readConfig } from "../config";
 import { bearer } from "../middleware/auth";
 import { runtimeVersions, rvIdOf } from "./runtime";
-import { type DispatchScope, dispatcher, jobStore, runnerDispatcher, unwrap } from "./stores";
+import { type DispatchScope, dispatcher, dispatchers, jobStore, runnerDispatcher, tenantStore, unwrap } from "./stores";
 
 /** `sfr_<ULID>_<random>`: a pool runner's credential, issued by an operator (4.17 style). */
 export const RUNNER_TOKEN = /^sfr_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]+$/;
@@ -147,4 +147,47 @@ export async function issueRunnerToken(env: Env, name: string | null) {
   const raw = `sfr_${tokenId}_${secret()}`;
   const row = await dispatcher(env, "pool").issueToken(name, digestKey(raw), tokenId);
   return { ...row, raw_token: raw };
+}
+
+/** A runner that asked for work this recently is live (an idle runner asks every ~25 s). */
+export const LIVE_RUNNER_MS = 60_000;
+
+/**
+ * Whether a live runner that computes `kind` under the runtime `rvId` serves the tenant: one of
+ * its own, one of the deployment's (operator token), or, for a project open to it, the pool's.
+ */
+export async function liveRunnerServes(env: Env, tenantId: string, kind: TaskKind, rvId: string, pool = false): Promise<boolean> {
+  const since = Date.now() - LIVE_RUNNER_MS;
+  // A runner registers with one shard of its scope's dispatcher: every shard is asked.
+  const scopes = [
+    ...dispatchers(env, { tenant: tenantId }),
+    ...(readConfig(env).operatorRunnerToken ? dispatchers(env, "operator") : []),
+    ...(pool ? dispatchers(env, "pool") : []),
+  ];
+  return (await Promise.all(scopes.map((d) => d.hasLiveRunner(kind, rvId, since)))).includes(true);
+}
+
+/**
+ * Says what a live job waits for (our extension `x-waiting_for`, on the job and on each task
+ * ready to be leased): a runner that computes the task's kind for its runtime, when none that
+ * serves the tenant asked for work within the last minute. Null on the job when nothing waits so.
+ */
+export async function withWaitingFor(env: Env, tenantId: string, job: JobDetail): Promise<JobDetail> {
+  const live = ["pending", "running"].includes(job.status) && !job.cancel_requested;
+  const succeeded = new Set(job.tasks.filter((t) => t.status === "succeeded").map((t) => t.task_id));
+  const ready = live ? job.tasks.filter((t) => t.status === "pending" && t.depends_on.every((d) => succeeded.has(d))) : [];
+  const pool = ready.length > 0 && ((await tenantStore(env, tenantId).getProject(job.project_id))?.pool_opt_in ?? false);
+  const waiting = new Map<string, string>();
+  for (const t of ready) {
+    if (await liveRunnerServes(env, tenantId, t.kind, t.rv_id, pool)) continue;
+    waiting.set(
+      t.task_id,
+      `a runner that computes '${t.kind}' for runtime ${t.rv_id.slice(0, 12)}: none has asked for work in the last ${LIVE_RUNNER_MS / 1000} s`,
+    );
+  }
+  return {
+    ...job,
+    "x-waiting_for": [...waiting.values()][0] ?? null,
+    tasks: job.tasks.map((t) => (waiting.has(t.task_id) ? { ...t, "x-waiting_for": waiting.get(t.task_id)! } : t)),
+  };
 }
