@@ -14,7 +14,14 @@ export const BackendIdentity = z.object({ name: z.string(), version: z.string(),
 export const Version = z
   .object({
     service: z.string(),
-    backend: BackendIdentity.extend({ runtime_versions: z.record(z.string(), z.string()) }).nullable(),
+    backend: BackendIdentity.extend({
+      runtime_versions: z
+        .record(z.string(), z.string())
+        .describe(
+          "the builds runners must run: `engine-wasm` and `shaders` (SHA-256 of their bytes), `unbuilt` when the deployment set none",
+        ),
+    }).nullable(),
+    "x-runner_protocol": z.string().describe("the version of the runner protocol (worker/routes/runners.md) this service speaks"),
   })
   .meta({ id: "VersionResponse" });
 export const Spec = z.object({ spec_version: z.string(), spec_url: z.string().nullable() }).meta({ id: "SpecResponse" });

@@ -35,6 +35,12 @@ export const RunnerAbilities = z
 export type RunnerAbilities = z.infer<typeof RunnerAbilities>;
 
 /**
+ * The version of the runner protocol (worker/routes/runners.md) this service speaks, reported by
+ * `/version` as `x-runner_protocol`; raised when a change would break runners of an earlier build.
+ */
+export const RUNNER_PROTOCOL_VERSION = "1";
+
+/**
  * `runtime_versions` is the runner's build map (engine wasm and shader build ids, see
  * worker/services/runtime.ts); a runner leases only tasks whose `rv_id` its map hashes to.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CORE_CAPABILITIES, OPTIONAL_CAPABILITIES } from "../../protocol";
+import { CORE_CAPABILITIES, OPTIONAL_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "../../protocol";
 import { createApp } from "../app";
 import { call, deployment, expectProblem } from "../test/helpers";
 
@@ -42,7 +42,12 @@ describe("health and meta (4.1)", () => {
   it("version and spec", async () => {
     const v = await call("GET", "/version");
     expect(v.json.service).toMatch(/^\d+\.\d+\.\d+/);
-    expect(v.json.backend.runtime_versions).toBeTypeOf("object");
+    // What runs: the engine and shader builds the deployment set (unbuilt when none), and the runner protocol.
+    expect(v.json.backend.runtime_versions).toEqual({ "engine-wasm": "unbuilt", shaders: "unbuilt" });
+    expect(v.json["x-runner_protocol"]).toBe(RUNNER_PROTOCOL_VERSION);
+    const built = { "engine-wasm": "a".repeat(64), shaders: "b".repeat(64) };
+    const deployed = await deployment({ SVC_RUNTIME_VERSIONS: JSON.stringify(built) })("GET", "/version");
+    expect(deployed.json.backend.runtime_versions).toEqual(built);
     const s = await call("GET", "/spec");
     expect(s.json).toEqual({ spec_version: "v1.0-draft", spec_url: null });
   });

@@ -2,7 +2,18 @@
  * @module Health and meta (spec 4.1) and capabilities (1.2).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { CAMERA_MODELS, CameraModel, Capabilities, Health, Page, PageQuery, Readyz, Spec, Version } from "../../protocol";
+import {
+  CAMERA_MODELS,
+  CameraModel,
+  Capabilities,
+  Health,
+  Page,
+  PageQuery,
+  RUNNER_PROTOCOL_VERSION,
+  Readyz,
+  Spec,
+  Version,
+} from "../../protocol";
 import { newRouter } from "../router";
 import { SERVICE_VERSION, SPEC_VERSION } from "../context";
 import { json, problemResponses } from "../openapi";
@@ -47,7 +58,15 @@ meta.openapi(
 
 meta.openapi(
   createRoute({ method: "get", path: "/version", tags: ["meta"], responses: { 200: json(Version, "service and backend versions") } }),
-  (c) => c.json({ service: SERVICE_VERSION, backend: { ...BACKEND, runtime_versions: runtimeVersions(c.env) } }, 200),
+  (c) =>
+    c.json(
+      {
+        service: SERVICE_VERSION,
+        backend: { ...BACKEND, runtime_versions: runtimeVersions(c.env) },
+        "x-runner_protocol": RUNNER_PROTOCOL_VERSION,
+      },
+      200,
+    ),
 );
 
 meta.openapi(
