@@ -7,5 +7,5 @@ export { acquireGpu, navigatorGpu, type GpuContext } from "./device";
 export { loadShaderSources, type ShaderSources } from "./shader-sources";
 export { SiftGpu, extractSiftGpu } from "./sift-gpu";
 export { MatcherGpu, matchDescriptorsGpu } from "./match-gpu";
-export { ProjectionGpu, selectProjector, wasmProjector, cubemapFaceView, type Projector } from "./projection-gpu";
-export { selectSiftStages, type SiftPath, type SiftStages } from "./select";
+export { ProjectionGpu, projectorFor, selectProjector, wasmProjector, cubemapFaceView, type Projector } from "./projection-gpu";
+export { selectSiftStages, stagesFor, type SiftPath, type SiftStages } from "./select";

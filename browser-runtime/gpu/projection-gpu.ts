@@ -147,6 +147,13 @@ export interface Projector {
   perspective(pano: PackedImage, view: PerspectiveView, sampling: Sampling): Promise<PackedImage>;
   cubemapFace(pano: PackedImage, face: CubemapFace, faceSize: number, sampling: Sampling): Promise<PackedImage>;
   equirectangular(faces: PackedImage[], width: number, sampling: Sampling): Promise<PackedImage>;
+  /** The wasm path alone, whatever was chosen (a task's `use_gpu: false`). */
+  wasm?: Projector;
+}
+
+/** The projector a task runs on: with `use_gpu: false` (2.12) the wasm path, whatever the calibration chose. */
+export function projectorFor(projector: Projector, useGpu: boolean): Projector {
+  return useGpu ? projector : (projector.wasm ?? projector);
 }
 
 /** The wasm path alone. */
@@ -188,6 +195,7 @@ export async function selectProjector(
   return {
     path: "webgpu",
     timings,
+    wasm,
     perspective: (p, view, sampling) =>
       kernels.fits(p.width * p.height, view.width * view.height)
         ? kernels.perspective(p, view, sampling)

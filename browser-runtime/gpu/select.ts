@@ -27,6 +27,16 @@ export interface SiftStages {
   adapter?: string;
   extract(gray: Float32Array | Uint8Array, width: number, height: number, options?: Partial<SiftOptions>): Promise<SiftFeatures>;
   match(descA: Uint8Array, descB: Uint8Array, options?: Partial<MatchOptions>): Promise<Uint32Array>;
+  /** The WASM path's functions, whatever was chosen (a task's `use_gpu: false`). */
+  cpu: Pick<SiftStages, "extract" | "match">;
+}
+
+/**
+ * The stages a task runs on: with `use_gpu: false` (2.12 FeaturesSpec, MatcherSpec) the WASM path,
+ * whatever the calibration chose; otherwise the faster.
+ */
+export function stagesFor(stages: SiftStages, useGpu: boolean): SiftStages {
+  return useGpu ? stages : { ...stages, features: "wasm", matching: "wasm", extract: stages.cpu.extract, match: stages.cpu.match };
 }
 
 /** The calibration workload: a synthetic image and two descriptor sets. */
@@ -89,7 +99,14 @@ export async function selectSiftStages(
     match: async (a: Uint8Array, b: Uint8Array, options?: Partial<MatchOptions>) => matchDescriptors(engine, a, b, options),
   };
   if (!gpu || !sources) {
-    return { features: "wasm", matching: "wasm", timings: { wasmExtract, wasmMatch }, extract: cpuStages.extract, match: cpuStages.match };
+    return {
+      features: "wasm",
+      matching: "wasm",
+      timings: { wasmExtract, wasmMatch },
+      extract: cpuStages.extract,
+      match: cpuStages.match,
+      cpu: cpuStages,
+    };
   }
   const sift = new SiftGpu(gpu.device, sources, !gpu.isFallbackAdapter);
   await sift.prepare(); // shader compilation is a one-off cost, not part of the comparison
@@ -111,5 +128,6 @@ export async function selectSiftStages(
             sift.fits(w, h, options) ? extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract(gray, w, h, options)
         : cpuStages.extract,
     match: matching === "webgpu" ? (a, b, options) => matchDescriptorsGpu(matcher, a, b, options) : cpuStages.match,
+    cpu: cpuStages,
   };
 }

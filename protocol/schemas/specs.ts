@@ -58,7 +58,12 @@ const FeaturesSpecObject = z.object({
   ...common,
   type: z.enum(FEATURE_TYPES).default("sift"),
   max_num_features: z.number().int().min(1).max(1_000_000).default(8192),
-  use_gpu: z.boolean().default(true),
+  use_gpu: z
+    .boolean()
+    .default(true)
+    .describe(
+      "true: the runner uses WebGPU where it measured it faster than its WASM path; false: the WASM path (and wasm panorama projection)",
+    ),
   seed: z.number().int().default(0),
 });
 
@@ -130,7 +135,10 @@ export const MatcherSpec = z
     z.object({
       ...common,
       type: z.enum(MATCHER_TYPES).default("nn-mutual"),
-      use_gpu: z.boolean().default(true),
+      use_gpu: z
+        .boolean()
+        .default(true)
+        .describe("true: the runner uses WebGPU where it measured it faster than its WASM path; false: the WASM path"),
       cross_check: z.boolean().default(true),
       max_ratio: z.number().positive().max(1).default(0.8),
       max_distance: z.number().positive().default(0.7),
@@ -140,7 +148,14 @@ export const MatcherSpec = z
 export type MatcherSpec = z.infer<typeof MatcherSpec>;
 
 export const VerifySpec = z
-  .object({ ...common, use_gpu: z.boolean().default(true), min_inlier_ratio: z.number().min(0).max(1).default(0.25) })
+  .object({
+    ...common,
+    use_gpu: z
+      .boolean()
+      .default(true)
+      .describe("geometric verification always runs on the runner's WASM engine (no GPU kernel), so true and false agree"),
+    min_inlier_ratio: z.number().min(0).max(1).default(0.25),
+  })
   .meta({ id: "VerifySpec" });
 export type VerifySpec = z.infer<typeof VerifySpec>;
 
@@ -182,7 +197,12 @@ export const PipelineSpec = z
       multiple_models: z.boolean().default(true),
       max_num_models: z.number().int().min(1).default(50),
       min_num_matches: z.number().int().min(1).default(15),
-      ba_global_use_pba: z.boolean().default(true),
+      ba_global_use_pba: z
+        .boolean()
+        .default(true)
+        .describe(
+          "a hint, accepted for COLMAP compatibility: COLMAP runs global bundle adjustment on the GPU with Parallel Bundle Adjustment when it can. This service has one solver (the engine's Levenberg-Marquardt with the Schur complement, in wasm on the runner, engine-wasm/src/optim/bundle_adjustment.h), so the hint changes no result; it is part of the pipeline's params, so a different value is another reconstruction",
+        ),
       extract_colors: z.boolean().default(true),
     }),
     z.object({

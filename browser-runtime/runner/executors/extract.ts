@@ -9,6 +9,8 @@ import { type TaskOutputs, FeaturesSpec } from "../../../protocol";
 import { FEATURES_MEDIA_TYPE } from "../../../protocol/wire/features";
 import { siftArtifact, siftOptionsFromSpec, siftPeakBytes, toGray8 } from "../../stages/extract";
 import { packRgba } from "../../../engine-wasm/ts/projection";
+import { projectorFor } from "../../gpu/projection-gpu";
+import { stagesFor } from "../../gpu/select";
 import { panoramaSift } from "../../stages/panorama-features";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf } from "./artifact";
@@ -27,8 +29,9 @@ export async function extract(ctx: TaskContext): Promise<TaskOutputs> {
     if (!image) throw new Error(`the shard names an image outside the dataset: ${it.images[0]}`);
     return image;
   });
-  const sift = await ctx.sift();
-  const projector = cubemap ? await ctx.projector() : null;
+  // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
+  const sift = stagesFor(await ctx.sift(), spec.use_gpu);
+  const projector = cubemap ? projectorFor(await ctx.projector(), spec.use_gpu) : null;
   const options = siftOptionsFromSpec(spec);
   const peak = Math.max(
     0,

@@ -12,6 +12,7 @@ import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
 import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs } from "../../stages/pairs";
+import { stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -39,7 +40,8 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     pairsSpec.strategy === "retrieval" ? await retrievalPairs(ctx, names, pairsSpec) : selectPairs(names, pairsSpec, null, located);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
-  const sift = await ctx.sift();
+  // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
+  const sift = stagesFor(await ctx.sift(), matcher.use_gpu);
   const options = matchOptionsFromSpec(matcher);
   const lanes = sift.matching === "wasm" ? ctx.engines.lanes(MATCH_BYTES) : 1;
   const matched: PairMatches[] = await eachItem(ctx, pairs, { lanes }, async ({ imageName1, imageName2 }) => {
