@@ -37,6 +37,9 @@ function ensureColmap(): boolean {
 
 export const colmapAvailable = ensureColmap();
 
+/** Why a check by COLMAP's own tools is skipped (`ctx.skip(!colmapAvailable, COLMAP_ABSENT)`): reported, never counted as passed. */
+export const COLMAP_ABSENT = "colmap is not installed: install it with sudo bash scripts/system-deps.sh colmap";
+
 export function runColmap(args: string[]): string {
   const result = spawnSync("colmap", args, { encoding: "utf8", maxBuffer: 64 << 20 });
   if (result.status !== 0) throw new Error(`colmap ${args.join(" ")} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
