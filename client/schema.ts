@@ -9207,10 +9207,13 @@ export interface components {
                 name: string;
                 version: string;
                 vendor: string;
+                /** @description the builds runners must run: `engine-wasm` and `shaders` (SHA-256 of their bytes), `unbuilt` when the deployment set none */
                 runtime_versions: {
                     [key: string]: string;
                 };
             } | null;
+            /** @description the version of the runner protocol (worker/routes/runners.md) this service speaks */
+            "x-runner_protocol": string;
         };
         SpecResponse: {
             spec_version: string;
@@ -9556,7 +9559,10 @@ export interface components {
             type: "sift" | "superpoint" | "aliked" | "disk" | "r2d2" | "d2net";
             /** @default 8192 */
             max_num_features: number;
-            /** @default true */
+            /**
+             * @description true: the runner uses WebGPU where it measured it faster than its WASM path; false: the WASM path (and wasm panorama projection)
+             * @default true
+             */
             use_gpu: boolean;
             /** @default 0 */
             seed: number;
@@ -9660,7 +9666,10 @@ export interface components {
              * @enum {string}
              */
             type: "nn-mutual" | "nn-ratio" | "superglue" | "lightglue" | "loftr" | "mast3r";
-            /** @default true */
+            /**
+             * @description true: the runner uses WebGPU where it measured it faster than its WASM path; false: the WASM path
+             * @default true
+             */
             use_gpu: boolean;
             /** @default true */
             cross_check: boolean;
@@ -9698,7 +9707,10 @@ export interface components {
             backend_options: {
                 [key: string]: unknown;
             };
-            /** @default true */
+            /**
+             * @description geometric verification always runs on the runner's WASM engine (no GPU kernel), so true and false agree
+             * @default true
+             */
             use_gpu: boolean;
             /** @default 0.25 */
             min_inlier_ratio: number;
@@ -9749,7 +9761,10 @@ export interface components {
             max_num_models: number;
             /** @default 15 */
             min_num_matches: number;
-            /** @default true */
+            /**
+             * @description a hint, accepted for COLMAP compatibility: COLMAP runs global bundle adjustment on the GPU with Parallel Bundle Adjustment when it can. This service has one solver (the engine's Levenberg-Marquardt with the Schur complement, in wasm on the runner, engine-wasm/src/optim/bundle_adjustment.h), so the hint changes no result; it is part of the pipeline's params, so a different value is another reconstruction
+             * @default true
+             */
             ba_global_use_pba: boolean;
             /** @default true */
             extract_colors: boolean;
@@ -9924,6 +9939,8 @@ export interface components {
             recon_id: string | null;
             _links: components["schemas"]["Links"];
             tasks: components["schemas"]["Task"][];
+            /** @description what the job waits for when no connected runner can compute a task it is ready to run; null otherwise */
+            "x-waiting_for"?: string | null;
         };
         Task: {
             task_id: string;
@@ -9979,6 +9996,8 @@ export interface components {
                     [key: string]: number;
                 };
             } | null;
+            /** @description a task ready to be leased that no connected runner can compute: the runner it waits for */
+            "x-waiting_for"?: string;
         };
         TaskOutputs: {
             artifacts: components["schemas"]["ArtifactDescriptor"][];
@@ -20505,10 +20524,13 @@ export namespace input {
                     name: string;
                     version: string;
                     vendor: string;
+                    /** @description the builds runners must run: `engine-wasm` and `shaders` (SHA-256 of their bytes), `unbuilt` when the deployment set none */
                     runtime_versions: {
                         [key: string]: string;
                     };
                 } | null;
+                /** @description the version of the runner protocol (worker/routes/runners.md) this service speaks */
+                "x-runner_protocol": string;
             };
             SpecResponse: {
                 spec_version: string;
@@ -20854,7 +20876,10 @@ export namespace input {
                 type?: "sift" | "superpoint" | "aliked" | "disk" | "r2d2" | "d2net";
                 /** @default 8192 */
                 max_num_features?: number;
-                /** @default true */
+                /**
+                 * @description true: the runner uses WebGPU where it measured it faster than its WASM path; false: the WASM path (and wasm panorama projection)
+                 * @default true
+                 */
                 use_gpu?: boolean;
                 /** @default 0 */
                 seed?: number;
@@ -20958,7 +20983,10 @@ export namespace input {
                  * @enum {string}
                  */
                 type?: "nn-mutual" | "nn-ratio" | "superglue" | "lightglue" | "loftr" | "mast3r";
-                /** @default true */
+                /**
+                 * @description true: the runner uses WebGPU where it measured it faster than its WASM path; false: the WASM path
+                 * @default true
+                 */
                 use_gpu?: boolean;
                 /** @default true */
                 cross_check?: boolean;
@@ -20996,7 +21024,10 @@ export namespace input {
                 backend_options?: {
                     [key: string]: unknown;
                 };
-                /** @default true */
+                /**
+                 * @description geometric verification always runs on the runner's WASM engine (no GPU kernel), so true and false agree
+                 * @default true
+                 */
                 use_gpu?: boolean;
                 /** @default 0.25 */
                 min_inlier_ratio?: number;
@@ -21047,7 +21078,10 @@ export namespace input {
                 max_num_models?: number;
                 /** @default 15 */
                 min_num_matches?: number;
-                /** @default true */
+                /**
+                 * @description a hint, accepted for COLMAP compatibility: COLMAP runs global bundle adjustment on the GPU with Parallel Bundle Adjustment when it can. This service has one solver (the engine's Levenberg-Marquardt with the Schur complement, in wasm on the runner, engine-wasm/src/optim/bundle_adjustment.h), so the hint changes no result; it is part of the pipeline's params, so a different value is another reconstruction
+                 * @default true
+                 */
                 ba_global_use_pba?: boolean;
                 /** @default true */
                 extract_colors?: boolean;
@@ -21222,6 +21256,8 @@ export namespace input {
                 recon_id: string | null;
                 _links: components["schemas"]["Links"];
                 tasks: components["schemas"]["Task"][];
+                /** @description what the job waits for when no connected runner can compute a task it is ready to run; null otherwise */
+                "x-waiting_for"?: string | null;
             };
             Task: {
                 task_id: string;
@@ -21277,6 +21313,8 @@ export namespace input {
                         [key: string]: number;
                     };
                 } | null;
+                /** @description a task ready to be leased that no connected runner can compute: the runner it waits for */
+                "x-waiting_for"?: string;
             };
             TaskOutputs: {
                 artifacts: components["schemas"]["ArtifactDescriptor"][];

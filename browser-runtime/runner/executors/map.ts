@@ -33,6 +33,7 @@ import { joinSubModels } from "../../stages/merge";
 import { type SnapshotImageInput, modelFiles, previewPoints } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
+import { writeCorrespondenceGraph } from "./correspondence-graph";
 import { sealedFiles } from "./georegister";
 import { datasetKeypoints } from "./keypoints";
 
@@ -69,6 +70,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const keypoints = await datasetKeypoints(ctx);
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
   const verified = await mergedVerifiedMatches(ctx);
+  await writeCorrespondenceGraph(ctx);
 
   const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({
     name: im.name,
