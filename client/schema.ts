@@ -7080,6 +7080,750 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/backend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the backend */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendOut"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page_token?: string;
+                    page_size?: number;
+                    include_schemas?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the actions */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendActionPage"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/actions/{action_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    action_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the action with its schemas */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendAction"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/actions/{action_id}:validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    action_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        inputs?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description the validation; runs no job */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            action_id: string;
+                            valid: boolean;
+                            errors: {
+                                path: string;
+                                message: string;
+                                code: string;
+                            }[];
+                            normalized_inputs?: unknown;
+                        };
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/actions/{action_id}:run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    action_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        project_id: string;
+                        inputs?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description an ordinary job */
+                202: {
+                    headers: {
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job_id: string;
+                            task_ids: string[];
+                            recon_id: string | null;
+                            action_id: string;
+                            backend: string;
+                        };
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/config-schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page_token?: string;
+                    page_size?: number;
+                    include_schemas?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the config schemas */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendConfigSchemaPage"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/config-schemas/{config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the config schema */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendConfigSchema"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/artifact-contracts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page_token?: string;
+                    page_size?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the contracts */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendArtifactContractPage"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/artifact-contracts/{contract_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    contract_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the contract */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackendArtifactContract"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page_token?: string;
+                    page_size?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the compute providers */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProviderPage"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backend/routing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description provider priority and routing profiles */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoutingOut"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reconstructions/{rid}/localize": {
         parameters: {
             query?: never;
@@ -7900,6 +8644,867 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page_token?: string;
+                    page_size?: number;
+                    /** @description matches id, name or description */
+                    query?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the plugin registry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PluginRegistryItemPage"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/detect-tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description what the connected runners report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runners: number;
+                            tools: {
+                                name: string;
+                                detected: boolean;
+                                runners: number;
+                                detail: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/entry-points": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    /** @description ask whether a connected runner loaded each */
+                    load?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the providers' entry points in the runner bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            plugin_id: string;
+                            group: string;
+                            entry_point: string;
+                            loaded: boolean | null;
+                        }[];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/{plugin_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    plugin_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description manifest and local state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PluginRegistryItem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/{plugin_id}:install": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A plan, never an execution (4.17 rule 2): the Worker runs no processes, and the providers ship inside the runner bundle. `allow_unsafe_execution: true` with `dry_run: false` is refused (403). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    plugin_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PluginInstallRequest"];
+                };
+            };
+            responses: {
+                /** @description the install plan */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PluginInstallPlan"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/{plugin_id}:enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    plugin_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the plugin's state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PluginRegistryItem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/{plugin_id}:disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    plugin_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the plugin's state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PluginRegistryItem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plugins/{plugin_id}:doctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    plugin_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description diagnostics: connected runners, adapters, builds */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PluginDoctor"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/routing/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoutingProfile"];
+                };
+            };
+            responses: {
+                /** @description routing state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoutingOut"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/routing/default": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoutingAssign"];
+                };
+            };
+            responses: {
+                /** @description routing state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoutingOut"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/routing/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoutingAssign"];
+                };
+            };
+            responses: {
+                /** @description routing state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoutingOut"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/routing/projects/{project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoutingAssign"];
+                };
+            };
+            responses: {
+                /** @description routing state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RoutingOut"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -10889,6 +12494,130 @@ export interface components {
             name?: string;
             options?: components["schemas"]["ExportOptions"];
         };
+        BackendOut: {
+            name: string;
+            version: string;
+            vendor: string;
+            /** @description the portable capabilities it implements */
+            capabilities: string[];
+            runtime_versions: {
+                [key: string]: string;
+            };
+            _links: {
+                [key: string]: {
+                    href: string;
+                };
+            };
+        };
+        BackendActionPage: {
+            items: components["schemas"]["BackendAction"][];
+            next_page_token: string | null;
+            total: number | null;
+        };
+        BackendAction: {
+            action_id: string;
+            display_name: string;
+            category: string;
+            /** @enum {string} */
+            stability: "stable" | "experimental" | "backend_extension" | "deprecated";
+            /** @enum {string} */
+            side_effects: "none" | "read" | "write" | "unknown";
+            required_capabilities: string[];
+            input_schema?: {
+                [key: string]: unknown;
+            };
+            output_schema?: {
+                [key: string]: unknown;
+            };
+        };
+        BackendConfigSchemaPage: {
+            items: components["schemas"]["BackendConfigSchema"][];
+            next_page_token: string | null;
+            total: number | null;
+        };
+        BackendConfigSchema: {
+            config_id: string;
+            /** @enum {string} */
+            stage: "features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment";
+            capability?: string;
+            provider?: string;
+            display_name: string;
+            option_schema?: {
+                [key: string]: unknown;
+            };
+        };
+        BackendArtifactContractPage: {
+            items: components["schemas"]["BackendArtifactContract"][];
+            next_page_token: string | null;
+            total: number | null;
+        };
+        BackendArtifactContract: {
+            contract_id: string;
+            stage: string;
+            capability: string;
+            provider?: string;
+            display_name: string;
+            accepts: string[];
+            emits: string[];
+            accepts_formats: string[];
+            emits_formats: string[];
+            preferred: string;
+            preferred_format: string;
+            conversions: {
+                from_format: string;
+                to_format: string;
+                lossless: boolean;
+                description: string;
+            }[];
+        };
+        ProviderPage: {
+            items: components["schemas"]["Provider"][];
+            next_page_token: string | null;
+            total: number | null;
+        };
+        Provider: {
+            provider_id: string;
+            plugin_id: string;
+            display_name: string;
+            description: string;
+            stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+            capabilities: string[];
+            /** @enum {string} */
+            requires: "nothing" | "webgpu_adapter";
+            enabled: boolean;
+            /** @description the build id of its code in this service's runtime-version map */
+            runtime_version: string;
+        };
+        RoutingOut: {
+            profiles: {
+                name: string;
+                routes: {
+                    features?: string | "measured";
+                    pairs?: string | "measured";
+                    matcher?: string | "measured";
+                    verify?: string | "measured";
+                    mapping?: string | "measured";
+                    bundle_adjustment?: string | "measured";
+                };
+                builtin: boolean;
+            }[];
+            default_profile: string | null;
+            /** @description this deployment is one workspace: its rule applies to every project without its own */
+            workspace_profile: string | null;
+            project_profiles: {
+                [key: string]: string;
+            };
+            /** @description provider priority: none is set, so several eligible providers without a rule is a validation error (4.16 rule 4) */
+            priority: string[];
+            /** @description stages more than one provider computes */
+            routed_stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+            providers: {
+                [key: string]: {
+                    enabled: boolean;
+                    stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+                };
+            };
+        };
         LocalizationRequest: {
             blob_sha: string;
             sift?: components["schemas"]["SiftOverrides"];
@@ -11017,6 +12746,93 @@ export interface components {
         IssueKeyRequest: {
             tenant_id: string;
             name?: string;
+        };
+        PluginRegistryItemPage: {
+            items: components["schemas"]["PluginRegistryItem"][];
+            next_page_token: string | null;
+            total: number | null;
+        };
+        PluginRegistryItem: {
+            plugin_id: string;
+            display_name: string;
+            description: string;
+            /** @description provider ids */
+            provides: string[];
+            stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+            capabilities: string[];
+            /** @description shipped inside the runner bundle: nothing to install */
+            builtin: boolean;
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string | null;
+            entry_point: string;
+        };
+        PluginInstallPlan: {
+            plugin_id: string;
+            method: string;
+            /** @enum {boolean} */
+            dry_run: true;
+            /** @enum {boolean} */
+            executed: false;
+            /** @description only `uv` yields one (4.17 rule 3); this service never runs it */
+            runnable_command: string | null;
+            steps: string[];
+            warnings: string[];
+        };
+        PluginInstallRequest: {
+            /** @enum {string} */
+            method: "uv" | "docker" | "external_tool";
+            /** Format: uri */
+            github_url?: string;
+            ref?: string;
+            package_name?: string;
+            /** @default true */
+            dry_run: boolean;
+            /** @default false */
+            allow_unsafe_execution: boolean;
+        };
+        PluginDoctor: {
+            plugin_id: string;
+            /** @enum {string} */
+            status: "ok" | "degraded" | "unavailable";
+            checks: {
+                name: string;
+                ok: boolean;
+                detail: string;
+            }[];
+            runners: {
+                runner_id: string;
+                name: string;
+                scope: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                last_seen_at: string;
+                adapter: string | null;
+                is_fallback_adapter: boolean | null;
+                runtime_version: string | null;
+                /** @description its build equals the service's */
+                current: boolean;
+            }[];
+        };
+        RoutingProfile: {
+            name: string;
+            routes: {
+                features?: string | "measured";
+                pairs?: string | "measured";
+                matcher?: string | "measured";
+                verify?: string | "measured";
+                mapping?: string | "measured";
+                bundle_adjustment?: string | "measured";
+            };
+        };
+        RoutingAssign: {
+            /** @description a profile name; null removes the rule */
+            profile: string | null;
         };
         CubemapProjectionRequest: {
             /**
@@ -18397,6 +20213,750 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
+        "/v1/backend": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the backend */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendOut"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/actions": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: {
+                        page_token?: string;
+                        page_size?: number;
+                        include_schemas?: "true" | "false";
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the actions */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendActionPage"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/actions/{action_id}": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        action_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the action with its schemas */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendAction"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/actions/{action_id}:validate": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        action_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": {
+                            inputs?: unknown;
+                        };
+                    };
+                };
+                responses: {
+                    /** @description the validation; runs no job */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": {
+                                action_id: string;
+                                valid: boolean;
+                                errors: {
+                                    path: string;
+                                    message: string;
+                                    code: string;
+                                }[];
+                                normalized_inputs?: unknown;
+                            };
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/actions/{action_id}:run": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        action_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": {
+                            project_id: string;
+                            inputs?: unknown;
+                        };
+                    };
+                };
+                responses: {
+                    /** @description an ordinary job */
+                    202: {
+                        headers: {
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": {
+                                job_id: string;
+                                task_ids: string[];
+                                recon_id: string | null;
+                                action_id: string;
+                                backend: string;
+                            };
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/config-schemas": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: {
+                        page_token?: string;
+                        page_size?: number;
+                        include_schemas?: "true" | "false";
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the config schemas */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendConfigSchemaPage"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/config-schemas/{config_id}": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        config_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the config schema */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendConfigSchema"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/artifact-contracts": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: {
+                        page_token?: string;
+                        page_size?: number;
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the contracts */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendArtifactContractPage"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/artifact-contracts/{contract_id}": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        contract_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the contract */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["BackendArtifactContract"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/providers": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: {
+                        page_token?: string;
+                        page_size?: number;
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the compute providers */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["ProviderPage"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/backend/routing": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description provider priority and routing profiles */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RoutingOut"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         "/v1/reconstructions/{rid}/localize": {
             parameters: {
                 query?: never;
@@ -19217,6 +21777,867 @@ export namespace input {
                     };
                 };
             };
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: {
+                        page_token?: string;
+                        page_size?: number;
+                        /** @description matches id, name or description */
+                        query?: string;
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the plugin registry */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["PluginRegistryItemPage"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/detect-tools": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description what the connected runners report */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": {
+                                runners: number;
+                                tools: {
+                                    name: string;
+                                    detected: boolean;
+                                    runners: number;
+                                    detail: string;
+                                }[];
+                            };
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/entry-points": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: {
+                        /** @description ask whether a connected runner loaded each */
+                        load?: "true" | "false";
+                    };
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the providers' entry points in the runner bundle */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": {
+                                plugin_id: string;
+                                group: string;
+                                entry_point: string;
+                                loaded: boolean | null;
+                            }[];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/{plugin_id}": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        plugin_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description manifest and local state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["PluginRegistryItem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/{plugin_id}:install": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /** @description A plan, never an execution (4.17 rule 2): the Worker runs no processes, and the providers ship inside the runner bundle. `allow_unsafe_execution: true` with `dry_run: false` is refused (403). */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        plugin_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["PluginInstallRequest"];
+                    };
+                };
+                responses: {
+                    /** @description the install plan */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["PluginInstallPlan"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/{plugin_id}:enable": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        plugin_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the plugin's state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["PluginRegistryItem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/{plugin_id}:disable": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        plugin_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description the plugin's state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["PluginRegistryItem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/plugins/{plugin_id}:doctor": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        plugin_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description diagnostics: connected runners, adapters, builds */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["PluginDoctor"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/routing/profiles": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["RoutingProfile"];
+                    };
+                };
+                responses: {
+                    /** @description routing state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RoutingOut"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/routing/default": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["RoutingAssign"];
+                    };
+                };
+                responses: {
+                    /** @description routing state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RoutingOut"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/routing/workspaces": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["RoutingAssign"];
+                    };
+                };
+                responses: {
+                    /** @description routing state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RoutingOut"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/admin/routing/projects/{project_id}": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        project_id: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["RoutingAssign"];
+                    };
+                };
+                responses: {
+                    /** @description routing state */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RoutingOut"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
             options?: never;
             head?: never;
             patch?: never;
@@ -22206,6 +25627,130 @@ export namespace input {
                 name?: string;
                 options?: components["schemas"]["ExportOptions"];
             };
+            BackendOut: {
+                name: string;
+                version: string;
+                vendor: string;
+                /** @description the portable capabilities it implements */
+                capabilities: string[];
+                runtime_versions: {
+                    [key: string]: string;
+                };
+                _links: {
+                    [key: string]: {
+                        href: string;
+                    };
+                };
+            };
+            BackendActionPage: {
+                items: components["schemas"]["BackendAction"][];
+                next_page_token: string | null;
+                total: number | null;
+            };
+            BackendAction: {
+                action_id: string;
+                display_name: string;
+                category: string;
+                /** @enum {string} */
+                stability: "stable" | "experimental" | "backend_extension" | "deprecated";
+                /** @enum {string} */
+                side_effects: "none" | "read" | "write" | "unknown";
+                required_capabilities: string[];
+                input_schema?: {
+                    [key: string]: unknown;
+                };
+                output_schema?: {
+                    [key: string]: unknown;
+                };
+            };
+            BackendConfigSchemaPage: {
+                items: components["schemas"]["BackendConfigSchema"][];
+                next_page_token: string | null;
+                total: number | null;
+            };
+            BackendConfigSchema: {
+                config_id: string;
+                /** @enum {string} */
+                stage: "features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment";
+                capability?: string;
+                provider?: string;
+                display_name: string;
+                option_schema?: {
+                    [key: string]: unknown;
+                };
+            };
+            BackendArtifactContractPage: {
+                items: components["schemas"]["BackendArtifactContract"][];
+                next_page_token: string | null;
+                total: number | null;
+            };
+            BackendArtifactContract: {
+                contract_id: string;
+                stage: string;
+                capability: string;
+                provider?: string;
+                display_name: string;
+                accepts: string[];
+                emits: string[];
+                accepts_formats: string[];
+                emits_formats: string[];
+                preferred: string;
+                preferred_format: string;
+                conversions: {
+                    from_format: string;
+                    to_format: string;
+                    lossless: boolean;
+                    description: string;
+                }[];
+            };
+            ProviderPage: {
+                items: components["schemas"]["Provider"][];
+                next_page_token: string | null;
+                total: number | null;
+            };
+            Provider: {
+                provider_id: string;
+                plugin_id: string;
+                display_name: string;
+                description: string;
+                stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+                capabilities: string[];
+                /** @enum {string} */
+                requires: "nothing" | "webgpu_adapter";
+                enabled: boolean;
+                /** @description the build id of its code in this service's runtime-version map */
+                runtime_version: string;
+            };
+            RoutingOut: {
+                profiles: {
+                    name: string;
+                    routes: {
+                        features?: string | "measured";
+                        pairs?: string | "measured";
+                        matcher?: string | "measured";
+                        verify?: string | "measured";
+                        mapping?: string | "measured";
+                        bundle_adjustment?: string | "measured";
+                    };
+                    builtin: boolean;
+                }[];
+                default_profile: string | null;
+                /** @description this deployment is one workspace: its rule applies to every project without its own */
+                workspace_profile: string | null;
+                project_profiles: {
+                    [key: string]: string;
+                };
+                /** @description provider priority: none is set, so several eligible providers without a rule is a validation error (4.16 rule 4) */
+                priority: string[];
+                /** @description stages more than one provider computes */
+                routed_stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+                providers: {
+                    [key: string]: {
+                        enabled: boolean;
+                        stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+                    };
+                };
+            };
             LocalizationRequest: {
                 blob_sha: string;
                 sift?: components["schemas"]["SiftOverrides"];
@@ -22334,6 +25879,93 @@ export namespace input {
             IssueKeyRequest: {
                 tenant_id: string;
                 name?: string;
+            };
+            PluginRegistryItemPage: {
+                items: components["schemas"]["PluginRegistryItem"][];
+                next_page_token: string | null;
+                total: number | null;
+            };
+            PluginRegistryItem: {
+                plugin_id: string;
+                display_name: string;
+                description: string;
+                /** @description provider ids */
+                provides: string[];
+                stages: ("features" | "pairs" | "matcher" | "verify" | "mapping" | "bundle_adjustment")[];
+                capabilities: string[];
+                /** @description shipped inside the runner bundle: nothing to install */
+                builtin: boolean;
+                enabled: boolean;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                updated_at: string | null;
+                entry_point: string;
+            };
+            PluginInstallPlan: {
+                plugin_id: string;
+                method: string;
+                /** @enum {boolean} */
+                dry_run: true;
+                /** @enum {boolean} */
+                executed: false;
+                /** @description only `uv` yields one (4.17 rule 3); this service never runs it */
+                runnable_command: string | null;
+                steps: string[];
+                warnings: string[];
+            };
+            PluginInstallRequest: {
+                /** @enum {string} */
+                method: "uv" | "docker" | "external_tool";
+                /** Format: uri */
+                github_url?: string;
+                ref?: string;
+                package_name?: string;
+                /** @default true */
+                dry_run?: boolean;
+                /** @default false */
+                allow_unsafe_execution?: boolean;
+            };
+            PluginDoctor: {
+                plugin_id: string;
+                /** @enum {string} */
+                status: "ok" | "degraded" | "unavailable";
+                checks: {
+                    name: string;
+                    ok: boolean;
+                    detail: string;
+                }[];
+                runners: {
+                    runner_id: string;
+                    name: string;
+                    scope: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-01T00:00:00.000Z
+                     */
+                    last_seen_at: string;
+                    adapter: string | null;
+                    is_fallback_adapter: boolean | null;
+                    runtime_version: string | null;
+                    /** @description its build equals the service's */
+                    current: boolean;
+                }[];
+            };
+            RoutingProfile: {
+                name: string;
+                routes: {
+                    features?: string | "measured";
+                    pairs?: string | "measured";
+                    matcher?: string | "measured";
+                    verify?: string | "measured";
+                    mapping?: string | "measured";
+                    bundle_adjustment?: string | "measured";
+                };
+            };
+            RoutingAssign: {
+                /** @description a profile name; null removes the rule */
+                profile: string | null;
             };
             CubemapProjectionRequest: {
                 /**

@@ -22,3 +22,4 @@ export * from "./artifacts";
 export * from "./exports";
 export * from "./projection";
 export * from "./similarity";
+export * from "./backend";

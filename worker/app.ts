@@ -17,6 +17,7 @@ import { guardedBucket } from "./services/bucket";
 import { isSitePath, serveSiteAsset } from "./services/site";
 import { admin } from "./routes/admin";
 import { artifacts } from "./routes/artifacts";
+import { backend } from "./routes/backend";
 import { datasets } from "./routes/datasets";
 import { derivedDatasets } from "./routes/derived-datasets";
 import { errorPages } from "./routes/errors";
@@ -116,6 +117,7 @@ export function createApp() {
   app.route("/", reconstructions);
   app.route("/", artifacts);
   app.route("/", exportRoutes);
+  app.route("/", backend);
   app.route("/", localizeRoutes);
   app.route("/", georegisterRoutes);
   app.route("/", oneshot);

@@ -29,6 +29,16 @@ export interface SiftStages {
   match(descA: Uint8Array, descB: Uint8Array, options?: Partial<MatchOptions>): Promise<Uint32Array>;
   /** The WASM path's functions, whatever was chosen (a task's `use_gpu: false`). */
   cpu: Pick<SiftStages, "extract" | "match">;
+  /** The WGSL path's functions when this runner has an adapter (a task routed to `webgpu`, spec 4.16). */
+  gpu?: Pick<SiftStages, "extract" | "match">;
+}
+
+/** The stages of a task whose spec pins a provider (4.16; the service leases a `webgpu` task only to runners with an adapter). */
+export function siftFor(stages: SiftStages, provider: string | undefined): SiftStages {
+  if (provider === undefined) return stages;
+  if (provider === "wasm") return stagesFor(stages, false);
+  if (provider === "webgpu" && stages.gpu) return { ...stages, ...stages.gpu, features: "webgpu", matching: "webgpu" };
+  throw new Error(`this runner cannot run provider '${provider}'`);
 }
 
 /**
@@ -116,18 +126,21 @@ export async function selectSiftStages(
   const gpuMatch = await timeIt(() => matchDescriptorsGpu(matcher, descA, descB), (4 * wasmMatch) / cpuStages.size);
   const features: SiftPath = gpuExtract < wasmExtract / cpuStages.size ? "webgpu" : "wasm";
   const matching: SiftPath = gpuMatch < wasmMatch / cpuStages.size ? "webgpu" : "wasm";
+  const gpuStages: Pick<SiftStages, "extract" | "match"> = {
+    // Images too large for this device's buffer limits go to the CPU path.
+    extract: (gray, w, h, options) =>
+      sift.fits(w, h, options) ? extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract(gray, w, h, options),
+    match: (a, b, options) => matchDescriptorsGpu(matcher, a, b, options),
+  };
   return {
     features,
     matching,
     adapter: gpu.description,
     timings: { wasmExtract, gpuExtract, wasmMatch, gpuMatch },
     // Images too large for this device's buffer limits go to the CPU path.
-    extract:
-      features === "webgpu"
-        ? (gray, w, h, options) =>
-            sift.fits(w, h, options) ? extractSiftGpu(sift, gray, w, h, options) : cpuStages.extract(gray, w, h, options)
-        : cpuStages.extract,
-    match: matching === "webgpu" ? (a, b, options) => matchDescriptorsGpu(matcher, a, b, options) : cpuStages.match,
+    extract: features === "webgpu" ? gpuStages.extract : cpuStages.extract,
+    match: matching === "webgpu" ? gpuStages.match : cpuStages.match,
     cpu: cpuStages,
+    gpu: gpuStages,
   };
 }

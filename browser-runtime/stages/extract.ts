@@ -65,7 +65,7 @@ export interface FeaturesSpecLike {
 
 /**
  * SIFT options from a FeaturesSpec: `max_num_features` (or its alias), `sift_first_octave`,
- * and COLMAP-named overrides in `backend_options` (`max_image_size`, `peak_threshold`,
+ * and COLMAP-named overrides in `backend_options` (`first_octave`, `max_image_size`, `peak_threshold`,
  * `edge_threshold`, `num_octaves`, `octave_resolution`, `max_num_orientations`, `upright`,
  * `normalization`: "L1_ROOT" | "L2"). `seed` is accepted; SIFT is deterministic without it.
  */
@@ -77,6 +77,8 @@ export function siftOptionsFromSpec(spec: FeaturesSpecLike = {}): SiftOptions {
   if (spec.sift_first_octave !== undefined) o.firstOctave = spec.sift_first_octave;
   const b = spec.backend_options ?? {};
   const num = (key: string): number | undefined => (typeof b[key] === "number" ? (b[key] as number) : undefined);
+  // `sift_first_octave` is folded into `backend_options.first_octave` by the FeaturesSpec schema.
+  o.firstOctave = num("first_octave") ?? o.firstOctave;
   o.maxImageSize = num("max_image_size") ?? o.maxImageSize;
   o.numOctaves = num("num_octaves") ?? o.numOctaves;
   o.octaveResolution = num("octave_resolution") ?? o.octaveResolution;

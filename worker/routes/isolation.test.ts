@@ -121,7 +121,8 @@ function valueOf(path: string, name: string, schema: any, w: World): string {
 function idRoutes(w: World) {
   const routes: { method: string; template: string; path: string }[] = [];
   for (const [template, ops] of Object.entries(document.paths)) {
-    if (!template.includes("{") || template.startsWith("/v1/admin/") || template.startsWith("/errors/")) continue;
+    // Admin routes, error pages and backend descriptors (4.16: actions, config schemas, contracts; the same for every tenant) name no tenant's ids.
+    if (!template.includes("{") || ["/v1/admin/", "/errors/", "/v1/backend/"].some((p) => template.startsWith(p))) continue;
     for (const [method, op] of Object.entries(ops)) {
       if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
       const params = new Map((op.parameters ?? []).filter((p) => p.in === "path").map((p) => [p.name, p.schema]));

@@ -20,17 +20,15 @@ import {
   PipelineRequest,
   ProgressEvent,
   VerifyRequest,
-  pairsCapabilities,
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { ApiError, notFound, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
-import { type DatasetSubmission, type Stage, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
+import { type DatasetSubmission, jobDetailResource, jobResource, ownJob, submitOnDataset } from "../services/jobs";
 import { withWaitingFor } from "../services/runners";
-import { DHASH_STAGE, VLAD_STAGE, retrievalIndex } from "../services/similarity";
+import { type StagePlan, planFeatures, planMatches, planPipeline, planVerify } from "../services/stage-plans";
 import { tenantStore, unwrap } from "../services/stores";
-import { sphericalStageParams } from "../services/projections";
 import type { Context } from "hono";
 
 export const jobs = newRouter();
@@ -58,7 +56,6 @@ async function submit(c: Context<AppEnv>, s: Omit<DatasetSubmission, "tenantId">
 
 // ---- 4.6 stages: single-task jobs ----
 
-type StagePlan = Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pipeline">;
 type DatasetRow = DatasetSubmission["dataset"];
 
 /** `POST /v1/datasets/{did}/<stage>`: one task on the dataset, planned from the validated body. */
@@ -89,28 +86,9 @@ function stageRoute<S extends z.ZodType>(
   );
 }
 
-stageRoute("features", FeaturesRequest, ({ spec }) => ({
-  stages: [{ kind: "extract", params: { features: spec } }],
-  capabilities: [`features.extract.${spec.type}`],
-  input_artifacts: {},
-  roles: { accepted: [], required: [] },
-}));
-
-// A single-stage matches or verify job reads an earlier job's outputs (4.6 rule 4, 2.11); retrieval pairs read the dataset's index.
-stageRoute("matches", MatchesRequest, async ({ pairs, matcher, input_artifacts }, { env, tenantId, dataset }) => ({
-  stages: [{ kind: "match", params: { pairs, matcher } }],
-  capabilities: [...pairsCapabilities(pairs), `matchers.${matcher.type}`],
-  input_artifacts,
-  roles: { accepted: ["features"], required: ["features"] },
-  service_artifacts: await retrievalIndex(env, tenantId, dataset, pairs),
-}));
-
-stageRoute("verify", VerifyRequest, ({ spec, input_artifacts }) => ({
-  stages: [{ kind: "verify", params: { verify: spec } }],
-  capabilities: ["matches.verify"],
-  input_artifacts,
-  roles: { accepted: ["features", "matches"], required: ["features", "matches"] },
-}));
+stageRoute("features", FeaturesRequest, (body) => planFeatures(body));
+stageRoute("matches", MatchesRequest, (body, { env, tenantId, dataset }) => planMatches(body, env, tenantId, dataset));
+stageRoute("verify", VerifyRequest, (body) => planVerify(body));
 
 // ---- 4.7 pipelines: extract -> match -> verify -> map ----
 
@@ -132,50 +110,7 @@ jobs.openapi(
     }
     const ds = await dataset(c.env, c.var.tenantId, body.dataset_id);
     if (ds.project_id !== pid) throw notFound("dataset");
-    const kind = body.spec.kind;
-    // The spherical pipeline finds and adjusts a panorama's features on its cube faces (2.12 `panorama`).
-    const panorama = body.spec.kind === "spherical" ? await sphericalStageParams(c.env, c.var.tenantId, ds, body.spec) : {};
-    const chain: { stage: Stage; capabilities: string[]; replaced_by: "features" | "matches" | "verified_matches" | null }[] = [
-      {
-        stage: { kind: "extract", params: { features: body.features, ...panorama } },
-        capabilities: [`features.extract.${body.features.type}`],
-        replaced_by: "features",
-      },
-      {
-        stage: { kind: "match", params: { pairs: body.pairs, matcher: body.matcher } },
-        capabilities: [...pairsCapabilities(body.pairs), `matchers.${body.matcher.type}`],
-        replaced_by: "matches",
-      },
-      { stage: { kind: "verify", params: { verify: body.verify } }, capabilities: ["matches.verify"], replaced_by: "verified_matches" },
-      {
-        stage: { kind: "map", params: { spec: body.spec, ba: body.ba ?? null, ...panorama }, map_kind: kind },
-        capabilities: [`map.${kind}`, ...(body.ba ? [`ba.${body.ba.mode}`] : [])],
-        replaced_by: null,
-      },
-    ];
-    // Input artifacts replace the stages that would compute them (2.11): the chain starts after the
-    // latest one given; later stages read the features too, so those are then required.
-    const given = Object.keys(body.input_artifacts);
-    const skip = Math.max(0, ...chain.map((c, i) => (c.replaced_by && given.includes(c.replaced_by) ? i + 1 : 0)));
-    const run = chain.slice(skip);
-    // Retrieval pairs read the dataset's similarity index, built by a task of the job (2.12
-    // retrieval, 4.11 rule 4): dHash's first (it reads the images alone), a cache hit when the index
-    // of this manifest exists; VLAD's just before matching, over the features of the job.
-    const stages = run.map((c) => c.stage);
-    const matchAt = stages.findIndex((st) => st.kind === "match");
-    if (body.pairs.strategy === "retrieval" && matchAt >= 0) {
-      if (body.pairs.retrieval_strategy === "vlad") stages.splice(matchAt, 0, VLAD_STAGE);
-      else stages.unshift(DHASH_STAGE);
-    }
-    return submit(c, {
-      dataset: ds,
-      recipe,
-      stages,
-      capabilities: [`pipelines.${kind}`, ...run.flatMap((c) => c.capabilities)],
-      input_artifacts: body.input_artifacts,
-      roles: { accepted: ["features", "matches", "verified_matches"], required: skip > 0 ? ["features"] : [] },
-      pipeline: body.spec,
-    });
+    return submit(c, { ...(await planPipeline(body, c.env, c.var.tenantId, ds)), dataset: ds, recipe });
   },
 );
 

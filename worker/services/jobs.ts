@@ -24,6 +24,7 @@ import type { Outcome } from "../storage/outcome";
 import type { BlobFacts, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
+import { applyBackendRules, routedSpecsOf } from "./backend";
 import { type ItemPlan, groupShards, planItems, shardBudget } from "./shards";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
@@ -107,6 +108,8 @@ export interface DatasetSubmission {
   pipeline: PipelineSpec | null;
   /** Artifacts the service chose for the job by role (the similarity index of retrieval pairs), beside `input_artifacts`. */
   service_artifacts?: Record<string, StageArtifact>;
+  /** Where a stage's params key sits in the request body when it is not the key itself (a stage route's `spec`). */
+  spec_paths?: Record<string, string>;
 }
 
 /**
@@ -123,6 +126,7 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
     ]);
   }
   for (const name of s.capabilities) requireCapability(env, name);
+  await applyBackendRules(env, s.dataset.project_id, routedSpecsOf(s.stages, s.spec_paths));
   const refs = await withDatasetOutputs(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
   const input_artifacts = { ...(await resolveInputArtifacts(env, s.tenantId, refs, s.roles, s.dataset)), ...s.service_artifacts };
   const dataset = frozenDataset(s.dataset, images, unwrap(await tenant.datasetPosePriors(s.dataset.dataset_id)));

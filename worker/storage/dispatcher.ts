@@ -42,6 +42,8 @@ export const MIGRATIONS = [
   ],
   // How many of a token's results other runners confirmed: below SVC_POOL_VALIDATION_TRUST_AFTER, all are replicated.
   [`ALTER TABLE runner_tokens ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0`],
+  // A task routed to the WGSL provider (4.16) is leased only to runners with a WebGPU adapter.
+  [`ALTER TABLE queue ADD COLUMN needs_webgpu INTEGER NOT NULL DEFAULT 0`],
 ];
 
 /** Kinds a real GPU computes faster (SIFT, descriptor matching): runners with one get them first. */
@@ -58,6 +60,7 @@ interface Waiter {
   kinds: string[];
   rv_id: string;
   gpu: boolean;
+  webgpu: boolean;
   wake: () => void;
 }
 
@@ -179,6 +182,14 @@ export class Dispatcher extends DurableObject<Env> {
     return row;
   }
 
+  /** The runners of this scope seen since `sinceMs` (operators' diagnostics, 4.17 doctor). */
+  liveRunners(sinceMs: number): RunnerRow[] {
+    return this.sql
+      .exec("SELECT * FROM runners WHERE last_seen_at >= ? ORDER BY last_seen_at DESC LIMIT 100", new Date(sinceMs).toISOString())
+      .toArray()
+      .map(runnerOf);
+  }
+
   getRunner(runnerId: string): RunnerRow | null {
     const r = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
     return r ? runnerOf(r) : null;
@@ -278,14 +289,15 @@ export class Dispatcher extends DurableObject<Env> {
     // first; a map task only where its model fits in the runner's memory (when the runner says).
     const entry = this.sql
       .exec<QueueEntry & Row>(
-        `SELECT tenant_id, job_id, task_id, project_id, kind, rv_id, units, min_memory FROM queue
-         WHERE kind IN (SELECT value FROM json_each(?)) AND rv_id = ? AND held_until <= ? AND min_memory <= ?
+        `SELECT tenant_id, job_id, task_id, project_id, kind, rv_id, units, min_memory, needs_webgpu FROM queue
+         WHERE kind IN (SELECT value FROM json_each(?)) AND rv_id = ? AND held_until <= ? AND min_memory <= ? AND needs_webgpu <= ?
            AND tenant_id || '/' || task_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY (kind IN (SELECT value FROM json_each(?))) = ? DESC, enqueued_at, task_id LIMIT 1`,
         runner.stages_json,
         runner.rv_id,
         now,
         abilities.memory_bytes ?? Number.MAX_SAFE_INTEGER,
+        abilities.webgpu !== null ? 1 : 0,
         JSON.stringify(skip),
         JSON.stringify(GPU_KINDS),
         hasRealGpu(abilities) ? 1 : 0,
@@ -308,7 +320,7 @@ export class Dispatcher extends DurableObject<Env> {
         entry.tenant_id,
         entry.task_id,
       );
-    return ok({ entry: { ...entry }, held: null, principal });
+    return ok({ entry: { ...entry, needs_webgpu: Number(entry.needs_webgpu) === 1 }, held: null, principal });
   }
 
   /**
@@ -341,6 +353,7 @@ export class Dispatcher extends DurableObject<Env> {
         kinds: runner.stages,
         rv_id: runner.rv_id,
         gpu: hasRealGpu(runner.abilities),
+        webgpu: runner.abilities.webgpu !== null,
         wake: () => {
           clearTimeout(timer);
           this.waiters.delete(waiter);
@@ -358,7 +371,7 @@ export class Dispatcher extends DurableObject<Env> {
   /** Wakes as many waiting lease requests as the offered entries can give leases, GPU runners first for GPU kinds. */
   private wakeFor(entries: QueueEntry[]): void {
     for (const e of entries) {
-      const fit = [...this.waiters].filter((w) => w.kinds.includes(e.kind) && w.rv_id === e.rv_id);
+      const fit = [...this.waiters].filter((w) => w.kinds.includes(e.kind) && w.rv_id === e.rv_id && (w.webgpu || !e.needs_webgpu));
       if (GPU_KINDS.includes(e.kind)) fit.sort((a, b) => Number(b.gpu) - Number(a.gpu));
       for (const w of fit.slice(0, Math.max(1, e.units))) w.wake();
     }
@@ -379,7 +392,7 @@ export class Dispatcher extends DurableObject<Env> {
         this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ? AND job_id = ?", tenantId, taskId, jobId);
       for (const e of ready) {
         this.sql.exec(
-          `INSERT INTO queue (tenant_id, task_id, job_id, project_id, kind, rv_id, enqueued_at, units, min_memory) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO queue (tenant_id, task_id, job_id, project_id, kind, rv_id, enqueued_at, units, min_memory, needs_webgpu) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (tenant_id, task_id) DO UPDATE SET units = excluded.units`,
           e.tenant_id,
           e.task_id,
@@ -390,6 +403,7 @@ export class Dispatcher extends DurableObject<Env> {
           now,
           e.units,
           e.min_memory,
+          e.needs_webgpu ? 1 : 0,
         );
       }
     });

@@ -173,4 +173,6 @@ export interface QueueEntry {
   units: number;
   /** Memory a runner needs for it (a map task's model), or 0. */
   min_memory: number;
+  /** Routed to the WGSL provider (4.16): only a runner with a WebGPU adapter takes it. */
+  needs_webgpu: boolean;
 }

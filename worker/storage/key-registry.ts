@@ -1,7 +1,9 @@
 /**
- * @module KeyRegistry: the API keys of every tenant (spec 5, 4.17), in one SQLite-backed
- * Durable Object. Only the SHA-256 digest of a raw key is stored, so a lost key cannot be
- * recovered, only replaced; the digest resolves to exactly one tenant.
+ * @module KeyRegistry: the deployment's operator state (spec 4.17), in one SQLite-backed Durable
+ * Object: the API keys of every tenant (5), the plugins' enabled state and the routing profiles
+ * with their default, workspace and project rules (4.16, 4.17). Only the SHA-256 digest of a raw
+ * key is stored, so a lost key cannot be recovered, only replaced; the digest resolves to exactly
+ * one tenant.
  */
 import { DurableObject } from "cloudflare:workers";
 import { sha256 } from "@noble/hashes/sha2.js";
@@ -23,7 +25,24 @@ const MIGRATIONS = [
       api_key_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, name TEXT, digest TEXT NOT NULL UNIQUE,
       created_at TEXT NOT NULL, revoked_at TEXT)`,
   ],
+  // Plugins and routing (4.17): a plugin without a row is enabled; a scope without a rule falls to the next.
+  [
+    `CREATE TABLE plugin_state (plugin_id TEXT PRIMARY KEY, enabled INTEGER NOT NULL, updated_at TEXT NOT NULL)`,
+    `CREATE TABLE routing_profiles (name TEXT PRIMARY KEY, routes_json TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+    `CREATE TABLE routing_rules (scope TEXT PRIMARY KEY, profile TEXT, updated_at TEXT NOT NULL)`,
+  ],
 ];
+
+/** Where a routing rule applies: the deployment default, its one workspace, or a project. */
+export type RoutingScope = "default" | "workspace" | `project:${string}`;
+
+export interface OperatorRouting {
+  profiles: { name: string; routes: Record<string, string> }[];
+  /** Rules by scope; a `default` row with a null profile means the operator removed the default. */
+  rules: Record<string, string | null>;
+  /** Plugins whose enabled state the operator set, by id. */
+  plugins: Record<string, { enabled: boolean; updated_at: string }>;
+}
 
 export const digestKey = (raw: string) => bytesToHex(sha256(utf8ToBytes(raw)));
 
@@ -89,6 +108,57 @@ export class KeyRegistry extends DurableObject<Env> {
       await this.ctx.storage.put("url_signing_secret", s);
     }
     return s;
+  }
+
+  // ---- plugins and routing (4.17) ----
+
+  routing(): OperatorRouting {
+    const sql = this.ctx.storage.sql;
+    return {
+      profiles: sql
+        .exec<{ name: string; routes_json: string }>("SELECT name, routes_json FROM routing_profiles ORDER BY name")
+        .toArray()
+        .map((r) => ({ name: r.name, routes: JSON.parse(r.routes_json) })),
+      rules: Object.fromEntries(
+        sql
+          .exec<{ scope: string; profile: string | null }>("SELECT scope, profile FROM routing_rules")
+          .toArray()
+          .map((r) => [r.scope, r.profile]),
+      ),
+      plugins: Object.fromEntries(
+        sql
+          .exec<{ plugin_id: string; enabled: number; updated_at: string }>("SELECT plugin_id, enabled, updated_at FROM plugin_state")
+          .toArray()
+          .map((r) => [r.plugin_id, { enabled: r.enabled === 1, updated_at: r.updated_at }]),
+      ),
+    };
+  }
+
+  setPluginEnabled(pluginId: string, enabled: boolean): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO plugin_state (plugin_id, enabled, updated_at) VALUES (?, ?, ?) ON CONFLICT (plugin_id) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at",
+      pluginId,
+      enabled ? 1 : 0,
+      nowIso(),
+    );
+  }
+
+  putProfile(name: string, routes: Record<string, string>): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO routing_profiles (name, routes_json, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET routes_json = excluded.routes_json, updated_at = excluded.updated_at",
+      name,
+      JSON.stringify(routes),
+      nowIso(),
+    );
+  }
+
+  setRule(scope: RoutingScope, profile: string | null): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO routing_rules (scope, profile, updated_at) VALUES (?, ?, ?) ON CONFLICT (scope) DO UPDATE SET profile = excluded.profile, updated_at = excluded.updated_at",
+      scope,
+      profile,
+      nowIso(),
+    );
   }
 
   ping(): number {

@@ -1,6 +1,7 @@
 /**
  * @module Executor of `extract` shards (spec 2.12 FeaturesSpec): each image of the shard -> SIFT
- * (WGSL or WASM, whichever the runner measured faster on its device) -> a `features.local.v1`
+ * (WGSL or WASM, whichever the runner measured faster on its device, or the provider the task is
+ * routed to, spec 4.16) -> a `features.local.v1`
  * artifact with the image's one file; the service assembles the task's one artifact from them.
  * On WASM the images are computed on the runner's engine pool, as many at once as its cores and
  * memory allow (items.ts); each image is read, decoded and written by this thread meanwhile.
@@ -10,7 +11,7 @@ import { FEATURES_MEDIA_TYPE } from "../../../protocol/wire/features";
 import { siftArtifact, siftOptionsFromSpec, siftPeakBytes, toGray8 } from "../../stages/extract";
 import { packRgba } from "../../../engine-wasm/ts/projection";
 import { projectorFor } from "../../gpu/projection-gpu";
-import { stagesFor } from "../../gpu/select";
+import { siftFor, stagesFor } from "../../gpu/select";
 import { panoramaSift } from "../../stages/panorama-features";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf } from "./artifact";
@@ -30,7 +31,7 @@ export async function extract(ctx: TaskContext): Promise<TaskOutputs> {
     return image;
   });
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
-  const sift = stagesFor(await ctx.sift(), spec.use_gpu);
+  const sift = siftFor(stagesFor(await ctx.sift(), spec.use_gpu), spec.provider);
   const projector = cubemap ? projectorFor(await ctx.projector(), spec.use_gpu) : null;
   const options = siftOptionsFromSpec(spec);
   const peak = Math.max(

@@ -1,7 +1,7 @@
 /**
  * @module Executor of `match` shards (spec 2.12 PairsSpec + MatcherSpec): the task's pairs (chosen
  * over the whole dataset) that fall in each block of the shard -> brute-force descriptor matching
- * (WGSL or WASM, whichever is faster here) -> a `matches.indexed.v1` artifact per block, with the
+ * (WGSL or WASM, whichever is faster here, or the provider the task is routed to) -> a `matches.indexed.v1` artifact per block, with the
  * block's one file. A block reads only its images' features. On WASM the shard's pairs are matched
  * on the runner's engine pool, one pair per engine at once (items.ts), in pair order.
  */
@@ -12,7 +12,7 @@ import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
 import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs } from "../../stages/pairs";
-import { stagesFor } from "../../gpu/select";
+import { siftFor, stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -41,7 +41,7 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
-  const sift = stagesFor(await ctx.sift(), matcher.use_gpu);
+  const sift = siftFor(stagesFor(await ctx.sift(), matcher.use_gpu), matcher.provider);
   const options = matchOptionsFromSpec(matcher);
   const lanes = sift.matching === "wasm" ? ctx.engines.lanes(MATCH_BYTES) : 1;
   const matched: PairMatches[] = await eachItem(ctx, pairs, { lanes }, async ({ imageName1, imageName2 }) => {

@@ -6,6 +6,7 @@
  * from the alarm, which also wakes at the earliest lease expiry (3.2.3).
  */
 import { readConfig } from "../../config";
+import { needsWebgpu, pinnedProvider } from "../../../protocol";
 import type { QueueEntry } from "../job-rows";
 import { dispatchers, tenantStore } from "../stubs";
 import type { JobContext } from "./context";
@@ -59,6 +60,7 @@ async function propagateOnce(cx: JobContext): Promise<void> {
     rv_id: r.rv_id as string,
     units: units(r),
     min_memory: r.kind === "map" ? mapMemory(jobDataset(cx)?.images.length ?? 0) : 0,
+    needs_webgpu: needsWebgpu(pinnedProvider(JSON.parse(r.params_json as string))),
   });
   // Leasable: pending with every dependency done; a sharded task also while it runs and has pending shards.
   const leasable = (r: Row) =>
