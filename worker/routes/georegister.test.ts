@@ -3,7 +3,16 @@ import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { enuOf } from "../../browser-runtime/stages/enu";
 import { applySim3, centreOf, invertSim3, transformPose } from "../../browser-runtime/stages/sim3";
-import { type Call, expectFieldError, expectProblem, expectStatus, tenantCallers, tenantClient, uploadBlob } from "../test/helpers";
+import {
+  type Call,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  getSealed,
+  tenantCallers,
+  tenantClient,
+  uploadBlob,
+} from "../test/helpers";
 import { enc, exportRunner, scene, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
 import type { FetchLike } from "../../client/index";
@@ -36,7 +45,7 @@ async function run(jobId: string) {
 }
 
 async function snapshotFile(rid: string, seq: number, name: string) {
-  const r = await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/${name}`);
+  const r = await getSealed(call, `/v1/reconstructions/${rid}/snapshots/${seq}/${name}`);
   expect(r.status, name).toBe(200);
   return r;
 }

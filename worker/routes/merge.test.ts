@@ -5,7 +5,17 @@ import { applySim3, centreOf, invertSim3, transformPose } from "../../browser-ru
 import { splitScene } from "../../test/support/synthetic-model";
 import { type FetchLike, RunnerClient } from "../../client/index";
 import { RunnerAbilities } from "../../protocol";
-import { BASE, type Call, expectFieldError, expectProblem, expectStatus, tenantCallers, tenantClient, uploadBlob } from "../test/helpers";
+import {
+  BASE,
+  type Call,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  getSealed,
+  tenantCallers,
+  tenantClient,
+  uploadBlob,
+} from "../test/helpers";
 import { enc, exportRunner, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
 
@@ -60,13 +70,13 @@ async function run(jobId: string) {
 }
 
 async function snapshot(rid: string, seq: number) {
-  const images = (await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/images.json`)).json.images as {
+  const images = (await getSealed(call, `/v1/reconstructions/${rid}/snapshots/${seq}/images.json`)).json.images as {
     name: string;
     cam_from_world: never;
     points2D: { point3d_id: number | null }[];
   }[];
   const points = decodePoints(
-    new Uint8Array(await (await call("GET", `/v1/reconstructions/${rid}/snapshots/${seq}/points.bin`)).res.arrayBuffer()),
+    new Uint8Array(await (await getSealed(call, `/v1/reconstructions/${rid}/snapshots/${seq}/points.bin`)).res.arrayBuffer()),
   );
   return { images, points };
 }
@@ -111,7 +121,7 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     expect([...merged.points.ids].map(Number)).toEqual(Array.from({ length: 60 }, (_, k) => 10 + k));
     whole.xyz.flat().forEach((v, i) => expect(Math.abs(merged.points.xyz[i]! - v)).toBeLessThan(1e-5));
     expect([...merged.points.trackLength]).toEqual(new Array(60).fill(6));
-    const summary = (await call("GET", `/v1/reconstructions/${target.rid}/snapshots/2/summary.json`)).json;
+    const summary = (await getSealed(call, `/v1/reconstructions/${target.rid}/snapshots/2/summary.json`)).json;
     expect(summary).toMatchObject({ models: [{ idx: 0, num_reg_images: 6, num_points3D: 60 }], phase: "hierarchical_merge" });
   });
 

@@ -14,7 +14,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BASE, expectStatus, tenantClient, uploadBlob, type Call } from "../test/helpers";
+import { expectStatus, getSealed, tenantClient, uploadBlob, type Call } from "../test/helpers";
 import { LUND_01 } from "../test/photos";
 import { scene, sealedReconstruction } from "../test/scene";
 import { MIGRATIONS as DISPATCHER_MIGRATIONS } from "./dispatcher";
@@ -199,10 +199,7 @@ describe("schema upgrades from every earlier version (append-only migrations)", 
   }, 120_000);
 
   async function answer(p: Probe): Promise<unknown> {
-    const first = await as("GET", p.path);
-    // In api_key mode a sealed file answers 307 to its signed link (docs/architecture.md, Storage), which serves the bytes.
-    const signed = first.status === 307 ? new URL(first.headers.get("Location")!, BASE) : null;
-    const r = await expectStatus(signed ? as("GET", `${signed.pathname}${signed.search}`) : Promise.resolve(first), 200);
+    const r = await expectStatus(getSealed(as, p.path), 200);
     // An event stream (of a finished job: the whole log, then closed) as its text; other bytes by their length.
     const body =
       r.json ??

@@ -112,6 +112,17 @@ export async function uploadBlob(
   return (await new EdgeSfmClient({ baseUrl: BASE, fetch: fetchOf(via, headers) }).upload(bytes, o)).blob_sha;
 }
 
+/**
+ * GET of a sealed snapshot file (or tile) as a browser would read it: in `api_key` mode the keyed
+ * request answers 307 to the file's signed link, which is followed (without the key).
+ */
+export async function getSealed(via: Call, path: string): Promise<Reply> {
+  const first = await via("GET", path);
+  if (first.status !== 307) return first;
+  const signed = new URL(first.headers.get("Location")!, BASE);
+  return via("GET", `${signed.pathname}${signed.search}`);
+}
+
 /** Calls and checks the status, returning the reply (a failing check shows the body). */
 export async function expectStatus(p: Promise<Reply>, status: number): Promise<Reply> {
   const r = await p;
