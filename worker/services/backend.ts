@@ -392,7 +392,7 @@ export function artifactContracts(env: Env) {
       ["reconstruction.snapshot", "reconstruction.sparse.v1", "reconstruction.submodel"],
     ),
   ];
-  return all.filter((c) => has.has(c.capability as never));
+  return all.filter((c) => (has as ReadonlySet<string>).has(c.capability));
 }
 
 export async function providerList(env: Env): Promise<ProviderOut[]> {
@@ -461,7 +461,7 @@ export async function applyBackendRules(env: Env, projectId: string, specs: Rout
   };
   for (const s of specs) {
     const able = PROVIDER_IDS.filter(
-      (p) => PROVIDERS[p].stages.includes(s.stage) && PROVIDERS[p].capabilities.includes(s.capability as never),
+      (p) => PROVIDERS[p].stages.includes(s.stage) && (PROVIDERS[p].capabilities as readonly string[]).includes(s.capability),
     );
     const on = able.filter((p) => enabled(state, p));
     const path = [s.path, "provider"].filter(Boolean).join(".");
