@@ -46,6 +46,8 @@ export class LiveView {
   private stream: JobEventStream | null = null;
   private clock = new StageClock();
   private phases = new Map<string, PhaseRow>();
+  /** The task each phase was reported by: a task that moves on to a later phase, or succeeds, has ended its earlier ones. */
+  private phaseTask = new Map<string, string>();
   private jobId: string | null = null;
   private reconId: string | null = null;
   private refreshTimer: number | undefined;
@@ -71,6 +73,7 @@ export class LiveView {
     say(byId("job-note"), "");
     byId("job-downloads").hidden = true;
     this.phases.clear();
+    this.phaseTask.clear();
     this.clock = new StageClock();
     this.timeline.replaceChildren();
     this.log.replaceChildren();
@@ -121,6 +124,7 @@ export class LiveView {
       ? `${p.status} · ${succeeded}/${p.total_tasks} tasks done`
       : `${Math.round(fraction * 100)}% · ${p.completed_tasks}/${p.total_tasks} tasks`;
     for (const t of p.tasks) {
+      if (t.status === "succeeded") this.endPhasesOf(t.task_id);
       const phase = TASK_PHASE[t.kind];
       if (!phase) continue;
       const state = t.status === "succeeded" ? "done" : t.status;
@@ -183,6 +187,14 @@ export class LiveView {
     return row;
   }
 
+  /** Every running phase the task reported is over (the mapper moves from the initial pair to registration, 6). */
+  private endPhasesOf(taskId: string): void {
+    for (const [phase, task] of this.phaseTask) {
+      const row = this.phases.get(phase);
+      if (task === taskId && row?.el.dataset.state === "running") this.setPhase(row, "done", 1, "done");
+    }
+  }
+
   private setPhase(row: PhaseRow, state: string, fraction: number | null, text: string): void {
     row.el.dataset.state = state;
     if (fraction !== null) row.bar.value = state === "done" ? 1 : fraction;
@@ -225,6 +237,10 @@ export class LiveView {
         const stage = this.clock.observe(e);
         const rate = stage.rate !== null ? ` · ${stage.rate.toFixed(1)}/s` : "";
         const eta = stage.eta_seconds !== null && stage.current < (stage.total ?? 0) ? ` · ${formatEta(stage.eta_seconds)} left` : "";
+        if (e.task_id) {
+          if (this.phaseTask.get(e.phase) !== e.task_id) this.endPhasesOf(e.task_id);
+          this.phaseTask.set(e.phase, e.task_id);
+        }
         this.setPhase(this.phase(e.phase), "running", frac, `${e.current}${e.total ? `/${e.total}` : ""}${rate}${eta}`);
         this.refreshSoon();
         break;
