@@ -124,6 +124,36 @@ export function writeRawMatches(path: string, names: readonly string[], pairs: C
 }
 
 /**
+ * `colmap mapper` (one thread) on a database into a fresh `sparse` folder under `work`: its
+ * timing, or null when COLMAP exits non-zero (it does when it builds no model at all).
+ */
+export function runColmapMapper(
+  db: string,
+  imagePath: string,
+  work: string,
+  extraArgs: string[] = [],
+): { sparse: string; timing: ProcessTiming | null } {
+  const sparse = mkdtempSync(join(work, "sparse-"));
+  const args = [
+    "mapper",
+    "--database_path",
+    db,
+    "--image_path",
+    imagePath,
+    "--output_path",
+    sparse,
+    "--Mapper.num_threads",
+    "1",
+    ...extraArgs,
+  ];
+  try {
+    return { sparse, timing: runTimed("colmap", args) };
+  } catch {
+    return { sparse, timing: null };
+  }
+}
+
+/**
  * The model of `colmap mapper`'s output folder with the most registered images, as a text
  * model directory (model_converter), or null when the mapper wrote none.
  */

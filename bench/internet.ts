@@ -7,7 +7,7 @@
  * photos (the map executor's root), wall time and accuracy against the set's reference; with
  * `--colmap`, `colmap mapper` (3.8, one thread) on the same verified matches and cameras.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compareToReference, referencePoses } from "../engine-wasm/ts/accuracy";
@@ -19,7 +19,7 @@ import { joinSubModels } from "../browser-runtime/stages/merge";
 import { modelFiles } from "../browser-runtime/stages/snapshot";
 import { decodePoints } from "../protocol/wire/points";
 import { arg, datasets, openSiftBench } from "./_args";
-import { largestColmapModel, runTimed, writeColmapDatabase } from "./_colmap";
+import { largestColmapModel, runColmapMapper, writeColmapDatabase } from "./_colmap";
 import { type SetData, cachedSetData, featuresAndMatches, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
@@ -121,26 +121,7 @@ for (const set of sets) {
       images: data.images.map((im, i) => ({ name: im.name, camera: cams.cameraOfImage[i]!, keypoints: im.xy })),
       pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })),
     });
-    const sparse = join(work, "sparse");
-    mkdirSync(sparse);
-    let timing: { wallSeconds: number } | null = null;
-    try {
-      timing = runTimed("colmap", [
-        "mapper",
-        "--database_path",
-        db,
-        "--image_path",
-        join(datasets, set, "images"),
-        "--output_path",
-        sparse,
-        "--Mapper.num_threads",
-        "1",
-        "--Mapper.ba_refine_principal_point",
-        "0",
-      ]);
-    } catch {
-      // COLMAP exits non-zero when it builds no model at all.
-    }
+    const { sparse, timing } = runColmapMapper(db, join(datasets, set, "images"), work, ["--Mapper.ba_refine_principal_point", "0"]);
     const largest = timing ? largestColmapModel(sparse) : null;
     const sizes = readdirSync(sparse)
       .map((m) => join(sparse, m, "text", "images.txt"))

@@ -26,7 +26,7 @@ import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
-import { type ColmapDatabaseInput, largestColmapModel, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
+import { type ColmapDatabaseInput, largestColmapModel, runColmapMapper, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
 import { featuresAndMatches, setCameras, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
@@ -66,25 +66,8 @@ function accuracyOf(report: AccuracyReport, meanReprojPx: number, points: number
 
 /** `colmap mapper` on a database: its time and its largest model's accuracy (null: no model). */
 async function colmapMapper(db: string, set: string, work: string, referencePoses_: ImagePose[], colmapReproj: number) {
-  const sparse = join(work, `sparse-${Math.random().toString(36).slice(2)}`);
-  mkdirSync(sparse);
-  let timing: Timed;
-  try {
-    timing = runTimed("colmap", [
-      "mapper",
-      "--database_path",
-      db,
-      "--image_path",
-      join(datasets, set, "images"),
-      "--output_path",
-      sparse,
-      "--Mapper.num_threads",
-      "1",
-    ]);
-  } catch {
-    // COLMAP exits non-zero when it builds no model at all.
-    return { timing: null, accuracy: null };
-  }
+  const { sparse, timing } = runColmapMapper(db, join(datasets, set, "images"), work);
+  if (!timing) return { timing: null, accuracy: null };
   const text = largestColmapModel(sparse);
   if (!text) return { timing, accuracy: null };
   const model = await readColmapTextModel(text);
