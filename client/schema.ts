@@ -3599,7 +3599,7 @@ export interface paths {
             parameters: {
                 query?: {
                     /** @description seconds to hold the request open until a task is ready (long poll); 0 answers at once */
-                    wait?: number | null;
+                    wait?: number;
                 };
                 header?: never;
                 path: {
@@ -16732,7 +16732,7 @@ export namespace input {
                 parameters: {
                     query?: {
                         /** @description seconds to hold the request open until a task is ready (long poll); 0 answers at once */
-                        wait?: number | null;
+                        wait?: number;
                     };
                     header?: never;
                     path: {

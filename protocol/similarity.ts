@@ -4,7 +4,7 @@
  * indices themselves are the wire formats of wire/dhash.ts and wire/vlad.ts.
  */
 import { z } from "zod";
-import { Id, Links, Sha256, Timestamp } from "./schemas/common";
+import { Id, Links, Sha256, Timestamp, queryNumber } from "./schemas/common";
 
 /**
  * The role under which a matches stage's lease carries the dataset's similarity index for
@@ -31,11 +31,7 @@ const Flag = z
 
 export const SimilarityQuery = z.object({
   image_id: Id.describe("the query image, one of the dataset's"),
-  k: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_SIMILARITY_K)
+  k: queryNumber(z.number().int().min(1).max(MAX_SIMILARITY_K))
     .default(5)
     .describe("how many images to answer, the query image included when include_self is true"),
   strategy: SimilarityStrategy.default("dhash"),

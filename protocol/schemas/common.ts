@@ -39,6 +39,16 @@ export function decodePageToken(token: string): string | null {
   }
 }
 
+/**
+ * A number in the query string (`?page_size=20`): the parameter's string read as a number, then
+ * checked by `schema`. Unlike `z.coerce.number()`, only strings are read: coercion turned null into
+ * 0, so a parameter whose range includes 0 accepted null and /openapi.json called it nullable,
+ * though a query string cannot carry null (its generator probes each schema with null).
+ */
+export function queryNumber<T extends z.ZodNumber>(schema: T) {
+  return z.preprocess((v) => (typeof v === "string" ? Number(v) : v), schema);
+}
+
 /** AIP-158 query parameters (2.0, 8). */
 export const PageQuery = z.object({
   page_token: z
@@ -46,7 +56,7 @@ export const PageQuery = z.object({
     .max(512)
     .refine((t) => decodePageToken(t) !== null, "is not a page token this server issued")
     .optional(),
-  page_size: z.coerce.number().int().min(1).max(500).default(50),
+  page_size: queryNumber(z.number().int().min(1).max(500)).default(50),
 });
 
 /** AIP-158 envelope: `{items, next_page_token, total}`. */

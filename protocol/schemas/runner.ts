@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { Phase, RunnerEvent } from "../events";
-import { Id, Links, Sha256, Timestamp } from "./common";
+import { Id, Links, Sha256, Timestamp, queryNumber } from "./common";
 import { StageArtifact } from "../artifacts";
 import { GpsCoord, PosePrior } from "./geo";
 import { TaskKind, TaskOutputs } from "./job";
@@ -188,11 +188,7 @@ export type Lease = z.infer<typeof Lease>;
 
 /** `wait`: long-poll for up to this many seconds until work is ready (0: answer at once). */
 export const LeaseQuery = z.object({
-  wait: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(25)
+  wait: queryNumber(z.number().int().min(0).max(25))
     .default(0)
     .describe("seconds to hold the request open until a task is ready (long poll); 0 answers at once"),
 });

@@ -4,7 +4,7 @@
  * ETag/304/Range, JPEG thumbnails, and EXIF parsed with exifr.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { Id, Image, ImageBatchCreate, ImageCreate, ImageExif, ImageName, Page, PageQuery } from "../../protocol";
+import { Id, Image, ImageBatchCreate, ImageCreate, ImageExif, ImageName, Page, PageQuery, queryNumber } from "../../protocol";
 import { notFound, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, newRouter } from "../router";
@@ -175,11 +175,7 @@ images.openapi(
     request: {
       params: ImageParams,
       query: z.object({
-        size: z.coerce
-          .number()
-          .int()
-          .min(THUMBNAIL_SIZES.min)
-          .max(THUMBNAIL_SIZES.max)
+        size: queryNumber(z.number().int().min(THUMBNAIL_SIZES.min).max(THUMBNAIL_SIZES.max))
           .default(THUMBNAIL_SIZES.default)
           .describe("longest side in pixels"),
       }),

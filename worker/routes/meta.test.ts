@@ -130,6 +130,33 @@ describe("health and meta (4.1)", () => {
     }
   });
 
+  it("openapi.json calls no path, query or header parameter nullable: such values are strings, which cannot carry null", async () => {
+    const { paths } = (await call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, any>> };
+    const nullable = (schema: any): boolean =>
+      schema?.nullable === true ||
+      (Array.isArray(schema?.type) && schema.type.includes("null")) ||
+      schema?.type === "null" ||
+      [...(schema?.anyOf ?? []), ...(schema?.oneOf ?? [])].some(nullable);
+    const parameters = Object.entries(paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        (op.parameters ?? []).map((p: any) => ({ where: `${method.toUpperCase()} ${path} ${p.in} ${p.name}`, schema: p.schema })),
+      ),
+    );
+    expect(parameters.filter((p) => p.where.includes(" query ")).length).toBeGreaterThan(20);
+    expect(parameters.filter((p) => nullable(p.schema)).map((p) => p.where)).toEqual([]);
+    // The integer ones keep their type and range (the helper that reads them does not hide it).
+    const lease = paths["/v1/runners/{rid}:lease"]!.post.parameters.find((p: any) => p.name === "wait");
+    expect(lease.schema).toMatchObject({ type: "integer", minimum: 0, maximum: 25, default: 0 });
+  });
+
+  it("integer query parameters refuse null and non-numeric or out-of-range values with 422 and keep their defaults", async () => {
+    for (const bad of ["null", "abc", "1.5", "-1"]) {
+      await expectProblem(await call("GET", `/v1/projects?page_size=${bad}`), 422);
+    }
+    expect((await call("GET", "/v1/projects?page_size=2")).status).toBe(200);
+    expect((await call("GET", "/v1/projects")).status).toBe(200);
+  });
+
   it("unknown routes and wrong methods are problem+json", async () => {
     expectProblem(await call("GET", "/v1/nope"), 404, "not_found");
     const r = await call("PUT", "/v1/projects");

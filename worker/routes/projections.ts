@@ -14,6 +14,7 @@ import {
   type Projection,
   ProjectionJobRequest,
   ToCubemapRequest,
+  queryNumber,
 } from "../../protocol";
 import type { AppEnv } from "../context";
 import { fieldErrors } from "../router";
@@ -78,7 +79,7 @@ projections.openapi(
     ].join("\n"),
     request: {
       params: DatasetParams,
-      query: z.object({ face_size: z.coerce.number().pipe(FaceSize).optional() }),
+      query: z.object({ face_size: queryNumber(FaceSize).optional() }),
       ...optionalBody(CubemapProjectionRequest),
     },
     responses: accepted,
