@@ -9,7 +9,8 @@
  * at all (those with verified matches), plus one for the final merge and seal, under the phase of
  * the work at hand (a model's start, registration, its final refinement): it never reads finished
  * while work remains. `max_runtime_seconds` (2.12) bounds the mapper: once spent, the model being
- * built is finished and sealed with what it holds and no other is started (logged). At the end, the
+ * built is finished and sealed with what it holds and no other is started (logged); a resumed task
+ * counts the time its checkpoint says earlier attempts spent. At the end, the
  * models that share photos are joined into one by the Sim3 those photos give (stages/merge.ts
  * joinSubModels) and sealed at the root; every model stays a component (4.9).
  */
@@ -51,6 +52,15 @@ const PROGRESS_PHASES: Record<MappingPhase, Phase> = {
   finish_model: "global_ba",
   done: "hierarchical_merge",
 };
+
+/** The checkpoint summary's entry for the mapping time spent up to the checkpoint (seconds, every attempt). */
+export const MAPPING_SECONDS = "mapping_seconds";
+
+/** The mapping time earlier attempts spent, as the checkpoint this task resumes from records it (ms). */
+function spentBeforeMs(ctx: TaskContext): number {
+  const spent = ctx.resumeFrom?.summary[MAPPING_SECONDS];
+  return typeof spent === "number" && Number.isFinite(spent) && spent > 0 ? spent * 1000 : 0;
+}
 
 /** Photos held against photos that can register, plus one for the merge and seal at the end. */
 function reportProgress(ctx: TaskContext, p: MappingProgress): void {
@@ -122,7 +132,9 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       models: number;
     } | null = null;
     const budgetMs = spec.max_runtime_seconds === null ? null : spec.max_runtime_seconds * 1000;
-    const startedAt = Date.now();
+    // The budget covers the mapping, not one attempt: a resumed task goes on from the time its
+    // checkpoint says was already spent (each checkpoint records it).
+    const startedAt = Date.now() - spentBeforeMs(ctx);
     let outOfTime = false;
     // How the largest model fits the priors it was constrained by (the map artifact's x-pose_priors).
     let priorFit: { "x-pose_priors"?: ReturnType<typeof fitToPriors> } = {};
@@ -158,7 +170,10 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
         break;
       }
       await seal(ctx, models, images, "mapping", cubemap?.face_size ?? null, null);
-      await ctx.saveCheckpoint(mapping.checkpoint(), { num_registrations: mapping.numRegistrations });
+      await ctx.saveCheckpoint(mapping.checkpoint(), {
+        num_registrations: mapping.numRegistrations,
+        [MAPPING_SECONDS]: (Date.now() - startedAt) / 1000,
+      });
     }
     ctx.metric("num_reg_images", final.root.num_reg_images);
     ctx.metric("num_points3D", final.root.num_points3D);
