@@ -4,12 +4,13 @@
  * complete, fail, release. What a compute runner (browser-runtime/runner) speaks.
  */
 import { type Api, createApi, unwrap } from "./api.js";
-import { Transport, type TransportOptions } from "./http.js";
+import { ProblemError, Transport, type TransportOptions } from "./http.js";
 import type { components, input } from "./schema.js";
 import { sha256Hex } from "./sha256.js";
 
 type Schemas = components["schemas"];
 export type Runner = Schemas["Runner"];
+export type RunnerToken = Schemas["RunnerToken"];
 export type RunnerRegister = Schemas["RunnerRegister"];
 export type Lease = Schemas["Lease"];
 export type LeaseState = Schemas["LeaseState"];
@@ -33,10 +34,23 @@ const lease = (lease_id: string) => ({ path: { lease_id } });
 export class RunnerClient {
   private readonly transport: Transport;
   private readonly api: Api;
+  /** The keyless volunteer token the service gave this runner (`register` with `keyless`), used from then on. */
+  private volunteer: RunnerToken | null = null;
 
   /** A runner's own transport (`{baseUrl, authorization}`), or a client's. */
   constructor(transport: Transport | TransportOptions) {
-    this.transport = transport instanceof Transport ? transport : new Transport(transport);
+    this.transport =
+      transport instanceof Transport
+        ? transport
+        : new Transport({
+            ...transport,
+            authorization: () =>
+              this.volunteer
+                ? `Bearer ${this.volunteer.raw_token}`
+                : typeof transport.authorization === "function"
+                  ? transport.authorization()
+                  : transport.authorization,
+          });
     this.api = createApi(this.transport);
   }
 
@@ -46,8 +60,25 @@ export class RunnerClient {
     return v.backend?.runtime_versions ?? {};
   }
 
-  register(body: RunnerRegister): Promise<Runner> {
-    return unwrap(this.api.POST("/v1/runners", { body }));
+  /**
+   * Registers the runner. With `keyless`, a runner without a credential that the service refuses
+   * (401: `api_key` mode) asks for a volunteer token of its own (`POST /v1/runner-tokens`, when the
+   * operator allows keyless volunteers) and registers with it, in the pool (untrusted; it serves
+   * only projects that opted in). Answers the service's refusal of the token when it does not.
+   */
+  async register(body: RunnerRegister, { keyless = false } = {}): Promise<Runner> {
+    try {
+      return await unwrap(this.api.POST("/v1/runners", { body }));
+    } catch (e) {
+      if (!keyless || this.transport.authorization() || !(e instanceof ProblemError && e.status === 401)) throw e;
+      this.volunteer = await this.keylessToken();
+      return unwrap(this.api.POST("/v1/runners", { body }));
+    }
+  }
+
+  /** This address's keyless volunteer token (runners.md "Who may run what"); 403 when the operator allows none. */
+  keylessToken(): Promise<RunnerToken> {
+    return unwrap(this.api.POST("/v1/runner-tokens", {}));
   }
 
   /**

@@ -4400,6 +4400,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runner-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A volunteer token for a browser without a key (runners.md "Who may run what"), when the operator allows keyless volunteers (`SVC_POOL_KEYLESS_RUNNERS`): untrusted, it serves only projects that opted in to the pool. One per client address: asking again answers the same token. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description this address's token, issued before */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunnerToken"];
+                    };
+                };
+                /** @description issued to this address; register with it as `Authorization: Bearer <raw_token>` */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunnerToken"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/runner-tokens": {
         parameters: {
             query?: never;
@@ -17509,6 +17572,69 @@ export namespace input {
                     };
                     /** @description Validation failed */
                     422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/runner-tokens": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /** @description A volunteer token for a browser without a key (runners.md "Who may run what"), when the operator allows keyless volunteers (`SVC_POOL_KEYLESS_RUNNERS`): untrusted, it serves only projects that opted in to the pool. One per client address: asking again answers the same token. */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description this address's token, issued before */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RunnerToken"];
+                        };
+                    };
+                    /** @description issued to this address; register with it as `Authorization: Bearer <raw_token>` */
+                    201: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["RunnerToken"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
                         headers: {
                             [name: string]: unknown;
                         };

@@ -25,6 +25,8 @@ export interface RunnerOptions {
   fetch?: FetchLike;
   /** `Authorization` for api_key mode or a pool runner token. */
   authorization?: string;
+  /** Without `authorization`, in `api_key` mode: register as a keyless volunteer (client/runner.ts `register`), as a browser tab does. */
+  keyless?: boolean;
   name?: string;
   stages?: TaskKind[];
   /** A lying runner (tests of untrusted results, runners.md "Trust"): it reports every image's digest wrong. */
@@ -54,12 +56,15 @@ export class DigestRunner {
 
   /** Registers with the runtime versions the service reports, as a runner built from the same bundle would. */
   async register(): Promise<Runner> {
-    this.runner = await this.client.register({
-      name: this.o.name ?? "digest-runner",
-      stages: this.o.stages ?? ["extract", "match", "verify", "map"],
-      runtime_versions: await this.client.serviceRuntimeVersions(),
-      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 256 * 1024 * 1024, hardware_concurrency: 1 },
-    });
+    this.runner = await this.client.register(
+      {
+        name: this.o.name ?? "digest-runner",
+        stages: this.o.stages ?? ["extract", "match", "verify", "map"],
+        runtime_versions: await this.client.serviceRuntimeVersions(),
+        abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 256 * 1024 * 1024, hardware_concurrency: 1 },
+      },
+      { keyless: this.o.keyless },
+    );
     return this.runner;
   }
 

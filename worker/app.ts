@@ -100,7 +100,8 @@ export function createApp() {
   app.use("/v1/admin/*", operatorAuth);
   app.use("/v1/runners/*", runnerAuth);
   app.use("/v1/leases/*", runnerAuth);
-  app.use("/v1/*", except(["/v1/admin/*", "/v1/runners/*", "/v1/leases/*"], tenantAuth));
+  // A keyless volunteer's token (POST /v1/runner-tokens) needs no credential: the operator's setting decides.
+  app.use("/v1/*", except(["/v1/admin/*", "/v1/runners/*", "/v1/leases/*", "/v1/runner-tokens"], tenantAuth));
   app.use("/ws/*", tenantAuth);
   app.use("*", jsonBodyLimit);
 

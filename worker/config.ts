@@ -30,6 +30,11 @@ export interface Config {
   operatorRunnerToken: string | null;
   /** Runners one volunteer (`sfr_`) token may register per minute (`SVC_POOL_REGISTRATIONS_PER_MINUTE`); 429 beyond. */
   poolRegistrationsPerMinute: number;
+  /**
+   * Whether a browser without a key may obtain a volunteer (pool) token for its address
+   * (`SVC_POOL_KEYLESS_RUNNERS`, default off): untrusted, serving only projects that opted in.
+   */
+  poolKeylessRunners: boolean;
   /** How long a signed link to a sealed snapshot file is honoured at least, in `api_key` mode (`SVC_SIGNED_URL_SECONDS`; services/signed-urls.ts). */
   signedUrlSeconds: number;
   /** Dispatcher objects of the pool and the operator scopes (`SVC_DISPATCH_SHARDS`, 1..64; storage/stubs.ts). */
@@ -59,6 +64,7 @@ export function readConfig(env: Env): Config {
     leaseTtlMs: int(vars.SVC_LEASE_TTL_SECONDS, 30) * 1000,
     sseKeepAliveMs: int(vars.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
     poolRegistrationsPerMinute: int(vars.SVC_POOL_REGISTRATIONS_PER_MINUTE, 10),
+    poolKeylessRunners: ["true", "1"].includes(vars.SVC_POOL_KEYLESS_RUNNERS ?? ""),
     signedUrlSeconds: int(vars.SVC_SIGNED_URL_SECONDS, 3600),
     dispatchShards: Math.min(64, int(vars.SVC_DISPATCH_SHARDS, 4)),
     operatorRunnerToken: /^sfo_[A-Za-z0-9_-]{16,}$/.test(vars.SVC_OPERATOR_RUNNER_TOKEN ?? "") ? vars.SVC_OPERATOR_RUNNER_TOKEN! : null,

@@ -12,6 +12,8 @@ export interface BrowserRunnerOptions {
   base?: string;
   /** `Bearer <API key or runner token>`. */
   authorization?: string;
+  /** Without `authorization`, in `api_key` mode: ask the service for a keyless volunteer token (runners.md "Who may run what"). */
+  keyless?: boolean;
   name?: string;
   onStatus?: (s: RunnerStatus) => void;
   onLog?: (line: string) => void;
@@ -38,6 +40,7 @@ export class BrowserRunner {
       {
         base: this.o.base ?? "",
         authorization: this.o.authorization,
+        keyless: this.o.keyless,
         name: this.o.name ?? `browser-${Math.random().toString(36).slice(2, 8)}`,
       },
       callbacks,

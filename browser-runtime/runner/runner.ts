@@ -44,6 +44,11 @@ export type RunnerStatus =
 export interface RunnerOptions {
   /** Stages to offer; default every stage this build has an executor for. */
   stages?: TaskKind[];
+  /**
+   * Without a credential, in `api_key` mode: register as a keyless volunteer (a pool token for this
+   * address, when the operator allows it: client/runner.ts `register`).
+   */
+  keyless?: boolean;
   /** How long one lease request is held open while nothing is ready (long poll, at most 25 s). */
   leaseWaitSeconds?: number;
   onStatus?: (s: RunnerStatus) => void;
@@ -74,12 +79,11 @@ export class Runner {
   }
 
   async register(): Promise<RunnerResource> {
-    this.resource = await this.client.register({
-      name: this.host.name,
-      stages: this.stages,
-      runtime_versions: this.host.runtimeVersions,
-      abilities: this.host.abilities,
-    });
+    this.resource = await this.client.register(
+      { name: this.host.name, stages: this.stages, runtime_versions: this.host.runtimeVersions, abilities: this.host.abilities },
+      { keyless: this.o.keyless },
+    );
+    if (this.resource.pool) this.log("a volunteer in the pool: computing for projects that opted in, results checked by other runners");
     this.log(`registered ${this.resource.runner_id} for ${this.stages.join(", ")}`);
     if (this.resource.rv_id !== this.resource.service_rv_id) {
       this.log(

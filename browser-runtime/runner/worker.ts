@@ -11,6 +11,8 @@ import { Runner, type RunnerStatus } from "./runner";
 export interface WorkerRunnerConfig {
   base: string;
   authorization?: string | undefined;
+  /** Without `authorization`, in `api_key` mode: a keyless volunteer (Runner's `keyless`). */
+  keyless?: boolean;
   name: string;
 }
 
@@ -32,6 +34,7 @@ const api = {
   ): Promise<{ runner_id: string; abilities: unknown; outdated: boolean }> {
     const host = await browserRunnerHost(config.name, () => callbacks.teardown());
     runner = new Runner(new RunnerClient({ baseUrl: config.base, authorization: config.authorization }), host, {
+      keyless: config.keyless === true && !config.authorization,
       onStatus: (s) => callbacks.status(s),
       onLog: (line) => callbacks.log(line),
     });

@@ -1,7 +1,9 @@
 /**
  * The runner page: a tab that lends its compute to this server (and what `npm run runner` opens
  * in headless Chromium). `?key=` carries an API key (api_key mode) or a volunteer runner token;
- * `?name=` names the runner. Log lines also go to the console, which the CLI relays.
+ * without one, in `api_key` mode, the tab asks for a keyless volunteer token (when the operator
+ * allows it) and serves the pool. `?name=` names the runner. Log lines also go to the console,
+ * which the CLI relays.
  */
 import { BrowserRunner } from "../../browser-runtime/runner/browser";
 
@@ -17,6 +19,7 @@ function line(text: string) {
 
 const runner = new BrowserRunner({
   authorization: key ? `Bearer ${key}` : undefined,
+  keyless: !key,
   name: params.get("name") ?? undefined,
   onLog: line,
   onStatus: (s) => {

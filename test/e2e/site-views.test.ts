@@ -208,10 +208,11 @@ describe("site: api_key mode", () => {
     await expect.poll(() => page.locator("#jobs-empty").isVisible()).toBe(true);
     await expect.poll(() => page.locator("#compute-status").textContent(), { timeout: 30_000 }).toContain("This tab computes: on");
 
-    // Lending to the pool needs a runner token, which the operator issues.
-    expect(await page.locator("#compute-lend").isDisabled()).toBe(true);
-    const { raw_token } = await unwrap(operator.POST("/v1/admin/runner-tokens", { body: { name: "site-e2e" } }));
+    // Lending to the pool needs a runner token, which the operator issues, where the operator lets no keyless volunteers in (here).
     await page.click(".lend summary");
+    await page.check("#compute-lend");
+    await expect.poll(() => page.locator("#lend-status").textContent(), { timeout: 30_000 }).toContain("SVC_POOL_KEYLESS_RUNNERS is off");
+    const { raw_token } = await unwrap(operator.POST("/v1/admin/runner-tokens", { body: { name: "site-e2e" } }));
     await page.fill("#runner-token", raw_token!);
     await page.press("#runner-token", "Enter");
     await page.check("#compute-lend");

@@ -1,14 +1,16 @@
 /**
  * Runner credentials (issue 22, Security): a lease id is the credential of one task of one job,
  * and it dies with the lease (completed, failed, expired); a runner reads only its task's inputs
- * through it, whatever its scope; volunteers' registrations are rate-limited.
+ * through it, whatever its scope; volunteers' registrations are rate-limited; keyless browsers
+ * get a pool token per address only where the operator allows them.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, type Call, call, deployment, expectProblem, expectStatus, tenantClient, uploadBlob } from "../test/helpers";
+import { BASE, type Call, call, deployment, expectProblem, expectStatus, fetchOf, tenantClient, uploadBlob } from "../test/helpers";
 import type { FetchLike } from "../../client/index";
-import { runnerDispatcher } from "../storage/stubs";
+import type { Dispatcher } from "../storage/dispatcher";
+import { dispatcher, runnerDispatcher } from "../storage/stubs";
 
 vi.setConfig({ testTimeout: 30_000 });
 
@@ -158,5 +160,74 @@ describe("registration of untrusted runners is rate-limited", () => {
       state.storage.sql.exec("UPDATE runners SET registered_at = ? WHERE token_id = ?", old, token.token_id);
     });
     await expectStatus(limited("POST", "/v1/runners", body, auth), 201);
+  });
+});
+
+describe("keyless volunteers (SVC_POOL_KEYLESS_RUNNERS): a browser without a key gets a pool token for its address", () => {
+  const closed = deployment({ SVC_AUTH_MODE: "api_key" });
+  const open = deployment({ SVC_AUTH_MODE: "api_key", SVC_POOL_KEYLESS_RUNNERS: "true", SVC_POOL_REGISTRATIONS_PER_MINUTE: "3" });
+  const from = (address: string) => ({ "CF-Connecting-IP": address });
+  /** A runner without a credential, as `/runner.html` without `?key=` starts one (client/runner.ts `register` with `keyless`). */
+  const keyless = (via: Call, address: string, name: string) =>
+    new DigestRunner({ base: BASE, fetch: fetchOf(via, from(address)), name, keyless: true });
+
+  it("is off unless the operator allows it: 403 problem+json, and a keyless runner does not start", async () => {
+    const refused = await closed("POST", "/v1/runner-tokens", undefined, from("198.51.100.1"));
+    expectProblem(refused, 403, "auth");
+    expect(refused.json.detail).toMatch(/SVC_POOL_KEYLESS_RUNNERS/);
+    await expect(keyless(closed, "198.51.100.1", "refused").register()).rejects.toMatchObject({ status: 403 });
+  });
+
+  it("one token per address (an IPv6 /64), the same one each time; it serves only projects that opted in, untrusted", async () => {
+    const first = await expectStatus(open("POST", "/v1/runner-tokens", undefined, from("198.51.100.2")), 201);
+    expect(first.json).toMatchObject({ raw_token: expect.stringMatching(/^sfr_/), revoked_at: null, quarantined_at: null, confirmed: 0 });
+    const again = await expectStatus(open("POST", "/v1/runner-tokens", undefined, from("198.51.100.2")), 200);
+    expect(again.json).toEqual(first.json);
+    const other = await expectStatus(open("POST", "/v1/runner-tokens", undefined, from("198.51.100.3")), 201);
+    expect(other.json.token_id).not.toBe(first.json.token_id);
+    const v6 = await expectStatus(open("POST", "/v1/runner-tokens", undefined, from("2001:db8:1:2::5")), 201);
+    const sameSubnet = await open("POST", "/v1/runner-tokens", undefined, from("2001:0db8:0001:0002:ffff::9"));
+    expect([sameSubnet.status, sameSubnet.json.token_id]).toEqual([200, v6.json.token_id]);
+    // The operator sees it among the pool's tokens (raw token never listed).
+    const listed = (await call("GET", "/v1/admin/runner-tokens")).json as { token_id: string; name: string; raw_token: null }[];
+    expect(listed.find((t) => t.token_id === first.json.token_id)).toMatchObject({
+      name: expect.stringMatching(/^keyless/),
+      raw_token: null,
+    });
+
+    // A tab without a key: refused as a tenant runner (401), it asks for its address's token and registers in the pool.
+    const openJob = await featuresJob(1, true);
+    const closedJob = await featuresJob(1, false);
+    const tab = keyless(open, "198.51.100.4", "keyless tab");
+    expect((await tab.register()).pool).toBe(true);
+    const lease = (await tab.lease())!;
+    expect(lease.task.job_id).toBe(openJob.jid);
+    expect(await tab.work(lease)).toBe("completed");
+    // Untrusted: its result waits for another principal's before the shard counts as done.
+    const task = (await as("GET", `/v1/jobs/${openJob.jid}`)).json.tasks[0];
+    expect(task["x-shards"]).toMatchObject({ done: 0, awaiting_validation: 1 });
+    // A second tab of the same address is the same principal: it is offered neither its own result nor the closed project.
+    const sibling = keyless(open, "198.51.100.4", "keyless sibling");
+    await sibling.register();
+    expect(await sibling.lease()).toBeNull();
+    for (const jid of [openJob.jid, closedJob.jid]) await as("POST", `/v1/jobs/${jid}:cancel?force=true`);
+  });
+
+  it("an address's registrations share one token's limit; a quarantine or revocation holds for the address", async () => {
+    const body = { name: "flood", stages: ["extract"], runtime_versions: {} };
+    const { raw_token, token_id } = (await expectStatus(open("POST", "/v1/runner-tokens", undefined, from("203.0.113.9")), 201)).json;
+    const auth = { Authorization: `Bearer ${raw_token}` };
+    for (let i = 0; i < 3; i++) await expectStatus(open("POST", "/v1/runners", body, auth), 201);
+    expectProblem(await open("POST", "/v1/runners", body, auth), 429, "quota_exceeded");
+
+    await runInDurableObject(dispatcher(env, "pool"), (pool: Dispatcher) => pool.quarantine(token_id, "a test's wrong result"));
+    const quarantined = await open("POST", "/v1/runner-tokens", undefined, from("203.0.113.9"));
+    expectProblem(quarantined, 403, "auth");
+    expect(quarantined.json["x-quarantine"]).toMatchObject({ token_id, reason: "a test's wrong result" });
+
+    const other = (await expectStatus(open("POST", "/v1/runner-tokens", undefined, from("203.0.113.10")), 201)).json;
+    await expectStatus(call("DELETE", `/v1/admin/runner-tokens/${other.token_id}`), 200);
+    expect((await open("POST", "/v1/runner-tokens", undefined, from("203.0.113.10"))).json.detail).toMatch(/revoked/);
+    expectProblem(await open("POST", "/v1/runners", body, { Authorization: `Bearer ${other.raw_token}` }), 401, "auth");
   });
 });

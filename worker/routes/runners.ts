@@ -31,6 +31,7 @@ import { serveBytes } from "../services/bytes";
 import {
   credentialOf,
   issueRunnerToken,
+  keylessRunnerToken,
   leaseScopeOf,
   leaseWaiting,
   leaseStore,
@@ -314,6 +315,26 @@ runners.openapi(
     const { store, scope: ls, ended } = await lease(c, lease_id);
     await ended(unwrap(await store.release(lease_id, ls, c.req.valid("json").reason)).runner_id);
     return c.body(null, 204);
+  },
+);
+
+runners.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/runner-tokens",
+    tags: ["runners"],
+    description:
+      'A volunteer token for a browser without a key (runners.md "Who may run what"), when the operator allows keyless volunteers (`SVC_POOL_KEYLESS_RUNNERS`): untrusted, it serves only projects that opted in to the pool. One per client address: asking again answers the same token.',
+    responses: {
+      201: json(RunnerToken, "issued to this address; register with it as `Authorization: Bearer <raw_token>`"),
+      200: json(RunnerToken, "this address's token, issued before"),
+      ...problemResponses(403),
+    },
+  }),
+  async (c) => {
+    // Cloudflare sets CF-Connecting-IP to the client's address (a client cannot choose it).
+    const { token, issued } = await keylessRunnerToken(c.env, c.req.header("CF-Connecting-IP") ?? null);
+    return c.json(token, issued ? 201 : 200);
   },
 );
 

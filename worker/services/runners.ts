@@ -10,10 +10,11 @@ import { ApiError, notFound, unauthorized } from "../errors";
 import type { LeaseScope } from "../storage/job-rows";
 import { parseLeaseId } from "../storage/job/leases";
 import { digestKey, secret } from "../storage/key-registry";
-import type { RunnerRow } from "../storage/dispatcher";
+import type { RunnerRow, TokenState } from "../storage/dispatcher";
 import { readConfig } from "../config";
 import { bearer } from "../middleware/auth";
 import { runtimeVersions, rvIdOf } from "./runtime";
+import { deploymentMac } from "./signed-urls";
 import { type DispatchScope, dispatcher, dispatchers, jobStore, runnerDispatcher, tenantStore, unwrap } from "./stores";
 
 /** `sfr_<ULID>_<random>`: a pool runner's credential, issued by an operator (4.17 style). */
@@ -44,16 +45,18 @@ export async function credentialOf(env: Env, authorization: string | undefined, 
     const token = RUNNER_TOKEN.test(raw) ? await dispatcher(env, "pool").resolveToken(digestKey(raw)) : null;
     if (!token)
       throw new ApiError(401, "auth", "unknown or revoked runner token", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
-    if (token.quarantined_at) {
-      throw new ApiError(403, "auth", `this runner token is quarantined since ${token.quarantined_at}: ${token.quarantine_reason}`, {
-        "x-quarantine": { token_id: token.token_id, quarantined_at: token.quarantined_at, reason: token.quarantine_reason },
-      });
-    }
+    if (token.quarantined_at) throw quarantined(token);
     return { scope: "pool", tokenId: token.token_id, confirmed: token.confirmed };
   }
   if (!tenantId) throw unauthorized("runners authenticate with an API key or a runner token");
   return { scope: { tenant: tenantId }, tokenId: null, confirmed: 0 };
 }
+
+/** 403 for a quarantined token (runners.md "Trust"), saying since when and why. */
+const quarantined = (token: Omit<TokenState, "confirmed">) =>
+  new ApiError(403, "auth", `this runner token is quarantined since ${token.quarantined_at}: ${token.quarantine_reason}`, {
+    "x-quarantine": { token_id: token.token_id, quarantined_at: token.quarantined_at, reason: token.quarantine_reason },
+  });
 
 /** The caller's dispatch scope (credentialOf). */
 export async function scopeOf(env: Env, authorization: string | undefined, tenantId: string | undefined): Promise<DispatchScope> {
@@ -147,6 +150,59 @@ export async function issueRunnerToken(env: Env, name: string | null) {
   const raw = `sfr_${tokenId}_${secret()}`;
   const row = await dispatcher(env, "pool").issueToken(name, digestKey(raw), tokenId);
   return { ...row, raw_token: raw };
+}
+
+/**
+ * A keyless volunteer's token (runners.md "Who may run what"): a browser without a key that opens
+ * `/runner.html` or lends the demo's compute gets one when the operator allows it
+ * (`SVC_POOL_KEYLESS_RUNNERS`). One token per client address (an IPv6 address by its /64), so an
+ * address is one principal: its tabs never confirm each other's results, its registrations share
+ * one token's limit (`SVC_POOL_REGISTRATIONS_PER_MINUTE`), and a quarantine or a revocation holds
+ * for the address (asking again answers 403). The raw token is derived from its id with the
+ * deployment's signing key, so the address gets the same one each time and only its digest is kept.
+ */
+export async function keylessRunnerToken(env: Env, clientAddress: string | null) {
+  if (!readConfig(env).poolKeylessRunners) {
+    throw new ApiError(
+      403,
+      "auth",
+      "this deployment does not accept volunteers without a runner token (SVC_POOL_KEYLESS_RUNNERS is off): ask its operator for one",
+    );
+  }
+  const address = digestKey(`keyless-address\n${addressGroup(clientAddress ?? "unknown")}`);
+  const proposal = ulid();
+  const proposed = await keylessRaw(env, proposal);
+  const pool = dispatcher(env, "pool");
+  const { digest, issued, ...row } = await pool.keylessToken(address, {
+    token_id: proposal,
+    digest: digestKey(proposed),
+    name: `keyless volunteer ${address.slice(0, 12)}`,
+  });
+  if (row.revoked_at) throw new ApiError(403, "auth", `the operator revoked this address's volunteer token at ${row.revoked_at}`);
+  if (row.quarantined_at) throw quarantined(row);
+  const raw = row.token_id === proposal ? proposed : await keylessRaw(env, row.token_id);
+  // Derived under another signing key (SVC_URL_SIGNING_KEY changed): the token takes the new one.
+  if (digestKey(raw) !== digest) await pool.rekey(row.token_id, digestKey(raw));
+  return { token: { ...row, raw_token: raw }, issued };
+}
+
+const keylessRaw = async (env: Env, tokenId: string) => `sfr_${tokenId}_${await deploymentMac(env, `keyless-runner-token\n${tokenId}`)}`;
+
+/**
+ * A client address as one volunteer: an IPv4 address whole (an IPv4-mapped IPv6 one too), an
+ * IPv6 address by its /64, the usual allocation of one subscriber.
+ */
+export function addressGroup(ip: string): string {
+  const v4 = /(?:^|:)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(ip);
+  if (v4 || !ip.includes(":")) return v4?.[1] ?? ip;
+  const [head = "", tail = ""] = ip.toLowerCase().split("::");
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const groups = ip.includes("::") ? [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill("0"), ...t] : h;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
 }
 
 /** A runner that asked for work this recently is live (an idle runner asks every ~25 s). */

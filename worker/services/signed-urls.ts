@@ -66,6 +66,14 @@ export async function signedLink(
   return `${path}?${q}`;
 }
 
+/**
+ * A MAC of `message` under the same key (base64url), for the deployment's other secrets derived
+ * from ids: a keyless volunteer's runner token (services/runners.ts). Callers prefix their purpose.
+ */
+export async function deploymentMac(env: Env, message: string): Promise<string> {
+  return base64url(await crypto.subtle.sign("HMAC", await hmacKey(env), text.encode(message)));
+}
+
 /** The tenant a signed GET of `url` speaks for, or null (no signature, a wrong one, expired). */
 export async function signedTenant(env: Env, method: string, url: URL, nowMs: number): Promise<string | null> {
   if (method !== "GET" && method !== "HEAD") return null;

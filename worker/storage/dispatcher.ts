@@ -44,6 +44,12 @@ export const MIGRATIONS = [
   [`ALTER TABLE runner_tokens ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0`],
   // A task routed to the WGSL provider (4.16) is leased only to runners with a WebGPU adapter.
   [`ALTER TABLE queue ADD COLUMN needs_webgpu INTEGER NOT NULL DEFAULT 0`],
+  // Keyless volunteers (browsers without a key, when the operator allows them): one token per
+  // client address (its digest), so an address is one principal however many tabs it opens.
+  [
+    `ALTER TABLE runner_tokens ADD COLUMN keyless_address TEXT`,
+    `CREATE UNIQUE INDEX runner_tokens_by_address ON runner_tokens(keyless_address)`,
+  ],
 ];
 
 /** Kinds a real GPU computes faster (SIFT, descriptor matching): runners with one get them first. */
@@ -95,6 +101,8 @@ export interface RunnerTokenRow {
   /** Results of the token's runners that another runner's confirmed (runners.md "Trust"). */
   confirmed: number;
 }
+
+export type KeylessTokenRow = RunnerTokenRow & { digest: string; issued: boolean };
 
 /** A live token: its id, its confirmed results, and why it is quarantined when it is. */
 export interface TokenState {
@@ -430,6 +438,30 @@ export class Dispatcher extends DurableObject<Env> {
       row.created_at,
     );
     return row;
+  }
+
+  /**
+   * The keyless token of a client address (`address`: its digest): the one it already has, whatever
+   * its state (revoked or quarantined tokens stay the address's), else `proposal`, issued now.
+   * Answers the row, its stored digest, and whether it was issued by this call.
+   */
+  keylessToken(address: string, proposal: { token_id: string; digest: string; name: string }): KeylessTokenRow {
+    const created = nowIso();
+    const inserted = this.sql.exec(
+      "INSERT INTO runner_tokens (token_id, name, digest, created_at, keyless_address) VALUES (?, ?, ?, ?, ?) ON CONFLICT (keyless_address) DO NOTHING",
+      proposal.token_id,
+      proposal.name,
+      proposal.digest,
+      created,
+      address,
+    ).rowsWritten;
+    const r = this.sql.exec(`SELECT ${TOKEN_COLUMNS}, digest FROM runner_tokens WHERE keyless_address = ?`, address).toArray()[0]!;
+    return { ...(r as unknown as RunnerTokenRow), digest: r.digest as string, issued: inserted > 0 };
+  }
+
+  /** Gives a token a new digest (a keyless token derived under a new signing key). */
+  rekey(tokenId: string, digest: string): void {
+    this.sql.exec("UPDATE runner_tokens SET digest = ? WHERE token_id = ?", digest, tokenId);
   }
 
   listTokens(): RunnerTokenRow[] {

@@ -1,9 +1,11 @@
 /**
  * @module The compute switches, each driving one browser-runtime runner (BrowserRunner: the
  * lease loop in a Web Worker): "This tab computes" serves the visitor's own jobs under their API
- * key (on by default, issue 7); "Lend compute" serves the volunteer pool under a runner token,
- * which only an operator issues (`/v1/admin/runner-tokens`), so the visitor pastes one. Each can
- * be paused; each shows its engine and how fast its last task went.
+ * key (on by default, issue 7); "Lend compute" serves the volunteer pool under a runner token
+ * the visitor pastes (an operator issues them, `/v1/admin/runner-tokens`), or without one under a
+ * keyless volunteer token the service gives this address when its operator allows it
+ * (`SVC_POOL_KEYLESS_RUNNERS`). Each can be paused; each shows its engine and how fast its last
+ * task went.
  */
 import { BrowserRunner } from "../../../browser-runtime/runner/browser";
 import type { RunnerStatus } from "../../../browser-runtime/runner/runner";
@@ -35,6 +37,8 @@ class RunnerSwitch {
     private readonly status: HTMLElement,
     private readonly label: string,
     private readonly authorization: () => string,
+    /** Without a credential, lend as a keyless volunteer (runners.md "Who may run what"). */
+    private readonly keyless = false,
   ) {
     box.addEventListener("change", () => void (box.checked ? this.start() : this.stop()));
   }
@@ -46,6 +50,7 @@ class RunnerSwitch {
       const auth = this.authorization();
       this.runner = new BrowserRunner({
         authorization: auth ? `Bearer ${auth}` : undefined,
+        keyless: this.keyless,
         name: `demo tab (${this.label.toLowerCase()})`,
         onStatus: (s) => this.onStatus(s),
         onStarted: (info) => {
@@ -114,7 +119,7 @@ export class ComputePanel {
 
   constructor(apiKey: () => string) {
     this.own = new RunnerSwitch(byId("compute-this-tab"), byId("compute-status"), "This tab computes", apiKey);
-    this.pool = new RunnerSwitch(byId("compute-lend"), byId("lend-status"), "Lending", () => this.token.value.trim());
+    this.pool = new RunnerSwitch(byId("compute-lend"), byId("lend-status"), "Lending", () => this.token.value.trim(), true);
     this.token.value = localStorage.getItem(TOKEN_STORAGE) ?? "";
     this.showLendState();
     this.token.addEventListener("change", () => {
@@ -122,8 +127,7 @@ export class ComputePanel {
       if (token) localStorage.setItem(TOKEN_STORAGE, token);
       else localStorage.removeItem(TOKEN_STORAGE);
       this.showLendState();
-      if (token) void this.pool.restart();
-      else void this.pool.stop();
+      void this.pool.restart();
     });
   }
 
@@ -138,8 +142,10 @@ export class ComputePanel {
   }
 
   private showLendState(): void {
-    const hasToken = this.token.value.trim() !== "";
-    this.pool.box.disabled = !hasToken;
-    if (!hasToken) say(byId("lend-status"), "Lending serves other people's jobs and needs a runner token from this server's operator.");
+    if (this.token.value.trim() === "")
+      say(
+        byId("lend-status"),
+        "Lending serves other people's jobs. Without a runner token from this server's operator, it works where the operator lets keyless volunteers in.",
+      );
   }
 }
