@@ -1406,6 +1406,114 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/projects/{pid}/datasets:import_kapture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A Kapture archive imported as a dataset
+         * @description `archive_path` names an uploaded Kapture archive as `blob:<sha256>` (the blob_sha of a finalized upload; this service has no local files):
+         *     an uncompressed tar or a zip holding a kapture 1.1 tree (sensors/sensors.txt, sensors/records_camera.txt, optionally sensors/trajectories.txt
+         *     and sensors/rigs.txt, the images under sensors/records_data/) at its top or under one folder. Each camera record becomes an image of a new
+         *     dataset of the project (named after that folder, or `kapture-<sha prefix>`); the cameras' COLMAP model sets the dataset's `camera_model`
+         *     (one camera: `single_camera`; one per folder: `per_folder`; else `per_image`); each record with a pose in trajectories.txt (of its camera,
+         *     or of a rig holding it) gets it as its pose prior (4.12, with the record's timestamp). Everything is checked first: a malformed archive or
+         *     listing is a 422 naming each file and line, and nothing is imported. The job answered is born succeeded; its task's result is
+         *     KaptureImportResult (`{sensors, records, image_root}` and `x-derived_dataset`). Capability `import.kapture`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["KaptureImportRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset) */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/{did}/images": {
         parameters: {
             query?: never;
@@ -10536,62 +10644,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{pid}/datasets:import_kapture": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * a Kapture archive imported as a dataset (4.2)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `import.kapture` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        archive_path: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json": {
         parameters: {
             query?: never;
@@ -11071,6 +11123,15 @@ export interface components {
             respect_exif_orientation?: boolean;
             active_maskset_id?: string | null;
         };
+        JobAcceptedResponse: {
+            job_id: string;
+            task_ids: string[];
+            recon_id: string | null;
+        };
+        KaptureImportRequest: {
+            /** @description the uploaded Kapture archive (an uncompressed tar or a zip), as `blob:<sha256>` */
+            archive_path: string;
+        };
         Image: {
             image_id: string;
             dataset_id: string;
@@ -11189,11 +11250,6 @@ export interface components {
         /** @description `{<image_id>: PosePrior}`, at most 1000 per call; all written or none */
         PosePriorsBulkRequest: {
             [key: string]: components["schemas"]["PosePrior"];
-        };
-        JobAcceptedResponse: {
-            job_id: string;
-            task_ids: string[];
-            recon_id: string | null;
         };
         FeaturesRequest: {
             spec?: components["schemas"]["FeaturesSpec"];
@@ -11614,7 +11670,7 @@ export interface components {
             task_id: string;
             job_id: string;
             /** @enum {string} */
-            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
             /** @enum {string} */
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
             /** @description tasks that must succeed before this one can be leased */
@@ -11715,7 +11771,7 @@ export interface components {
             };
             current_task_id: string | null;
             /** @enum {string|null} */
-            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | null;
+            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | null;
             /** @enum {string|null} */
             current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
             /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -11723,7 +11779,7 @@ export interface components {
             tasks: {
                 task_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 progress: number;
@@ -11910,7 +11966,7 @@ export interface components {
             name: string;
             /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
             pool: boolean;
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -11967,7 +12023,7 @@ export interface components {
         RunnerRegister: {
             name: string;
             /** @description task kinds this runner computes */
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -11986,7 +12042,7 @@ export interface components {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                 /**
                  * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                  * @enum {string}
@@ -12068,7 +12124,7 @@ export interface components {
                 upstream: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                     outputs_ref: components["schemas"]["TaskOutputs"];
                 }[];
                 /**
@@ -14600,6 +14656,114 @@ export namespace input {
                     };
                 };
             };
+            trace?: never;
+        };
+        "/v1/projects/{pid}/datasets:import_kapture": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * A Kapture archive imported as a dataset
+             * @description `archive_path` names an uploaded Kapture archive as `blob:<sha256>` (the blob_sha of a finalized upload; this service has no local files):
+             *     an uncompressed tar or a zip holding a kapture 1.1 tree (sensors/sensors.txt, sensors/records_camera.txt, optionally sensors/trajectories.txt
+             *     and sensors/rigs.txt, the images under sensors/records_data/) at its top or under one folder. Each camera record becomes an image of a new
+             *     dataset of the project (named after that folder, or `kapture-<sha prefix>`); the cameras' COLMAP model sets the dataset's `camera_model`
+             *     (one camera: `single_camera`; one per folder: `per_folder`; else `per_image`); each record with a pose in trajectories.txt (of its camera,
+             *     or of a rig holding it) gets it as its pose prior (4.12, with the record's timestamp). Everything is checked first: a malformed archive or
+             *     listing is a 422 naming each file and line, and nothing is imported. The job answered is born succeeded; its task's result is
+             *     KaptureImportResult (`{sensors, records, image_root}` and `x-derived_dataset`). Capability `import.kapture`.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        pid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["KaptureImportRequest"];
+                    };
+                };
+                responses: {
+                    /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset) */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
             trace?: never;
         };
         "/v1/datasets/{did}/images": {
@@ -23732,62 +23896,6 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
-        "/v1/projects/{pid}/datasets:import_kapture": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * a Kapture archive imported as a dataset (4.2)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `import.kapture` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path: {
-                        pid: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "application/json": {
-                            archive_path: string;
-                        };
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
         "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json": {
             parameters: {
                 query?: never;
@@ -24267,6 +24375,15 @@ export namespace input {
                 respect_exif_orientation?: boolean;
                 active_maskset_id?: string | null;
             };
+            JobAcceptedResponse: {
+                job_id: string;
+                task_ids: string[];
+                recon_id: string | null;
+            };
+            KaptureImportRequest: {
+                /** @description the uploaded Kapture archive (an uncompressed tar or a zip), as `blob:<sha256>` */
+                archive_path: string;
+            };
             Image: {
                 image_id: string;
                 dataset_id: string;
@@ -24385,11 +24502,6 @@ export namespace input {
             /** @description `{<image_id>: PosePrior}`, at most 1000 per call; all written or none */
             PosePriorsBulkRequest: {
                 [key: string]: components["schemas"]["PosePrior"];
-            };
-            JobAcceptedResponse: {
-                job_id: string;
-                task_ids: string[];
-                recon_id: string | null;
             };
             FeaturesRequest: {
                 spec?: components["schemas"]["FeaturesSpec"];
@@ -24810,7 +24922,7 @@ export namespace input {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 /** @description tasks that must succeed before this one can be leased */
@@ -24911,7 +25023,7 @@ export namespace input {
                 };
                 current_task_id: string | null;
                 /** @enum {string|null} */
-                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | null;
+                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | null;
                 /** @enum {string|null} */
                 current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
                 /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -24919,7 +25031,7 @@ export namespace input {
                 tasks: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                     /** @enum {string} */
                     status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                     progress: number;
@@ -25106,7 +25218,7 @@ export namespace input {
                 name: string;
                 /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
                 pool: boolean;
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -25163,7 +25275,7 @@ export namespace input {
             RunnerRegister: {
                 name: string;
                 /** @description task kinds this runner computes */
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -25182,7 +25294,7 @@ export namespace input {
                     task_id: string;
                     job_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                     /**
                      * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                      * @enum {string}
@@ -25264,7 +25376,7 @@ export namespace input {
                     upstream: {
                         task_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
                         outputs_ref: components["schemas"]["TaskOutputs"];
                     }[];
                     /**

@@ -23,3 +23,4 @@ export * from "./exports";
 export * from "./projection";
 export * from "./similarity";
 export * from "./backend";
+export * from "./dataset-imports";

@@ -19,6 +19,7 @@ import { admin } from "./routes/admin";
 import { artifacts } from "./routes/artifacts";
 import { backend } from "./routes/backend";
 import { datasets } from "./routes/datasets";
+import { datasetImports } from "./routes/dataset-imports";
 import { derivedDatasets } from "./routes/derived-datasets";
 import { errorPages } from "./routes/errors";
 import { exportRoutes } from "./routes/exports";
@@ -110,6 +111,7 @@ export function createApp() {
   app.route("/", projects);
   app.route("/", uploads);
   app.route("/", datasets);
+  app.route("/", datasetImports);
   app.route("/", images);
   app.route("/", posePriors);
   app.route("/", jobs);

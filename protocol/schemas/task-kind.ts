@@ -25,6 +25,7 @@ export const TASK_KINDS = [
   "georegister", // 4.13 a Sim3 applied to a reconstruction's latest snapshot, sealed as a new one
   "merge", // 4.9 source reconstructions merged into the target, sealed as its new snapshot
   "oneshot_features", // 4.15 the features of one image, answered in the request
+  "import_kapture", // 4.2 a Kapture archive imported as a dataset
 ] as const;
 export const TaskKind = z.enum(TASK_KINDS);
 export type TaskKind = z.infer<typeof TaskKind>;

@@ -90,24 +90,35 @@ export function tarArchive(files: Iterable<readonly [string, Uint8Array]>): Uint
 const decoder = new TextDecoder();
 const field = (h: Uint8Array, at: number, width: number) => decoder.decode(h.subarray(at, at + width)).replace(/\0.*$/s, "");
 
+/** One header block as read: its entry type, the data's size and its path (`paxPath` overrides the ustar fields). */
+export function parseTarHeader(h: Uint8Array, at: number, paxPath: string | null): { type: string; size: number; path: string } {
+  const sum = h.reduce((s, b, i) => s + (i >= 148 && i < 156 ? 0x20 : b), 0);
+  if (parseInt(field(h, 148, 8).trim(), 8) !== sum) throw new Error(`tar: bad header checksum at byte ${at}`);
+  const size = parseInt(field(h, 124, 12).trim() || "0", 8);
+  const prefix = field(h, 345, 155);
+  const path = paxPath ?? (prefix ? `${prefix}/${field(h, 0, 100)}` : field(h, 0, 100));
+  return { type: String.fromCharCode(h[156]!), size, path };
+}
+
+/** The `path` record of a pax extended header's data, or null. */
+export const paxPathOf = (data: Uint8Array) => /(?:^|\n)\d+ path=([^\n]*)\n/.exec(decoder.decode(data))?.[1] ?? null;
+
+/** Whether a header block is one of the zero blocks that end an archive. */
+export const isTarEnd = (h: Uint8Array) => h.every((b) => b === 0);
+
 /** The regular files of an archive, by path (ustar prefixes and pax `path` records honoured); throws on a malformed archive. */
 export function readTar(archive: Uint8Array): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
   let paxPath: string | null = null;
   for (let at = 0; at + BLOCK <= archive.length;) {
     const h = archive.subarray(at, at + BLOCK);
-    if (h.every((b) => b === 0)) break;
-    const sum = h.reduce((s, b, i) => s + (i >= 148 && i < 156 ? 0x20 : b), 0);
-    if (parseInt(field(h, 148, 8).trim(), 8) !== sum) throw new Error(`tar: bad header checksum at byte ${at}`);
-    const size = parseInt(field(h, 124, 12).trim() || "0", 8);
-    const type = String.fromCharCode(h[156]!);
+    if (isTarEnd(h)) break;
+    const { type, size, path } = parseTarHeader(h, at, paxPath);
     const data = archive.subarray(at + BLOCK, at + BLOCK + size);
     if (data.length !== size) throw new Error("tar: truncated archive");
     if (type === "x") {
-      paxPath = /(?:^|\n)\d+ path=([^\n]*)\n/.exec(decoder.decode(data))?.[1] ?? null;
+      paxPath = paxPathOf(data);
     } else {
-      const prefix = field(h, 345, 155);
-      const path = paxPath ?? (prefix ? `${prefix}/${field(h, 0, 100)}` : field(h, 0, 100));
       if (type === "0" || type === "\0") files.set(path, data);
       paxPath = null;
     }

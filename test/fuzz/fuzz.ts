@@ -104,8 +104,9 @@ export async function fuzz(
             answer.body.slice(0, 300),
           );
         known = now;
-      } else if (writes || answer.status < 400) {
-        // A write that succeeded, or a read that may fill a cache (tiles, thumbnails): storage may have changed.
+      } else {
+        // A write that succeeded, or a read, which may fill a cache whatever it answers (a snapshot's tiles
+        // are built on the first tile asked for, also one that does not exist: 404): storage may have changed.
         known = null;
       }
       return true;

@@ -52,13 +52,6 @@ export const UNBUILT: readonly UnbuiltRoute[] = [
     },
   },
   {
-    method: "post",
-    path: "/v1/projects/{pid}/datasets:import_kapture",
-    capability: "import.kapture",
-    summary: "a Kapture archive imported as a dataset (4.2)",
-    request: { params: ProjectParams, ...jsonBody(z.object({ archive_path: z.string() })) },
-  },
-  {
     method: "get",
     path: "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json",
     capability: "dense.patch_match_stereo",

@@ -56,6 +56,8 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "oneshot.features",
   // Reconstructions merged, aligned by given or estimated Sim3s: the runners' `merge` executor (worker/routes/merge.test.ts).
   "recon.merge",
+  // Kapture archives imported as datasets with their cameras and pose priors, by the Worker (services/kapture-import.ts; worker/routes/dataset-imports.test.ts).
+  "import.kapture",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

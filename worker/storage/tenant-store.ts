@@ -77,6 +77,9 @@ export class TenantStore extends DurableObject<Env> {
   createDerivedDataset(projectId: string, taskId: string, input: DatasetInput) {
     return datasets.createDerived(this.db, projectId, taskId, input);
   }
+  createImportedDataset(projectId: string, input: DatasetInput, made: BlobFacts[], priorsByName: Record<string, string>) {
+    return datasets.createImported(this.db, projectId, input, made, priorsByName);
+  }
   listDatasets(projectId: string, page: PageRequest) {
     return datasets.list(this.db, projectId, page);
   }

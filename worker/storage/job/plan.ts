@@ -80,7 +80,9 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
         ? `cache hit: reused the outputs of cache_key ${t.cache_key}`
         : allItemsCached.has(t.task_id)
           ? `cache hit: reused every one of its ${t.items!.length} items`
-          : `registered ${t.imported!.artifacts.map((a) => `'${a.name}'`).join(", ")} without copying bytes`;
+          : t.imported!.artifacts.length > 0
+            ? `registered ${t.imported!.artifacts.map((a) => `'${a.name}'`).join(", ")} without copying bytes`
+            : "done by the service at submission";
       appendEvent(cx, t.task_id, { kind: "phase_started", phase: t.phase });
       appendEvent(cx, t.task_id, { kind: "log_line", level: "INFO", message: how });
       if (plan.adopted_snapshot && t === plan.tasks.at(-1)) {

@@ -3,10 +3,11 @@ import type { DatasetPatch } from "../../../protocol";
 import { ulid } from "../ids";
 import { type Outcome, missing, ok } from "../outcome";
 import { type PageRequest, type PageResult, first, nowIso, paginate } from "../sql";
-import type { DatasetInput, DatasetRow } from "../tenant-rows";
+import type { BlobFacts, DatasetInput, DatasetRow } from "../tenant-rows";
 import * as blobs from "./blobs";
 import * as garbage from "./garbage";
 import * as images from "./images";
+import * as posePriors from "./pose-priors";
 import * as projects from "./projects";
 
 const datasetOf = (r: Record<string, SqlStorageValue>): DatasetRow => ({
@@ -41,6 +42,35 @@ export function createDerived(
   const taken = first(db.sql, "SELECT 1 AS x FROM datasets WHERE project_id = ? AND name = ?", projectId, input.name);
   const created = create(db, projectId, { ...input, name: taken ? `${input.name}-${taskId}` : input.name }, taskId);
   return created.ok ? ok({ dataset: created.value, reused: false }) : created;
+}
+
+/**
+ * A dataset the service imported (4.2 Kapture): the blobs whose bytes it wrote for the images
+ * (`made`), the dataset with its images and their pose priors (JSON text by image name), in one
+ * transaction. A name the project already has gets `-2`, `-3`, ... appended.
+ */
+export function createImported(
+  db: DurableObjectStorage,
+  projectId: string,
+  input: DatasetInput,
+  made: BlobFacts[],
+  priorsByName: Record<string, string>,
+): Outcome<DatasetRow> {
+  let name = input.name;
+  for (let n = 2; first(db.sql, "SELECT 1 AS x FROM datasets WHERE project_id = ? AND name = ?", projectId, name); n++)
+    name = `${input.name}-${n}`;
+  let created: Outcome<DatasetRow> = missing("project");
+  db.transactionSync(() => {
+    // The images take their own references; these hold the new bytes until they do.
+    for (const b of made) blobs.retain(db, b);
+    created = create(db, projectId, { ...input, name });
+    if (created.ok) {
+      const ids = Object.fromEntries(images.all(db, created.value.dataset_id).map((i) => [i.name, i.image_id]));
+      posePriors.putMany(db, created.value.dataset_id, Object.fromEntries(Object.entries(priorsByName).map(([n, p]) => [ids[n]!, p])));
+    }
+    for (const b of made) blobs.release(db, b.sha);
+  });
+  return created;
 }
 
 /** Creates the dataset and, for an `upload` source, registers its entries as images, atomically. */
