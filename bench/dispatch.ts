@@ -1,12 +1,14 @@
 /**
- * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N]`: the dispatcher's
+ * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--no-batch]`: the dispatcher's
  * capacity on the local stack (wrangler's workerd). `--runners` simulated runners (in-process clients
  * of the real protocol, client/runner.ts) long-poll for leases and complete tiny shards at once, as
  * the deployment's own runners (the operator runner token, whose scope is spread over `--shards`
  * dispatcher objects, SVC_DISPATCH_SHARDS, default 4; `--shards 0`: the tenant's own scope, one
  * object, with the tenant's key as credential): `--jobs` features
  * jobs on a dataset of `--images` images (8 to a shard), each item answered with the image's own blob
- * (an input of the job, so nothing is uploaded). Measures lease+complete operations per second (one
+ * (an input of the job, so nothing is uploaded). Each completion leases the runner's next shard in the
+ * same request (`x-lease_next`, runners.md "Batching"), as the runners of this build do; `--no-batch`
+ * measures the protocol without it (a lease request per shard). Measures lease+complete operations per second (one
  * operation = one shard leased and completed) and lease latency, and checks that no shard was lost or
  * done twice. Prints a table; writes bench/results/dispatch.json.
  *
@@ -28,6 +30,7 @@ const RUNNERS = arg("runners", 200);
 const JOBS = arg("jobs", 8);
 const IMAGES = arg("images", 1000);
 const SHARDS = arg("shards", 4);
+const BATCH = !process.argv.includes("--no-batch");
 
 const operatorToken = `sfo_dispatch-bench-${Date.now()}`;
 const server = await startLocalStack({
@@ -102,16 +105,20 @@ const expected = JOBS * Math.ceil(IMAGES / 8);
 
 const completions = new Map<string, number>();
 const leaseMs: number[] = [];
+/** Leases that came with a completion (`x-lease_next`) rather than from a lease request. */
+let leasedWithCompletion = 0;
 let done = 0;
 const cpu0 = { workerd: workerdCpuMs(), runners: process.cpuUsage() };
 const t0 = performance.now();
 await Promise.all(
   clients.map(async ({ client, id }) => {
+    let next: Awaited<ReturnType<typeof client.lease>> = null;
     while (done < expected && performance.now() - t0 < 600_000) {
       const asked = performance.now();
-      const lease = await client.lease(id, 2);
+      const lease = next ?? (await client.lease(id, 2));
       if (!lease) continue;
-      leaseMs.push(performance.now() - asked);
+      if (next) leasedWithCompletion++;
+      else leaseMs.push(performance.now() - asked);
       const items = lease.shard!.items;
       const artifacts = items.map((it) => ({
         kind: "digests.image_sha256",
@@ -124,7 +131,7 @@ await Promise.all(
         metadata: {},
         files: [{ path: it.path, blob_sha: blob, byte_size: image.byteLength }],
       }));
-      await client.complete(lease.lease_id, { artifacts, result: null });
+      next = await client.complete(lease.lease_id, { artifacts, result: null }, { leaseNext: BATCH });
       completions.set(lease.shard!.shard_id, (completions.get(lease.shard!.shard_id) ?? 0) + 1);
       done++;
     }
@@ -139,6 +146,8 @@ const twice = [...completions.values()].filter((n) => n > 1).length;
 const results = {
   runners: RUNNERS,
   scope: SHARDS > 0 ? `operator, ${SHARDS} dispatcher shards` : "tenant (one dispatcher)",
+  protocol: BATCH ? "x-lease_next (completion leases the next shard)" : "a lease request per shard",
+  leased_with_completion: leasedWithCompletion,
   jobs: JOBS,
   shards: expected,
   seconds,
@@ -157,9 +166,11 @@ const results = {
 console.table([
   ["simulated runners", RUNNERS],
   ["runner scope", results.scope],
+  ["protocol", results.protocol],
   ["shards (lease + complete each)", expected],
+  ["shards leased by a completion (x-lease_next)", leasedWithCompletion],
   ["lease+complete operations / s", results.ops_per_second.toFixed(1)],
-  ["lease latency p50 / p99 (ms)", `${results.lease_ms_p50.toFixed(0)} / ${results.lease_ms_p99.toFixed(0)}`],
+  ["lease request latency p50 / p99 (ms)", `${results.lease_ms_p50.toFixed(0)} / ${results.lease_ms_p99.toFixed(0)}`],
   [
     "CPU ms per operation: service (workerd) / simulated runners",
     `${results.workerd_cpu_ms_per_op?.toFixed(1) ?? "n/a"} / ${results.runners_cpu_ms_per_op.toFixed(1)}`,

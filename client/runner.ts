@@ -150,8 +150,20 @@ export class RunnerClient {
     return unwrap(this.api.POST("/v1/leases/{lease_id}/datasets", { params: lease(leaseId), body, fetch: this.transport.sendIdempotent }));
   }
 
-  async complete(leaseId: string, outputs: TaskOutputs): Promise<void> {
-    await unwrap(this.api.POST("/v1/leases/{lease_id}:complete", { params: lease(leaseId), body: { outputs_ref: outputs } }));
+  /**
+   * Completes the lease. With `leaseNext` the same request leases the runner's next task or shard
+   * (the `x-lease_next` extension, runners.md "Batching"): answers it, or null when nothing is
+   * ready now (then ask `lease` as usual); without, answers null.
+   */
+  async complete(leaseId: string, outputs: TaskOutputs, { leaseNext = false } = {}): Promise<Lease | null> {
+    const answer = await unwrap(
+      this.api.POST("/v1/leases/{lease_id}:complete", {
+        params: lease(leaseId),
+        body: leaseNext ? { outputs_ref: outputs, "x-lease_next": true } : { outputs_ref: outputs },
+      }),
+    );
+    // openapi-fetch widens tuples to arrays in what it answers (as in `lease`): the schema's type is the exact one.
+    return ((answer as { "x-lease"?: Lease | null } | undefined)?.["x-lease"] as Lease | undefined) ?? null;
   }
 
   async fail(leaseId: string, error: { error_class: string; message: string; detail: Record<string, unknown> | null }): Promise<void> {

@@ -4251,6 +4251,15 @@ export interface paths {
                 };
             };
             responses: {
+                /** @description done (`x-lease_next`): the lease has ended, and this is the runner's next one, or null */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LeaseCompleted"];
+                    };
+                };
                 /** @description done; the lease has ended */
                 204: {
                     headers: {
@@ -12260,8 +12269,127 @@ export interface components {
             blob_sha: string;
             byte_size: number;
         };
+        LeaseCompleted: {
+            /** @description the next lease, as `:lease` answers it; null: nothing ready now (ask `:lease?wait=`) */
+            "x-lease": {
+                lease_id: string;
+                runner_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                expires_at: string;
+                ttl_seconds: number;
+                task: {
+                    task_id: string;
+                    job_id: string;
+                    /** @enum {string} */
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                    /**
+                     * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
+                     * @enum {string}
+                     */
+                    phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
+                    attempt: number;
+                    /** @description the normalised specs the task runs with */
+                    params: {
+                        [key: string]: unknown;
+                    };
+                };
+                inputs: {
+                    /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
+                    dataset: {
+                        dataset_id: string;
+                        manifest_hash: string;
+                        camera_model: string;
+                        intrinsics_mode: string;
+                        is_spherical: boolean;
+                        respect_exif_orientation: boolean;
+                        rig_config: {
+                            [key: string]: unknown;
+                        } | null;
+                        images: {
+                            image_id: string;
+                            name: string;
+                            content_sha: string;
+                            byte_size: number | null;
+                            width: number | null;
+                            height: number | null;
+                            media_type: string | null;
+                            /**
+                             * @description EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)
+                             * @default null
+                             */
+                            focal_length_35mm: number | null;
+                            /**
+                             * @description the image's EXIF GPS position, when it has one
+                             * @default null
+                             */
+                            gps: {
+                                latitude: number;
+                                longitude: number;
+                                /** @default null */
+                                altitude: number | null;
+                                /** @default null */
+                                horizontal_accuracy_m: number | null;
+                            } | null;
+                            /**
+                             * @description the image's pose prior (4.12), when it has one
+                             * @default null
+                             */
+                            pose_prior: {
+                                cam_from_world: {
+                                    rotation: {
+                                        w: number;
+                                        x: number;
+                                        y: number;
+                                        z: number;
+                                    };
+                                    translation: [
+                                        number,
+                                        number,
+                                        number
+                                    ];
+                                };
+                                /** @description 36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame */
+                                covariance?: number[] | null;
+                                gps?: components["schemas"]["GpsCoord"];
+                                /**
+                                 * Format: int64
+                                 * @description nanoseconds (any epoch; only their order is used); every digit is kept
+                                 */
+                                timestamp_ns?: number;
+                                imu?: components["schemas"]["ImuSample"];
+                            } | null;
+                        }[];
+                    } | null;
+                    upstream: {
+                        task_id: string;
+                        /** @enum {string} */
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                        outputs_ref: components["schemas"]["TaskOutputs"];
+                    }[];
+                    /**
+                     * @description resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion
+                     * @default {}
+                     */
+                    artifacts: {
+                        [key: string]: components["schemas"]["StageArtifact"];
+                    };
+                };
+                checkpoint: components["schemas"]["Checkpoint"] | null;
+                /**
+                 * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+                 * @default null
+                 */
+                shard: components["schemas"]["LeaseShard"] | null;
+                _links: components["schemas"]["Links"];
+            } | null;
+        };
         LeaseComplete: {
             outputs_ref?: unknown;
+            /** @description extension (2.0): lease the runner's next task or shard in the same request, without waiting; answered 200 `LeaseCompleted` instead of 204 */
+            "x-lease_next"?: boolean;
         };
         LeaseFail: {
             error_class: string;
@@ -17503,6 +17631,15 @@ export namespace input {
                     };
                 };
                 responses: {
+                    /** @description done (`x-lease_next`): the lease has ended, and this is the runner's next one, or null */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["LeaseCompleted"];
+                        };
+                    };
                     /** @description done; the lease has ended */
                     204: {
                         headers: {
@@ -25512,8 +25649,127 @@ export namespace input {
                 blob_sha: string;
                 byte_size: number;
             };
+            LeaseCompleted: {
+                /** @description the next lease, as `:lease` answers it; null: nothing ready now (ask `:lease?wait=`) */
+                "x-lease": {
+                    lease_id: string;
+                    runner_id: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-01T00:00:00.000Z
+                     */
+                    expires_at: string;
+                    ttl_seconds: number;
+                    task: {
+                        task_id: string;
+                        job_id: string;
+                        /** @enum {string} */
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                        /**
+                         * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
+                         * @enum {string}
+                         */
+                        phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
+                        attempt: number;
+                        /** @description the normalised specs the task runs with */
+                        params: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    inputs: {
+                        /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
+                        dataset: {
+                            dataset_id: string;
+                            manifest_hash: string;
+                            camera_model: string;
+                            intrinsics_mode: string;
+                            is_spherical: boolean;
+                            respect_exif_orientation: boolean;
+                            rig_config: {
+                                [key: string]: unknown;
+                            } | null;
+                            images: {
+                                image_id: string;
+                                name: string;
+                                content_sha: string;
+                                byte_size: number | null;
+                                width: number | null;
+                                height: number | null;
+                                media_type: string | null;
+                                /**
+                                 * @description EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)
+                                 * @default null
+                                 */
+                                focal_length_35mm?: number | null;
+                                /**
+                                 * @description the image's EXIF GPS position, when it has one
+                                 * @default null
+                                 */
+                                gps?: {
+                                    latitude: number;
+                                    longitude: number;
+                                    /** @default null */
+                                    altitude?: number | null;
+                                    /** @default null */
+                                    horizontal_accuracy_m?: number | null;
+                                } | null;
+                                /**
+                                 * @description the image's pose prior (4.12), when it has one
+                                 * @default null
+                                 */
+                                pose_prior?: {
+                                    cam_from_world: {
+                                        rotation: {
+                                            w: number;
+                                            x: number;
+                                            y: number;
+                                            z: number;
+                                        };
+                                        translation: [
+                                            number,
+                                            number,
+                                            number
+                                        ];
+                                    };
+                                    /** @description 36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame */
+                                    covariance?: number[] | null;
+                                    gps?: components["schemas"]["GpsCoord"];
+                                    /**
+                                     * Format: int64
+                                     * @description nanoseconds (any epoch; only their order is used); every digit is kept
+                                     */
+                                    timestamp_ns?: number;
+                                    imu?: components["schemas"]["ImuSample"];
+                                } | null;
+                            }[];
+                        } | null;
+                        upstream: {
+                            task_id: string;
+                            /** @enum {string} */
+                            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                            outputs_ref: components["schemas"]["TaskOutputs"];
+                        }[];
+                        /**
+                         * @description resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion
+                         * @default {}
+                         */
+                        artifacts?: {
+                            [key: string]: components["schemas"]["StageArtifact"];
+                        };
+                    };
+                    checkpoint: components["schemas"]["Checkpoint"] | null;
+                    /**
+                     * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+                     * @default null
+                     */
+                    shard?: components["schemas"]["LeaseShard"] | null;
+                    _links: components["schemas"]["Links"];
+                } | null;
+            };
             LeaseComplete: {
                 outputs_ref?: unknown;
+                /** @description extension (2.0): lease the runner's next task or shard in the same request, without waiting; answered 200 `LeaseCompleted` instead of 204 */
+                "x-lease_next"?: boolean;
             };
             LeaseFail: {
                 error_class: string;

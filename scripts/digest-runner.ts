@@ -29,6 +29,8 @@ export interface RunnerOptions {
   keyless?: boolean;
   name?: string;
   stages?: TaskKind[];
+  /** Each completion leases the next task or shard in the same request (`x-lease_next`, runners.md "Batching"): see `next`. */
+  leaseNext?: boolean;
   /** A lying runner (tests of untrusted results, runners.md "Trust"): it reports every image's digest wrong. */
   lie?: boolean;
 }
@@ -49,6 +51,8 @@ export class DigestRunner {
   /** The real runner's protocol client (client/runner.ts). */
   readonly client: RunnerClient;
   runner: Runner | null = null;
+  /** The lease the last completion brought along (`leaseNext`), or null. */
+  next: Lease | null = null;
 
   constructor(private readonly o: RunnerOptions) {
     this.client = new RunnerClient({ baseUrl: o.base, authorization: o.authorization, fetch: o.fetch });
@@ -127,7 +131,7 @@ export class DigestRunner {
       const mine = part.names ? digests.filter((d) => part.names!.has(d.name)) : digests;
       artifacts.push(await this.digestArtifact(lease, part.path, mine));
     }
-    await this.client.complete(lease.lease_id, { artifacts, result: null });
+    this.next = await this.client.complete(lease.lease_id, { artifacts, result: null }, { leaseNext: this.o.leaseNext });
     return "completed";
   }
 

@@ -64,6 +64,8 @@ const RETRY_MS = 2000;
 
 export class Runner {
   resource: RunnerResource | null = null;
+  /** The lease the last completion brought along (`x-lease_next`), taken before asking for another. */
+  private following: Lease | null = null;
   private running = false;
   private wake: (() => void) | null = null;
 
@@ -106,7 +108,7 @@ export class Runner {
       let lease: Lease | null = null;
       let failed = false;
       try {
-        lease = await this.client.lease(this.resource!.runner_id, this.o.leaseWaitSeconds ?? LEASE_WAIT_SECONDS);
+        lease = this.takeFollowing() ?? (await this.client.lease(this.resource!.runner_id, this.o.leaseWaitSeconds ?? LEASE_WAIT_SECONDS));
       } catch (e) {
         failed = true;
         // The service forgot this runner (e.g. its state was reset): register again.
@@ -137,6 +139,9 @@ export class Runner {
         });
       }
     }
+    // Stopped while a completion brought the next lease along: it goes back at once, not at its expiry.
+    const unstarted = this.takeFollowing();
+    if (unstarted) await this.client.release(unstarted.lease_id, "runner stopping").catch(() => {});
     this.o.onStatus?.({ state: "stopped" });
   }
 
@@ -144,12 +149,21 @@ export class Runner {
   async drain(): Promise<number> {
     if (!this.resource) await this.register();
     let n = 0;
-    for (let lease = await this.client.lease(this.resource!.runner_id); lease; lease = await this.client.lease(this.resource!.runner_id)) {
+    this.running = true;
+    const next = async () => this.takeFollowing() ?? (await this.client.lease(this.resource!.runner_id));
+    for (let lease = await next(); lease; lease = await next()) {
       await this.runTask(lease);
       n++;
     }
+    this.running = false;
     this.host.engines.release();
     return n;
+  }
+
+  private takeFollowing(): Lease | null {
+    const lease = this.following;
+    this.following = null;
+    return lease;
   }
 
   /** Stops after the current task (the lease is completed or released, never abandoned; a waiting lease request ends within its long poll). */
@@ -198,7 +212,8 @@ export class Runner {
       clearInterval(timer);
       await flush();
       if (held.lost) return "dropped";
-      await this.client.complete(lease.lease_id, outputs);
+      // A runner that goes on asks for its next work in the same request (runners.md "Batching").
+      this.following = await this.client.complete(lease.lease_id, outputs, { leaseNext: this.running });
       this.log(`completed ${task.kind} ${task.task_id}`);
       return "completed";
     } catch (e) {

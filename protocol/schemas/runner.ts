@@ -201,7 +201,21 @@ export type LeaseState = z.infer<typeof LeaseState>;
 export const EventsPost = z.object({ events: z.array(RunnerEvent).min(1).max(500) }).meta({ id: "RunnerEventsPost" });
 
 /** `outputs_ref` is validated by the service after parsing, so a malformed one can fail the task (2.11 rule 3). */
-export const CompleteRequest = z.object({ outputs_ref: z.unknown() }).meta({ id: "LeaseComplete" });
+/** `:complete` with `x-lease_next` (runners.md "Batching"): the runner's next lease, or null when nothing is ready now. */
+export const LeaseCompleted = z
+  .object({ "x-lease": Lease.nullable().describe("the next lease, as `:lease` answers it; null: nothing ready now (ask `:lease?wait=`)") })
+  .meta({ id: "LeaseCompleted" });
+export const CompleteRequest = z
+  .object({
+    outputs_ref: z.unknown(),
+    "x-lease_next": z
+      .boolean()
+      .optional()
+      .describe(
+        "extension (2.0): lease the runner's next task or shard in the same request, without waiting; answered 200 `LeaseCompleted` instead of 204",
+      ),
+  })
+  .meta({ id: "LeaseComplete" });
 export const FailRequest = z
   .object({
     error_class: z.string().min(1).max(128),

@@ -13,6 +13,7 @@ import {
   Id,
   Lease,
   LeaseQuery,
+  LeaseCompleted,
   LeaseState,
   ReleaseRequest,
   Runner,
@@ -260,12 +261,17 @@ runners.openapi(
     path: "/v1/leases/{lease_id}:complete",
     tags: ["runners"],
     request: { params: LeaseParams, ...jsonBody(CompleteRequest) },
-    responses: { ...done, ...problemResponses(401, 403, 404, 409, 422) },
+    responses: {
+      ...done,
+      200: json(LeaseCompleted, "done (`x-lease_next`): the lease has ended, and this is the runner's next one, or null"),
+      ...problemResponses(401, 403, 404, 409, 422),
+    },
   }),
   async (c) => {
     const { lease_id } = c.req.valid("param");
     const { store, scope: ls, ended, tenant, job, credential: cred } = await lease(c, lease_id);
-    const parsed = TaskOutputs.safeParse(c.req.valid("json").outputs_ref);
+    const body = c.req.valid("json");
+    const parsed = TaskOutputs.safeParse(body.outputs_ref);
     if (!parsed.success) {
       // A malformed result fails the task (2.11 rule 3); nothing else of the job is touched.
       const errors = fieldErrors(parsed.error, "outputs_ref");
@@ -281,8 +287,15 @@ runners.openapi(
       throw validation("outputs_ref rejected; the task failed with a validation error", errors);
     }
     // Weighed by who computed it (services/validation.ts); the JobStore has the tenant record the outputs (cache entry, artifacts) before it answers.
-    await ended(await completeLease(c.env, { tenant, job, leaseId: lease_id, scope: ls, confirmed: cred.confirmed }, parsed.data));
-    return c.body(null, 204);
+    const runnerId = await completeLease(c.env, { tenant, job, leaseId: lease_id, scope: ls, confirmed: cred.confirmed }, parsed.data);
+    if (!body["x-lease_next"]) {
+      await ended(runnerId);
+      return c.body(null, 204);
+    }
+    // One request ends this lease and leases the next (runners.md "Batching"): one call to the runner's Dispatcher does both.
+    // The completion stands whatever the lease attempt meets (say, a runner the Dispatcher forgot): null, and the runner asks again.
+    const next = await leaseWaiting(c.env, cred, runnerId, 0, lease_id).catch(() => null);
+    return c.body(`{"x-lease":${next ?? "null"}}`, 200, { "Content-Type": "application/json" });
   },
 );
 

@@ -11,7 +11,10 @@ import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob } from "../tes
 // Whole jobs through many Durable Object calls; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
 
-const newRunner = async (name: string, extra: { authorization?: string; stages?: TaskKind[]; fetch?: typeof selfFetch } = {}) => {
+const newRunner = async (
+  name: string,
+  extra: { authorization?: string; stages?: TaskKind[]; fetch?: typeof selfFetch; leaseNext?: boolean } = {},
+) => {
   const r = new DigestRunner({ base: BASE, fetch: selfFetch, name, ...extra });
   await r.register();
   return r;
@@ -155,6 +158,52 @@ describe("sharded stage work", () => {
     expect(extract.outputs_ref.artifacts[0].files).toHaveLength(13);
     expect(match.outputs_ref.artifacts[0].files).toHaveLength(blocksOf());
   }, 180_000);
+});
+
+describe('a completion that leases the next shard (x-lease_next, runners.md "Batching")', () => {
+  it("one runner goes through a task's 3 shards in 4 requests of lease and completion; the job's log stays contiguous", async () => {
+    const { did } = await dataset(20);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const r = await newRunner("batched", { leaseNext: true });
+    const shards: number[] = [];
+    for (let lease = await r.lease(); lease; lease = r.next) {
+      shards.push(lease.shard!.index);
+      expect(await r.work(lease)).toBe("completed");
+    }
+    // The last completion found nothing left: null, and the runner asks as usual.
+    expect(shards).toEqual([0, 1, 2]);
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 3, done: 3, by_runner: { [r.runner!.runner_id]: 3 } });
+    const log = await events(jid);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+  });
+
+  it("without the extension a completion answers 204 as before; a lease that came with a completion can be released", async () => {
+    const { did } = await dataset(24);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const statuses: number[] = [];
+    const recording: typeof selfFetch = async (req) => {
+      const res = await selfFetch(req);
+      if (new URL(req.url).pathname.endsWith(":complete")) statuses.push(res.status);
+      return res;
+    };
+    const plain = await newRunner("plain", { fetch: recording });
+    const batched = await newRunner("batched-stopping", { fetch: recording, leaseNext: true });
+    const [a, b] = [(await plain.lease())!, (await batched.lease())!];
+    expect(await plain.work(a)).toBe("completed");
+    expect(plain.next).toBeNull();
+    expect(await batched.work(b)).toBe("completed");
+    expect(statuses).toEqual([204, 200]);
+    // The third shard came with the completion; a runner stopping gives it back at once, and another takes it.
+    const third = batched.next!;
+    expect(third.shard!.index).toBe(2);
+    await batched.client.release(third.lease_id, "runner stopping");
+    const again = (await plain.lease())!;
+    expect(again.shard!.index).toBe(2);
+    expect(await plain.work(again)).toBe("completed");
+    expect((await job(jid)).status).toBe("succeeded");
+  });
 });
 
 describe("output blobs", () => {

@@ -122,15 +122,16 @@ export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredent
  * offered: answered the moment a task or shard is ready, so idle runners send one request per
  * ~25 s instead of polling. The runner's Dispatcher claims, has the job's JobStore grant, and
  * settles (storage/dispatcher.ts); the Lease comes back as JSON text, answered as it is.
- * 409 while the runner still holds a live lease.
+ * 409 while the runner still holds a live lease; `ended`: a lease it just completed, forgotten first.
  */
 export async function leaseWaiting(
   env: Env,
   { scope, tokenId }: RunnerCredential,
   runnerId: string,
   waitMs: number,
+  ended: string | null = null,
 ): Promise<string | null> {
-  return unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs));
+  return unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs, ended));
 }
 
 /**

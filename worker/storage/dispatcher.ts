@@ -224,9 +224,11 @@ export class Dispatcher extends DurableObject<Env> {
    * (or refuses a stale proposal), so a task or shard is never leased twice whatever the race.
    * One call from the Worker per lease request: claiming, granting and settling happen here.
    * Answers the Lease as JSON text, or null when nothing came within `waitMs`; 404 for an unknown
-   * runner, 409 while it still holds a live lease.
+   * runner, 409 while it still holds a live lease. `ended`: the lease the runner just completed
+   * (`:complete` with `x-lease_next`), forgotten first in the same call.
    */
-  async lease(runnerId: string, tokenId: string | null, waitMs: number): Promise<Outcome<string | null>> {
+  async lease(runnerId: string, tokenId: string | null, waitMs: number, ended: string | null = null): Promise<Outcome<string | null>> {
+    if (ended) this.forgetLease(runnerId, ended);
     const deadline = Date.now() + waitMs;
     for (;;) {
       const leased = await this.leaseNext(runnerId, tokenId);
