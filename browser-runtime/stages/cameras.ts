@@ -45,6 +45,13 @@ export function initialCamera(model: string, width: number, height: number, foca
   return { model, width, height, params, hasPriorFocalLength };
 }
 
+/** The camera with focal length(s) f taken as known (a guess for two-view poses, not a prior for mapping). */
+export function withFocalLength(c: InitialCamera, f: number): InitialCamera {
+  const info = CAMERA_MODELS.find((m) => m.name === c.model);
+  if (!info) throw new Error(`unknown camera model ${c.model}`);
+  return { ...c, params: c.params.map((v, k) => (info.params[k]!.startsWith("f") ? f : v)), hasPriorFocalLength: true };
+}
+
 /**
  * Cameras and the camera index of each image: one for the whole dataset (`single_camera`, when
  * all images have one size), one per folder of the image name (`per_folder`), or one per image.

@@ -86,6 +86,11 @@ export const TwoViewGeometriesFile = z
         E: Matrix3,
         H: Matrix3,
         inlier_matches: z.array(z.tuple([z.number().int(), z.number().int()])),
+        /**
+         * Our extension: the relative pose the verification recovered (translation of unit length,
+         * zero for panoramic pairs; null when none), which the mapper's view-graph filter reads.
+         */
+        "x-cam2_from_cam1": Rigid3.nullable().optional(),
       }),
     ),
   })

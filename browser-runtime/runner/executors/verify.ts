@@ -92,6 +92,7 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
           E: g.E,
           H: g.H,
           inlier_matches: g.inlier_matches,
+          "x-cam2_from_cam1": g.cam2_from_cam1,
         };
       }),
       "x-images": item.images.map((name, i) => ({

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-wasm/ts/accuracy";
+import { mulberry32 } from "../../engine-wasm/ts/testing/synthetic-texture";
+import { type ViewGraphEdge, estimateFocalFromFundamentals, filterViewGraph } from "./view-graph";
+
+const axisAngle = (axis: [number, number, number], deg: number): Quat => {
+  const n = Math.hypot(...axis);
+  const h = (deg * Math.PI) / 360;
+  return [Math.cos(h), (axis[0] / n) * Math.sin(h), (axis[1] / n) * Math.sin(h), (axis[2] / n) * Math.sin(h)];
+};
+
+/**
+ * Cameras on a circle around an object, looking at it (cam_from_world: a turn about the vertical
+ * by the camera's azimuth, then a small tilt), with neighbours up to `window` apart matched and
+ * every relative rotation perturbed by up to `noiseDeg`. `folded`: edges between cameras on
+ * opposite sides whose rotation is that of a symmetric object's other side (a 180 deg turn about
+ * the vertical on top of the true one), the way a cylinder or a keyboard fools two-view geometry.
+ */
+function ringScene(n: number, window: number, noiseDeg: number, folded: Array<[number, number]>, seed = 1) {
+  const rnd = mulberry32(seed);
+  const truth: Quat[] = Array.from({ length: n }, (_, i) =>
+    quatMul(axisAngle([1, 0, 0], 10 + 5 * Math.sin(i)), axisAngle([0, 1, 0], (360 * i) / n)),
+  );
+  const noisy = (q: Quat): Quat => quatMul(axisAngle([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], noiseDeg * rnd()), q);
+  const edges: ViewGraphEdge[] = [];
+  const wrong = new Set<number>();
+  for (let i = 0; i < n; i += 1) {
+    for (let d = 1; d <= window; d += 1) {
+      const j = (i + d) % n;
+      edges.push({ image1: i, image2: j, rotation: noisy(quatMul(truth[j]!, quatConj(truth[i]!))), weight: 200 - 10 * d });
+    }
+  }
+  for (const [i, j] of folded) {
+    // The symmetric interpretation: image j's view taken as that of the opposite side.
+    const flipped = quatMul(truth[j]!, axisAngle([0, 1, 0], 180));
+    wrong.add(edges.length);
+    // More inliers than any true edge: a strong pattern repeated on both sides.
+    edges.push({ image1: i, image2: j, rotation: noisy(quatMul(flipped, quatConj(truth[i]!))), weight: 400 });
+  }
+  return { truth, edges, wrong };
+}
+
+/** The largest angle between averaged and true rotations after removing the gauge (image 0's). */
+function maxAbsoluteErrorDeg(truth: Quat[], rotations: Map<number, Quat>): number {
+  const gauge = quatMul(quatConj(rotations.get(0)!), truth[0]!);
+  return Math.max(...truth.map((q, i) => rotationAngleDeg(quatMul(rotations.get(i)!, gauge), q)));
+}
+
+describe("filterViewGraph", () => {
+  it("keeps every edge of a consistent graph and recovers the rotations", () => {
+    const { truth, edges } = ringScene(36, 4, 1, []);
+    const result = filterViewGraph(edges);
+    expect(result.kept.every(Boolean)).toBe(true);
+    expect(maxAbsoluteErrorDeg(truth, result.rotations)).toBeLessThan(2);
+  });
+
+  it("drops the symmetric (folded) edges, even with more inliers than the true ones, and no true edge", () => {
+    // 36 cameras 10 deg apart, neighbours up to 40 deg apart matched; 12 pairs across the object
+    // (150-180 deg apart) matched by its symmetry, two of them sharing a camera.
+    const folded: Array<[number, number]> = [
+      [0, 17],
+      [0, 18],
+      [2, 20],
+      [4, 21],
+      [6, 24],
+      [9, 27],
+      [11, 28],
+      [13, 31],
+      [19, 1],
+      [23, 5],
+      [26, 8],
+      [30, 12],
+    ];
+    const { truth, edges, wrong } = ringScene(36, 4, 2, folded);
+    const result = filterViewGraph(edges);
+    edges.forEach((_, i) => expect(result.kept[i], `edge ${i}`).toBe(!wrong.has(i)));
+    expect(maxAbsoluteErrorDeg(truth, result.rotations)).toBeLessThan(3);
+    // Few loops through a folded edge close (only those with another folded edge of the same
+    // camera, as 0-17-18), most through a true one do.
+    for (const i of wrong) expect(result.loops[i]!.closed).toBeLessThanOrEqual(1);
+    edges.forEach((_, i) => {
+      if (!wrong.has(i)) expect(result.loops[i]!.closed).toBeGreaterThan(result.loops[i]!.total / 2);
+    });
+  });
+
+  it("keeps pairs without a rotation and leaves images on no such edge out of the rotations", () => {
+    const { edges } = ringScene(12, 2, 1, []);
+    edges.push({ image1: 3, image2: 40, rotation: null, weight: 50 });
+    const result = filterViewGraph(edges);
+    expect(result.kept.at(-1)).toBe(true);
+    expect(Number.isNaN(result.residualDeg.at(-1))).toBe(true);
+    expect(result.rotations.has(40)).toBe(false);
+    expect(result.rotations.size).toBe(12);
+  });
+});
+
+/** Row-major 3x3 rotation of a unit quaternion. */
+function matrixOf(q: Quat): number[] {
+  const [w, x, y, z] = q;
+  return [
+    1 - 2 * (y * y + z * z),
+    2 * (x * y - w * z),
+    2 * (x * z + w * y),
+    2 * (x * y + w * z),
+    1 - 2 * (x * x + z * z),
+    2 * (y * z - w * x),
+    2 * (x * z - w * y),
+    2 * (y * z + w * x),
+    1 - 2 * (x * x + y * y),
+  ];
+}
+const mul3 = (a: number[], b: number[]) =>
+  Array.from({ length: 9 }, (_, k) => [0, 1, 2].reduce((s, i) => s + a[3 * Math.floor(k / 3) + i]! * b[3 * i + (k % 3)]!, 0));
+
+describe("estimateFocalFromFundamentals", () => {
+  it("finds the focal length that made the fundamental matrices of a camera, with some of them wrong", () => {
+    const rnd = mulberry32(7);
+    const [w, h, f] = [720, 1280, 594];
+    // K^-1 with the principal point at the centre; F = K^-T [t]x R K^-1.
+    const Kinv = [1 / f, 0, -w / 2 / f, 0, 1 / f, -h / 2 / f, 0, 0, 1];
+    const KinvT = [Kinv[0]!, Kinv[3]!, Kinv[6]!, Kinv[1]!, Kinv[4]!, Kinv[7]!, Kinv[2]!, Kinv[5]!, Kinv[8]!];
+    const Fs: Array<{ F: number[]; numInliers: number }> = [];
+    for (let i = 0; i < 40; i += 1) {
+      const R = matrixOf(axisAngle([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], 5 + 30 * rnd()));
+      const t = [rnd() - 0.5, rnd() - 0.5, rnd() - 0.5];
+      const tx = [0, -t[2]!, t[1]!, t[2]!, 0, -t[0]!, -t[1]!, t[0]!, 0];
+      // A quarter of the matrices are random (wrong pairs): the median ignores them.
+      const F = i % 4 === 3 ? Array.from({ length: 9 }, () => rnd() - 0.5) : mul3(mul3(KinvT, mul3(tx, R)), Kinv);
+      Fs.push({ F, numInliers: 100 });
+    }
+    expect(estimateFocalFromFundamentals(Fs, w, h)! / f).toBeCloseTo(1, 2);
+    expect(estimateFocalFromFundamentals(Fs.slice(0, 5), w, h)).toBeNull();
+    // Weak pairs (few inliers) with a wrong focal length: ignored while there are enough strong ones.
+    const weak = Fs.slice(0, 30).map(({ F }) => ({ F: F.map((v, k) => (k % 3 === 2 || k >= 6 ? v * 3 : v)), numInliers: 20 }));
+    expect(estimateFocalFromFundamentals([...Fs, ...weak], w, h)! / f).toBeCloseTo(1, 2);
+  });
+});

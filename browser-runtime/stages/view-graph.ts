@@ -1,0 +1,341 @@
+/**
+ * @module View-graph filtering before mapping (issue 18): the verified pairs whose relative
+ * rotation contradicts the rest of the graph are dropped, so that a pair that explains its matches
+ * by a wrong motion (symmetric objects, repeated texture: the view of one side of a cylinder
+ * matched to its other side) cannot fold the model.
+ *
+ * As the field does it: loop (triplet) consistency of relative rotations (Zach, Klopschitz and
+ * Pollefeys, "Disambiguating visual relations using loop constraints", CVPR 2010) picks the edges
+ * that many loops confirm; a maximum spanning tree over that support gives initial absolute
+ * rotations, which robust rotation averaging (iteratively reweighted, Geman-McClure, as in
+ * Chatterjee and Govindu 2013 and GLOMAP's rotation averager) refines; edges whose rotation
+ * then disagrees with the averaged rotations by more than `maxResidualDeg` (GLOMAP's
+ * relative-pose filter) are dropped. Pairs without a relative rotation are kept as they are.
+ */
+import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-wasm/ts/accuracy";
+import type { TwoViewCamera, TwoViewInput, TwoViewResult } from "../../engine-wasm/ts/two-view";
+import type { TwoViewGeometriesFile } from "../../protocol/schemas/snapshot";
+import { type InitialCamera, twoViewCamera, withFocalLength } from "./cameras";
+
+export interface ViewGraphEdge {
+  image1: number;
+  image2: number;
+  /** cam2_from_cam1 rotation, Hamilton [w, x, y, z]; null when the pair gave none. */
+  rotation: Quat | null;
+  /** Inlier matches (the edge's weight). */
+  weight: number;
+}
+
+export interface ViewGraphFilterOptions {
+  /** A loop of three edges closes when its rotation is below this (degrees). */
+  maxLoopErrorDeg?: number;
+  /** Scale of the robust loss in rotation averaging (degrees). */
+  lossScaleDeg?: number;
+  /** Edges disagreeing with the averaged rotations by more than this are dropped (degrees). */
+  maxResidualDeg?: number;
+  /** Sweeps of rotation averaging. */
+  iterations?: number;
+}
+
+export interface ViewGraphFilterResult {
+  /** Per input edge: kept for mapping. */
+  kept: boolean[];
+  /** Per input edge: angle between its rotation and the averaged ones (degrees; NaN without rotation). */
+  residualDeg: number[];
+  /** Averaged cam_from_world rotations per image (absent: the image is on no edge with a rotation). */
+  rotations: Map<number, Quat>;
+  /** Per input edge: loops through it that close, and loops through it. */
+  loops: Array<{ closed: number; total: number }>;
+}
+
+/** A verified pair (two_view_geometries.json, 2.14) as an edge, image ids as they are. */
+export function viewGraphEdge(p: {
+  image_id1: number;
+  image_id2: number;
+  num_inliers: number;
+  "x-cam2_from_cam1"?: { rotation: { w: number; x: number; y: number; z: number } } | null;
+}): ViewGraphEdge {
+  const r = p["x-cam2_from_cam1"]?.rotation;
+  return { image1: p.image_id1, image2: p.image_id2, rotation: r ? [r.w, r.x, r.y, r.z] : null, weight: p.num_inliers };
+}
+
+const DEFAULTS: Required<ViewGraphFilterOptions> = { maxLoopErrorDeg: 5, lossScaleDeg: 5, maxResidualDeg: 10, iterations: 100 };
+
+const normalize = (q: Quat): Quat => {
+  const n = Math.hypot(q[0], q[1], q[2], q[3]);
+  return [q[0] / n, q[1] / n, q[2] / n, q[3] / n];
+};
+
+/** Filters the view graph; see the module comment. Deterministic (no random sampling). */
+export function filterViewGraph(edges: readonly ViewGraphEdge[], options: ViewGraphFilterOptions = {}): ViewGraphFilterResult {
+  const o = { ...DEFAULTS, ...options };
+  // Relative rotation from image a to image b along edge e (cam_b_from_cam_a).
+  const rel = (e: number, from: number): Quat => {
+    const q = edges[e]!.rotation!;
+    return edges[e]!.image1 === from ? q : quatConj(q);
+  };
+  const adjacency = new Map<number, Map<number, number>>();
+  const link = (a: number, b: number, e: number) => {
+    let m = adjacency.get(a);
+    if (!m) adjacency.set(a, (m = new Map()));
+    const prev = m.get(b);
+    // Duplicate pairs: the one with more inliers.
+    if (prev === undefined || edges[prev]!.weight < edges[e]!.weight) m.set(b, e);
+  };
+  edges.forEach((e, i) => {
+    if (!e.rotation || e.image1 === e.image2) return;
+    link(e.image1, e.image2, i);
+    link(e.image2, e.image1, i);
+  });
+  const usable = (i: number) => adjacency.get(edges[i]!.image1)?.get(edges[i]!.image2) === i;
+
+  // Loops of three: i -> j -> k -> i.
+  const loops = edges.map(() => ({ closed: 0, total: 0 }));
+  const identity: Quat = [1, 0, 0, 0];
+  edges.forEach((e, idx) => {
+    if (!usable(idx)) return;
+    const ni = adjacency.get(e.image1)!;
+    const nj = adjacency.get(e.image2)!;
+    const [small, large] = ni.size < nj.size ? [ni, nj] : [nj, ni];
+    for (const [k, ek] of small) {
+      const other = large.get(k);
+      if (other === undefined || k === e.image1 || k === e.image2) continue;
+      const eik = small === ni ? ek : other;
+      const ejk = small === ni ? other : ek;
+      // cam_i_from_cam_k * cam_k_from_cam_j * cam_j_from_cam_i
+      const cycle = quatMul(rel(eik, k), quatMul(rel(ejk, e.image2), rel(idx, e.image1)));
+      loops[idx]!.total += 1;
+      if (rotationAngleDeg(cycle, identity) < o.maxLoopErrorDeg) loops[idx]!.closed += 1;
+    }
+  });
+
+  // Maximum spanning forest over loop support (then inliers): Kruskal.
+  const order = edges
+    .map((_, i) => i)
+    .filter(usable)
+    .sort((a, b) => loops[b]!.closed - loops[a]!.closed || edges[b]!.weight - edges[a]!.weight || a - b);
+  const parent = new Map<number, number>();
+  const find = (x: number): number => {
+    let r = x;
+    while (parent.has(r) && parent.get(r) !== r) r = parent.get(r)!;
+    parent.set(x, r);
+    return r;
+  };
+  const tree = new Map<number, Array<[number, number]>>();
+  for (const i of order) {
+    const { image1: a, image2: b } = edges[i]!;
+    const [ra, rb] = [find(a), find(b)];
+    if (ra === rb) continue;
+    parent.set(ra, rb);
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      if (!tree.has(x)) tree.set(x, []);
+      tree.get(x)!.push([y, i]);
+    }
+  }
+  const rotations = new Map<number, Quat>();
+  const nodes = [...adjacency.keys()].sort((a, b) => a - b);
+  for (const root of nodes) {
+    if (rotations.has(root)) continue;
+    rotations.set(root, identity);
+    const queue = [root];
+    while (queue.length) {
+      const a = queue.shift()!;
+      for (const [b, e] of tree.get(a) ?? []) {
+        if (rotations.has(b)) continue;
+        rotations.set(b, normalize(quatMul(rel(e, a), rotations.get(a)!)));
+        queue.push(b);
+      }
+    }
+  }
+
+  // Robust rotation averaging: node-wise reweighted means (Gauss-Seidel sweeps).
+  const scale = o.lossScaleDeg;
+  for (let it = 0; it < o.iterations; it += 1) {
+    let change = 0;
+    for (const a of nodes) {
+      const current = rotations.get(a)!;
+      const sum: Quat = [0, 0, 0, 0];
+      for (const [b, e] of adjacency.get(a)!) {
+        // R_a = R_ab^-1 R_b where R_ab = cam_b_from_cam_a.
+        let est = quatMul(quatConj(rel(e, a)), rotations.get(b)!);
+        if (est[0] * current[0] + est[1] * current[1] + est[2] * current[2] + est[3] * current[3] < 0)
+          est = [-est[0], -est[1], -est[2], -est[3]];
+        const r = rotationAngleDeg(est, current) / scale;
+        const w = Math.sqrt(edges[e]!.weight) / (1 + r * r) ** 2;
+        for (let c = 0; c < 4; c += 1) sum[c]! += w * est[c]!;
+      }
+      if (Math.hypot(...sum) === 0) continue;
+      const next = normalize(sum);
+      change = Math.max(change, rotationAngleDeg(next, current));
+      rotations.set(a, next);
+    }
+    if (change < 1e-4) break;
+  }
+
+  const residualDeg = edges.map((e, i) =>
+    e.rotation && rotations.has(e.image1) && rotations.has(e.image2)
+      ? rotationAngleDeg(quatMul(rel(i, e.image1), rotations.get(e.image1)!), rotations.get(e.image2)!)
+      : NaN,
+  );
+  const kept = edges.map((e, i) => !e.rotation || !(residualDeg[i]! > o.maxResidualDeg));
+  return { kept, residualDeg, rotations, loops };
+}
+
+/** Eigenvalues of a symmetric 3x3 matrix (row-major), cyclic Jacobi. */
+function symmetricEigenvalues3(m: number[]): number[] {
+  const a = [m.slice(0, 3), m.slice(3, 6), m.slice(6, 9)];
+  for (let sweep = 0; sweep < 30; sweep += 1) {
+    const off = a[0]![1]! ** 2 + a[0]![2]! ** 2 + a[1]![2]! ** 2;
+    if (off < 1e-24 * (a[0]![0]! ** 2 + a[1]![1]! ** 2 + a[2]![2]! ** 2 + 1e-300)) break;
+    for (const [p, q] of [
+      [0, 1],
+      [0, 2],
+      [1, 2],
+    ] as const) {
+      if (a[p]![q] === 0) continue;
+      const theta = (a[q]![q]! - a[p]![p]!) / (2 * a[p]![q]!);
+      const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+      const c = 1 / Math.sqrt(t * t + 1);
+      const s = t * c;
+      for (let k = 0; k < 3; k += 1) {
+        const akp = a[k]![p]!;
+        const akq = a[k]![q]!;
+        a[k]![p] = c * akp - s * akq;
+        a[k]![q] = s * akp + c * akq;
+      }
+      for (let k = 0; k < 3; k += 1) {
+        const apk = a[p]![k]!;
+        const aqk = a[q]![k]!;
+        a[p]![k] = c * apk - s * aqk;
+        a[q]![k] = s * apk + c * aqk;
+      }
+    }
+  }
+  return [a[0]![0]!, a[1]![1]!, a[2]![2]!];
+}
+
+/** Inliers of a pair whose fundamental matrix the focal length estimate prefers. */
+const STRONG_PAIR_INLIERS = 50;
+
+/**
+ * How far K^T F K is from an essential matrix for the focal length f (principal point at the image
+ * centre, square pixels): (s1 - s2) / s1 of its two largest singular values, 0 when it is one
+ * (the self-calibration criterion of Mendonca and Cipolla, 1999).
+ */
+function essentialDefect(F: readonly number[], f: number, cx: number, cy: number): number {
+  // K^T F K with K = [f 0 cx; 0 f cy; 0 0 1].
+  const K = [f, 0, cx, 0, f, cy, 0, 0, 1];
+  const mul = (A: readonly number[], B: readonly number[], ta = false) => {
+    const out = new Array<number>(9).fill(0);
+    for (let i = 0; i < 3; i += 1)
+      for (let j = 0; j < 3; j += 1) for (let k = 0; k < 3; k += 1) out[3 * i + j]! += (ta ? A[3 * k + i]! : A[3 * i + k]!) * B[3 * k + j]!;
+    return out;
+  };
+  const E = mul(mul(K, F, true), K);
+  const ev = symmetricEigenvalues3(mul(E, E, true))
+    .map((v) => Math.sqrt(Math.max(0, v)))
+    .sort((x, y) => y - x);
+  return ev[0]! > 0 ? (ev[0]! - ev[1]!) / ev[0]! : 1;
+}
+
+/**
+ * The focal length (pixels) that makes the fundamental matrices of pairs seen by one camera
+ * closest to essential matrices (median defect over the pairs, searched from 0.3 to 3 times the
+ * image's larger side); null with fewer than `minPairs` matrices. For cameras without a focal
+ * length prior, whose pairs the verification leaves without a relative pose.
+ */
+export function estimateFocalFromFundamentals(
+  pairs: ReadonlyArray<{ F: readonly number[]; numInliers: number }>,
+  width: number,
+  height: number,
+  minPairs = 10,
+): number | null {
+  // Matrices of few inliers are poorly conditioned (and more often wrong): the well supported
+  // ones, when there are enough of them. On gum (123 frames, focal 594 px) all 2821 F give
+  // 513 px, the 1213 of >= 50 inliers 596 px.
+  const strong = pairs.filter((p) => p.numInliers >= STRONG_PAIR_INLIERS);
+  const Fs = (strong.length >= minPairs ? strong : pairs).map((p) => p.F);
+  if (Fs.length < minPairs) return null;
+  const [cx, cy] = [width / 2, height / 2];
+  const size = Math.max(width, height);
+  const cost = (f: number) => {
+    const d = Fs.map((F) => essentialDefect(F, f, cx, cy)).sort((x, y) => x - y);
+    return d[d.length >> 1]!;
+  };
+  let best = 0;
+  let bestCost = Infinity;
+  const steps = 60;
+  const [lo, hi] = [Math.log(0.3 * size), Math.log(3 * size)];
+  for (let s = 0; s <= steps; s += 1) {
+    const f = Math.exp(lo + ((hi - lo) * s) / steps);
+    const c = cost(f);
+    if (c < bestCost) [best, bestCost] = [f, c];
+  }
+  // Golden-section refinement within one grid step either side.
+  const step = (hi - lo) / steps;
+  let [a, b] = [Math.log(best) - step, Math.log(best) + step];
+  const g = (Math.sqrt(5) - 1) / 2;
+  for (let it = 0; it < 30; it += 1) {
+    const [x1, x2] = [b - g * (b - a), a + g * (b - a)];
+    if (cost(Math.exp(x1)) < cost(Math.exp(x2))) b = x2;
+    else a = x1;
+  }
+  return Math.exp((a + b) / 2);
+}
+
+/** Pairs re-verified in one engine call for their relative rotation. */
+const ROTATION_PAIRS_PER_STEP = 16;
+
+/**
+ * Each verified pair's relative rotation (cam2_from_cam1, [w, x, y, z]) for the view-graph
+ * filter: the verification's own pose (`x-cam2_from_cam1`), else (pairs of cameras without a focal length prior, which
+ * the verification leaves F/H only) the pose of its inliers re-verified with the focal length
+ * that makes the camera's fundamental matrices essential (estimateFocalFromFundamentals); null
+ * where neither is possible. `verify` runs a batch of pairs on an engine (and may be a cancel point).
+ */
+export async function pairRotations(
+  pairs: TwoViewGeometriesFile["pairs"],
+  { cameras, cameraOfImage }: { cameras: readonly InitialCamera[]; cameraOfImage: readonly number[] },
+  keypoints: ReadonlyArray<{ xy: ArrayLike<number> }>,
+  seed: number | undefined,
+  verify: (batch: TwoViewInput[]) => Promise<TwoViewResult[]>,
+): Promise<Array<Quat | null>> {
+  const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
+  const guessed = cameras.map((c, ci): TwoViewCamera | null => {
+    if (c.hasPriorFocalLength) return twoViewCamera(c);
+    const Fs = pairs
+      .filter((p) => p.F && cameraOf(p.image_id1) === ci && cameraOf(p.image_id2) === ci)
+      .map((p) => ({ F: p.F!, numInliers: p.num_inliers }));
+    const f = estimateFocalFromFundamentals(Fs, c.width, c.height);
+    return f === null ? null : twoViewCamera(withFocalLength(c, f));
+  });
+  const rotations = pairs.map((p): Quat | null => {
+    const r = p["x-cam2_from_cam1"]?.rotation;
+    return r ? [r.w, r.x, r.y, r.z] : null;
+  });
+  const todo = pairs
+    .map((p, i) => ({ p, i, c1: guessed[cameraOf(p.image_id1)], c2: guessed[cameraOf(p.image_id2)] }))
+    .filter((t) => rotations[t.i] === null && t.c1 && t.c2);
+  for (let b = 0; b < todo.length; b += ROTATION_PAIRS_PER_STEP) {
+    const batch = todo.slice(b, b + ROTATION_PAIRS_PER_STEP);
+    const results = await verify(
+      batch.map(({ p, c1, c2 }) => ({
+        keypoints1: keypoints[p.image_id1 - 1]!.xy,
+        keypoints2: keypoints[p.image_id2 - 1]!.xy,
+        camera1: c1!,
+        camera2: c2!,
+        matches: p.inlier_matches,
+        // Inliers already: a few trials find the model.
+        options: { seed: seed ?? 0, minNumTrials: 10, maxNumTrials: 200, detectWatermark: false },
+      })),
+    );
+    batch.forEach(({ i }, k) => {
+      const r = results[k]!.cam2_from_cam1?.rotation;
+      rotations[i] = r ? [r.w, r.x, r.y, r.z] : null;
+    });
+  }
+  return rotations;
+}
