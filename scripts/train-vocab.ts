@@ -1,11 +1,14 @@
 /**
- * Trains the VLAD codebook the runners ship (browser-runtime/stages/vocab/): SIFT features of the
- * photos of ../shared/datasets/vocab-training (never an evaluation set), extracted as the extract
- * stage does by default and cached outside the repo, a deterministic sample of their RootSIFT
- * descriptors, k-means (k-means++ seeding, Lloyd iterations) on it.
+ * Trains the retrieval vocabularies the runners ship (browser-runtime/stages/vocab/): SIFT features
+ * of the photos of ../shared/datasets/vocab-training (never an evaluation set), extracted as the
+ * extract stage does by default and cached outside the repo, a deterministic sample of their
+ * RootSIFT descriptors, then k-means (k-means++ seeding, Lloyd iterations) on it: flat for the VLAD
+ * codebook, hierarchical (Nistér and Stewénius 2006) for the vocabulary tree (`--kind tree`).
  *
  *   npx tsx scripts/train-vocab.ts [--words 32] [--per-image 400] [--iterations 30] [--seed 1]
  *     [--cache /tmp/edgesfm-vocab-features] [--out browser-runtime/stages/vocab/vlad-rootsift-k32.v1.json]
+ *   npx tsx scripts/train-vocab.ts --kind tree [--branching 10] [--depth 3]
+ *     [--out browser-runtime/stages/vocab/tree-rootsift-b10-l3.v1.json]
  *
  * A few minutes on one core (extraction is most of it; a second run reads the cache).
  */
@@ -17,6 +20,7 @@ import { createEngine } from "../engine-wasm/ts/engine";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { type CodebookFile, encodeBase64Floats, nearestWord, rootSift } from "../browser-runtime/stages/vlad";
+import { type VocabTreeFile, encodeTreeNodes } from "../browser-runtime/stages/vocab-tree";
 import { decodeFeatures } from "../protocol/wire/features";
 
 const TRAINING = "../shared/datasets/vocab-training";
@@ -27,10 +31,21 @@ const { values: args } = parseArgs({
     "per-image": { type: "string", default: "400" },
     iterations: { type: "string", default: "30" },
     seed: { type: "string", default: "1" },
+    kind: { type: "string", default: "vlad" },
+    branching: { type: "string", default: "10" },
+    depth: { type: "string", default: "3" },
     cache: { type: "string", default: "/tmp/edgesfm-vocab-features" },
-    out: { type: "string", default: "browser-runtime/stages/vocab/vlad-rootsift-k32.v1.json" },
+    out: { type: "string" },
   },
 });
+const TREE = args.kind === "tree";
+const BRANCHING = Number(args.branching);
+const DEPTH = Number(args.depth);
+const OUT =
+  args.out ??
+  (TREE
+    ? `browser-runtime/stages/vocab/tree-rootsift-b${BRANCHING}-l${DEPTH}.v1.json`
+    : `browser-runtime/stages/vocab/vlad-rootsift-k${args.words}.v1.json`);
 const WORDS = Number(args.words);
 const PER_IMAGE = Number(args["per-image"]);
 const ITERATIONS = Number(args.iterations);
@@ -95,7 +110,7 @@ function seed(x: Float32Array, n: number, k: number): Float32Array {
 }
 
 /** Lloyd's iterations; an emptied word takes the sample farthest from its centroid. Returns the mean squared distance. */
-function lloyd(x: Float32Array, n: number, c: Float32Array, k: number): number {
+function lloyd(x: Float32Array, n: number, c: Float32Array, k: number, quiet = false): number {
   const assign = new Int32Array(n);
   let mse = 0;
   for (let it = 0; it < ITERATIONS; it += 1) {
@@ -122,10 +137,50 @@ function lloyd(x: Float32Array, n: number, c: Float32Array, k: number): number {
       }
       for (let j = 0; j < DIM; j += 1) c[w * DIM + j] = sum[w * DIM + j]! / count[w]!;
     }
-    console.log(`iteration ${it + 1}: mean squared distance ${mse.toFixed(4)}, ${changed} reassigned`);
+    if (!quiet) console.log(`iteration ${it + 1}: mean squared distance ${mse.toFixed(4)}, ${changed} reassigned`);
     if (changed === 0) break;
   }
   return mse;
+}
+
+/**
+ * Hierarchical k-means: the nodes of a complete tree of `DEPTH` levels below the root, level by
+ * level (level l holds BRANCHING^l nodes; node i's children are i * BRANCHING + c on the next level).
+ * A node with fewer samples than BRANCHING gives its children its samples, then its own centroid.
+ */
+function vocabTree(x: Float32Array, n: number): Float32Array {
+  const levels: Float32Array[] = [];
+  let groups: { rows: Int32Array; centroid: Float32Array | null }[] = [
+    { rows: Int32Array.from({ length: n }, (_, i) => i), centroid: null },
+  ];
+  for (let level = 1; level <= DEPTH; level += 1) {
+    const nodes = new Float32Array(groups.length * BRANCHING * DIM);
+    const next: typeof groups = [];
+    for (const [g, { rows, centroid }] of groups.entries()) {
+      const m = rows.length;
+      const sub = new Float32Array(m * DIM);
+      rows.forEach((r, i) => sub.set(x.subarray(r * DIM, (r + 1) * DIM), i * DIM));
+      let c: Float32Array;
+      if (m > BRANCHING) {
+        c = seed(sub, m, BRANCHING);
+        lloyd(sub, m, c, BRANCHING, true);
+      } else {
+        c = new Float32Array(BRANCHING * DIM);
+        for (let w = 0; w < BRANCHING; w += 1)
+          c.set(w < m ? sub.subarray(w * DIM, (w + 1) * DIM) : (centroid ?? new Float32Array(DIM)), w * DIM);
+      }
+      nodes.set(c, g * BRANCHING * DIM);
+      const members = Array.from({ length: BRANCHING }, () => [] as number[]);
+      for (let i = 0; i < m; i += 1) members[nearestWord(sub, i, c, BRANCHING, DIM)]!.push(rows[i]!);
+      for (let w = 0; w < BRANCHING; w += 1) next.push({ rows: Int32Array.from(members[w]!), centroid: c.slice(w * DIM, (w + 1) * DIM) });
+    }
+    levels.push(nodes);
+    groups = next;
+    console.log(`level ${level}: ${groups.length} nodes`);
+  }
+  const all = new Float32Array(levels.reduce((s, l) => s + l.length, 0));
+  levels.reduce((at, l) => (all.set(l, at), at + l.length), 0);
+  return all;
 }
 
 async function main() {
@@ -153,6 +208,33 @@ async function main() {
   const n = samples.reduce((s, x) => s + x.length / DIM, 0);
   const x = new Float32Array(n * DIM);
   samples.reduce((at, s) => (x.set(s, at), at + s.length), 0);
+  const training = {
+    script: "scripts/train-vocab.ts",
+    photos: "../shared/datasets/vocab-training (coke, bird)",
+    num_photos: paths.length,
+    features: "extract stage defaults (SIFT, L1_ROOT, max 8192 per image)",
+    descriptors: total,
+    sampled: n,
+    per_image: PER_IMAGE,
+    iterations: ITERATIONS,
+    seed: Number(args.seed),
+  };
+  if (TREE) {
+    console.log(`${paths.length} photos, ${total} descriptors, ${n} sampled; a tree of ${BRANCHING}^${DEPTH} words`);
+    const tree: VocabTreeFile = {
+      format: "edgesfm.vocab.tree.v1",
+      id: `tree-rootsift-b${BRANCHING}-l${DEPTH}.v1`,
+      branching: BRANCHING,
+      depth: DEPTH,
+      dim: DIM,
+      descriptor: "rootsift",
+      training,
+      nodes: encodeTreeNodes(vocabTree(x, n)),
+    };
+    writeFileSync(OUT, JSON.stringify(tree, null, 2) + "\n");
+    console.log(`wrote ${OUT}`);
+    return;
+  }
   console.log(`${paths.length} photos, ${total} descriptors, ${n} sampled; k-means with ${WORDS} words`);
   const c = seed(x, n, WORDS);
   const mse = lloyd(x, n, c, WORDS);
@@ -162,22 +244,11 @@ async function main() {
     words: WORDS,
     dim: DIM,
     descriptor: "rootsift",
-    training: {
-      script: "scripts/train-vocab.ts",
-      photos: "../shared/datasets/vocab-training (coke, bird)",
-      num_photos: paths.length,
-      features: "extract stage defaults (SIFT, L1_ROOT, max 8192 per image)",
-      descriptors: total,
-      sampled: n,
-      per_image: PER_IMAGE,
-      iterations: ITERATIONS,
-      seed: Number(args.seed),
-      mean_squared_distance: Number(mse.toFixed(5)),
-    },
+    training: { ...training, mean_squared_distance: Number(mse.toFixed(5)) },
     centroids: encodeBase64Floats(c),
   };
-  writeFileSync(args.out!, JSON.stringify(file, null, 2) + "\n");
-  console.log(`wrote ${args.out}`);
+  writeFileSync(OUT, JSON.stringify(file, null, 2) + "\n");
+  console.log(`wrote ${OUT}`);
 }
 
 await main();

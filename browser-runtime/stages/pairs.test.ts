@@ -23,7 +23,8 @@ describe("pair selection (spec 2.12 PairsSpec)", () => {
     expect(selectPairs(names)).toEqual(exhaustivePairs(names));
     expect(selectPairs(names, { strategy: "sequential" }).length).toBe(10);
     expect(selectPairs(names, { strategy: "sequential", overlap: 1 }).length).toBe(4);
-    expect(() => selectPairs(names, { strategy: "vocabtree" })).toThrow(/not supported/);
+    expect(() => selectPairs(names, { strategy: "explicit" })).toThrow(/not supported/);
+    expect(() => selectPairs(names, { strategy: "vocabtree" })).toThrow(/similarity index/);
     expect(() => selectPairs(names, { strategy: "retrieval" })).toThrow(/similarity index/);
     expect(() => selectPairs(names, { strategy: "spatial" })).toThrow(/positions/);
   });
@@ -128,5 +129,12 @@ describe("pair selection (spec 2.12 PairsSpec)", () => {
     expect(located.positions[1]![2]).toBe(0);
     expect(located.positions[3]).toBeNull();
     expect(Math.abs(located.positions[0]![1] - located.positions[1]![1])).toBeCloseTo(11.13, 1);
+  });
+
+  it("vocabulary-tree pairs by tf-idf histogram intersection; words every image holds weigh nothing", () => {
+    // a and b share rare words 1 and 2, c and d share 3; word 0 is in every image (idf 0), e holds only it.
+    const bag = (words: number[]) => ({ words, counts: words.map(() => 2) });
+    const bags = [bag([0, 1, 2]), bag([0, 1, 2, 5]), bag([0, 3]), bag([0, 3, 4]), bag([0])];
+    expect(flat(selectPairs(names, { strategy: "vocabtree", retrieval_k: 1 }, { bags }))).toEqual(["ab", "ae", "cd"]);
   });
 });

@@ -1,11 +1,12 @@
 /**
  * @module Pair selection (spec 2.12 PairsSpec; capabilities `pairs.exhaustive`,
- * `pairs.sequential`, `pairs.retrieval`, `pairs.spatial`, `pairs.from_poses`). Images are
+ * `pairs.sequential`, `pairs.retrieval`, `pairs.vocabtree`, `pairs.spatial`, `pairs.from_poses`). Images are
  * identified by name, in the dataset's order.
  */
 import type { Vec3 } from "../../engine-wasm/ts/accuracy";
 import { nearestByHamming } from "../../protocol/wire/dhash";
 import { nearestByCosine } from "../../protocol/wire/vlad";
+import { type BagOfWords, nearestByWords } from "./vocab-tree";
 import type { DatasetSnapshot } from "../../protocol";
 import { type PriorPose, enuPositions, priorPoses } from "./positions";
 
@@ -37,8 +38,11 @@ export function sequentialPairs(names: readonly string[], overlap = 10): ImagePa
   return pairs;
 }
 
-/** A similarity index as retrieval pairs read it, in image order: dHashes, or unit VLAD vectors (`dim` values per image). */
-export type RetrievalIndex = { hashes: readonly string[] } | { vectors: Float32Array; dim: number };
+/**
+ * A similarity index as retrieval pairs read it, in image order: dHashes, unit VLAD vectors (`dim`
+ * values per image), or bags of visual words of the vocabulary tree (`vocabtree`).
+ */
+export type RetrievalIndex = { hashes: readonly string[] } | { vectors: Float32Array; dim: number } | { bags: readonly BagOfWords[] };
 
 /** Average query expansion (Chum et al. 2007): a VLAD query is averaged with its first this many neighbours, then asked again. */
 export const QUERY_EXPANSION = 3;
@@ -46,6 +50,7 @@ export const QUERY_EXPANSION = 3;
 /** The `k` images nearest to each image (itself excluded), best first. */
 function neighbours(index: RetrievalIndex, n: number, k: number): number[][] {
   if ("hashes" in index) return Array.from({ length: n }, (_, i) => nearestByHamming(index.hashes, i, k).map((x) => x.index));
+  if ("bags" in index) return nearestByWords(index.bags, k);
   const { vectors, dim } = index;
   return Array.from({ length: n }, (_, i) => {
     const self = new Set([i]);
@@ -74,15 +79,16 @@ export function looksOrdered(nearest: readonly number[][]): boolean {
 }
 
 /**
- * Retrieval pairs (2.12 `retrieval`, `retrieval_k`): each image with its `k` nearest images in
- * the similarity index (dHash: Hamming distance, ties in dataset order; VLAD: cosine, with average
- * query expansion), and, when the VLAD neighbours show the dataset is ordered (`looksOrdered`),
+ * Retrieval pairs (2.12 `retrieval` and `vocabtree`, `retrieval_k`): each image with its `k`
+ * nearest images in the similarity index (dHash: Hamming distance, ties in dataset order; VLAD:
+ * cosine, with average query expansion; vocabulary tree: tf-idf histogram intersection), and, when
+ * the VLAD or vocabulary-tree neighbours show the dataset is ordered (`looksOrdered`),
  * with its next `overlap` images too, as the sequential strategy pairs them. Each unordered pair
  * once, as (i, j) with i < j, in row-major order. An image is paired with the k it retrieves and
  * with every image that retrieves it, so no image is left out.
  */
 export function retrievalPairs(names: readonly string[], index: RetrievalIndex, k: number, overlap = 10): ImagePair[] {
-  const count = "hashes" in index ? index.hashes.length : index.vectors.length / index.dim;
+  const count = "hashes" in index ? index.hashes.length : "bags" in index ? index.bags.length : index.vectors.length / index.dim;
   if (count !== names.length) throw new RangeError(`retrieval pairs: an index of ${count} images for ${names.length} images`);
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`retrieval pairs: retrieval_k must be a positive integer, got ${k}`);
   const partners = names.map(() => new Set<number>());
@@ -90,7 +96,7 @@ export function retrievalPairs(names: readonly string[], index: RetrievalIndex, 
   nearest.forEach((js, i) => {
     for (const j of js) partners[Math.min(i, j)]!.add(Math.max(i, j));
   });
-  if ("vectors" in index && looksOrdered(nearest)) {
+  if (!("hashes" in index) && looksOrdered(nearest)) {
     for (let i = 0; i < names.length; i += 1) for (let w = 1; w <= overlap && i + w < names.length; w += 1) partners[i]!.add(i + w);
   }
   return partners.flatMap((js, i) => [...js].sort((a, b) => a - b).map((j) => ({ imageName1: names[i]!, imageName2: names[j]! })));
@@ -196,7 +202,7 @@ export function pairPositions(images: DatasetSnapshot["images"]): PairPositions 
 
 /**
  * Pairs for a PairsSpec; `retrieval` needs the dataset's similarity index, `spatial` and
- * `from_poses` the images' positions, in image order. Vocabulary-tree pairs are not implemented here.
+ * `from_poses` the images' positions, in image order; `vocabtree` the images' bags of words as `retrieval`.
  */
 export function selectPairs(
   names: readonly string[],
@@ -207,8 +213,8 @@ export function selectPairs(
   const strategy = spec.strategy ?? "exhaustive";
   if (strategy === "exhaustive") return exhaustivePairs(names);
   if (strategy === "sequential") return sequentialPairs(names, spec.overlap ?? 10);
-  if (strategy === "retrieval") {
-    if (!retrieval) throw new RangeError("pairs: retrieval needs the dataset's similarity index");
+  if (strategy === "retrieval" || strategy === "vocabtree") {
+    if (!retrieval) throw new RangeError(`pairs: ${strategy} needs the dataset's similarity index`);
     return retrievalPairs(names, retrieval, spec.retrieval_k ?? 20, spec.overlap ?? 10);
   }
   if (strategy === "spatial" || strategy === "from_poses") {

@@ -1,5 +1,5 @@
 /**
- * Recall of retrieval pairs (2.12 `retrieval`, dHash and VLAD) on real sets: the share of the
+ * Recall of retrieval pairs (2.12 `retrieval` with dHash and VLAD, and `vocabtree`) on real sets: the share of the
  * pairs of images that see common points in a reference model which the top-`retrieval_k` pairs
  * cover, next to the share of all pairs they match (what pairs chosen at random would cover) and
  * their precision (the share of chosen pairs that are co-visible). Images decoded as a Node runner
@@ -20,7 +20,8 @@ import { decodeImage } from "../decode/node";
 import { extractFeatures } from "./extract";
 import { type RetrievalIndex, exhaustivePairs, retrievalPairs } from "./pairs";
 import { vlad } from "./vlad";
-import { DEFAULT_CODEBOOK } from "./vocab";
+import { DEFAULT_CODEBOOK, DEFAULT_TREE } from "./vocab";
+import { bagOfWords } from "./vocab-tree";
 
 const DATASETS = "../shared/datasets";
 const MIN_SHARED = 15;
@@ -48,19 +49,20 @@ beforeAll(async () => {
 });
 
 /** Each strategy's index of the set's images, in name order. */
-async function indices(set: string): Promise<{ names: string[]; dhash: RetrievalIndex; vlad: RetrievalIndex }> {
+async function indices(set: string): Promise<{ names: string[]; dhash: RetrievalIndex; vlad: RetrievalIndex; vocabtree: RetrievalIndex }> {
   const names = readdirSync(`${DATASETS}/${set}/images`).sort();
   const hashes: string[] = [];
-  const vectors = new Float32Array(names.length * DEFAULT_CODEBOOK.words * DEFAULT_CODEBOOK.dim);
+  const dim = DEFAULT_CODEBOOK.words * DEFAULT_CODEBOOK.dim;
+  const vectors = new Float32Array(names.length * dim);
+  const bags = [];
   for (const [i, name] of names.entries()) {
     const image = await decodeImage(`${DATASETS}/${set}/images/${name}`);
     hashes.push(dhash(image));
-    vectors.set(
-      vlad(decodeFeatures(extractFeatures(engine, image).bytes), DEFAULT_CODEBOOK),
-      i * DEFAULT_CODEBOOK.words * DEFAULT_CODEBOOK.dim,
-    );
+    const features = decodeFeatures(extractFeatures(engine, image).bytes);
+    vectors.set(vlad(features, DEFAULT_CODEBOOK), i * dim);
+    bags.push(bagOfWords(features, DEFAULT_TREE));
   }
-  return { names, dhash: { hashes }, vlad: { vectors, dim: DEFAULT_CODEBOOK.words * DEFAULT_CODEBOOK.dim } };
+  return { names, dhash: { hashes }, vlad: { vectors, dim }, vocabtree: { bags } };
 }
 
 function recall(set: string, model: string, names: string[], strategy: string, index: RetrievalIndex, ks: number[]) {
@@ -95,14 +97,15 @@ const show = (r: ReturnType<typeof recall>) =>
     )
     .join("\n");
 
-describe("retrieval recall against reference co-visibility (dHash, VLAD)", () => {
+describe("retrieval recall against reference co-visibility (dHash, VLAD, vocabulary tree)", () => {
   // SIFT on every photo (152 in all) is most of the time: minutes on a loaded machine.
   it("opensfm-lund (29 photos of a street)", { timeout: 900_000 }, async () => {
     const { names, ...index } = await indices("opensfm-lund");
     const model = "reference/images.txt";
     const d = recall("opensfm-lund", model, names, "dhash", index.dhash, [5, 10, 20]);
     const v = recall("opensfm-lund", model, names, "vlad", index.vlad, [5, 10, 20]);
-    console.log(show(d) + "\n" + show(v));
+    const t = recall("opensfm-lund", model, names, "vocabtree", index.vocabtree, [5, 10, 20]);
+    console.log([d, v, t].map(show).join("\n"));
     // Measured (dHash): k=10 55% of co-visible pairs with 49% of all pairs; k=20 89% with 86%.
     expect(d[1]!.recall).toBeGreaterThanOrEqual(0.5);
     expect(d[2]!.recall).toBeGreaterThanOrEqual(0.85);
@@ -112,6 +115,9 @@ describe("retrieval recall against reference co-visibility (dHash, VLAD)", () =>
     expect(v[0]!.recall).toBeGreaterThanOrEqual(0.88);
     expect(v[1]!.recall).toBeGreaterThanOrEqual(0.9);
     v.forEach((x, i) => expect(x.recall).toBeGreaterThan(d[i]!.recall));
+    // Measured (vocabulary tree, window too): k=5 93% with 65% of all pairs, k=10 96% with 75%, k=20 98% with 93%.
+    expect(t[1]!.recall).toBeGreaterThanOrEqual(0.9);
+    t.forEach((x, i) => expect(x.recall).toBeGreaterThan(d[i]!.recall));
   });
 
   it("gum (123 phone-video frames around a desk)", { timeout: 900_000 }, async () => {
@@ -119,7 +125,8 @@ describe("retrieval recall against reference co-visibility (dHash, VLAD)", () =>
     const model = "reference/colmap-3.8/images.txt";
     const d = recall("gum", model, names, "dhash", index.dhash, [5, 10, 20]);
     const v = recall("gum", model, names, "vlad", index.vlad, [5, 10, 20]);
-    console.log(show(d) + "\n" + show(v));
+    const t = recall("gum", model, names, "vocabtree", index.vocabtree, [5, 10, 20]);
+    console.log([d, v, t].map(show).join("\n"));
     // Measured (dHash): k=20 23% of co-visible pairs with 19% of all pairs. Half of gum's pairs see
     // common points (the camera circles one object), and a 64-bit layout hash barely tells which:
     // dHash finds near-duplicates, not viewpoints that overlap.
@@ -136,5 +143,11 @@ describe("retrieval recall against reference co-visibility (dHash, VLAD)", () =>
     });
     // At an equal budget: VLAD k=10 (21% of the pairs) beats dHash k=20 (19%).
     expect(v[1]!.recall).toBeGreaterThan(d[2]!.recall + 0.05);
+    // Measured (vocabulary tree, window too): k=10 35% with 22% of all pairs, k=20 48% with 31%, precision 78-80%.
+    expect(t[2]!.recall).toBeGreaterThanOrEqual(0.42);
+    t.forEach((x, i) => {
+      expect(x.recall).toBeGreaterThan(d[i]!.recall);
+      expect(x.precision).toBeGreaterThan(d[i]!.precision);
+    });
   });
 });

@@ -246,11 +246,10 @@ describe("pipelines (4.7)", () => {
     const cases: [Promise<any>, string][] = [
       [call("POST", `/v1/projects/${pid}/pipelines/global`, { dataset_id: did, spec: { kind: "global" } }), "pipelines.global"],
       [pipeline(pid, did, { features: { type: "superpoint" } }), "features.extract.superpoint"],
-      [pipeline(pid, did, { pairs: { strategy: "vocabtree" } }), "pairs.vocabtree"],
       [pipeline(pid, did, { matcher: { type: "lightglue" } }), "matchers.lightglue"],
       [pipeline(pid, did, { ba: { mode: "featuremetric" } }), "ba.featuremetric"],
       [features(did, { type: "disk" }), "features.extract.disk"],
-      [call("POST", `/v1/datasets/${did}/matches`, { pairs: { strategy: "vocabtree" } }), "pairs.vocabtree"],
+      [call("POST", `/v1/datasets/${did}/matches`, { matcher: { type: "loftr" } }), "matchers.loftr"],
     ];
     for (const [p, capability] of cases) {
       const r = await p;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, type Lease, RETRIEVAL_INDEX_ROLE, type TaskKind } from "../../protocol";
+import { DEFAULT_VOCAB_TREE_ID } from "../../protocol/wire/bow";
 import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, dhashIndexArtifact, encodeDhashIndex } from "../../protocol/wire/dhash";
 import {
   VLAD_DIM,
@@ -296,5 +297,57 @@ describe("retrieval pairs and similarity with VLAD (2.12 retrieval_strategy vlad
       "succeeded",
       "pending",
     ]);
+  });
+});
+
+describe("vocabulary-tree pairs (2.12 vocabtree)", () => {
+  const TREE = { strategy: "vocabtree", retrieval_k: 2 };
+
+  it("a pipeline computes the bags of words just before matching; a matches stage is the bags task then match; another tree is 422", async () => {
+    const { pid, did } = await dataset("w1");
+    const fjob = await features(did);
+    const { features: flags } = (await call("GET", "/v1/capabilities")).json;
+    expect(flags["pairs.vocabtree"]).toBe(true);
+    const before = await jobCount();
+    const bad = await call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
+      dataset_id: did,
+      spec: { kind: "incremental" },
+      pairs: { ...TREE, vocab_tree_path: "/somewhere/tree.bin" },
+    });
+    expectFieldError(bad, "pairs.vocab_tree_path", "unknown_vocab_tree");
+    expectFieldError(
+      await call("POST", `/v1/datasets/${did}/matches`, { pairs: { ...TREE, vocab_tree_path: "x" } }),
+      "pairs.vocab_tree_path",
+    );
+    expect(await jobCount()).toBe(before);
+
+    const job = await expectStatus(
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
+        dataset_id: did,
+        spec: { kind: "incremental" },
+        pairs: { ...TREE, vocab_tree_path: DEFAULT_VOCAB_TREE_ID },
+      }),
+      202,
+    );
+    expect((await call("GET", `/v1/jobs/${job.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual([
+      "extract",
+      "vlad",
+      "match",
+      "verify",
+      "map",
+    ]);
+    // The features job ran first: the pipeline's extraction is a cache hit, its bags task is leased.
+    const lease = (await (await runner(["vlad"])).lease())!;
+    expect(lease.task).toMatchObject({ kind: "vlad", phase: "vlad_index", params: { similarity: { strategy: "vocabtree" } } });
+
+    const artifact = (await call("GET", `/v1/jobs/${fjob}/artifacts`)).json.items[0];
+    const m = await expectStatus(
+      call("POST", `/v1/datasets/${did}/matches`, {
+        pairs: TREE,
+        input_artifacts: { features: { artifact_id: artifact.artifact_id, kind: artifact.kind } },
+      }),
+      202,
+    );
+    expect((await call("GET", `/v1/jobs/${m.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual(["vlad", "match"]);
   });
 });

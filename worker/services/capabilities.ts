@@ -43,6 +43,9 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // VLAD similarity (4.11 rule 2): the runners' vlad task over the job's SIFT features, with the
   // codebook trained by scripts/train-vocab.ts (browser-runtime/stages/vlad.ts; test/e2e/retrieval.test.ts).
   "similarity.vlad",
+  // Vocabulary-tree pairs: the runners' vlad task computes bags of words in the tree trained by
+  // scripts/train-vocab.ts (browser-runtime/stages/vocab-tree.ts; worker/routes/retrieval.test.ts).
+  "pairs.vocabtree",
   "pairs.retrieval",
   // Pairs by position (2.12): GPS in a local ENU frame or pose-prior centres, and prior viewing
   // directions for from_poses (browser-runtime/stages/pairs.ts; worker/routes/pairs-by-position.test.ts).

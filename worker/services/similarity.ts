@@ -38,6 +38,7 @@ import {
   encodeDhashIndex,
   nearestByHamming,
 } from "../../protocol/wire/dhash";
+import { DEFAULT_VOCAB_TREE_ID } from "../../protocol/wire/bow";
 import { VLAD_INDEX_PATH, type VladIndex, decodeVladIndex, nearestByCosine } from "../../protocol/wire/vlad";
 import { ApiError, type FieldError, notFound, validation } from "../errors";
 import type { ArtifactRow, DatasetRow, ImageRow } from "../storage/tenant-rows";
@@ -54,6 +55,17 @@ export const DHASH_STAGE: Stage = { kind: "vlad", params: { similarity: { strate
 
 /** The runner task that computes VLAD vectors from its upstream features. */
 export const VLAD_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "vlad" } } };
+/** The runner task that computes the bags of words vocabulary-tree pairs (2.12 `vocabtree`) read, from its upstream features. */
+export const VOCAB_TREE_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "vocabtree" } } };
+
+/** 2.12 `vocab_tree_path`: the runners ship one tree; null or its id choose it, anything else is 422. */
+export function checkVocabTree(pairs: PairsSpec): void {
+  if (pairs.strategy !== "vocabtree" || pairs.vocab_tree_path === null || pairs.vocab_tree_path === DEFAULT_VOCAB_TREE_ID) return;
+  throw validation(`vocab_tree_path: this deployment's runners ship one vocabulary tree, '${DEFAULT_VOCAB_TREE_ID}' (null chooses it)`, [
+    { path: "pairs.vocab_tree_path", message: `only null or '${DEFAULT_VOCAB_TREE_ID}'`, code: "unknown_vocab_tree" },
+  ]);
+}
+
 /** The chain that builds a dataset's VLAD index for `:build` and queries: the default extraction, then VLAD. */
 const vladChain = (): Stage[] => [{ kind: "extract", params: { features: FeaturesSpec.parse({}) } }, VLAD_STAGE];
 

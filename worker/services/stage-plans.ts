@@ -6,7 +6,7 @@
 import { type FeaturesRequest, type MatchesRequest, type PipelineRequest, type VerifyRequest, pairsCapabilities } from "../../protocol";
 import type { DatasetSubmission, Stage } from "./jobs";
 import { sphericalStageParams } from "./projections";
-import { DHASH_STAGE, VLAD_STAGE, retrievalIndex } from "./similarity";
+import { DHASH_STAGE, VLAD_STAGE, VOCAB_TREE_STAGE, checkVocabTree, retrievalIndex } from "./similarity";
 
 export type StagePlan = Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pipeline">;
 type DatasetRow = DatasetSubmission["dataset"];
@@ -20,18 +20,22 @@ export const planFeatures = ({ spec }: FeaturesRequest): StagePlan => ({
 });
 
 // A single-stage matches or verify job reads an earlier job's outputs (4.6 rule 4, 2.11); retrieval pairs read the dataset's index.
-export const planMatches = async (
+// Vocabulary-tree pairs read the images' bags of words, computed by a task of the job from the same features.
+export async function planMatches(
   { pairs, matcher, input_artifacts }: MatchesRequest,
   env: Env,
   tenantId: string,
   dataset: DatasetRow,
-): Promise<StagePlan> => ({
-  stages: [{ kind: "match", params: { pairs, matcher } }],
-  capabilities: [...pairsCapabilities(pairs), `matchers.${matcher.type}`],
-  input_artifacts,
-  roles: { accepted: ["features"], required: ["features"] },
-  service_artifacts: await retrievalIndex(env, tenantId, dataset, pairs),
-});
+): Promise<StagePlan> {
+  checkVocabTree(pairs);
+  return {
+    stages: [...(pairs.strategy === "vocabtree" ? [VOCAB_TREE_STAGE] : []), { kind: "match", params: { pairs, matcher } }],
+    capabilities: [...pairsCapabilities(pairs), `matchers.${matcher.type}`],
+    input_artifacts,
+    roles: { accepted: ["features"], required: ["features"] },
+    service_artifacts: await retrievalIndex(env, tenantId, dataset, pairs),
+  };
+}
 
 export const planVerify = ({ spec, input_artifacts }: VerifyRequest): StagePlan => ({
   stages: [{ kind: "verify", params: { verify: spec } }],
@@ -76,13 +80,16 @@ export async function planPipeline(
   const run = chain.slice(skip);
   // Retrieval pairs read the dataset's similarity index, built by a task of the job (2.12
   // retrieval, 4.11 rule 4): dHash's first (it reads the images alone), a cache hit when the index
-  // of this manifest exists; VLAD's just before matching, over the features of the job.
+  // of this manifest exists; VLAD's just before matching, over the features of the job, as the
+  // bags of words of vocabulary-tree pairs.
+  checkVocabTree(body.pairs);
   const stages = run.map((c) => c.stage);
   const matchAt = stages.findIndex((st) => st.kind === "match");
   if (body.pairs.strategy === "retrieval" && matchAt >= 0) {
     if (body.pairs.retrieval_strategy === "vlad") stages.splice(matchAt, 0, VLAD_STAGE);
     else stages.unshift(DHASH_STAGE);
   }
+  if (body.pairs.strategy === "vocabtree" && matchAt >= 0) stages.splice(matchAt, 0, VOCAB_TREE_STAGE);
   return {
     stages,
     capabilities: [`pipelines.${kind}`, ...run.flatMap((c) => c.capabilities)],

@@ -9,6 +9,7 @@ import { type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutp
 import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
+import { BOW_INDEX_PATH, decodeBowIndex } from "../../../protocol/wire/bow";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
 import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs } from "../../stages/pairs";
@@ -36,8 +37,8 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   }
   const names = images.map((i) => i.name);
   const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
-  const all =
-    pairsSpec.strategy === "retrieval" ? await retrievalPairs(ctx, names, pairsSpec) : selectPairs(names, pairsSpec, null, located);
+  const indexed = pairsSpec.strategy === "retrieval" || pairsSpec.strategy === "vocabtree";
+  const all = indexed ? await retrievalPairs(ctx, names, pairsSpec) : selectPairs(names, pairsSpec, null, located);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
@@ -75,10 +76,10 @@ let lastRetrieval: { key: string; pairs: ImagePair[] } | null = null;
 
 async function retrievalPairs(ctx: TaskContext, names: string[], spec: PairsSpec): Promise<ImagePair[]> {
   const files = indexFiles(ctx.lease);
-  const file = files.find((f) => f.path === VLAD_INDEX_PATH) ?? files.find((f) => f.path === DHASH_INDEX_PATH);
+  const file = files.find((f) => [VLAD_INDEX_PATH, BOW_INDEX_PATH, DHASH_INDEX_PATH].includes(f.path));
   if (!file)
     throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
-  const key = JSON.stringify([file.blob_sha, spec.retrieval_k, spec.overlap, names]);
+  const key = JSON.stringify([file.blob_sha, spec.strategy, spec.retrieval_k, spec.overlap, names]);
   if (lastRetrieval?.key !== key) lastRetrieval = { key, pairs: selectPairs(names, spec, await retrievalIndex(ctx, file, names)) };
   return lastRetrieval.pairs;
 }
@@ -88,6 +89,16 @@ async function retrievalPairs(ctx: TaskContext, names: string[], spec: PairsSpec
  * for a matches stage, else the output of the job's own `vlad` task (a pipeline). dHash or VLAD.
  */
 async function retrievalIndex(ctx: TaskContext, file: { path: string; blob_sha: string }, names: string[]): Promise<RetrievalIndex> {
+  if (file.path === BOW_INDEX_PATH) {
+    const byName = new Map(decodeBowIndex(await ctx.read(file.blob_sha)).images.map((im) => [im.name, im]));
+    return {
+      bags: names.map((name) => {
+        const bag = byName.get(name);
+        if (!bag) throw new Error(`the vocabulary-tree index has no words for image '${name}'`);
+        return { words: bag.words, counts: bag.counts };
+      }),
+    };
+  }
   if (file.path === VLAD_INDEX_PATH) {
     const index = decodeVladIndex(await ctx.read(file.blob_sha));
     const row = new Map(index.images.map((im, i) => [im.name, i]));

@@ -5,13 +5,24 @@
  * orientation rule), hashed with the one definition the service also uses (protocol/wire/dhash.ts).
  * Strategy `vlad`: each image's VLAD vector (browser-runtime/stages/vlad.ts, the shipped codebook)
  * from the features the job's extract task produced, one image's features in memory at a time.
+ * Strategy `vocabtree` (pairs `vocabtree`): each image's bag of words in the shipped vocabulary
+ * tree (browser-runtime/stages/vocab-tree.ts), from the same features.
  */
 import type { TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, dhash, dhashIndexArtifact, encodeDhashIndex } from "../../../protocol/wire/dhash";
 import { decodeFeatures } from "../../../protocol/wire/features";
 import { VLAD_DIM, VLAD_INDEX_MEDIA_TYPE, VLAD_INDEX_PATH, encodeVladIndex, vladIndexArtifact } from "../../../protocol/wire/vlad";
+import {
+  BOW_INDEX_FORMAT,
+  BOW_INDEX_MEDIA_TYPE,
+  BOW_INDEX_PATH,
+  DEFAULT_VOCAB_TREE_ID,
+  bowIndexArtifact,
+  encodeBowIndex,
+} from "../../../protocol/wire/bow";
 import { vlad as vladVector } from "../../stages/vlad";
-import { DEFAULT_CODEBOOK } from "../../stages/vocab";
+import { DEFAULT_CODEBOOK, DEFAULT_TREE } from "../../stages/vocab";
+import { bagOfWords } from "../../stages/vocab-tree";
 import type { TaskContext } from "../task-context";
 import { datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -20,6 +31,7 @@ export async function vlad(ctx: TaskContext): Promise<TaskOutputs> {
   const strategy = (ctx.params.similarity as { strategy?: string } | undefined)?.strategy;
   if (strategy === "dhash") return dhashIndex(ctx);
   if (strategy === "vlad") return vladIndex(ctx);
+  if (strategy === "vocabtree") return bowIndex(ctx);
   throw new Error(`vlad: similarity strategy '${strategy}' is not computed by this runner`);
 }
 
@@ -53,4 +65,21 @@ async function vladIndex(ctx: TaskContext): Promise<TaskOutputs> {
   const file = await ctx.write(VLAD_INDEX_PATH, bytes, VLAD_INDEX_MEDIA_TYPE);
   ctx.log("INFO", `VLAD (${codebook.id}) of ${dataset.images.length} images`);
   return { artifacts: [vladIndexArtifact(file, dataset.images.length, dataset.manifest_hash, codebook.id)], result: null };
+}
+
+async function bowIndex(ctx: TaskContext): Promise<TaskOutputs> {
+  const dataset = datasetOf(ctx.lease);
+  if (DEFAULT_TREE.id !== DEFAULT_VOCAB_TREE_ID)
+    throw new Error(`this runner ships tree ${DEFAULT_TREE.id}, the service names ${DEFAULT_VOCAB_TREE_ID}`);
+  const featureFiles = inputFiles(ctx.lease, "features");
+  const bags = await eachItem(ctx, dataset.images, { lanes: 1 }, async (image) => {
+    const file = featureFiles.get(featuresPath(image.name));
+    if (!file) throw new Error(`no features for image '${image.name}' in the features input`);
+    return bagOfWords(decodeFeatures(await ctx.read(file.blob_sha)), DEFAULT_TREE);
+  });
+  const images = dataset.images.map((im, i) => ({ name: im.name, content_sha: im.content_sha, ...bags[i]! }));
+  const bytes = encodeBowIndex({ format: BOW_INDEX_FORMAT, tree: DEFAULT_TREE.id, images });
+  const file = await ctx.write(BOW_INDEX_PATH, bytes, BOW_INDEX_MEDIA_TYPE);
+  ctx.log("INFO", `bags of words (${DEFAULT_TREE.id}) of ${dataset.images.length} images`);
+  return { artifacts: [bowIndexArtifact(file, dataset.images.length, dataset.manifest_hash, DEFAULT_TREE.id)], result: null };
 }
