@@ -406,7 +406,7 @@ size_t IncrementalMapper::AdjustLocalBundle(const IncrementalMapperOptions& opti
   const std::vector<image_t>& reg = reconstruction_->RegImageIds();
   if (config.image_ids.size() == reg.size() && reg.size() >= 2)
     config.FixGauge(*reconstruction_, reg[0], reg[1]);
-  AdjustReconstruction(ba_options, config, reconstruction_);
+  AdjustGuardingIntrinsics(options, ba_options, config);
 
   // Points touched by this step: merge, complete, then filter them.
   std::unordered_set<point3D_t> touched = triangulator_.ModifiedPoints3D();
@@ -424,7 +424,7 @@ size_t IncrementalMapper::AdjustLocalBundle(const IncrementalMapperOptions& opti
 }
 
 bool IncrementalMapper::AdjustGlobalBundle(
-    const IncrementalMapperOptions& /*options*/,
+    const IncrementalMapperOptions& options,
     const ReconstructionBundleAdjustmentOptions& ba_options) {
   const std::vector<image_t>& reg = reconstruction_->RegImageIds();
   if (reg.size() < 2) return false;
@@ -435,8 +435,55 @@ bool IncrementalMapper::AdjustGlobalBundle(
   config.use_pose_priors =
       ba_options.pose_priors && AlignToPosePriors(*ba_options.pose_priors, reconstruction_);
   if (!config.use_pose_priors) config.FixGauge(*reconstruction_, reg[0], reg[1]);
-  const BundleAdjustmentSummary summary = AdjustReconstruction(ba_options, config, reconstruction_);
+  const BundleAdjustmentSummary summary =
+      AdjustGuardingIntrinsics(options, ba_options, std::move(config));
   return std::isfinite(summary.final_cost);
+}
+
+BundleAdjustmentSummary IncrementalMapper::AdjustGuardingIntrinsics(
+    const IncrementalMapperOptions& options,
+    const ReconstructionBundleAdjustmentOptions& ba_options, BundleAdjustmentConfig config) {
+  const auto is_bogus = [&](const Camera& c) {
+    return c.HasBogusParams(options.min_focal_length_ratio, options.max_focal_length_ratio,
+                            options.max_extra_param);
+  };
+  // What the adjustment may move, as it stands: the registered images' cameras and poses and
+  // every point (a retry starts again from here).
+  std::unordered_map<camera_t, std::vector<double>> cameras_before;
+  std::unordered_map<image_t, Rigid3d> poses_before;
+  for (image_t id : reconstruction_->RegImageIds()) {
+    const Image& image = reconstruction_->ImageAt(id);
+    poses_before.emplace(id, image.cam_from_world);
+    const Camera& camera = reconstruction_->CameraAt(image.camera_id);
+    if (!is_bogus(camera)) cameras_before.emplace(image.camera_id, camera.params);
+  }
+  std::unordered_map<point3D_t, Eigen::Vector3d> points_before;
+  for (const auto& [id, point] : reconstruction_->Points3D()) points_before.emplace(id, point.xyz);
+
+  BundleAdjustmentSummary summary = AdjustReconstruction(ba_options, config, reconstruction_);
+  // A camera the adjustment made bogus had its intrinsics pulled where the observations do not
+  // hold them (two views, or an image seen from few points, cannot fix a focal length and a
+  // distortion of its own): COLMAP's bounds would then drop its observations from registration,
+  // and an initial pair whose cameras both went so could register no third image. Such a camera
+  // is put back and held, and the adjustment runs again from where it started.
+  bool retry = false;
+  for (const auto& [camera_id, params] : cameras_before) {
+    Camera& camera = reconstruction_->CameraAt(camera_id);
+    if (!is_bogus(camera)) continue;
+    camera.params = params;
+    config.constant_camera_ids.insert(camera_id);
+    retry = true;
+  }
+  if (!retry) return summary;
+  for (const auto& [camera_id, params] : cameras_before) {
+    if (!config.constant_camera_ids.count(camera_id))
+      reconstruction_->CameraAt(camera_id).params = params;
+  }
+  for (const auto& [id, pose] : poses_before) reconstruction_->ImageAt(id).cam_from_world = pose;
+  for (const auto& [id, xyz] : points_before) {
+    if (reconstruction_->ExistsPoint3D(id)) reconstruction_->Point3DAt(id).xyz = xyz;
+  }
+  return AdjustReconstruction(ba_options, config, reconstruction_);
 }
 
 size_t IncrementalMapper::FilterPoints(const IncrementalMapperOptions& options) {

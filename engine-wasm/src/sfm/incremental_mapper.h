@@ -147,6 +147,12 @@ class IncrementalMapper {
 
  private:
   bool IsUsedElsewhere(image_t image_id) const;
+  // Adjusts as `config` says, guarding the intrinsics as COLMAP's bounds do
+  // (min/max_focal_length_ratio, max_extra_param): a camera the adjustment makes bogus is put
+  // back and held, and the adjustment repeated from where it started.
+  BundleAdjustmentSummary AdjustGuardingIntrinsics(
+      const IncrementalMapperOptions& options,
+      const ReconstructionBundleAdjustmentOptions& ba_options, BundleAdjustmentConfig config);
   // The pair's geometry, from the cache or estimated (and cached).
   const InitialPairGeometry& InitialGeometry(const IncrementalMapperOptions& options,
                                              image_t image_id1, image_t image_id2);

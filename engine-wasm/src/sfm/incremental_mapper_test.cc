@@ -49,6 +49,41 @@ TEST(IncrementalMapper, RegistrationEstimatesABogusSharedCameraAgainFromItsIniti
   EXPECT_NEAR(m.model.CameraAt(2).params[3], 0.02, 0.05);
 }
 
+// COLMAP's bounds on refined intrinsics guard the adjustments too: a camera that a bundle
+// adjustment drives out of them (here the distortion the two views give, about 0.09, is beyond a
+// max_extra_param of 0.01) is put back where it was and held while the rest is adjusted; within
+// the bounds the same adjustment refines it.
+TEST(IncrementalMapper, AnAdjustmentThatMakesACameraBogusHoldsItInstead) {
+  for (const double max_extra_param : {1.0, 0.01}) {
+    TwoViewModel m;
+    for (camera_t id : {1, 2}) {
+      m.data.input.CameraAt(id).params[3] = 0;
+      m.model.CameraAt(id).params[3] = 0;
+    }
+    m.options.max_extra_param = max_extra_param;
+    ASSERT_TRUE(m.mapper->RegisterInitialImagePair(m.options, 1, 2));
+    ASSERT_TRUE(m.mapper->AdjustGlobalBundle(m.options, ReconstructionBundleAdjustmentOptions()));
+    for (camera_t id : {1, 2}) {
+      const Camera& camera = m.model.CameraAt(id);
+      EXPECT_FALSE(camera.HasBogusParams(m.options.min_focal_length_ratio,
+                                         m.options.max_focal_length_ratio, max_extra_param));
+      if (max_extra_param < 0.02) {
+        EXPECT_EQ(camera.params[3], 0);
+        EXPECT_EQ(camera.params[0], 700);
+      } else {
+        // Refined (two views fix a distortion of each camera's own only loosely).
+        EXPECT_GT(std::abs(camera.params[3]), 0.01);
+        EXPECT_LE(std::abs(camera.params[3]), max_extra_param);
+      }
+    }
+    // Either way the poses are adjusted: the model still reprojects its points well.
+    m.model.UpdatePoint3DErrors();
+    double sum = 0;
+    for (const auto& [id, point] : m.model.Points3D()) sum += point.error;
+    EXPECT_LT(sum / m.model.NumPoints3D(), max_extra_param < 0.02 ? 3.0 : 1.0);
+  }
+}
+
 TEST(IncrementalMapper, ImagesOfASmallModelAreNotFilteredForTheirCamera) {
   TwoViewModel m;
   ASSERT_TRUE(m.mapper->RegisterInitialImagePair(m.options, 1, 2));
