@@ -1514,6 +1514,113 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{pid}/datasets:from_video": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Frames of a video as a dataset
+         * @description `video_path` names an uploaded video as `blob:<sha256>` (the blob_sha of a finalized upload; this service has no local files): an MP4
+         *     whose video track the runner's WebCodecs decodes (H.264 where the browser has it; VP9 and AV1 in Chromium builds without H.264).
+         *     A job of one `frame_extract` task, computed by a browser runner (WebCodecs); the Node runner has no video decoder and is never leased it.
+         *     Frames are sampled every 1/`fps` seconds of presentation time (default 2), at most `max_frames` (default 300), encoded as JPEG and registered
+         *     as a new dataset of the project (`frames/frame_000001.jpg`, ...; named `video-<sha prefix>`); with `x-skip_blurred` a frame much blurrier
+         *     than those kept before it gives way to the next. The task's result is VideoFramesResult (`{output_dir, num_frames, fps}` and
+         *     `x-derived_dataset`). 422 when the blob is unknown or not an MP4. Capability `video.frame_extract`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["VideoFramesRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted: the task's result is VideoFramesResult (output_dir, num_frames, fps, x-skipped_blurred, x-derived_dataset) */
+                202: {
+                    headers: {
+                        /** @description /v1/jobs/<job_id> */
+                        Location: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAcceptedResponse"];
+                    };
+                };
+                /** @description Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Capability unavailable */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/{did}/images": {
         parameters: {
             query?: never;
@@ -10595,64 +10702,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{pid}/datasets:from_video": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * frames extracted from a video as a new dataset (4.2)
-         * @description Not built on this deployment: answers 501 with `capability` (1.1) while `video.frame_extract` is false in /v1/capabilities.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    pid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        video_path: string;
-                        fps?: number;
-                        max_frames?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Capability unavailable */
-                501: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description any other error: RFC 7807 problem details (7) */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json": {
         parameters: {
             query?: never;
@@ -11140,6 +11189,22 @@ export interface components {
         KaptureImportRequest: {
             /** @description the uploaded Kapture archive (an uncompressed tar or a zip), as `blob:<sha256>` */
             archive_path: string;
+        };
+        VideoFramesRequest: {
+            /** @description the uploaded video (MP4 with H.264, HEVC, VP9 or AV1, as the runner's WebCodecs decodes), as `blob:<sha256>` */
+            video_path: string;
+            /**
+             * @description frames sampled per second of video
+             * @default 2
+             */
+            fps: number;
+            /** @default 300 */
+            max_frames: number;
+            /**
+             * @description our extension: a sampled frame much blurrier than the frames kept before it (variance of the Laplacian) gives way to the next frame
+             * @default false
+             */
+            "x-skip_blurred": boolean;
         };
         Image: {
             image_id: string;
@@ -11679,7 +11744,7 @@ export interface components {
             task_id: string;
             job_id: string;
             /** @enum {string} */
-            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
             /** @enum {string} */
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
             /** @description tasks that must succeed before this one can be leased */
@@ -11780,7 +11845,7 @@ export interface components {
             };
             current_task_id: string | null;
             /** @enum {string|null} */
-            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | null;
+            current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract" | null;
             /** @enum {string|null} */
             current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
             /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -11788,7 +11853,7 @@ export interface components {
             tasks: {
                 task_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 progress: number;
@@ -11975,7 +12040,7 @@ export interface components {
             name: string;
             /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
             pool: boolean;
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -12032,7 +12097,7 @@ export interface components {
         RunnerRegister: {
             name: string;
             /** @description task kinds this runner computes */
-            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
+            stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract")[];
             runtime_versions: {
                 [key: string]: string;
             };
@@ -12051,7 +12116,7 @@ export interface components {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                 /**
                  * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                  * @enum {string}
@@ -12133,7 +12198,7 @@ export interface components {
                 upstream: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                     outputs_ref: components["schemas"]["TaskOutputs"];
                 }[];
                 /**
@@ -12284,7 +12349,7 @@ export interface components {
                     task_id: string;
                     job_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                     /**
                      * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                      * @enum {string}
@@ -12366,7 +12431,7 @@ export interface components {
                     upstream: {
                         task_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                         outputs_ref: components["schemas"]["TaskOutputs"];
                     }[];
                     /**
@@ -14822,6 +14887,113 @@ export namespace input {
                 };
                 responses: {
                     /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset) */
+                    202: {
+                        headers: {
+                            /** @description /v1/jobs/<job_id> */
+                            Location: string;
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["JobAcceptedResponse"];
+                        };
+                    };
+                    /** @description Bad request */
+                    400: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Capability unavailable */
+                    501: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/projects/{pid}/datasets:from_video": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /**
+             * Frames of a video as a dataset
+             * @description `video_path` names an uploaded video as `blob:<sha256>` (the blob_sha of a finalized upload; this service has no local files): an MP4
+             *     whose video track the runner's WebCodecs decodes (H.264 where the browser has it; VP9 and AV1 in Chromium builds without H.264).
+             *     A job of one `frame_extract` task, computed by a browser runner (WebCodecs); the Node runner has no video decoder and is never leased it.
+             *     Frames are sampled every 1/`fps` seconds of presentation time (default 2), at most `max_frames` (default 300), encoded as JPEG and registered
+             *     as a new dataset of the project (`frames/frame_000001.jpg`, ...; named `video-<sha prefix>`); with `x-skip_blurred` a frame much blurrier
+             *     than those kept before it gives way to the next. The task's result is VideoFramesResult (`{output_dir, num_frames, fps}` and
+             *     `x-derived_dataset`). 422 when the blob is unknown or not an MP4. Capability `video.frame_extract`.
+             */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        pid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["VideoFramesRequest"];
+                    };
+                };
+                responses: {
+                    /** @description accepted: the task's result is VideoFramesResult (output_dir, num_frames, fps, x-skipped_blurred, x-derived_dataset) */
                     202: {
                         headers: {
                             /** @description /v1/jobs/<job_id> */
@@ -23975,64 +24147,6 @@ export namespace input {
             patch?: never;
             trace?: never;
         };
-        "/v1/projects/{pid}/datasets:from_video": {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            get?: never;
-            put?: never;
-            /**
-             * frames extracted from a video as a new dataset (4.2)
-             * @description Not built on this deployment: answers 501 with `capability` (1.1) while `video.frame_extract` is false in /v1/capabilities.
-             */
-            post: {
-                parameters: {
-                    query?: never;
-                    header?: never;
-                    path: {
-                        pid: string;
-                    };
-                    cookie?: never;
-                };
-                requestBody: {
-                    content: {
-                        "application/json": {
-                            video_path: string;
-                            fps?: number;
-                            max_frames?: number;
-                        };
-                    };
-                };
-                responses: {
-                    /** @description Capability unavailable */
-                    501: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                    /** @description any other error: RFC 7807 problem details (7) */
-                    default: {
-                        headers: {
-                            [name: string]: unknown;
-                        };
-                        content: {
-                            "application/problem+json": components["schemas"]["Problem"];
-                        };
-                    };
-                };
-            };
-            delete?: never;
-            options?: never;
-            head?: never;
-            patch?: never;
-            trace?: never;
-        };
         "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json": {
             parameters: {
                 query?: never;
@@ -24520,6 +24634,22 @@ export namespace input {
             KaptureImportRequest: {
                 /** @description the uploaded Kapture archive (an uncompressed tar or a zip), as `blob:<sha256>` */
                 archive_path: string;
+            };
+            VideoFramesRequest: {
+                /** @description the uploaded video (MP4 with H.264, HEVC, VP9 or AV1, as the runner's WebCodecs decodes), as `blob:<sha256>` */
+                video_path: string;
+                /**
+                 * @description frames sampled per second of video
+                 * @default 2
+                 */
+                fps?: number;
+                /** @default 300 */
+                max_frames?: number;
+                /**
+                 * @description our extension: a sampled frame much blurrier than the frames kept before it (variance of the Laplacian) gives way to the next frame
+                 * @default false
+                 */
+                "x-skip_blurred"?: boolean;
             };
             Image: {
                 image_id: string;
@@ -25059,7 +25189,7 @@ export namespace input {
                 task_id: string;
                 job_id: string;
                 /** @enum {string} */
-                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 /** @description tasks that must succeed before this one can be leased */
@@ -25160,7 +25290,7 @@ export namespace input {
                 };
                 current_task_id: string | null;
                 /** @enum {string|null} */
-                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | null;
+                current_task_kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract" | null;
                 /** @enum {string|null} */
                 current_phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister" | null;
                 /** @description the durable cursor shared with the SSE stream (Last-Event-ID) */
@@ -25168,7 +25298,7 @@ export namespace input {
                 tasks: {
                     task_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                     /** @enum {string} */
                     status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                     progress: number;
@@ -25355,7 +25485,7 @@ export namespace input {
                 name: string;
                 /** @description a volunteer runner (runner token): leases only tasks of projects with x-pool_opt_in */
                 pool: boolean;
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -25412,7 +25542,7 @@ export namespace input {
             RunnerRegister: {
                 name: string;
                 /** @description task kinds this runner computes */
-                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture")[];
+                stages: ("extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract")[];
                 runtime_versions: {
                     [key: string]: string;
                 };
@@ -25431,7 +25561,7 @@ export namespace input {
                     task_id: string;
                     job_id: string;
                     /** @enum {string} */
-                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                     /**
                      * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                      * @enum {string}
@@ -25513,7 +25643,7 @@ export namespace input {
                     upstream: {
                         task_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                         outputs_ref: components["schemas"]["TaskOutputs"];
                     }[];
                     /**
@@ -25664,7 +25794,7 @@ export namespace input {
                         task_id: string;
                         job_id: string;
                         /** @enum {string} */
-                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                         /**
                          * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
                          * @enum {string}
@@ -25746,7 +25876,7 @@ export namespace input {
                         upstream: {
                             task_id: string;
                             /** @enum {string} */
-                            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture";
+                            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                             outputs_ref: components["schemas"]["TaskOutputs"];
                         }[];
                         /**

@@ -46,3 +46,44 @@ export const KaptureImportResult = z
   })
   .meta({ id: "KaptureImportResult" });
 export type KaptureImportResult = z.infer<typeof KaptureImportResult>;
+
+/** Frames sampled per second of video unless the request says otherwise. */
+export const DEFAULT_VIDEO_FPS = 2;
+export const DEFAULT_MAX_FRAMES = 300;
+/** One job registers at most this many frames (one dataset registration). */
+export const MAX_VIDEO_FRAMES = 5000;
+
+export const VideoFramesRequest = z
+  .object({
+    video_path: BlobPath.describe(
+      "the uploaded video (MP4 with H.264, HEVC, VP9 or AV1, as the runner's WebCodecs decodes), as `blob:<sha256>`",
+    ),
+    fps: z.number().positive().max(120).default(DEFAULT_VIDEO_FPS).describe("frames sampled per second of video"),
+    max_frames: z.number().int().positive().max(MAX_VIDEO_FRAMES).default(DEFAULT_MAX_FRAMES),
+    "x-skip_blurred": z
+      .boolean()
+      .default(false)
+      .describe(
+        "our extension: a sampled frame much blurrier than the frames kept before it (variance of the Laplacian) gives way to the next frame",
+      ),
+  })
+  .meta({ id: "VideoFramesRequest" });
+export type VideoFramesRequest = z.infer<typeof VideoFramesRequest>;
+
+/** The params of a `frame_extract` task (extension kind): the request, the video's blob and the dataset to register. */
+export type VideoFramesTaskParams = {
+  frame_extract: { video_sha: string; fps: number; max_frames: number; skip_blurred: boolean };
+  derived_dataset: { name: string };
+};
+
+/** The task result of `:from_video` (4.2), plus the dataset it registered. */
+export const VideoFramesResult = z
+  .object({
+    output_dir: z.string().describe("the folder of the frames in the dataset (`frames`): frames/frame_000001.jpg, ..."),
+    num_frames: z.number().int(),
+    fps: z.number().describe("the sampling rate used"),
+    "x-skipped_blurred": z.number().int().describe("sampled frames skipped as blurred"),
+    "x-derived_dataset": DerivedDataset,
+  })
+  .meta({ id: "VideoFramesResult" });
+export type VideoFramesResult = z.infer<typeof VideoFramesResult>;

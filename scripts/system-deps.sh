@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a part of the project needs, when missing.
-# Usage: scripts/system-deps.sh GROUP...   groups: engine, browser, webgpu, colmap, format
+# Usage: scripts/system-deps.sh GROUP...   groups: engine, browser, webgpu, colmap, format, video
 # As root it runs apt-get; otherwise it prints the exact command to run and fails.
 set -euo pipefail
 declare -A PKGS=(
@@ -9,6 +9,7 @@ declare -A PKGS=(
   [webgpu]="chromium libvulkan1"
   [colmap]="colmap"
   [format]="clang-format"
+  [video]="ffmpeg"
 )
 missing=()
 for group in "$@"; do

@@ -7,6 +7,7 @@
 import { loadEngine } from "../../engine-wasm/ts/engine";
 import type { RunnerAbilities } from "../../protocol";
 import { decodeImageInBrowser, encodeImageInBrowser } from "../decode/browser";
+import { decodeVideoInBrowser, hasWebCodecs } from "../decode/video-browser";
 import { type Projector, selectProjector } from "../gpu/projection-gpu";
 import { acquireGpu, type GpuContext } from "../gpu/device";
 import { selectSiftStages, type SiftStages } from "../gpu/select";
@@ -78,6 +79,7 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
     sift: () => (sift ??= engine().then((e) => selectSiftStages(e, "error" in gpu ? undefined : gpu, shaders, undefined, engines))),
     decode: (bytes, options) => decodeImageInBrowser(bytes, options),
     encode: (image, format, quality) => encodeImageInBrowser(image, format, quality),
+    ...(hasWebCodecs() ? { videoFrames: decodeVideoInBrowser } : {}),
     projector: () => (projector ??= engine().then((e) => selectProjector(e, "error" in gpu ? undefined : gpu, shaders))),
     cache: new IdbBlobCache(),
     teardown() {

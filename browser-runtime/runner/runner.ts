@@ -11,6 +11,7 @@ import type { Projector } from "../gpu/projection-gpu";
 import type { SiftStages } from "../gpu/select";
 import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, TaskKind } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
+import type { VideoFrames } from "../decode/video-browser";
 import type { BlobCache } from "./blob-cache";
 import type { EnginePool } from "./pool/engine-pool";
 import { type DerivedDatasetRegister, ProblemError, type RunnerClient } from "../../client/index";
@@ -30,6 +31,8 @@ export interface RunnerHost {
   encode(image: DecodedImage, format: "jpeg" | "png", quality: number): Promise<Uint8Array>;
   /** Panorama projections on the faster path of this device (gpu/projection-gpu.ts), chosen once. */
   projector(): Promise<Projector>;
+  /** Video frames (WebCodecs): only hosts that have a decoder offer `frame_extract`. */
+  videoFrames?: VideoFrames;
   cache: BlobCache;
   /** Force cancel: drop GPU devices and workers (the host may restart itself). */
   teardown?(): Promise<void> | void;
@@ -77,7 +80,8 @@ export class Runner {
 
   /** Stages this runner computes. */
   get stages(): TaskKind[] {
-    return this.o.stages ?? (Object.keys(EXECUTORS) as TaskKind[]);
+    // A stage needs what its executor calls on the host: video frames need a video decoder.
+    return this.o.stages ?? (Object.keys(EXECUTORS) as TaskKind[]).filter((k) => k !== "frame_extract" || this.host.videoFrames);
   }
 
   async register(): Promise<RunnerResource> {
@@ -258,6 +262,10 @@ export class Runner {
       decode: (bytes, options) => host.decode(bytes, options),
       encode: (image, format, quality) => host.encode(image, format, quality),
       projector: () => host.projector(),
+      videoFrames: (bytes, wants, take, info) => {
+        if (!host.videoFrames) throw new Error("this runner has no video decoder (WebCodecs)");
+        return host.videoFrames(bytes, wants, take, info);
+      },
       // The protocol's type names the camera model a string; the service checks it is one it knows.
       registerDataset: (body) =>
         client.registerDataset(lease.lease_id, body as DerivedDatasetRegister) as ReturnType<TaskContext["registerDataset"]>,

@@ -18,6 +18,7 @@ import type {
   SnapshotSeal,
 } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
+import type { VideoFrames } from "../decode/video-browser";
 import type { EnginePool } from "./pool/engine-pool";
 
 export interface OutputFile {
@@ -61,6 +62,8 @@ export interface TaskContext {
   encode(image: DecodedImage, format: "jpeg" | "png", quality: number): Promise<Uint8Array>;
   /** Panorama projections bound to the faster implementation on this device (measured once). */
   projector(): Promise<Projector>;
+  /** The frames of a video the host decodes (WebCodecs; only runners with a decoder lease `frame_extract`). */
+  videoFrames: VideoFrames;
   /** Registers the dataset the task derives from images it uploaded (4.14 rule 4); a retry gets the same one. */
   registerDataset(body: DerivedDatasetRegister): Promise<{ dataset: Dataset; reused: boolean }>;
   /** Stores an output and answers its file entry for an artifact descriptor. */

@@ -26,6 +26,7 @@ export const TASK_KINDS = [
   "merge", // 4.9 source reconstructions merged into the target, sealed as its new snapshot
   "oneshot_features", // 4.15 the features of one image, answered in the request
   "import_kapture", // 4.2 a Kapture archive imported as a dataset
+  "frame_extract", // 4.2 frames of a video as a dataset (a runner with WebCodecs)
 ] as const;
 export const TaskKind = z.enum(TASK_KINDS);
 export type TaskKind = z.infer<typeof TaskKind>;

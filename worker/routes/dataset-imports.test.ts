@@ -2,7 +2,8 @@ import { SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { KaptureImportResult, StageArtifact } from "../../protocol";
 import { readTar, tarArchive } from "../../protocol/wire/tar";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, uploadBlob } from "../test/helpers";
+import { DigestRunner } from "../../scripts/digest-runner";
+import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob } from "../test/helpers";
 import { LUND_01, LUND_02, SACRE_COEUR } from "../test/photos";
 import { splitScene } from "../../test/support/synthetic-model";
 import { exportRunner, sealedReconstruction } from "../test/scene";
@@ -214,5 +215,55 @@ describe("POST /v1/projects/{pid}/datasets:import_kapture (4.2, import.kapture)"
     expectFieldError(await importOf(pid, { archive_path: `blob:${truncated}` }), "archive_path", "malformed_archive");
     expectProblem(await importOf("01ARZ3NDEKTSV4RRFFQ69G5FAV", { archive_path: `blob:${junk}` }), 404);
     expect(await datasetCount(pid)).toBe(0);
+  });
+});
+
+describe("POST /v1/projects/{pid}/datasets:from_video (4.2, video.frame_extract)", () => {
+  const videoOf = (pid: string, body: unknown) => call("POST", `/v1/projects/${pid}/datasets:from_video`, body);
+  /** The start of an MP4: a `ftyp` box (the frames are decoded by a browser runner: test/e2e/video-frames.test.ts). */
+  const MP4_HEAD = Uint8Array.from([0, 0, 0, 16, ...enc.encode("ftypisom"), 0, 0, 2, 0]);
+
+  it("is advertised; a job of one frame_extract task that reads the video, for a runner with WebCodecs", async () => {
+    expect((await call("GET", "/v1/capabilities")).json.features["video.frame_extract"]).toBe(true);
+    const pid = await newProject();
+    const sha = await uploadBlob(MP4_HEAD);
+    const r = await expectStatus(videoOf(pid, { video_path: `blob:${sha}`, fps: 0.5, "x-skip_blurred": true }), 202);
+    expect(r.headers.get("Location")).toBe(`/v1/jobs/${r.json.job_id}`);
+    const job = (await call("GET", `/v1/jobs/${r.json.job_id}`)).json;
+    expect(job).toMatchObject({
+      recipe: "from_video",
+      project_id: pid,
+      status: "pending",
+      tasks: [{ kind: "frame_extract", status: "pending" }],
+    });
+    // Leased to a runner that registered for the kind (as a browser with WebCodecs does), with the video readable.
+    const runner = new DigestRunner({ base: BASE, fetch: selfFetch, name: "webcodecs", stages: ["frame_extract"] });
+    await runner.register();
+    const lease = (await runner.lease())!;
+    expect(lease.task.task_id).toBe(r.json.task_ids[0]);
+    expect(await runner.client.readBlob(lease.lease_id, sha)).toEqual(MP4_HEAD);
+    expect(lease.task.params).toEqual({
+      frame_extract: { video_sha: sha, fps: 0.5, max_frames: 300, skip_blurred: true },
+      derived_dataset: { name: `video-${sha.slice(0, 12)}` },
+    });
+  });
+
+  it("422 for a video_path that is no blob: form, an unknown blob or no MP4, and for bad fps and max_frames; 404 for an unknown project", async () => {
+    const pid = await newProject();
+    const mp4 = `blob:${await uploadBlob(MP4_HEAD)}`;
+    expectFieldError(await videoOf(pid, { video_path: "/videos/walk.mp4" }), "video_path");
+    expectFieldError(await videoOf(pid, { video_path: `blob:${"1".repeat(64)}` }), "video_path", "unknown_blob");
+    expectFieldError(
+      await videoOf(pid, { video_path: `blob:${await uploadBlob(enc.encode("not a video at all"))}` }),
+      "video_path",
+      "not_a_video",
+    );
+    expectFieldError(await videoOf(pid, { video_path: mp4, fps: 0 }), "fps");
+    expectFieldError(await videoOf(pid, { video_path: mp4, max_frames: 1.5 }), "max_frames");
+    expectFieldError(await videoOf(pid, { video_path: mp4, max_frames: 100_000 }), "max_frames");
+    expectProblem(await videoOf("01ARZ3NDEKTSV4RRFFQ69G5FAV", { video_path: mp4 }), 404);
+    expect((await call("GET", "/v1/jobs?page_size=500")).json.items.filter((j: { project_id: string }) => j.project_id === pid)).toEqual(
+      [],
+    );
   });
 });

@@ -34,23 +34,10 @@ export interface UnbuiltRoute {
 }
 
 // Request shapes as far as the spec gives them; fields it leaves open stay open.
-const ProjectParams = z.object({ pid: Id });
 const ReconParams = z.object({ rid: Id });
 const SnapshotParams = ReconParams.extend({ seq: z.string() });
 
 export const UNBUILT: readonly UnbuiltRoute[] = [
-  {
-    method: "post",
-    path: "/v1/projects/{pid}/datasets:from_video",
-    capability: "video.frame_extract",
-    summary: "frames extracted from a video as a new dataset (4.2)",
-    request: {
-      params: ProjectParams,
-      ...jsonBody(
-        z.object({ video_path: z.string(), fps: z.number().positive().optional(), max_frames: z.number().int().positive().optional() }),
-      ),
-    },
-  },
   {
     method: "get",
     path: "/v1/reconstructions/{rid}/snapshots/{seq}/dense/index.json",

@@ -61,6 +61,9 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   "recon.merge",
   // Kapture archives imported as datasets with their cameras and pose priors, by the Worker (services/kapture-import.ts; worker/routes/dataset-imports.test.ts).
   "import.kapture",
+  // Frames of a video as a dataset: the browser runners' `frame_extract` executor, WebCodecs and mp4box
+  // (test/e2e/video-frames.test.ts in headless Chromium); runners without WebCodecs never register for it.
+  "video.frame_extract",
 ]);
 
 export const BACKEND = { name: "edgesfm-browser", version: "0.1.0", vendor: "EdgeSfM" } as const;

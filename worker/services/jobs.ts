@@ -46,6 +46,7 @@ export const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
   merge: "hierarchical_merge",
   oneshot_features: "feature_extraction",
   import_kapture: "artifact_import",
+  frame_extract: "artifact_import",
 };
 /** A map task's phase follows its pipeline kind; its sub-phases (init, ba, ...) come from the runner. */
 const MAP_PHASE: Record<PipelineKind, Phase> = {

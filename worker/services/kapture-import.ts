@@ -14,14 +14,7 @@
  * answered (202) is born succeeded, like an artifact import (4.10); its task's result is
  * `{sensors, records, image_root}` plus the dataset it created (`x-derived_dataset`).
  */
-import {
-  type DatasetCreate,
-  type JobAccepted,
-  type KaptureImportRequest,
-  type KaptureImportResult,
-  type PosePrior,
-  blobPathSha,
-} from "../../protocol";
+import { type DatasetCreate, type JobAccepted, type KaptureImportRequest, type KaptureImportResult, type PosePrior } from "../../protocol";
 import {
   KAPTURE_IMAGE_ROOT,
   KAPTURE_RECORDS,
@@ -36,6 +29,7 @@ import { type FieldError, notFound, validation } from "../errors";
 import type { BlobFacts } from "../storage/tenant-rows";
 import { type Archive, ArchiveError, openArchive } from "./archives";
 import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "./blobs";
+import { blobAtPath } from "./blob-paths";
 import { requireCapability } from "./capabilities";
 import { frozenDataset, submitJob } from "./jobs";
 import { tenantStore, unwrap } from "./stores";
@@ -104,12 +98,8 @@ export async function importKapture(env: Env, tenantId: string, projectId: strin
   requireCapability(env, "import.kapture");
   const tenant = tenantStore(env, tenantId);
   if (!(await tenant.getProject(projectId))) throw notFound("project");
-  const archiveSha = blobPathSha(body.archive_path);
-  const blob = await tenant.getBlob(archiveSha);
-  if (!blob)
-    throw validation("archive_path names no finalized upload of this tenant", [
-      { path: "archive_path", message: `no blob with sha ${archiveSha}: upload the archive first (4.3)`, code: "unknown_blob" },
-    ]);
+  const blob = await blobAtPath(env, tenantId, body.archive_path, "archive_path");
+  const archiveSha = blob.sha;
   let archive: Archive;
   let listings: KaptureListings;
   let root: string;

@@ -6,6 +6,7 @@ import type { TaskKind, TaskOutputs } from "../../../protocol";
 import type { TaskContext } from "../task-context";
 import { convertArtifact, exportTask } from "./convert";
 import { extract } from "./extract";
+import { frameExtract } from "./frame-extract";
 import { georegister } from "./georegister";
 import { map } from "./map";
 import { match } from "./match";
@@ -33,4 +34,5 @@ export const EXECUTORS: Partial<Record<TaskKind, Executor>> = {
   georegister,
   oneshot_features: oneshotFeatures,
   merge,
+  frame_extract: frameExtract,
 };
