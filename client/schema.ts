@@ -5547,8 +5547,8 @@ export interface paths {
                 path: {
                     rid: string;
                     seq: string;
-                    /** @description checked against the spec's names (4.9 rule 1), so no path can escape the snapshot */
-                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
+                    /** @description checked against the spec's names (4.9 rule 1) and our `x-point_descriptors.bin` (a descriptor per 3D point, for localization), so no path can escape the snapshot */
+                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
                 };
                 cookie?: never;
             };
@@ -5654,8 +5654,8 @@ export interface paths {
                     rid: string;
                     seq: string;
                     idx: string;
-                    /** @description checked against the spec's names (4.9 rule 1), so no path can escape the snapshot */
-                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
+                    /** @description checked against the spec's names (4.9 rule 1) and our `x-point_descriptors.bin` (a descriptor per 3D point, for localization), so no path can escape the snapshot */
+                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
                 };
                 cookie?: never;
             };
@@ -8124,10 +8124,10 @@ export interface paths {
          * localizes an image against the reconstruction (4.13)
          * @description The query is a finalized upload of this tenant (`blob_sha`, 64 hex characters). A job with one `relocalize` task: a runner extracts the query's SIFT features
          *     (`sift` overrides max_num_features, first_octave, peak_threshold, edge_threshold), matches them to the 3D points of the reconstruction's largest sealed snapshot
-         *     (each point described by the mean descriptor of the keypoints observing it) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,
+         *     (each point described by the mean descriptor of the keypoints observing it, kept with the snapshot as its `x-point_descriptors.bin`) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,
          *     the focal length scanned when the photo's EXIF gives none. The task's `outputs_ref.result` is a LocalizationResult (`success: false` with `diagnostics.reason` when it
          *     cannot be localized). 404 unknown reconstruction; 422 `blob_sha` missing, malformed, not stored in this tenant (`unknown_blob`) or not an image (`not_an_image`);
-         *     409 no snapshot sealed yet.
+         *     409 no snapshot sealed yet, or one sealed without point descriptors whose features are no longer stored.
          */
         post: {
             parameters: {
@@ -12511,7 +12511,7 @@ export interface components {
         SnapshotSeal: {
             files: {
                 /** @enum {string} */
-                name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin";
+                name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin";
                 blob_sha: string;
                 byte_size: number;
             }[];
@@ -12520,7 +12520,7 @@ export interface components {
                 idx: number;
                 files: {
                     /** @enum {string} */
-                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin";
+                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin";
                     blob_sha: string;
                     byte_size: number;
                 }[];
@@ -18992,8 +18992,8 @@ export namespace input {
                     path: {
                         rid: string;
                         seq: string;
-                        /** @description checked against the spec's names (4.9 rule 1), so no path can escape the snapshot */
-                        name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
+                        /** @description checked against the spec's names (4.9 rule 1) and our `x-point_descriptors.bin` (a descriptor per 3D point, for localization), so no path can escape the snapshot */
+                        name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
                     };
                     cookie?: never;
                 };
@@ -19099,8 +19099,8 @@ export namespace input {
                         rid: string;
                         seq: string;
                         idx: string;
-                        /** @description checked against the spec's names (4.9 rule 1), so no path can escape the snapshot */
-                        name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
+                        /** @description checked against the spec's names (4.9 rule 1) and our `x-point_descriptors.bin` (a descriptor per 3D point, for localization), so no path can escape the snapshot */
+                        name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin" | "tiles/index.json" | "dense/index.json" | "dense/fused.bin";
                     };
                     cookie?: never;
                 };
@@ -21569,10 +21569,10 @@ export namespace input {
              * localizes an image against the reconstruction (4.13)
              * @description The query is a finalized upload of this tenant (`blob_sha`, 64 hex characters). A job with one `relocalize` task: a runner extracts the query's SIFT features
              *     (`sift` overrides max_num_features, first_octave, peak_threshold, edge_threshold), matches them to the 3D points of the reconstruction's largest sealed snapshot
-             *     (each point described by the mean descriptor of the keypoints observing it) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,
+             *     (each point described by the mean descriptor of the keypoints observing it, kept with the snapshot as its `x-point_descriptors.bin`) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,
              *     the focal length scanned when the photo's EXIF gives none. The task's `outputs_ref.result` is a LocalizationResult (`success: false` with `diagnostics.reason` when it
              *     cannot be localized). 404 unknown reconstruction; 422 `blob_sha` missing, malformed, not stored in this tenant (`unknown_blob`) or not an image (`not_an_image`);
-             *     409 no snapshot sealed yet.
+             *     409 no snapshot sealed yet, or one sealed without point descriptors whose features are no longer stored.
              */
             post: {
                 parameters: {
@@ -25956,7 +25956,7 @@ export namespace input {
             SnapshotSeal: {
                 files: {
                     /** @enum {string} */
-                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin";
+                    name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin";
                     blob_sha: string;
                     byte_size: number;
                 }[];
@@ -25965,7 +25965,7 @@ export namespace input {
                     idx: number;
                     files: {
                         /** @enum {string} */
-                        name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin";
+                        name: "cameras.json" | "images.json" | "rigs.json" | "frames.json" | "pose_graph.json" | "summary.json" | "points.bin" | "points_preview.bin" | "x-point_descriptors.bin";
                         blob_sha: string;
                         byte_size: number;
                     }[];

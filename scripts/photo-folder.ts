@@ -23,6 +23,8 @@ export function photoNames(folder: string): string[] {
 export interface SubmitOptions {
   /** The project's and the dataset's name. */
   name: string;
+  /** A project of the tenant to add the dataset to, instead of a new one. */
+  project_id?: string;
   camera_model?: DatasetCreate["camera_model"];
   intrinsics_mode?: DatasetCreate["intrinsics_mode"];
   /** Fields of the incremental spec beside its `kind`. */
@@ -46,14 +48,13 @@ export async function submitFolder(client: EdgeSfmClient, folder: string, o: Sub
   const names = photoNames(folder);
   if (names.length === 0) throw new Error(`no photos in ${folder}`);
   const { signal } = o;
-  const project = await unwrap(client.api.POST("/v1/projects", { body: { name: o.name }, signal }));
+  const pid = o.project_id ?? (await unwrap(client.api.POST("/v1/projects", { body: { name: o.name }, signal }))).project_id;
   const entries = [];
   for (const [i, name] of names.entries()) {
     const bytes = new Uint8Array(readFileSync(join(folder, name)));
     const { blob_sha } = await client.upload(bytes, { signal, onProgress: (p) => o.onUpload?.(i, name, p) });
     entries.push({ name, blob_sha });
   }
-  const pid = project.project_id;
   const dataset = await unwrap(
     client.api.POST("/v1/projects/{pid}/datasets", {
       params: { path: { pid } },

@@ -5,7 +5,8 @@ import { matchDescriptors } from "../../engine-wasm/ts/feature";
 import type { ImagesFile } from "../../protocol";
 import { DescriptorKind, type LocalFeatures } from "../../protocol/wire/features";
 import { initialCamera } from "./cameras";
-import { localize, pointIndex } from "./localize";
+import { indexFromDescriptors, localize, pointDescriptorsOf, pointIndex } from "./localize";
+import { decodePointDescriptors, encodePointDescriptors } from "../../protocol/wire/point-descriptors";
 
 /**
  * A synthetic model with known descriptors: 300 points, each with its own random SIFT-like
@@ -95,6 +96,17 @@ describe("localize stage", () => {
     const partial = await pointIndex(m.images, m.points, async (name) => (name === "b.jpg" ? short : (m.features.get(name) ?? null)));
     expect(partial.skippedImages).toEqual(["b.jpg"]);
     expect(partial.numImages).toBe(1);
+  });
+
+  it("keeps the index as the snapshot's x-point_descriptors.bin: read back with points.bin, it is the same index", async () => {
+    const m = model();
+    const index = await pointIndex(m.images, m.points, async (name) => (name === "b.jpg" ? null : (m.features.get(name) ?? null)));
+    const sealed = decodePointDescriptors(encodePointDescriptors(pointDescriptorsOf(index)));
+    const back = indexFromDescriptors(sealed, m.points);
+    expect(back).toEqual({ ...index, skippedImages: [] });
+    expect(back.numSkippedImages).toBe(1);
+    const missing = { ...sealed, ids: sealed.ids.map((id) => id + 100_000) };
+    expect(() => indexFromDescriptors(missing, m.points)).toThrow(/points.bin lacks/);
   });
 
   it("localizes a query of a known pose: with an EXIF focal length, and scanning for it without one", async () => {

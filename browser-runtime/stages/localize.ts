@@ -2,7 +2,8 @@
  * @module Localizing one image against a sealed snapshot (spec 4.13 localize, 4.15 one-shot,
  * 2.13 LocalizationResult): the snapshot's 3D points get one descriptor each, the mean of the
  * SIFT descriptors of the keypoints that observe them (from images.json's tracks and the
- * features the mapper read); the query's SIFT descriptors are matched to them (COLMAP's ratio,
+ * features the mapper read), computed when the snapshot is sealed and kept beside it
+ * (`x-point_descriptors.bin`, protocol/wire/point-descriptors.ts); the query's SIFT descriptors are matched to them (COLMAP's ratio,
  * distance and cross-check rules); the 2D-3D matches give the pose by P3P in LO-RANSAC with a
  * focal length scan when the query's camera has no EXIF focal length, refined on the inliers
  * (engine-wasm/ts/absolute-pose.ts).
@@ -12,7 +13,8 @@ import type { CameraModelName } from "../../engine-wasm/ts/camera";
 import type { Engine } from "../../engine-wasm/ts/engine";
 import type { MatchOptions, SiftFeatures } from "../../engine-wasm/ts/feature";
 import type { ImagesFile, LocalizationResult } from "../../protocol";
-import type { LocalFeatures } from "../../protocol/wire/features";
+import { DescriptorKind, type LocalFeatures } from "../../protocol/wire/features";
+import type { PointDescriptors } from "../../protocol/wire/point-descriptors";
 import type { PointCloud } from "../../protocol/wire/points";
 import type { InitialCamera } from "./cameras";
 
@@ -24,10 +26,13 @@ export interface PointIndex {
   xyz: Float64Array;
   /** 128 bytes per indexed point. */
   descriptors: Uint8Array;
+  /** How the descriptors were normalised (the query's must be alike to compare). */
+  descriptorKind: DescriptorKind;
   /** Images whose features matched their images.json entry (keypoint counts agree). */
   numImages: number;
-  /** Images skipped: no features, or features of other keypoints than the mapper's. */
+  /** Images skipped: no features, or features of other keypoints than the mapper's (only their count when read from a sealed file). */
   skippedImages: string[];
+  numSkippedImages: number;
 }
 
 /**
@@ -46,6 +51,7 @@ export async function pointIndex(
   const counts = new Uint32Array(points.ids.length);
   const skipped: string[] = [];
   let numImages = 0;
+  let descriptorKind: DescriptorKind = DescriptorKind.siftL1Root;
   for (const image of images.images) {
     const f = await featuresOf(image.name);
     if (!f || f.descriptorDim !== 128 || f.keypoints.length / 4 !== image.points2D.length) {
@@ -53,6 +59,7 @@ export async function pointIndex(
       continue;
     }
     numImages++;
+    if (f.descriptorKind !== DescriptorKind.unspecified) descriptorKind = f.descriptorKind;
     image.points2D.forEach((p, k) => {
       const r = p.point3d_id === null ? undefined : row.get(p.point3d_id);
       if (r === undefined) return;
@@ -69,7 +76,48 @@ export async function pointIndex(
     for (let j = 0; j < 128; j++) descriptors[128 * i + j] = Math.min(255, Math.round(sums[128 * r + j]! / counts[r]!));
     for (let j = 0; j < 3; j++) xyz[3 * i + j] = points.xyz[3 * r + j]!;
   });
-  return { ids: kept.map((r) => Number(points.ids[r]!)), xyz, descriptors, numImages, skippedImages: skipped };
+  return {
+    ids: kept.map((r) => Number(points.ids[r]!)),
+    xyz,
+    descriptors,
+    descriptorKind,
+    numImages,
+    skippedImages: skipped,
+    numSkippedImages: skipped.length,
+  };
+}
+
+/** The point index as the snapshot's `x-point_descriptors.bin` keeps it (positions stay in points.bin). */
+export const pointDescriptorsOf = (index: PointIndex): PointDescriptors => ({
+  ids: index.ids,
+  descriptorDim: 128,
+  descriptorKind: index.descriptorKind,
+  descriptors: index.descriptors,
+  numImages: index.numImages,
+  numImagesSkipped: index.numSkippedImages,
+});
+
+/** The point index of a snapshot from its sealed descriptors and its points.bin; a descriptor of a point points.bin lacks is an error. */
+export function indexFromDescriptors(sealed: PointDescriptors, points: Pick<PointCloud, "xyz" | "ids">): PointIndex {
+  if (sealed.descriptorDim !== 128)
+    throw new Error(`the snapshot's point descriptors have ${sealed.descriptorDim} dimensions, not SIFT's 128`);
+  const row = new Map<number, number>();
+  for (let i = 0; i < points.ids.length; i++) row.set(Number(points.ids[i]!), i);
+  const xyz = new Float64Array(3 * sealed.ids.length);
+  sealed.ids.forEach((id, i) => {
+    const r = row.get(id);
+    if (r === undefined) throw new Error(`the snapshot's point descriptors name point ${id}, which its points.bin lacks`);
+    for (let j = 0; j < 3; j++) xyz[3 * i + j] = points.xyz[3 * r + j]!;
+  });
+  return {
+    ids: sealed.ids,
+    xyz,
+    descriptors: sealed.descriptors,
+    descriptorKind: sealed.descriptorKind,
+    numImages: sealed.numImages,
+    skippedImages: [],
+    numSkippedImages: sealed.numImagesSkipped,
+  };
 }
 
 export interface LocalizeInput {

@@ -4,6 +4,7 @@
  * convention before upload, and the worker validates every file against these before sealing.
  */
 import { z } from "zod";
+import { POINT_DESCRIPTORS_FILE } from "../wire/point-descriptors";
 import { Sha256 } from "./common";
 
 export const Rotation = z.object({ w: z.number(), x: z.number(), y: z.number(), z: z.number() }).meta({ id: "Rotation" });
@@ -97,7 +98,7 @@ export const TwoViewGeometriesFile = z
   .meta({ id: "TwoViewGeometriesFile" });
 export type TwoViewGeometriesFile = z.infer<typeof TwoViewGeometriesFile>;
 
-/** What a map task seals (the runner's files); tiles are the server's, generated from points.bin; dense files a dense stage's. */
+/** What a map task seals (the runner's files; `x-point_descriptors.bin` our extension, for localization); tiles are the server's, generated from points.bin; dense files a dense stage's. */
 export const SEALABLE_FILES = [
   "cameras.json",
   "images.json",
@@ -107,6 +108,7 @@ export const SEALABLE_FILES = [
   "summary.json",
   "points.bin",
   "points_preview.bin",
+  POINT_DESCRIPTORS_FILE,
 ] as const;
 
 /** File names a snapshot may hold (4.9 rule 1). */

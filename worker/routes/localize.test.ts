@@ -1,7 +1,20 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { RunnerClient } from "../../client/index";
 import { LocalizationResult } from "../../protocol";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, tenantCallers, uploadBlob } from "../test/helpers";
+import { DescriptorKind } from "../../protocol/wire/features";
+import { POINT_DESCRIPTORS_FILE, POINT_DESCRIPTORS_MEDIA_TYPE, encodePointDescriptors } from "../../protocol/wire/point-descriptors";
+import { decodePoints } from "../../protocol/wire/points";
+import {
+  BASE,
+  call,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  getSealed,
+  selfFetch,
+  tenantCallers,
+  uploadBlob,
+} from "../test/helpers";
 import { LUND_01 } from "../test/photos";
 import { enc, scene, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
@@ -27,6 +40,18 @@ afterEach(async () => {
 
 const localize = (rid: string, body: unknown, via = call) => via("POST", `/v1/reconstructions/${rid}/localize`, body);
 const jobIds = async () => ((await call("GET", "/v1/jobs?page_size=500")).json.items as { job_id: string }[]).map((j) => j.job_id);
+
+/** A runner of relocalize tasks, and the lease it takes. */
+async function leasedLocalization(name: string) {
+  const client = new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
+  const runner = await client.register({
+    name,
+    stages: ["relocalize"],
+    runtime_versions: await client.serviceRuntimeVersions(),
+    abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: null, hardware_concurrency: 1 },
+  });
+  return { client, lease: (await client.lease(runner.runner_id))! };
+}
 
 /** Gives the sealed reconstruction's dataset a features artifact (one file per image), as an extraction would. */
 async function importFeatures() {
@@ -95,6 +120,30 @@ describe("POST /v1/reconstructions/{rid}/localize (4.13, localize.from_memory)",
     expect(r.json.detail).toMatch(/no sealed snapshot/);
   });
 
+  it("needs no features when the snapshot was sealed with its points' descriptors (x-point_descriptors.bin), which it serves", async () => {
+    const model = scene(30, 5);
+    const ids = Array.from(decodePoints(model.points).ids, Number);
+    const descriptors = encodePointDescriptors({
+      ids,
+      descriptorDim: 128,
+      descriptorKind: DescriptorKind.siftL1Root,
+      descriptors: Uint8Array.from({ length: 128 * ids.length }, (_, i) => i % 251),
+      numImages: model.images.images.length,
+      numImagesSkipped: 0,
+    });
+    const described = await sealedReconstruction(model, undefined, { extraFiles: { [POINT_DESCRIPTORS_FILE]: descriptors } });
+    const served = await getSealed(call, `/v1/reconstructions/${described.rid}/snapshots/1/${POINT_DESCRIPTORS_FILE}`);
+    expect(served.res.headers.get("Content-Type")).toBe(POINT_DESCRIPTORS_MEDIA_TYPE);
+    expect(new Uint8Array(await served.res.arrayBuffer())).toEqual(descriptors);
+
+    const accepted = await expectStatus(localize(described.rid, { blob_sha: photo }), 202);
+    const { client, lease } = await leasedLocalization("localizer-sealed");
+    expect(lease.task.job_id).toBe(accepted.json.job_id);
+    expect(Object.keys(lease.inputs.artifacts)).toEqual(["snapshot"]);
+    const file = lease.inputs.artifacts.snapshot!.files.find((f) => f.path === POINT_DESCRIPTORS_FILE)!;
+    expect(await client.readBlob(lease.lease_id, file.blob_sha)).toEqual(descriptors);
+  });
+
   it("keeps tenants apart: another tenant's reconstruction is 404, its blob unknown (422)", async () => {
     const [other] = await tenantCallers("localize-other");
     expectProblem(await localize(sealed.rid, { blob_sha: photo }, other!), 404, "not_found");
@@ -115,14 +164,7 @@ describe("POST /v1/reconstructions/{rid}/localize (4.13, localize.from_memory)",
       tasks: [{ kind: "relocalize", status: "pending" }],
     });
 
-    const client = new RunnerClient({ baseUrl: BASE, fetch: selfFetch });
-    const runner = await client.register({
-      name: "localizer",
-      stages: ["relocalize"],
-      runtime_versions: await client.serviceRuntimeVersions(),
-      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: null, hardware_concurrency: 1 },
-    });
-    const lease = (await client.lease(runner.runner_id))!;
+    const { client, lease } = await leasedLocalization("localizer");
     expect(lease.task).toMatchObject({ kind: "relocalize", phase: "relocalize", job_id: accepted.json.job_id });
     expect(lease.task.params).toMatchObject({
       relocalize: {

@@ -20,10 +20,10 @@ localizeRoutes.openapi(
     description: [
       "The query is a finalized upload of this tenant (`blob_sha`, 64 hex characters). A job with one `relocalize` task: a runner extracts the query's SIFT features",
       "(`sift` overrides max_num_features, first_octave, peak_threshold, edge_threshold), matches them to the 3D points of the reconstruction's largest sealed snapshot",
-      "(each point described by the mean descriptor of the keypoints observing it) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,",
+      "(each point described by the mean descriptor of the keypoints observing it, kept with the snapshot as its `x-point_descriptors.bin`) and estimates the pose by P3P in LO-RANSAC, refined on the inliers,",
       "the focal length scanned when the photo's EXIF gives none. The task's `outputs_ref.result` is a LocalizationResult (`success: false` with `diagnostics.reason` when it",
       "cannot be localized). 404 unknown reconstruction; 422 `blob_sha` missing, malformed, not stored in this tenant (`unknown_blob`) or not an image (`not_an_image`);",
-      "409 no snapshot sealed yet.",
+      "409 no snapshot sealed yet, or one sealed without point descriptors whose features are no longer stored.",
     ].join("\n"),
     request: { params: z.object({ rid: Id }), ...jsonBody(LocalizationRequest) },
     responses: {

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { type FetchLike, type Lease, RunnerClient } from "../../client/index";
 import { OneShotFeaturesResponse } from "../../protocol";
@@ -18,6 +18,9 @@ import {
 import { LUND_01 } from "../test/photos";
 import { enc, scene, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
+import { readConfig } from "../config";
+import { jobStore } from "../services/stores";
+import { ONESHOT_ABANDONED_AFTER_MS } from "../storage/job-rows";
 
 // Whole requests wait on runners through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
@@ -134,6 +137,31 @@ describe("POST /v1/oneshot/features (4.15, oneshot.features)", () => {
     const r = await answer;
     expectFieldError(r, "body", "DecodeError");
     expect(await oneshotObjects(t.tenantId)).toEqual([]);
+  });
+
+  it("a one-shot job its request left behind (the Worker died mid-request) discards itself and its bytes at its alarm", async () => {
+    const t = await tenant("abandoned");
+    const runner = await t.register(["oneshot_features"]);
+    const answer = t.call("POST", "/v1/oneshot/features", LUND_01, jpeg);
+    const lease = await leaseSoon(t.client, runner.runner_id);
+    await t.client.writeBlob(lease.lease_id, features, FEATURES_MEDIA_TYPE);
+    expect(await oneshotObjects(t.tenantId)).toHaveLength(2);
+    const stub = jobStore(env, t.tenantId, lease.task.job_id);
+    // The job's alarm is due when no request can still wait for it; the request's creation is moved back past that.
+    const alarm = await runInDurableObject(stub, async (_o, state) => {
+      const created = Date.parse(state.storage.sql.exec<{ c: string }>("SELECT created_at AS c FROM job").one().c);
+      state.storage.sql.exec("UPDATE job SET created_at = ?", new Date(Date.now() - 3_600_000).toISOString());
+      return (await state.storage.getAlarm())! - created;
+    });
+    expect(alarm).toBeLessThanOrEqual(readConfig(env).oneshotTimeoutMs + ONESHOT_ABANDONED_AFTER_MS);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Gone: the bytes, the job (its lease answers teardown or 404), and the offer; the waiting request answers 503.
+    expect(await oneshotObjects(t.tenantId)).toEqual([]);
+    expect(await stub.detail()).toBeNull();
+    expectProblem(await answer, 503, "engine_unavailable");
+    await expect(t.client.heartbeat(lease.lease_id)).rejects.toThrow();
+    expect(await t.client.lease(runner.runner_id, 1)).toBeNull();
+    expect((await t.call("GET", "/v1/jobs")).json.items).toEqual([]);
   });
 
   it("answers 503 with Retry-After at once when no runner is live, and when none takes it in time", async () => {

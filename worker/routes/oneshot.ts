@@ -20,7 +20,7 @@ import { ApiError } from "../errors";
 import { oneshotBodyLimit } from "../middleware/limits";
 import { json, problemResponses } from "../openapi";
 import { newRouter } from "../router";
-import { oneshotKey } from "../services/blobs";
+import { oneshotKey } from "../storage/job-rows";
 import { requireCapability } from "../services/capabilities";
 import { producerDataset } from "../services/exports";
 import { localizationInputs } from "../services/localize";
@@ -134,7 +134,7 @@ oneshot.openapi(
     requireCapability(c.env, "localize.from_memory");
     const reconId = c.req.valid("query").recon_id;
     const recon = await reconstructionOf(c.env, c.var.tenantId, reconId);
-    const { seq, snapshot, features } = await localizationInputs(c.env, c.var.tenantId, reconId);
+    const { seq, snapshot, input_artifacts } = await localizationInputs(c.env, c.var.tenantId, reconId);
     const { bytes, type } = await imageBytes(c);
     const image = await oneshotImage(bytes, type);
     const { media_type: _type, ...query } = image;
@@ -149,7 +149,7 @@ oneshot.openapi(
         image,
         bytes,
         dataset: await producerDataset(c.env, c.var.tenantId, snapshot),
-        input_artifacts: { snapshot, features },
+        input_artifacts,
       },
       async (outputs) => LocalizationResult.parse(outputs.result),
     );

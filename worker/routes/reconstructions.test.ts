@@ -1,3 +1,5 @@
+import { DescriptorKind } from "../../protocol/wire/features";
+import { POINT_DESCRIPTORS_FILE, encodePointDescriptors } from "../../protocol/wire/point-descriptors";
 import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Lease } from "../../protocol";
@@ -183,6 +185,29 @@ describe("sealing (runner protocol extension; spec 2.10, 3.5)", () => {
       "submodels.0.files",
       "inconsistent",
     );
+    // Our x-point_descriptors.bin: its own layout, and only points points.bin holds.
+    const described = (ids: number[]) =>
+      encodePointDescriptors({
+        ids,
+        descriptorDim: 128,
+        descriptorKind: DescriptorKind.siftL1Root,
+        descriptors: new Uint8Array(128 * ids.length),
+        numImages: 1,
+        numImagesSkipped: 0,
+      });
+    const notDescriptors = described([10]);
+    notDescriptors[0] = 0x58;
+    expectFieldError(
+      await seal({ files: [await file(POINT_DESCRIPTORS_FILE, notDescriptors)], summary: modelSummary }),
+      "files.0",
+      "invalid_file",
+    );
+    const stranger = await seal({
+      files: [imgs, await file("points.bin", main.points), await file(POINT_DESCRIPTORS_FILE, described([10, 11]))],
+      summary: modelSummary,
+    });
+    expectFieldError(stranger, "files", "inconsistent");
+    expect(stranger.json.errors[0].message).toMatch(/describes point 11/);
 
     for (const name of ["../cameras.json", "tiles/index.json", "cameras.json/../../x", "dense/fused.bin"]) {
       expectFieldError(await seal({ files: [{ ...cams, name }], summary: modelSummary }), "files.0.name");

@@ -190,7 +190,11 @@ for (const name of RECONSTRUCTION_FILES) {
   );
 }
 
-const FileName = z.enum(SNAPSHOT_FILES).describe("checked against the spec's names (4.9 rule 1), so no path can escape the snapshot");
+const FileName = z
+  .enum(SNAPSHOT_FILES)
+  .describe(
+    "checked against the spec's names (4.9 rule 1) and our `x-point_descriptors.bin` (a descriptor per 3D point, for localization), so no path can escape the snapshot",
+  );
 
 reconstructions.openapi(
   createRoute({

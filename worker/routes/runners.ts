@@ -27,7 +27,8 @@ import type { AppEnv } from "../context";
 import { conflict, notFound, payloadTooLarge, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
-import { SNIFF_BYTES, blobFacts, blobKey, oneshotKey, sha256Hex } from "../services/blobs";
+import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
+import { oneshotKey } from "../storage/job-rows";
 import { serveBytes } from "../services/bytes";
 import {
   credentialOf,

@@ -10,9 +10,6 @@ import { readFocalLength35mm, readGps } from "./exif-tags";
 import type { BlobFacts, ChunkRecord } from "../storage/tenant-rows";
 
 export const blobKey = (tenantId: string, sha: string) => `t/${tenantId}/blobs/${sha}`;
-/** A one-shot job's bytes (4.15): the request's image and what its runner wrote, deleted with the answer. */
-export const oneshotPrefix = (tenantId: string, jobId: string) => `t/${tenantId}/oneshot/${jobId}/`;
-export const oneshotKey = (tenantId: string, jobId: string, sha: string) => `${oneshotPrefix(tenantId, jobId)}${sha}`;
 export const chunkKey = (tenantId: string, uploadId: string, start: number, sha: string) =>
   `t/${tenantId}/uploads/${uploadId}/${start}-${sha}`;
 

@@ -9,6 +9,7 @@
  * each 3D point a descriptor; the query is a blob the job holds and may read.
  */
 import { FEATURES_KIND } from "../../protocol/wire/features";
+import { POINT_DESCRIPTORS_FILE } from "../../protocol/wire/point-descriptors";
 import type { JobAccepted, LocalizationQuery, LocalizationRequest, RelocalizeTaskParams, StageArtifact } from "../../protocol";
 import { conflict, notFound, validation } from "../errors";
 import { artifactResource } from "./artifacts";
@@ -35,21 +36,24 @@ export async function queryBlob(env: Env, tenantId: string, sha: string): Promis
 }
 
 /**
- * The reconstruction's largest sealed snapshot (most registered images) and the features its
- * images were mapped from: the mapping job's own extraction, else the features it was given, else
- * the dataset's latest.
+ * The reconstruction's largest sealed snapshot (most registered images) as a localization's input
+ * artifacts: `snapshot`, and when it was sealed without its points' descriptors, `features`, those
+ * its images were mapped from: the mapping job's own extraction, else the features it was given,
+ * else the dataset's latest.
  */
 export async function localizationInputs(
   env: Env,
   tenantId: string,
   reconId: string,
-): Promise<{ seq: number; snapshot: StageArtifact; features: StageArtifact }> {
+): Promise<{ seq: number; snapshot: StageArtifact; input_artifacts: Record<string, StageArtifact> }> {
   const tenant = tenantStore(env, tenantId);
   const seq = await tenant.largestSnapshot(reconId);
   if (seq === null)
     throw conflict(`reconstruction ${reconId} has no sealed snapshot yet: localize against it once snapshot_available was announced`);
   const root = await tenant.snapshotArtifact(reconId, seq, null);
   if (!root) throw notFound(`snapshot ${seq}`);
+  const snapshot = artifactResource(root);
+  if (snapshot.files.some((f) => f.path === POINT_DESCRIPTORS_FILE)) return { seq, snapshot, input_artifacts: { snapshot } };
   const given = async () => {
     const id = await jobStore(env, tenantId, root.job_id).inputArtifactId("features");
     return id ? tenant.getArtifact(id) : null;
@@ -61,14 +65,14 @@ export async function localizationInputs(
     throw conflict(
       `the features snapshot ${seq} was mapped from are no longer stored, so its points have no descriptors to match: reconstruct again`,
     );
-  return { seq, snapshot: artifactResource(root), features: artifactResource(features) };
+  return { seq, snapshot, input_artifacts: { snapshot, features: artifactResource(features) } };
 }
 
 export async function submitLocalize(env: Env, tenantId: string, reconId: string, body: LocalizationRequest): Promise<JobAccepted> {
   requireCapability(env, "localize.from_memory");
   const recon = await reconstructionOf(env, tenantId, reconId);
   const query = await queryBlob(env, tenantId, body.blob_sha);
-  const { seq, snapshot, features } = await localizationInputs(env, tenantId, reconId);
+  const { seq, snapshot, input_artifacts } = await localizationInputs(env, tenantId, reconId);
   const params: RelocalizeTaskParams = { relocalize: { query, sift: body.sift ?? {}, recon_id: reconId, seq } };
   return submitJob(env, {
     tenantId,
@@ -76,7 +80,7 @@ export async function submitLocalize(env: Env, tenantId: string, reconId: string
     dataset: await producerDataset(env, tenantId, snapshot),
     recipe: "localize",
     stages: [{ kind: "relocalize", params }],
-    input_artifacts: { snapshot, features },
+    input_artifacts,
     input_blobs: [{ blob_sha: query.blob_sha, byte_size: query.byte_size }],
     recon: { recon_id: reconId },
   });

@@ -6,16 +6,17 @@
  * the tenant (no job, blob, cache or artifact row), offers its one task to the tenant's runners
  * through the dispatcher like any other. The request polls that job; once the task is done it
  * reads the answer, then purges the job object and deletes every R2 object of the job, whatever
- * the outcome. When no live runner computes the task kind (none asked for work within the last
+ * the outcome; should the Worker die before that, the job object does so itself once no request
+ * can still wait for it (its alarm, SVC_ONESHOT_TIMEOUT_SECONDS + 10 s after creation). When no live runner computes the task kind (none asked for work within the last
  * minute), none leases it within SVC_ONESHOT_LEASE_WAIT_SECONDS, or it is not done within
  * SVC_ONESHOT_TIMEOUT_SECONDS, the answer is 503 with Retry-After.
  */
 import { ulid } from "../storage/ids";
-import { type JobPlan, ONESHOT_RECIPE, type TaskRow } from "../storage/job-rows";
+import { type JobPlan, ONESHOT_RECIPE, type TaskRow, oneshotKey } from "../storage/job-rows";
 import type { DatasetSnapshot, StageArtifact, TaskKind, TaskOutputs } from "../../protocol";
 import { readConfig } from "../config";
 import { ApiError, validation } from "../errors";
-import { SNIFF_BYTES, blobFacts, oneshotKey, oneshotPrefix, sha256Hex } from "./blobs";
+import { SNIFF_BYTES, blobFacts, sha256Hex } from "./blobs";
 import { STAGE_PHASE, taskPlan } from "./jobs";
 import { hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { liveRunnerServes } from "./runners";
@@ -101,6 +102,8 @@ export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: Ta
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       // (Cast: RPC typing cannot express the free-form members of TaskOutputs.)
       const t = ((await store.detail()) as { tasks: TaskRow[] } | null)?.tasks[0];
+      // Discarded by its own alarm (past its deadline, as for a request whose Worker died): nothing will answer.
+      if (!t) throw unavailable("the one-shot job is gone: it outlived its deadline; retry");
       if (t?.status === "succeeded" && t.outputs_ref) return await read(t.outputs_ref, jobId);
       if (t?.status === "failed") {
         throw validation(`the runner could not compute the answer: ${t.error_class ?? "error"}: ${t.error_message ?? ""}`.trim(), [
@@ -115,9 +118,6 @@ export async function runOneshot<T>(env: Env, w: OneshotWork, read: (outputs: Ta
     }
   } finally {
     // Nothing stays: the job object is emptied (a late runner request finds no job) and its bytes deleted.
-    await store.cancel(true).catch(() => {});
-    await store.purge();
-    const listed = await env.BLOBS.list({ prefix: oneshotPrefix(w.tenantId, jobId) });
-    await env.BLOBS.delete([oneshotKey(w.tenantId, jobId, w.image.blob_sha), ...listed.objects.map((o) => o.key)]);
+    await store.discardOneshot();
   }
 }

@@ -15,6 +15,7 @@ import {
   TwoViewGeometriesFile,
   meanReprojectionError,
 } from "../../protocol";
+import { POINT_DESCRIPTORS_FILE, decodePointDescriptors } from "../../protocol/wire/point-descriptors";
 import { decodePoints } from "../../protocol/wire/points";
 
 /** The schema each JSON file must satisfy; correspondence_graph.json's inner shape is not specified (2.14), so any object. */
@@ -31,6 +32,7 @@ const JSON_SCHEMAS: Record<string, z.ZodType | null> = {
 
 /** Why these bytes cannot be the named file, or null when they can (JSON shape, or points header, size, order and bbox). */
 export function fileProblem(name: string, bytes: Uint8Array): string | null {
+  if (name === POINT_DESCRIPTORS_FILE) return descriptorsProblem(bytes);
   if (name.endsWith(".bin")) return pointsProblem(bytes);
   let doc: unknown;
   try {
@@ -45,6 +47,15 @@ export function fileProblem(name: string, bytes: Uint8Array): string | null {
   if (parsed.success) return null;
   const issue = parsed.error.issues[0]!;
   return `does not match the ${name} schema: ${issue.path.join(".") || "(root)"}: ${issue.message}`;
+}
+
+function descriptorsProblem(bytes: Uint8Array): string | null {
+  try {
+    decodePointDescriptors(bytes);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 function pointsProblem(bytes: Uint8Array): string | null {
@@ -69,8 +80,8 @@ function pointsProblem(bytes: Uint8Array): string | null {
 
 /**
  * Why the files sealed together for one model contradict each other, or null: every image's
- * camera is in cameras.json, and every point3d_id images.json names is in points.bin (when the
- * model has both files of a pair). Exports and the observations sidecar rely on both. And the map
+ * camera is in cameras.json, and every point3d_id images.json names (or x-point_descriptors.bin
+ * describes) is in points.bin (when the model has both files of a pair). Exports and the observations sidecar rely on both. And the map
  * result is checked by its own observations: their mean reprojection error, recomputed, is not far
  * above the one summary.json states.
  */
@@ -95,6 +106,9 @@ export function modelProblem(files: ReadonlyMap<string, Uint8Array>): string | n
       const missing = image.points2D.find((p) => p.point3d_id !== null && !ids.has(p.point3d_id));
       if (missing) return `image ${image.image_id} observes point ${missing.point3d_id}, which points.bin lacks`;
     }
+    const described = files.get(POINT_DESCRIPTORS_FILE);
+    const stranger = described ? decodePointDescriptors(described).ids.find((id) => !ids.has(id)) : undefined;
+    if (stranger !== undefined) return `${POINT_DESCRIPTORS_FILE} describes point ${stranger}, which points.bin lacks`;
     const summary = json("summary.json") as SummaryFile | null;
     const measured = cameras && summary ? meanReprojectionError({ images, cameras }, pointLookup(cloud)) : null;
     // Generous (twice the stated error plus a pixel): float32 positions move errors by 1e-4 px; a wrong model by many pixels.

@@ -8,6 +8,7 @@
  * write, so a refused seal leaves nothing behind.
  */
 import type { ReconstructionFileName, SnapshotSeal, StageArtifact } from "../../protocol";
+import { POINT_DESCRIPTORS_FILE, POINT_DESCRIPTORS_MEDIA_TYPE } from "../../protocol/wire/point-descriptors";
 import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
 import { conflict, type FieldError, notFound, validation } from "../errors";
 import type { ReconRow, StoredFile, SubmodelRow } from "../storage/tenant-rows";
@@ -269,7 +270,8 @@ export async function sealedFile(env: Env, a: SnapshotAddress, name: string): Pr
   throw notFound(`${name} in snapshot ${a.seq}`);
 }
 
-export const mediaTypeOf = (name: string) => (name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json");
+export const mediaTypeOf = (name: string) =>
+  name === POINT_DESCRIPTORS_FILE ? POINT_DESCRIPTORS_MEDIA_TYPE : name.endsWith(".bin") ? POINTS_MEDIA_TYPE : "application/json";
 
 /** Sealed bytes with the spec's caching (4 rules 1-3): strong ETag (the blob sha), 304, Range, a year's immutable caching. */
 export function serveSealed(env: Env, req: Request, file: StoredFile, download: boolean, immutable = true): Promise<Response> {

@@ -67,9 +67,15 @@ export interface TaskPlan {
 
 /**
  * The recipe of a one-shot job (4.15): never indexed in the tenant, its blobs kept beside it in R2
- * (services/blobs.ts `oneshotKey`) rather than in the tenant's store, and purged once answered.
+ * (`oneshotKey`) rather than in the tenant's store, and purged once answered, or by its own alarm
+ * once no request can still wait for it (a request whose Worker died).
  */
 export const ONESHOT_RECIPE = "oneshot";
+/** A one-shot job's bytes (4.15): the request's image and what its runner wrote, deleted with the answer. */
+export const oneshotPrefix = (tenantId: string, jobId: string) => `t/${tenantId}/oneshot/${jobId}/`;
+export const oneshotKey = (tenantId: string, jobId: string, sha: string) => `${oneshotPrefix(tenantId, jobId)}${sha}`;
+/** How long past the longest a request waits (SVC_ONESHOT_TIMEOUT_SECONDS) a one-shot job left behind discards itself: time enough for its request to end it first. */
+export const ONESHOT_ABANDONED_AFTER_MS = 10_000;
 
 export interface JobPlan {
   job_id: string;

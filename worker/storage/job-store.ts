@@ -24,11 +24,11 @@ import { expireLeases, grantLease, heartbeat, leaseActive, leaseTask, shardConte
 import { createJob } from "./job/plan";
 import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
-import { detail, frozenDataset, inputArtifacts, jobRow } from "./job/records";
+import { detail, frozenDataset, inputArtifacts, jobRow, oneshotAbandoned } from "./job/records";
 import { announceSnapshots, postEvents, putCheckpoint } from "./job/reports";
 import { cancel, enforceRuntime, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
-import { type JobPlan, type Judgement, type LeaseHolder, type LeaseScope, ONESHOT_RECIPE } from "./job-rows";
+import { type JobPlan, type Judgement, type LeaseHolder, type LeaseScope, ONESHOT_RECIPE, oneshotPrefix } from "./job-rows";
 import { migrate } from "./sql";
 
 export class JobStore extends DurableObject<Env> {
@@ -52,7 +52,10 @@ export class JobStore extends DurableObject<Env> {
   // ---- creation and reads (2.9, 4.8) ----
 
   async create(plan: JobPlan) {
-    return createJob(this.cx, plan);
+    const row = await createJob(this.cx, plan);
+    // A one-shot job's alarm discards it should its request never come back for it.
+    if (plan.recipe === ONESHOT_RECIPE) await scheduleAlarm(this.cx);
+    return row;
   }
   detail() {
     return detail(this.cx);
@@ -135,11 +138,30 @@ export class JobStore extends DurableObject<Env> {
    * propagation that failed, and fails a job past its `max_runtime_seconds`.
    */
   override async alarm(): Promise<void> {
+    if (oneshotAbandoned(this.cx)) return this.discardOneshot();
     expireLeases(this.cx);
     if (!jobRow(this.cx)) return;
     enforceRuntime(this.cx);
     await propagate(this.cx);
     await scheduleAlarm(this.cx);
+  }
+
+  /**
+   * A one-shot job gone (4.15): cancelled (its offer withdrawn, a lease revoked), every R2 object
+   * under its prefix deleted, then the object emptied. What its request does once answered, and
+   * what the job's alarm does for a request whose Worker died before it could.
+   */
+  async discardOneshot(): Promise<void> {
+    const job = jobRow(this.cx);
+    if (!job || job.recipe !== ONESHOT_RECIPE) return;
+    await cancel(this.cx, true).catch(() => {});
+    const prefix = oneshotPrefix(job.tenant_id, job.job_id);
+    for (;;) {
+      const listed = await this.env.BLOBS.list({ prefix });
+      if (listed.objects.length > 0) await this.env.BLOBS.delete(listed.objects.map((o) => o.key));
+      if (!listed.truncated) break;
+    }
+    await this.purge();
   }
 
   /** Project deletion (4.2 cascade): drops everything and closes the streams. */

@@ -29,7 +29,7 @@ export async function sealedReconstruction<
 >(
   model: M = scene(30) as unknown as M,
   as: { call: Call; fetch: FetchLike } = { call: defaultCall, fetch: selfFetch },
-  o: { projectId?: string; photo?: (name: string) => Uint8Array } = {},
+  o: { projectId?: string; photo?: (name: string) => Uint8Array; extraFiles?: Record<string, Uint8Array> } = {},
 ) {
   const { call } = as;
   const projectId = o.projectId ?? (await expectStatus(call("POST", "/v1/projects", { name: "sealed" }), 201)).json.project_id;
@@ -64,6 +64,7 @@ export async function sealedReconstruction<
       await file("images.json", enc(model.images)),
       await file("points.bin", model.points),
       await file("summary.json", enc(model.summary)),
+      ...(await Promise.all(Object.entries(o.extraFiles ?? {}).map(([name, bytes]) => file(name, bytes)))),
     ];
     const summary = model.summary.models[0]!;
     await expectStatus(

@@ -12,7 +12,8 @@
  * built is finished and sealed with what it holds and no other is started (logged); a resumed task
  * counts the time its checkpoint says earlier attempts spent. At the end, the
  * models that share photos are joined into one by the Sim3 those photos give (stages/merge.ts
- * joinSubModels) and sealed at the root; every model stays a component (4.9).
+ * joinSubModels) and sealed at the root; every model stays a component (4.9). Each seal's root
+ * carries its points' descriptors (`x-point_descriptors.bin`) for localization.
  */
 import type { Engine } from "../../../engine-wasm/ts/engine";
 import {
@@ -38,6 +39,7 @@ import { coreArtifact, datasetOf, inputFiles } from "./artifact";
 import { writeCorrespondenceGraph } from "./correspondence-graph";
 import { sealedFiles } from "./georegister";
 import { datasetKeypoints } from "./keypoints";
+import { pointDescriptorsFile } from "./point-descriptors";
 
 /** The task's error class when mapping ends without any model. */
 class NoModelError extends Error {
@@ -315,6 +317,10 @@ async function seal(
       `joined models ${joined.joined.join(", ")} by the Sim3 of their shared photos: ${top.num_reg_images} images, ${top.num_points3D} points, mean reprojection error ${top.mean_reproj_err.toPrecision(3)} px after bundle adjustment`,
     );
   }
+  // The root's per-point descriptors, which localization matches against (cubemap faces have no features of their own).
+  const rootModel = joined ? joined.merged : modelSet[0] && { images: modelSet[0].images, points: decodePoints(modelSet[0].points) };
+  if (rootModel && !faceSize)
+    root.push(await pointDescriptorsFile(ctx, rootModel.images, rootModel.points, inputFiles(ctx.lease, "features")));
   const seq = await ctx.sealSnapshot({
     files: sealedFiles(root),
     submodels,

@@ -1,19 +1,22 @@
 /**
  * @module Executor of `relocalize` tasks (spec 4.13 localize, 2.13): the query image (a blob the
  * job may read) is decoded and its SIFT features extracted on this runner's faster path, then
- * localized against the snapshot of the job's input artifact `snapshot`, whose points get their
- * descriptors from the `features` input the mapper read (stages/localize.ts). The task's
+ * localized against the snapshot of the job's input artifact `snapshot`, whose points have their
+ * descriptors in the snapshot's `x-point_descriptors.bin` (point-descriptors.ts); a snapshot
+ * sealed without that file gets them from the `features` input the mapper read. The task's
  * `outputs_ref.result` is the LocalizationResult; a query that cannot be localized is a
  * succeeded task with `success: false` and the reason in its diagnostics.
  */
 import { type LocalizationResult, type RelocalizeTaskParams, ImagesFile, type TaskOutputs } from "../../../protocol";
-import { DescriptorKind, decodeFeatures } from "../../../protocol/wire/features";
+import { DescriptorKind } from "../../../protocol/wire/features";
+import { POINT_DESCRIPTORS_FILE, decodePointDescriptors } from "../../../protocol/wire/point-descriptors";
 import { decodePoints } from "../../../protocol/wire/points";
 import { initialCamera } from "../../stages/cameras";
 import { siftOptionsFromSpec, toGray8 } from "../../stages/extract";
-import { type PointIndex, localize, pointIndex } from "../../stages/localize";
+import { indexFromDescriptors, localize } from "../../stages/localize";
 import { type TaskContext, TaskValidationError } from "../task-context";
-import { featuresPath, inputFiles } from "./artifact";
+import { inputFiles } from "./artifact";
+import { pointIndexFromFeatures } from "./point-descriptors";
 
 /** The camera model of a query when the reconstruction's dataset names none a photo can have (spherical). */
 const FALLBACK_MODEL = "SIMPLE_RADIAL";
@@ -24,22 +27,21 @@ export async function relocalize(ctx: TaskContext): Promise<TaskOutputs> {
   if (!snapshot) throw new Error("the lease carries no 'snapshot' input");
   const dataset = ctx.lease.inputs.dataset;
   const text = new TextDecoder();
+  const fileOf = (name: string) => snapshot.files.find((x) => x.path === name);
   const file = (name: string) => {
-    const f = snapshot.files.find((x) => x.path === name);
+    const f = fileOf(name);
     if (!f) throw new TaskValidationError(`snapshot ${params.seq} has no ${name}`);
     return ctx.read(f.blob_sha);
   };
-  const images = ImagesFile.parse(JSON.parse(text.decode(await file("images.json"))));
   const points = decodePoints(await file("points.bin"));
-  const features = inputFiles(ctx.lease, "features");
-  let descriptorKind: number = DescriptorKind.siftL1Root;
-  const index: PointIndex = await pointIndex(images, points, async (name) => {
-    const f = features.get(featuresPath(name));
-    if (!f) return null;
-    const decoded = decodeFeatures(await ctx.read(f.blob_sha));
-    descriptorKind = decoded.descriptorKind;
-    return decoded;
-  });
+  const index = fileOf(POINT_DESCRIPTORS_FILE)
+    ? indexFromDescriptors(decodePointDescriptors(await file(POINT_DESCRIPTORS_FILE)), points)
+    : await pointIndexFromFeatures(
+        ctx,
+        ImagesFile.parse(JSON.parse(text.decode(await file("images.json")))),
+        points,
+        inputFiles(ctx.lease, "features"),
+      );
   ctx.progress(1, 3);
   await ctx.cancelPoint();
 
@@ -52,7 +54,7 @@ export async function relocalize(ctx: TaskContext): Promise<TaskOutputs> {
     backend_options: {
       peak_threshold: params.sift.peak_threshold,
       edge_threshold: params.sift.edge_threshold,
-      normalization: descriptorKind === DescriptorKind.siftL2 ? "L2" : "L1_ROOT",
+      normalization: index.descriptorKind === DescriptorKind.siftL2 ? "L2" : "L1_ROOT",
     },
   });
   if (params.sift.first_octave !== undefined) options.firstOctave = params.sift.first_octave;
@@ -72,6 +74,8 @@ export async function relocalize(ctx: TaskContext): Promise<TaskOutputs> {
     sparseDir: `/v1/reconstructions/${params.recon_id}/snapshots/${params.seq}`,
   });
   if (index.skippedImages.length > 0) result.diagnostics.images_without_features = index.skippedImages.slice(0, 100);
+  if (index.numSkippedImages > 0) result.diagnostics.num_images_without_features = index.numSkippedImages;
+  result.diagnostics.point_descriptors = fileOf(POINT_DESCRIPTORS_FILE) ? "sealed" : "computed from the features";
   ctx.progress(3, 3);
   ctx.metric("num_inliers", result.num_inliers);
   ctx.log(

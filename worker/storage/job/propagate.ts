@@ -11,7 +11,7 @@ import type { QueueEntry } from "../job-rows";
 import { dispatchers, tenantStore } from "../stubs";
 import type { JobContext } from "./context";
 import { latestEventId } from "./events";
-import { type Row, bool, dependsOn, jobDataset, jobRow, poolOptIn, runtimeDeadline, taskRows } from "./records";
+import { type Row, bool, dependsOn, jobDataset, jobRow, oneshotDeadline, poolOptIn, runtimeDeadline, taskRows } from "./records";
 import { isSharded, markItemsRecorded, pendingShards, unrecordedItems, untrustedShards } from "./shards";
 
 /**
@@ -127,14 +127,14 @@ async function propagateOnce(cx: JobContext): Promise<void> {
 
 /**
  * The alarm wakes at the earliest lease expiry, or sooner when a propagation must be retried, or
- * at the job's `max_runtime_seconds` deadline.
+ * at the job's `max_runtime_seconds` deadline, or at a one-shot job's (records.ts oneshotDeadline).
  */
 export async function scheduleAlarm(cx: JobContext): Promise<void> {
   const expiry = cx.sql.exec<{ t: number | null }>("SELECT MIN(expires_at) AS t FROM leases WHERE state = 'active'").one().t;
   const retry = cx.sql.exec<{ p: number }>("SELECT sync_pending AS p FROM job WHERE id = 1").toArray()[0]?.p
     ? Date.now() + PROPAGATE_RETRY_MS
     : null;
-  const next = [expiry, retry, runtimeDeadline(cx)].filter((t): t is number => t !== null);
+  const next = [expiry, retry, runtimeDeadline(cx), oneshotDeadline(cx)].filter((t): t is number => t !== null);
   if (next.length === 0) await cx.storage.deleteAlarm();
   else await cx.storage.setAlarm(Math.min(...next));
 }

@@ -8,7 +8,8 @@ import {
   type TaskShards,
   TERMINAL_STATUSES,
 } from "../../../protocol";
-import type { JobRow, TaskRow } from "../job-rows";
+import { readConfig } from "../../config";
+import { type JobRow, ONESHOT_ABANDONED_AFTER_MS, ONESHOT_RECIPE, type TaskRow } from "../job-rows";
 import { first } from "../sql";
 import type { Frozen, JobContext } from "./context";
 
@@ -71,6 +72,19 @@ export function runtimeDeadline(cx: JobContext): number | null {
   if (!r || r.limit === null || r.started === null || TERMINAL_STATUSES.has(r.status)) return null;
   return Date.parse(r.started) + r.limit * 1000;
 }
+
+/** When a one-shot job (4.15) no request can still wait for discards itself, in ms since the epoch; null for other jobs. */
+export function oneshotDeadline(cx: JobContext): number | null {
+  const r = cx.sql.exec<{ recipe: string; created_at: string }>("SELECT recipe, created_at FROM job WHERE id = 1").toArray()[0];
+  if (!r || r.recipe !== ONESHOT_RECIPE) return null;
+  return Date.parse(r.created_at) + readConfig(cx.env).oneshotTimeoutMs + ONESHOT_ABANDONED_AFTER_MS;
+}
+
+/** Whether this is a one-shot job past its deadline: its request is gone (the Worker died mid-request). */
+export const oneshotAbandoned = (cx: JobContext) => {
+  const deadline = oneshotDeadline(cx);
+  return deadline !== null && Date.now() >= deadline;
+};
 
 /** The job's dataset as frozen at submission, or null when it has none. */
 export function jobDataset(cx: JobContext): DatasetSnapshot | null {
