@@ -22,6 +22,7 @@ export type TaskOutputs = Schemas["TaskOutputs"];
 /** As a request takes it: fields with a default may be left out. */
 export type DerivedDatasetRegister = input.components["schemas"]["DerivedDatasetRegister"];
 export type Dataset = Schemas["Dataset"];
+export type ServiceVersion = Schemas["VersionResponse"];
 export type ReconstructionFileName = "two_view_geometries.json" | "correspondence_graph.json";
 
 const lease = (lease_id: string) => ({ path: { lease_id } });
@@ -54,10 +55,14 @@ export class RunnerClient {
     this.api = createApi(this.transport);
   }
 
+  /** The service's `/version`: what it runs, and the runner protocol it speaks (`x-runner_protocol`). */
+  serviceVersion(): Promise<ServiceVersion> {
+    return unwrap(this.api.GET("/version"));
+  }
+
   /** The runtime-version map the service expects runners of this build to report. */
   async serviceRuntimeVersions(): Promise<Record<string, string>> {
-    const v = await unwrap(this.api.GET("/version"));
-    return v.backend?.runtime_versions ?? {};
+    return (await this.serviceVersion()).backend?.runtime_versions ?? {};
   }
 
   /**

@@ -5,12 +5,14 @@
 import { describe, expect, it } from "vitest";
 import type { RunnerClient } from "../../client/index";
 import { Runner, type RunnerHost, type RunnerStatus } from "./runner";
+import { RUNNER_PROTOCOL_VERSION } from "../../protocol";
 
 describe("an idle runner", () => {
   it("asks with wait=25 and logs nothing while no work comes", async () => {
     const waits: number[] = [];
     let runner: Runner | null = null;
     const client = {
+      serviceVersion: async () => ({ "x-runner_protocol": RUNNER_PROTOCOL_VERSION }),
       register: async () => ({ runner_id: "R", rv_id: "v", service_rv_id: "v" }),
       lease: async (_id: string, wait: number) => {
         waits.push(wait);

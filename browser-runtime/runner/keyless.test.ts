@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
+import { RUNNER_PROTOCOL_VERSION } from "../../protocol";
 import { Runner, type RunnerHost } from "./runner";
 
 const TOKEN = "sfr_01JABCDEFGHJKMNPQRSTVWXYZ0_secret";
@@ -21,6 +22,8 @@ function service(allowKeyless: boolean) {
   const fetch = async (req: Request) => {
     const auth = req.headers.get("Authorization");
     const path = new URL(req.url).pathname;
+    // Public, as /version is in every mode; the runner reads it before registering (protocol-version.test.ts).
+    if (path === "/version") return Response.json({ service: "test", backend: null, "x-runner_protocol": RUNNER_PROTOCOL_VERSION });
     seen.push(`${req.method} ${path} ${auth ?? "-"}`);
     if (path === "/v1/runner-tokens")
       return allowKeyless

@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Lease, RunnerClient } from "../../client/index";
 import { Runner, type RunnerHost } from "./runner";
+import { RUNNER_PROTOCOL_VERSION } from "../../protocol";
 
 vi.mock("./executors", () => ({ EXECUTORS: { extract: async () => ({ artifacts: [], result: null }) } }));
 
@@ -20,6 +21,7 @@ const leaseOf = (id: string) =>
 function service(first: Lease, after: Record<string, Lease | null>, onComplete?: () => void) {
   const calls: string[] = [];
   const client = {
+    serviceVersion: async () => ({ "x-runner_protocol": RUNNER_PROTOCOL_VERSION }),
     register: async () => ({ runner_id: "R", rv_id: "v", service_rv_id: "v", heartbeat_interval_seconds: 10 }),
     lease: async () => {
       calls.push("lease");

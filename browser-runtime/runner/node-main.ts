@@ -4,7 +4,7 @@
 import type { TaskKind } from "../../protocol";
 import { RunnerClient } from "../../client/index";
 import { nodeRunnerHost } from "./node-host";
-import { Runner } from "./runner";
+import { Runner, RunnerProtocolMismatch } from "./runner";
 
 const [server, name] = process.argv.slice(2);
 if (!server) {
@@ -18,4 +18,10 @@ const runner = new Runner(
   { ...(stages ? { stages } : {}), onLog: (line) => console.log(line) },
 );
 process.on("SIGTERM", () => runner.stop());
-await runner.run();
+try {
+  await runner.run();
+} catch (e) {
+  // The runner logged why (another major runner protocol): exit without a stack trace.
+  if (!(e instanceof RunnerProtocolMismatch)) throw e;
+  process.exitCode = 1;
+}

@@ -4,12 +4,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { ProblemError, type RunnerClient } from "../../client/index";
+import { RUNNER_PROTOCOL_VERSION } from "../../protocol";
 import { Runner, type RunnerHost, type RunnerStatus } from "./runner";
 
 describe("a refused credential", () => {
   it.each([401, 403])("%i on a lease stops the runner with the service's reason", async (status) => {
     let leases = 0;
     const client = {
+      serviceVersion: async () => ({ "x-runner_protocol": RUNNER_PROTOCOL_VERSION }),
       register: async () => ({ runner_id: "R", rv_id: "v", service_rv_id: "v" }),
       lease: async () => {
         leases++;

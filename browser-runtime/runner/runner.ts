@@ -9,7 +9,14 @@
 import type { Engine } from "../../engine-wasm/ts/engine";
 import type { Projector } from "../gpu/projection-gpu";
 import type { SiftStages } from "../gpu/select";
-import type { Lease, LeaseDirective, Runner as RunnerResource, RunnerAbilities, TaskKind } from "../../protocol";
+import {
+  type Lease,
+  type LeaseDirective,
+  type Runner as RunnerResource,
+  type RunnerAbilities,
+  type TaskKind,
+  runnerProtocolMismatch,
+} from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 import type { VideoFrames } from "../decode/video-browser";
 import type { BlobCache } from "./blob-cache";
@@ -41,7 +48,10 @@ export interface RunnerHost {
 export type RunnerStatus =
   | { state: "idle" }
   | { state: "working"; task_id: string; kind: TaskKind; job_id: string }
-  /** `refused`: the service refused the runner's credential (revoked, or quarantined for a wrong result: runners.md "Trust"). */
+  /**
+   * `refused`: the service refused the runner's credential (revoked, or quarantined for a wrong result: runners.md "Trust"),
+   * or now speaks another major version of the runner protocol.
+   */
   | { state: "stopped"; refused?: string };
 
 export interface RunnerOptions {
@@ -65,6 +75,11 @@ const LEASE_WAIT_SECONDS = 25;
 /** Pause after a failed lease request (the service unreachable), so a runner never spins. */
 const RETRY_MS = 2000;
 
+/** The service speaks another major version of the runner protocol: this runner must not work for it. */
+export class RunnerProtocolMismatch extends Error {
+  override name = "RunnerProtocolMismatch";
+}
+
 export class Runner {
   resource: RunnerResource | null = null;
   /** The lease the last completion brought along (`x-lease_next`), taken before asking for another. */
@@ -84,7 +99,13 @@ export class Runner {
     return this.o.stages ?? (Object.keys(EXECUTORS) as TaskKind[]).filter((k) => k !== "frame_extract" || this.host.videoFrames);
   }
 
+  /** Registers, after checking the service speaks this runner's protocol (throws RunnerProtocolMismatch if not). */
   async register(): Promise<RunnerResource> {
+    const mismatch = runnerProtocolMismatch((await this.client.serviceVersion())["x-runner_protocol"]);
+    if (mismatch) {
+      this.log(`cannot start: ${mismatch}`);
+      throw new RunnerProtocolMismatch(mismatch);
+    }
     this.resource = await this.client.register(
       { name: this.host.name, stages: this.stages, runtime_versions: this.host.runtimeVersions, abilities: this.host.abilities },
       { keyless: this.o.keyless },
@@ -115,14 +136,22 @@ export class Runner {
         lease = this.takeFollowing() ?? (await this.client.lease(this.resource!.runner_id, this.o.leaseWaitSeconds ?? LEASE_WAIT_SECONDS));
       } catch (e) {
         failed = true;
-        // The service forgot this runner (e.g. its state was reset): register again.
-        if (e instanceof ProblemError && e.status === 404) await this.register().catch(() => {});
-        else if (e instanceof ProblemError && (e.status === 401 || e.status === 403)) {
+        if (e instanceof ProblemError && (e.status === 401 || e.status === 403)) {
           // The credential is no longer accepted: asking again would only be refused again.
-          this.log(`stopped: the service refuses this runner's credential: ${e.message}`);
-          this.running = false;
-          this.o.onStatus?.({ state: "stopped", refused: e.message });
+          this.stopRefused(e.message, `the service refuses this runner's credential: ${e.message}`);
           return;
+        }
+        if (e instanceof ProblemError && e.status === 404) {
+          // The service forgot this runner (e.g. its state was reset, or it was upgraded): register
+          // again, unless it now speaks another runner protocol.
+          const mismatch = await this.register().then(
+            () => null,
+            (r: unknown) => (r instanceof RunnerProtocolMismatch ? r : null),
+          );
+          if (mismatch) {
+            this.stopRefused(mismatch.message, mismatch.message);
+            return;
+          }
         } else this.log(`lease failed: ${(e as Error).message}`);
       }
       if (lease) {
@@ -308,6 +337,13 @@ export class Runner {
         await client.putCheckpoint(lease.lease_id, { blob_sha: stored.blob_sha, byte_size: stored.byte_size, summary });
       },
     };
+  }
+
+  /** Stops leasing for good: the service refuses this runner (`reason`, as the status carries it). */
+  private stopRefused(reason: string, line: string): void {
+    this.log(`stopped: ${line}`);
+    this.running = false;
+    this.o.onStatus?.({ state: "stopped", refused: reason });
   }
 
   private log(line: string): void {

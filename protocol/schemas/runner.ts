@@ -41,6 +41,23 @@ export type RunnerAbilities = z.infer<typeof RunnerAbilities>;
 export const RUNNER_PROTOCOL_VERSION = "1";
 
 /**
+ * Why a runner that speaks runner protocol `ours` must not work for a service that announces
+ * `theirs` (its `/version` `x-runner_protocol`), or null when it may. `MAJOR[.MINOR]`: only a major
+ * change breaks the other side, so the majors must be equal. A service that announces nothing
+ * is refused too: this runner cannot know what it speaks.
+ */
+export function runnerProtocolMismatch(theirs: string | undefined, ours: string = RUNNER_PROTOCOL_VERSION): string | null {
+  const major = (v: string) => v.split(".")[0];
+  if (theirs !== undefined && major(theirs) === major(ours)) return null;
+  const service = theirs === undefined ? "the service announces no runner protocol" : `the service speaks runner protocol ${theirs}`;
+  const update =
+    theirs !== undefined && Number(major(theirs)) < Number(major(ours))
+      ? "run the runner of the service's release"
+      : "update this runner (reload the page, or install the service's release)";
+  return `${service}, this runner ${ours}: ${update}`;
+}
+
+/**
  * `runtime_versions` is the runner's build map (engine wasm and shader build ids, see
  * worker/services/runtime.ts); a runner leases only tasks whose `rv_id` its map hashes to.
  */
