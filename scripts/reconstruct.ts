@@ -5,7 +5,8 @@
 // at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
 // --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
-// retrieval (the dataset's similarity index, --retrieval-strategy vlad|dhash, default vlad; --retrieval-k N)
+// retrieval (the dataset's similarity index, --retrieval-strategy vlad|dhash, default vlad; --retrieval-k N),
+// vocabtree (bags of words in the shipped tree, or --vocab-tree blob:<sha256> of an uploaded one; --retrieval-k N)
 // or spatial (EXIF GPS, --overlap-distance M metres).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -19,7 +20,7 @@ import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE =
-  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|spatial] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--overlap-distance M]";
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -32,6 +33,7 @@ const { values, positionals } = parseArgs({
     overlap: { type: "string" },
     "retrieval-k": { type: "string" },
     "retrieval-strategy": { type: "string" },
+    "vocab-tree": { type: "string" },
     "overlap-distance": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -48,6 +50,7 @@ if (!folder) {
 const pairs = PairsSpec.safeParse({
   strategy: values.pairs,
   ...(values["retrieval-strategy"] !== undefined ? { retrieval_strategy: values["retrieval-strategy"] } : {}),
+  ...(values["vocab-tree"] !== undefined ? { vocab_tree_path: values["vocab-tree"] } : {}),
   ...(values.overlap !== undefined ? { overlap: Number(values.overlap) } : {}),
   ...(values["retrieval-k"] !== undefined ? { retrieval_k: Number(values["retrieval-k"]) } : {}),
   ...(values["overlap-distance"] !== undefined ? { overlap_distance_m: Number(values["overlap-distance"]) } : {}),

@@ -20,7 +20,8 @@ import { createEngine } from "../engine-wasm/ts/engine";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { type CodebookFile, encodeBase64Floats, nearestWord, rootSift } from "../browser-runtime/stages/vlad";
-import { type VocabTreeFile, encodeTreeNodes } from "../browser-runtime/stages/vocab-tree";
+import type { VocabTreeFile } from "../protocol/wire/bow";
+import { encodeTreeNodes } from "../browser-runtime/stages/vocab-tree";
 import { decodeFeatures } from "../protocol/wire/features";
 
 const TRAINING = "../shared/datasets/vocab-training";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_VOCAB_TREE_ID } from "../../protocol/wire/bow";
 import { DescriptorKind } from "../../protocol/wire/features";
 import { DEFAULT_TREE } from "./vocab";
-import { bagOfWords, encodeTreeNodes, nearestByWords, vocabTreeOf } from "./vocab-tree";
+import { bagOfWords, encodeTreeNodes, nearestByWords, vocabTreeFromBytes, vocabTreeOf } from "./vocab-tree";
 
 /** n pseudo-random SIFT-like uint8 descriptors (seeded). */
 function descriptors(n: number, seed: number): Uint8Array {
@@ -47,5 +47,17 @@ describe("vocabulary tree (10 branches, 3 levels)", () => {
     const near = nearestByWords(bags, 1);
     expect(near[0]).toEqual([2]);
     expect(near[2]).toEqual([0]);
+  });
+});
+
+describe("an uploaded tree (vocab_tree_path blob:<sha256>)", () => {
+  it("reads a tree file's bytes as the shipped tree, and rejects one whose nodes do not fill its levels", () => {
+    const file = { format: "edgesfm.vocab.tree.v1", id: "up", branching: 2, depth: 2, dim: 128, descriptor: "rootsift", training: {} };
+    const nodes = new Float32Array((2 + 4) * 128).map((_, i) => (i % 7) / 7);
+    const bytes = (n: Float32Array) => new TextEncoder().encode(JSON.stringify({ ...file, nodes: encodeTreeNodes(n) }));
+    const tree = vocabTreeFromBytes(bytes(nodes));
+    expect(tree).toMatchObject({ id: "up", branching: 2, depth: 2, dim: 128 });
+    expect(tree.levels.map((l) => l.length)).toEqual([256, 512]);
+    expect(() => vocabTreeFromBytes(bytes(nodes.subarray(1)))).toThrow(/nodes/);
   });
 });

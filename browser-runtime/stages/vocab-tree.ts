@@ -6,19 +6,8 @@
  * L1-normalised, scored by their histogram intersection (1 - half their L1 distance).
  */
 import { type LocalFeatures } from "../../protocol/wire/features";
+import { VocabTreeFile } from "../../protocol/wire/bow";
 import { nearestWord, rootSift } from "./vlad";
-
-/** A tree as shipped in the repo: node centroids level by level, quantised to bytes (value x 255), base64. */
-export interface VocabTreeFile {
-  format: "edgesfm.vocab.tree.v1";
-  id: string;
-  branching: number;
-  depth: number;
-  dim: number;
-  descriptor: "rootsift";
-  training: Record<string, unknown>;
-  nodes: string;
-}
 
 export interface VocabTree {
   id: string;
@@ -51,6 +40,10 @@ export function vocabTreeOf(file: VocabTreeFile): VocabTree {
   if (at !== bin.length) throw new Error(`vocabulary tree ${file.id}: ${bin.length} values for ${file.branching}^1..${file.depth}`);
   return { id: file.id, branching: file.branching, depth: file.depth, dim: file.dim, levels };
 }
+
+/** A tree the tenant uploaded (`vocab_tree_path: "blob:<sha256>"`): its file's bytes, checked as the service checked them at submission. */
+export const vocabTreeFromBytes = (bytes: Uint8Array): VocabTree =>
+  vocabTreeOf(VocabTreeFile.parse(JSON.parse(new TextDecoder().decode(bytes))));
 
 /** An image's bag of words: word ids ascending, each with its count. */
 export interface BagOfWords {

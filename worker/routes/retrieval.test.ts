@@ -314,7 +314,7 @@ describe("vocabulary-tree pairs (2.12 vocabtree)", () => {
       spec: { kind: "incremental" },
       pairs: { ...TREE, vocab_tree_path: "/somewhere/tree.bin" },
     });
-    expectFieldError(bad, "pairs.vocab_tree_path", "unknown_vocab_tree");
+    expectFieldError(bad, "pairs.vocab_tree_path", "malformed_vocab_tree_path");
     expectFieldError(
       await call("POST", `/v1/datasets/${did}/matches`, { pairs: { ...TREE, vocab_tree_path: "x" } }),
       "pairs.vocab_tree_path",
@@ -349,5 +349,51 @@ describe("vocabulary-tree pairs (2.12 vocabtree)", () => {
       202,
     );
     expect((await call("GET", `/v1/jobs/${m.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual(["vlad", "match"]);
+  });
+
+  it("vocab_tree_path 'blob:<sha256>' runs an uploaded tree, which the job holds; unknown, malformed or not a tree is 422", async () => {
+    const { pid, did } = await dataset("w2");
+    await features(did);
+    const submit = (vocab_tree_path: string) =>
+      call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
+        dataset_id: did,
+        spec: { kind: "incremental" },
+        pairs: { ...TREE, vocab_tree_path },
+      });
+    const before = await jobCount();
+    expectFieldError(await submit(`blob:${"AB".repeat(32)}`), "pairs.vocab_tree_path", "malformed_vocab_tree_path");
+    expectFieldError(await submit(`blob:${"0".repeat(64)}`), "pairs.vocab_tree_path", "unknown_vocab_tree");
+    const notTree = await uploadBlob(new TextEncoder().encode("{}"));
+    expectFieldError(await submit(`blob:${notTree}`), "pairs.vocab_tree_path", "not_a_vocab_tree");
+    // Two words of 128 values, one byte each: 256 bytes of base64 where 300 are declared is not a tree either.
+    const tree = (nodes: Uint8Array) => ({
+      format: "edgesfm.vocab.tree.v1",
+      id: "tenant-tree-b2-l1",
+      branching: 2,
+      depth: 1,
+      dim: 128,
+      descriptor: "rootsift",
+      training: { source: "a test" },
+      nodes: btoa(String.fromCharCode(...nodes)),
+    });
+    const short = await uploadBlob(new TextEncoder().encode(JSON.stringify(tree(new Uint8Array(255)))));
+    expectFieldError(await submit(`blob:${short}`), "pairs.vocab_tree_path", "not_a_vocab_tree");
+    expect(await jobCount()).toBe(before);
+
+    const bytes = new TextEncoder().encode(JSON.stringify(tree(new Uint8Array(256).map((_, i) => (i < 128 ? 10 : 200)))));
+    const sha = await uploadBlob(bytes);
+    const job = await expectStatus(submit(`blob:${sha}`), 202);
+    expect((await call("GET", `/v1/jobs/${job.json.job_id}`)).json.tasks.map((t: { kind: string }) => t.kind)).toEqual([
+      "extract",
+      "vlad",
+      "match",
+      "verify",
+      "map",
+    ]);
+    // The features job ran first: the pipeline's extraction is a cache hit, its bags task is leased.
+    const r = await runner(["vlad"]);
+    const lease = (await r.lease())!;
+    expect(lease.task).toMatchObject({ kind: "vlad", params: { similarity: { strategy: "vocabtree", tree_blob_sha: sha } } });
+    expect(new Uint8Array(await r.client.readBlob(lease.lease_id, sha))).toEqual(bytes);
   });
 });

@@ -112,6 +112,8 @@ export interface DatasetSubmission {
   service_artifacts?: Record<string, StageArtifact>;
   /** Where a stage's params key sits in the request body when it is not the key itself (a stage route's `spec`). */
   spec_paths?: Record<string, string>;
+  /** Blobs of the tenant the job reads besides its dataset and artifacts (an uploaded vocabulary tree). */
+  input_blobs?: Submission["input_blobs"];
 }
 
 /**
@@ -140,6 +142,7 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
     recipe: s.recipe,
     stages: s.stages,
     input_artifacts,
+    input_blobs: s.input_blobs,
     recon: s.pipeline ? { pipeline: s.pipeline } : null,
   });
 }

@@ -38,7 +38,7 @@ import {
   encodeDhashIndex,
   nearestByHamming,
 } from "../../protocol/wire/dhash";
-import { DEFAULT_VOCAB_TREE_ID } from "../../protocol/wire/bow";
+import { DEFAULT_VOCAB_TREE_ID, MAX_VOCAB_TREE_BYTES, VOCAB_TREE_BLOB, VocabTreeFile } from "../../protocol/wire/bow";
 import { VLAD_INDEX_PATH, type VladIndex, decodeVladIndex, nearestByCosine } from "../../protocol/wire/vlad";
 import { ApiError, type FieldError, notFound, validation } from "../errors";
 import type { ArtifactRow, DatasetRow, ImageRow } from "../storage/tenant-rows";
@@ -55,15 +55,49 @@ export const DHASH_STAGE: Stage = { kind: "vlad", params: { similarity: { strate
 
 /** The runner task that computes VLAD vectors from its upstream features. */
 export const VLAD_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "vlad" } } };
-/** The runner task that computes the bags of words vocabulary-tree pairs (2.12 `vocabtree`) read, from its upstream features. */
-export const VOCAB_TREE_STAGE: Stage = { kind: "vlad", params: { similarity: { strategy: "vocabtree" } } };
-
-/** 2.12 `vocab_tree_path`: the runners ship one tree; null or its id choose it, anything else is 422. */
-export function checkVocabTree(pairs: PairsSpec): void {
-  if (pairs.strategy !== "vocabtree" || pairs.vocab_tree_path === null || pairs.vocab_tree_path === DEFAULT_VOCAB_TREE_ID) return;
-  throw validation(`vocab_tree_path: this deployment's runners ship one vocabulary tree, '${DEFAULT_VOCAB_TREE_ID}' (null chooses it)`, [
-    { path: "pairs.vocab_tree_path", message: `only null or '${DEFAULT_VOCAB_TREE_ID}'`, code: "unknown_vocab_tree" },
-  ]);
+/**
+ * The runner task that computes the bags of words vocabulary-tree pairs (2.12 `vocabtree`) read,
+ * from its upstream features, in the tree `vocab_tree_path` names: null or the shipped tree's id,
+ * or `blob:<sha256>`, a tree file (protocol/wire/bow.ts VocabTreeFile) the tenant uploaded, which
+ * the job then holds. Anything else, a blob the tenant does not store, or one that is not a tree is
+ * 422 before anything is created. Null for other strategies.
+ */
+export async function vocabTreeStage(
+  env: Env,
+  tenantId: string,
+  pairs: PairsSpec,
+): Promise<{ stage: Stage; input_blobs: { blob_sha: string; byte_size: number }[] } | null> {
+  if (pairs.strategy !== "vocabtree") return null;
+  const path = pairs.vocab_tree_path;
+  const shipped = {
+    stage: { kind: "vlad" as const, params: { similarity: { strategy: "vocabtree", tree_blob_sha: null } } },
+    input_blobs: [],
+  };
+  if (path === null || path === DEFAULT_VOCAB_TREE_ID) return shipped;
+  const bad = (message: string, code: string) =>
+    validation(`vocab_tree_path: ${message}`, [{ path: "pairs.vocab_tree_path", message, code }]);
+  const sha = VOCAB_TREE_BLOB.exec(path)?.[1];
+  if (!sha)
+    throw bad(`null, '${DEFAULT_VOCAB_TREE_ID}' (the shipped tree) or 'blob:<sha256>' of an uploaded tree`, "malformed_vocab_tree_path");
+  const blob = await tenantStore(env, tenantId).getBlob(sha);
+  const obj = blob && blob.size <= MAX_VOCAB_TREE_BYTES ? await env.BLOBS.get(blob.r2_key) : null;
+  if (!blob) throw bad(`no finalized upload with blob_sha ${sha} in this tenant (4.3)`, "unknown_vocab_tree");
+  if (!obj) throw bad(`blob ${sha} is not a vocabulary tree (${blob.size} bytes, at most ${MAX_VOCAB_TREE_BYTES})`, "not_a_vocab_tree");
+  let file: unknown = null;
+  try {
+    file = JSON.parse(await obj.text());
+  } catch {
+    // Not JSON: reported below as not a tree.
+  }
+  const parsed = VocabTreeFile.safeParse(file);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw bad(`blob ${sha} is not a vocabulary tree file (${issue.path.join(".") || "json"}: ${issue.message})`, "not_a_vocab_tree");
+  }
+  return {
+    stage: { kind: "vlad" as const, params: { similarity: { strategy: "vocabtree", tree_blob_sha: sha } } },
+    input_blobs: [{ blob_sha: sha, byte_size: blob.size }],
+  };
 }
 
 /** The chain that builds a dataset's VLAD index for `:build` and queries: the default extraction, then VLAD. */

@@ -6,7 +6,7 @@
 import { type FeaturesRequest, type MatchesRequest, type PipelineRequest, type VerifyRequest, pairsCapabilities } from "../../protocol";
 import type { DatasetSubmission, Stage } from "./jobs";
 import { sphericalStageParams } from "./projections";
-import { DHASH_STAGE, VLAD_STAGE, VOCAB_TREE_STAGE, checkVocabTree, retrievalIndex } from "./similarity";
+import { DHASH_STAGE, VLAD_STAGE, retrievalIndex, vocabTreeStage } from "./similarity";
 
 export type StagePlan = Omit<DatasetSubmission, "tenantId" | "dataset" | "recipe" | "pipeline">;
 type DatasetRow = DatasetSubmission["dataset"];
@@ -27,11 +27,12 @@ export async function planMatches(
   tenantId: string,
   dataset: DatasetRow,
 ): Promise<StagePlan> {
-  checkVocabTree(pairs);
+  const vocabTree = await vocabTreeStage(env, tenantId, pairs);
   return {
-    stages: [...(pairs.strategy === "vocabtree" ? [VOCAB_TREE_STAGE] : []), { kind: "match", params: { pairs, matcher } }],
+    stages: [...(vocabTree ? [vocabTree.stage] : []), { kind: "match", params: { pairs, matcher } }],
     capabilities: [...pairsCapabilities(pairs), `matchers.${matcher.type}`],
     input_artifacts,
+    input_blobs: vocabTree?.input_blobs,
     roles: { accepted: ["features"], required: ["features"] },
     service_artifacts: await retrievalIndex(env, tenantId, dataset, pairs),
   };
@@ -82,18 +83,19 @@ export async function planPipeline(
   // retrieval, 4.11 rule 4): dHash's first (it reads the images alone), a cache hit when the index
   // of this manifest exists; VLAD's just before matching, over the features of the job, as the
   // bags of words of vocabulary-tree pairs.
-  checkVocabTree(body.pairs);
+  const vocabTree = await vocabTreeStage(env, tenantId, body.pairs);
   const stages = run.map((c) => c.stage);
   const matchAt = stages.findIndex((st) => st.kind === "match");
   if (body.pairs.strategy === "retrieval" && matchAt >= 0) {
     if (body.pairs.retrieval_strategy === "vlad") stages.splice(matchAt, 0, VLAD_STAGE);
     else stages.unshift(DHASH_STAGE);
   }
-  if (body.pairs.strategy === "vocabtree" && matchAt >= 0) stages.splice(matchAt, 0, VOCAB_TREE_STAGE);
+  if (vocabTree && matchAt >= 0) stages.splice(matchAt, 0, vocabTree.stage);
   return {
     stages,
     capabilities: [`pipelines.${kind}`, ...run.flatMap((c) => c.capabilities)],
     input_artifacts: body.input_artifacts,
+    input_blobs: vocabTree && matchAt >= 0 ? vocabTree.input_blobs : undefined,
     roles: { accepted: ["features", "matches", "verified_matches"], required: skip > 0 ? ["features"] : [] },
     pipeline: body.spec,
   };

@@ -22,7 +22,7 @@ import {
 } from "../../../protocol/wire/bow";
 import { vlad as vladVector } from "../../stages/vlad";
 import { DEFAULT_CODEBOOK, DEFAULT_TREE } from "../../stages/vocab";
-import { bagOfWords } from "../../stages/vocab-tree";
+import { bagOfWords, vocabTreeFromBytes } from "../../stages/vocab-tree";
 import type { TaskContext } from "../task-context";
 import { datasetOf, featuresPath, inputFiles } from "./artifact";
 import { eachItem } from "./items";
@@ -69,17 +69,20 @@ async function vladIndex(ctx: TaskContext): Promise<TaskOutputs> {
 
 async function bowIndex(ctx: TaskContext): Promise<TaskOutputs> {
   const dataset = datasetOf(ctx.lease);
-  if (DEFAULT_TREE.id !== DEFAULT_VOCAB_TREE_ID)
+  // An uploaded tree is a blob the job holds (`vocab_tree_path: "blob:<sha256>"`); else the shipped one.
+  const uploaded = (ctx.params.similarity as { tree_blob_sha?: string | null }).tree_blob_sha ?? null;
+  if (uploaded === null && DEFAULT_TREE.id !== DEFAULT_VOCAB_TREE_ID)
     throw new Error(`this runner ships tree ${DEFAULT_TREE.id}, the service names ${DEFAULT_VOCAB_TREE_ID}`);
+  const tree = uploaded === null ? DEFAULT_TREE : vocabTreeFromBytes(await ctx.read(uploaded));
   const featureFiles = inputFiles(ctx.lease, "features");
   const bags = await eachItem(ctx, dataset.images, { lanes: 1 }, async (image) => {
     const file = featureFiles.get(featuresPath(image.name));
     if (!file) throw new Error(`no features for image '${image.name}' in the features input`);
-    return bagOfWords(decodeFeatures(await ctx.read(file.blob_sha)), DEFAULT_TREE);
+    return bagOfWords(decodeFeatures(await ctx.read(file.blob_sha)), tree);
   });
   const images = dataset.images.map((im, i) => ({ name: im.name, content_sha: im.content_sha, ...bags[i]! }));
-  const bytes = encodeBowIndex({ format: BOW_INDEX_FORMAT, tree: DEFAULT_TREE.id, images });
+  const bytes = encodeBowIndex({ format: BOW_INDEX_FORMAT, tree: tree.id, images });
   const file = await ctx.write(BOW_INDEX_PATH, bytes, BOW_INDEX_MEDIA_TYPE);
-  ctx.log("INFO", `bags of words (${DEFAULT_TREE.id}) of ${dataset.images.length} images`);
-  return { artifacts: [bowIndexArtifact(file, dataset.images.length, dataset.manifest_hash, DEFAULT_TREE.id)], result: null };
+  ctx.log("INFO", `bags of words (${tree.id}) of ${dataset.images.length} images`);
+  return { artifacts: [bowIndexArtifact(file, dataset.images.length, dataset.manifest_hash, tree.id)], result: null };
 }

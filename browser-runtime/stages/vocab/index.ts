@@ -6,7 +6,8 @@
 import tree from "./tree-rootsift-b10-l3.v1.json";
 import vladK32 from "./vlad-rootsift-k32.v1.json";
 import { type Codebook, type CodebookFile, codebookOf } from "../vlad";
-import { type VocabTree, type VocabTreeFile, vocabTreeOf } from "../vocab-tree";
+import type { VocabTreeFile } from "../../../protocol/wire/bow";
+import { type VocabTree, vocabTreeOf } from "../vocab-tree";
 
 /** The codebook VLAD vectors are computed with (32 words x 128 = 4096 dimensions, spec 4.11 rule 2). */
 export const DEFAULT_CODEBOOK: Codebook = codebookOf(vladK32 as CodebookFile);
