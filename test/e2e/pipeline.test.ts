@@ -25,7 +25,9 @@ import {
 } from "../../browser-runtime/stages/export/testing/colmap-cli";
 import { EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, type ExportFormat, type StageArtifact } from "../../protocol";
 import { ImagesFile, SummaryFile } from "../../protocol/schemas/snapshot";
+import { decodeMatches } from "../../protocol/wire/matches";
 import { decodePointsHeader } from "../../protocol/wire/points";
+import type { CorrespondenceGraph } from "../../browser-runtime/runner/executors/correspondence-graph";
 import { readTar } from "../../protocol/wire/tar";
 import { type Server, startServer } from "../conformance/server";
 import { httpClient, waitForJob } from "../support/http";
@@ -56,6 +58,32 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
     expect(result.failures).toEqual([]);
     expect(result.numPoints).toBeGreaterThan(0.5 * result.colmap.points3D);
     reconId = recon_id;
+
+    // correspondence_graph.json (2.14) holds exactly the match task's raw pairs, in dataset image ids.
+    const graph = (await http("GET", `/v1/reconstructions/${recon_id}/correspondence_graph.json`)).json as CorrespondenceGraph;
+    const names = new Map(graph["x-images"].map((im) => [im.image_id, im.name]));
+    const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as StageArtifact[];
+    const raw = new Map<string, [number, number][]>();
+    for (const a of artifacts.filter((x) => x.kind === "matches.indexed.v1")) {
+      for (const f of a.files) {
+        const bytes = new Uint8Array(
+          await (await fetch(`${server.base}/v1/artifacts/${a.artifact_id}/content?path=${encodeURIComponent(f.path)}`)).arrayBuffer(),
+        );
+        for (const p of decodeMatches(bytes)) {
+          raw.set(
+            `${p.imageName1}|${p.imageName2}`,
+            Array.from({ length: p.matches.length / 2 }, (_, k) => [p.matches[2 * k]!, p.matches[2 * k + 1]!]),
+          );
+        }
+      }
+    }
+    expect(raw.size).toBeGreaterThan(0);
+    const served = new Map(graph.pairs.map((p) => [`${names.get(p.image_id1)}|${names.get(p.image_id2)}`, p]));
+    expect([...served.keys()].sort()).toEqual([...raw.keys()].sort());
+    for (const [pair, matches] of raw) {
+      expect(served.get(pair)!.matches, pair).toEqual(matches);
+      expect(served.get(pair)!.num_matches, pair).toBe(matches.length);
+    }
   }, 900_000);
 
   it("a mapping that reconstructs no model fails its job with a NoModelError, sealing nothing", async () => {
