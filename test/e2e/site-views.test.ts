@@ -214,9 +214,10 @@ describe("site: api_key mode", () => {
     await expect.poll(() => page.locator("#lend-status").textContent(), { timeout: 30_000 }).toContain("SVC_POOL_KEYLESS_RUNNERS is off");
     const { raw_token } = await unwrap(operator.POST("/v1/admin/runner-tokens", { body: { name: "site-e2e" } }));
     await page.fill("#runner-token", raw_token!);
+    // A token given after a refused start retries it (ComputePanel: RunnerSwitch.restart), so the box turns itself on.
     await page.press("#runner-token", "Enter");
-    await page.check("#compute-lend");
     await expect.poll(() => page.locator("#lend-status").textContent(), { timeout: 30_000 }).toContain("Lending: on");
+    expect(await page.locator("#compute-lend").isChecked()).toBe(true);
     await page.screenshot({ path: join(shots, "4-api-key.png") });
     await page.reload();
     await expect.poll(() => status.getAttribute("data-kind"), { timeout: 15_000 }).toBe("ok");
