@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: the whole stack locally: the API and the web demo in workerd (wrangler dev), and
 // one headless-Chromium runner (EDGESFM_RUNNERS=N for more, 0 for none). State persists in
-// EDGESFM_STATE_DIR (default .state/) across restarts. PORT overrides 8787.
+// EDGESFM_STATE_DIR (default .state/) across restarts. PORT overrides 8787. Service settings
+// (docs/operations.md) may be given as SVC_* environment variables, e.g. SVC_AUTH_MODE=api_key;
+// EDGESFM_BUILD=0 skips building the engine and the site (already built from these files).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -13,10 +15,14 @@ const stateDir = process.env.EDGESFM_STATE_DIR ?? `${root}.state`;
 mkdirSync(stateDir, { recursive: true });
 
 // The runner page bundles the wasm engine, so build the engine (wasm only), then the site.
-for (const [cmd, ...args] of [
-  ["bash", "engine-wasm/build.sh", "--wasm-only"],
-  ["npm", "run", "--silent", "build:site"],
-]) {
+const builds =
+  process.env.EDGESFM_BUILD === "0"
+    ? []
+    : [
+        ["bash", "engine-wasm/build.sh", "--wasm-only"],
+        ["npm", "run", "--silent", "build:site"],
+      ];
+for (const [cmd, ...args] of builds) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
   if (r.status !== 0) {
     console.error(`[start] ${cmd} ${args.join(" ")} failed`);
@@ -35,6 +41,11 @@ const runtimeVersions = versions.stdout.trim().split("\n").at(-1);
 // The runners this script starts are the deployment's own: an operator runner token (new at each
 // start) lets them lease every tenant's work in both auth modes (`none` and `api_key`).
 const operatorToken = `sfo_${randomBytes(24).toString("base64url")}`;
+
+// The service's settings from this environment, over wrangler.toml's [vars] and .dev.vars.
+const settings = Object.entries(process.env)
+  .filter(([name]) => name.startsWith("SVC_") && name !== "SVC_RUNTIME_VERSIONS" && name !== "SVC_OPERATOR_RUNNER_TOKEN")
+  .flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 
 const children = [];
 function start(name, cmd, args, env = {}) {
@@ -82,6 +93,7 @@ start(
     `SVC_RUNTIME_VERSIONS:${runtimeVersions}`,
     "--var",
     `SVC_OPERATOR_RUNNER_TOKEN:${operatorToken}`,
+    ...settings,
     // One line per request would be one line per idle runner every 25 s (the lease long poll): warnings and errors only.
     "--log-level",
     process.env.EDGESFM_LOG_LEVEL ?? "warn",

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../browser-runtime/headless/chromium";
 import { localRuntimeVersions } from "../../browser-runtime/runner/node-host";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes, waitForJob } from "../support/http";
-import { encodePng, stripedPanorama } from "../support/panoramas";
+import { httpClient, waitForJob } from "../support/http";
+import { encodePng, stripedPanorama, uploadPanoramaDataset } from "../support/panoramas";
 import { scoreAgainstReference, submitSet } from "../../scripts/reference-sets";
 
 const SET = "sacre-coeur";
@@ -54,15 +54,7 @@ describe("runner in headless Chromium", () => {
   it("renders a cubemap (4.14): the browser's decoder and encoder, on the projection path it measured faster", async () => {
     const http = httpClient(server.base);
     const pid = (await http("POST", "/v1/projects", { name: "pano" })).json.project_id;
-    const entries = [{ name: "pano.png", blob_sha: await uploadBytes(http, await encodePng(stripedPanorama(1))) }];
-    const did = (
-      await http("POST", `/v1/projects/${pid}/datasets`, {
-        name: "p",
-        camera_model: "SPHERICAL",
-        is_spherical: true,
-        source: { kind: "upload", entries },
-      })
-    ).json.dataset_id;
+    const did = await uploadPanoramaDataset(http, pid, "p", [["pano.png", await encodePng(stripedPanorama(1))]]);
     const submitted = await http("POST", `/v1/datasets/${did}:render_cubemap?face_size=64`, {});
     const job = await waitForJob(http, submitted.json.job_id);
     expect(job.status, `${job.error_message}\n${logs.join("\n")}`).toBe("succeeded");

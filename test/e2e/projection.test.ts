@@ -13,8 +13,8 @@ import { loadEngine } from "../../engine-wasm/ts/engine";
 import { packRgba, renderCubemapFace } from "../../engine-wasm/ts/projection";
 import { CUBEMAP_FACES, ProjectionManifest, RunnerAbilities, type StageArtifact } from "../../protocol";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes, waitForJob } from "../support/http";
-import { encodePng, stripedPanorama } from "../support/panoramas";
+import { httpClient, waitForJob } from "../support/http";
+import { encodePng, stripedPanorama, uploadPanoramaDataset } from "../support/panoramas";
 
 let server: Server;
 let http: ReturnType<typeof httpClient>;
@@ -34,15 +34,9 @@ beforeAll(async () => {
   runner = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("e2e-projection"), { stages: ["projection"] });
   await runner.register();
   pid = (await http("POST", "/v1/projects", { name: "panoramas" })).json.project_id;
-  const entries = [];
-  for (const [i, p] of panoramas.entries()) entries.push({ name: `pano_${i}.png`, blob_sha: await uploadBytes(http, await encodePng(p)) });
-  const ds = await http("POST", `/v1/projects/${pid}/datasets`, {
-    name: "street",
-    camera_model: "SPHERICAL",
-    is_spherical: true,
-    source: { kind: "upload", entries },
-  });
-  did = ds.json.dataset_id;
+  const files: [string, Uint8Array][] = [];
+  for (const [i, p] of panoramas.entries()) files.push([`pano_${i}.png`, await encodePng(p)]);
+  did = await uploadPanoramaDataset(http, pid, "street", files);
 });
 afterAll(async () => {
   await server?.stop();

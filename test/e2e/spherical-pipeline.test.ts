@@ -14,8 +14,8 @@ import { Runner } from "../../browser-runtime/runner/runner";
 import { type ImagePose, compareToReference } from "../../engine-wasm/ts/accuracy";
 import { CUBEMAP_FACES, CamerasFile, FramesFile, ImagesFile, RigsFile } from "../../protocol";
 import { type Server, startServer } from "../conformance/server";
-import { httpClient, uploadBytes, waitForJob } from "../support/http";
-import { camFromWorld, encodeJpeg, renderRoomPanorama, roomPath } from "../support/panoramas";
+import { httpClient, waitForJob } from "../support/http";
+import { camFromWorld, encodeJpeg, renderRoomPanorama, roomPath, uploadPanoramaDataset } from "../support/panoramas";
 
 let server: Server;
 let http: ReturnType<typeof httpClient>;
@@ -34,17 +34,9 @@ beforeAll(async () => {
   runner = new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("e2e-spherical"));
   await runner.register();
   pid = (await http("POST", "/v1/projects", { name: "panorama walk" })).json.project_id;
-  const entries = [];
-  for (const pose of path)
-    entries.push({ name: pose.name, blob_sha: await uploadBytes(http, await encodeJpeg(renderRoomPanorama(pose, 768))) });
-  did = (
-    await http("POST", `/v1/projects/${pid}/datasets`, {
-      name: "room",
-      camera_model: "SPHERICAL",
-      is_spherical: true,
-      source: { kind: "upload", entries },
-    })
-  ).json.dataset_id;
+  const files: [string, Uint8Array][] = [];
+  for (const pose of path) files.push([pose.name, await encodeJpeg(renderRoomPanorama(pose, 768))]);
+  did = await uploadPanoramaDataset(http, pid, "room", files);
 }, 300_000);
 afterAll(async () => {
   await server?.stop();

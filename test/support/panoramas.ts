@@ -1,5 +1,6 @@
 /** @module Synthetic equirectangular panoramas for the projection and spherical-pipeline suites. */
 import sharp from "sharp";
+import { type Http, uploadBytes } from "./http";
 
 export interface RawImage {
   rgba: Uint8Array;
@@ -178,4 +179,18 @@ export async function encodeJpeg(image: RawImage, quality = 95): Promise<Uint8Ar
       .jpeg({ quality })
       .toBuffer(),
   );
+}
+
+/** Uploads encoded panoramas (file name, bytes) as a spherical dataset (SPHERICAL camera) of project `pid`; answers its id. */
+export async function uploadPanoramaDataset(http: Http, pid: string, name: string, files: [string, Uint8Array][]): Promise<string> {
+  const entries = [];
+  for (const [file, bytes] of files) entries.push({ name: file, blob_sha: await uploadBytes(http, bytes) });
+  const created = await http("POST", `/v1/projects/${pid}/datasets`, {
+    name,
+    camera_model: "SPHERICAL",
+    is_spherical: true,
+    source: { kind: "upload", entries },
+  });
+  if (created.status !== 201) throw new Error(`dataset ${name}: ${created.status} ${JSON.stringify(created.json)}`);
+  return created.json.dataset_id;
 }
