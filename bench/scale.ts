@@ -1,0 +1,129 @@
+/**
+ * `npm run bench -- scale [--set gum] [--runners 1,2,4] [--pairs exhaustive|sequential] [--lanes 1]`: one job's
+ * extraction and matching spread over several runners (issue 17). For each runner count, a fresh
+ * local stack (so nothing is a cache hit), that many runner processes (browser-runtime/runner/node-main.ts,
+ * wasm) each limited to `--lanes` engines (RUNNER_ENGINE_WORKERS: one lane shows distribution rather
+ * than the cores one runner already uses), the set's features then its matches as stage jobs.
+ * Reports per stage: wall time (the task's started_at..finished_at), speed-up over the first
+ * runner count, shards and how they were spread, and the per-shard overhead: runner time not spent
+ * computing a shard (leasing, waiting on dependencies, the tail), (runners x wall - sum of the
+ * shards' leased..completed times) / shards. Writes bench/results/scale.json.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { availableParallelism, loadavg } from "node:os";
+import { createInterface } from "node:readline";
+import { EdgeSfmClient, unwrap } from "../client/index";
+import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
+import { startLocalStack } from "../scripts/local-stack";
+import { datasetDir } from "../scripts/reference-sets";
+import { photoNames } from "../scripts/photo-folder";
+import { arg, root } from "./_args";
+
+const SET = arg("set", "gum");
+const COUNTS = arg("runners", "1,2,4").split(",").map(Number);
+const PAIRS = arg("pairs", "exhaustive") as "exhaustive" | "sequential";
+const LANES = arg("lanes", "1");
+
+/** A runner process that records when each of its tasks (a shard lease) was leased and completed. */
+function startRunner(base: string, name: string, shardSeconds: number[]): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", "browser-runtime/runner/node-main.ts", base, name], {
+    cwd: root,
+    env: { ...process.env, RUNNER_ENGINE_WORKERS: LANES, RUNNER_STAGES: "extract,match" },
+    stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
+  });
+  const leasedAt = new Map<string, number>();
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    const leased = /\] leased \S+ (\S+)/.exec(line);
+    if (leased) leasedAt.set(leased[1]!, performance.now());
+    const ended = /\] (?:completed \S+|failed \S+|released) ([^\s:]+)/.exec(line);
+    if (ended && leasedAt.has(ended[1]!)) shardSeconds.push((performance.now() - leasedAt.get(ended[1]!)!) / 1000);
+    if (/\] (registered|cannot start)/.test(line)) child.emit("registered", line);
+  });
+  return child;
+}
+
+const kill = (c: ChildProcess) => {
+  try {
+    process.kill(-c.pid!, "SIGKILL");
+  } catch {
+    // already gone
+  }
+};
+
+const images = photoNames(join(datasetDir(SET).pathname, "images"));
+const rows: Record<string, unknown>[] = [];
+const versions = JSON.stringify(await localRuntimeVersions());
+for (const count of COUNTS) {
+  const server = await startLocalStack({ SVC_RUNTIME_VERSIONS: versions });
+  const shardSeconds: number[] = [];
+  const runners = Array.from({ length: count }, (_, i) => startRunner(server.base, `scale-${count}-${i}`, shardSeconds));
+  try {
+    await Promise.all(runners.map((r) => new Promise((resolve) => r.once("registered", resolve))));
+    const client = new EdgeSfmClient({ baseUrl: server.base });
+    const { api } = client;
+    const project = await unwrap(api.POST("/v1/projects", { body: { name: `scale ${count}` } }));
+    const entries = [];
+    for (const name of images) {
+      const { blob_sha } = await client.upload(new Uint8Array(readFileSync(join(datasetDir(SET).pathname, "images", name))));
+      entries.push({ name, blob_sha });
+    }
+    const dataset = await unwrap(
+      api.POST("/v1/projects/{pid}/datasets", {
+        params: { path: { pid: project.project_id } },
+        body: { name: SET, source: { kind: "upload", entries }, camera_model: "SIMPLE_RADIAL", intrinsics_mode: "single_camera" },
+      }),
+    );
+    const did = { path: { did: dataset.dataset_id } };
+    for (const stage of ["features", "matches"] as const) {
+      const before = shardSeconds.length;
+      const submitted =
+        stage === "features"
+          ? await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: {} }))
+          : await unwrap(api.POST("/v1/datasets/{did}/matches", { params: did, body: { pairs: { strategy: PAIRS } } }));
+      const job = await client.waitForJob(submitted.job_id);
+      const task = job.tasks.at(-1)!;
+      if (job.status !== "succeeded" || !task.started_at || !task.finished_at) throw new Error(`${stage} job ${job.job_id}: ${job.status}`);
+      const wall = (Date.parse(task.finished_at) - Date.parse(task.started_at)) / 1000;
+      const shards = task["x-shards"];
+      const busy = shardSeconds.slice(before).reduce((a, b) => a + b, 0);
+      rows.push({
+        stage,
+        runners: count,
+        wall_s: Number(wall.toFixed(1)),
+        shards: shards?.total ?? null,
+        by_runner: shards ? Object.values(shards.by_runner).sort((a, b) => b - a) : null,
+        overhead_per_shard_s: shards?.total ? Number(((count * wall - busy) / shards.total).toFixed(2)) : null,
+      });
+    }
+  } finally {
+    runners.forEach(kill);
+    await server.stop();
+  }
+}
+
+for (const row of rows) {
+  const first = rows.find((r) => r.stage === row.stage && r.runners === COUNTS[0]);
+  row.speedup = Number(((first!.wall_s as number) / (row.wall_s as number)).toFixed(2));
+}
+const machine = { cpus: availableParallelism(), loadavg_1m: Number(loadavg()[0]!.toFixed(1)) };
+console.log(
+  `scale benchmark: ${SET} (${images.length} photos, ${PAIRS} pairs), ${LANES} engine lane(s) per runner; ${machine.cpus} cpus, load ${machine.loadavg_1m}`,
+);
+console.log("stage     runners  wall s  speed-up  shards  by runner          overhead/shard s");
+for (const r of rows)
+  console.log(
+    `${String(r.stage).padEnd(9)} ${String(r.runners).padStart(7)} ${String(r.wall_s).padStart(7)} ${String(r.speedup).padStart(9)} ${String(r.shards).padStart(7)}  ${JSON.stringify(r.by_runner).padEnd(18)} ${r.overhead_per_shard_s}`,
+  );
+const extractMatch = (n: number) => rows.filter((r) => r.runners === n).reduce((a, r) => a + (r.wall_s as number), 0);
+if (COUNTS.includes(1) && COUNTS.includes(2))
+  console.log(
+    `2 runners take ${(extractMatch(2) / extractMatch(1)).toFixed(2)} of 1 runner's extraction + matching wall time (issue 17: <= 0.6)`,
+  );
+mkdirSync(join(root, "bench/results"), { recursive: true });
+writeFileSync(
+  join(root, "bench/results/scale.json"),
+  `${JSON.stringify({ machine, set: SET, pairs: PAIRS, lanes: LANES, rows }, null, 2)}\n`,
+);
