@@ -1526,7 +1526,8 @@ export interface paths {
         /**
          * Frames of a video as a dataset
          * @description `video_path` names an uploaded video as `blob:<sha256>` (the blob_sha of a finalized upload; this service has no local files): an MP4
-         *     whose video track the runner's WebCodecs decodes (H.264 where the browser has it; VP9 and AV1 in Chromium builds without H.264).
+         *     whose video track the runner's WebCodecs decodes (Debian's Chromium, which `npm start` runs, decodes H.264 and VP9 but not HEVC; a codec
+         *     the runner cannot decode fails the job with a message naming it). Frame times follow the track's edit list, as players show them.
          *     A job of one `frame_extract` task, computed by a browser runner (WebCodecs); the Node runner has no video decoder and is never leased it.
          *     Frames are sampled every 1/`fps` seconds of presentation time (default 2), at most `max_frames` (default 300), encoded as JPEG and registered
          *     as a new dataset of the project (`frames/frame_000001.jpg`, ...; named `video-<sha prefix>`); with `x-skip_blurred` a frame much blurrier
@@ -14971,7 +14972,8 @@ export namespace input {
             /**
              * Frames of a video as a dataset
              * @description `video_path` names an uploaded video as `blob:<sha256>` (the blob_sha of a finalized upload; this service has no local files): an MP4
-             *     whose video track the runner's WebCodecs decodes (H.264 where the browser has it; VP9 and AV1 in Chromium builds without H.264).
+             *     whose video track the runner's WebCodecs decodes (Debian's Chromium, which `npm start` runs, decodes H.264 and VP9 but not HEVC; a codec
+             *     the runner cannot decode fails the job with a message naming it). Frame times follow the track's edit list, as players show them.
              *     A job of one `frame_extract` task, computed by a browser runner (WebCodecs); the Node runner has no video decoder and is never leased it.
              *     Frames are sampled every 1/`fps` seconds of presentation time (default 2), at most `max_frames` (default 300), encoded as JPEG and registered
              *     as a new dataset of the project (`frames/frame_000001.jpg`, ...; named `video-<sha prefix>`); with `x-skip_blurred` a frame much blurrier

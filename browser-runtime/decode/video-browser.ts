@@ -36,6 +36,24 @@ interface Demuxed {
   info: VideoInfo;
   config: VideoDecoderConfig;
   samples: Sample[];
+  /** Seconds to add to a sample's media time (cts) for its presentation time: the track's edit list. */
+  shift: number;
+}
+
+/**
+ * The presentation shift of a track's edit list (ISO 14496-12 8.6.6): leading empty edits delay
+ * the track, and the first media edit starts it at `media_time`. Encoders that reorder frames
+ * (H.264 and HEVC with B-frames, as phones and ffmpeg's libx264 write them) start the media at the
+ * first frame's composition offset and cut that off with such an edit, so without it every frame
+ * would be late by a frame or two.
+ */
+function editShift(edits: { segment_duration: number; media_time: number }[], movieTimescale: number, timescale: number): number {
+  let delay = 0;
+  for (const e of edits) {
+    if (e.media_time === -1) delay += e.segment_duration / movieTimescale;
+    else return delay - e.media_time / timescale;
+  }
+  return delay;
 }
 
 function demux(bytes: Uint8Array): Demuxed {
@@ -58,10 +76,18 @@ function demux(bytes: Uint8Array): Demuxed {
     }
     const width = track.video?.width ?? track.track_width;
     const height = track.video?.height ?? track.track_height;
+    const edits = trak.edts?.elst?.entries ?? [];
     ready = {
-      info: { codec: track.codec, width, height, duration_seconds: track.duration / track.timescale },
+      info: {
+        codec: track.codec,
+        width,
+        height,
+        // The presented duration (the edit list's, in the movie's timescale) where the file states one.
+        duration_seconds: track.movie_duration > 0 ? track.movie_duration / track.movie_timescale : track.duration / track.timescale,
+      },
       config: { codec: track.codec, codedWidth: width, codedHeight: height, ...(description ? { description } : {}) },
       samples: [],
+      shift: editShift(edits, track.movie_timescale, track.timescale),
     };
     file.setExtractionOptions(track.id, null, { nbSamples: Infinity });
     file.start();
@@ -75,7 +101,7 @@ function demux(bytes: Uint8Array): Demuxed {
 }
 
 export const decodeVideoInBrowser: VideoFrames = async (bytes, wants, take, onInfo) => {
-  const { info, config, samples } = demux(bytes);
+  const { info, config, samples, shift } = demux(bytes);
   onInfo?.(info);
   const support = await VideoDecoder.isConfigSupported(config).catch(() => ({ supported: false }));
   if (!support.supported) throw new VideoError(`this browser's WebCodecs cannot decode ${info.codec} (${info.width}x${info.height})`);
@@ -120,7 +146,8 @@ export const decodeVideoInBrowser: VideoFrames = async (bytes, wants, take, onIn
       decoder.decode(
         new EncodedVideoChunk({
           type: s.is_sync ? "key" : "delta",
-          timestamp: (s.cts * 1e6) / s.timescale,
+          // Presentation time; frames before the edit's start (negative) are pre-roll that `wants` never takes.
+          timestamp: Math.round((s.cts / s.timescale + shift) * 1e6),
           duration: (s.duration * 1e6) / s.timescale,
           data: s.data!,
         }),
