@@ -8649,10 +8649,13 @@ export interface paths {
          *     (Umeyama's similarity in RANSAC, inliers within 2% of the target's spread) from the camera centres of the images the models share (the same photo bytes)
          *     and the 3D points both triangulated from one keypoint of a shared image. Joined: the target keeps its ids; a shared image keeps the target's pose and
          *     gains the source's observations; points seen at one keypoint of a shared image are fused (weighted mean position); the other images, cameras and points
-         *     are added under new ids; then (our `x-bundle_adjust`, default true) a bundle adjustment refines every pose and point (intrinsics held, Cauchy loss,
-         *     gauge the first image's pose and the second's distance); track lengths and `mean_reproj_err` are computed again. Rigs and frames of the inputs are not carried over.
+         *     are added under new ids; then (our `x-bundle_adjust`, default true) a bundle adjustment refines every pose and point and each camera's focal length and
+         *     distortion, as COLMAP's global bundle adjustment after its model merger (principal points held, Cauchy loss, gauge the first image's pose and the second's
+         *     distance; a camera driven out of COLMAP's bounds is held and the adjustment repeated); track lengths and `mean_reproj_err` are computed again.
+         *     When every snapshot merged has `x-point_descriptors.bin`, the merged snapshot has one too (a fused point's descriptor the mean of its parts', weighted by
+         *     track length), so it can be localized as they could. Rigs and frames of the inputs are not carried over.
          *     The task's result: `{snapshot_seq, target_seq, sources: [{recon_id, seq, sim3, estimated, shared_images, shared_points, num_inliers, rmse}], fused_points, added_images,
-         *     mean_reproj_err, bundle_adjusted}`.
+         *     mean_reproj_err, bundle_adjusted, held_cameras}` (`held_cameras`: ids of cameras whose intrinsics the adjustment held).
          *     404 an unknown reconstruction (or another tenant's); 422 a malformed body (sim3_aligners not one per source, a Sim3 as georegister refuses it, the target
          *     among the sources), or a source in another project (`other_project`); 409 a reconstruction with no sealed snapshot. Nothing is created when refused.
          *     A source sharing no image with the target and given no aligner fails the task (ValidationError) and nothing is sealed.
@@ -13034,7 +13037,7 @@ export interface components {
             /** @description parallel to source_recon_ids: target_from_source; estimated when absent */
             sim3_aligners?: components["schemas"]["Sim3"][] | null;
             /**
-             * @description our extension: refine the joined model's poses and points by bundle adjustment (Cauchy loss, intrinsics held); default true
+             * @description our extension: refine the joined model's poses, points and intrinsics (focal length, distortion) by bundle adjustment (Cauchy loss); default true
              * @default true
              */
             "x-bundle_adjust": boolean;
@@ -22095,10 +22098,13 @@ export namespace input {
              *     (Umeyama's similarity in RANSAC, inliers within 2% of the target's spread) from the camera centres of the images the models share (the same photo bytes)
              *     and the 3D points both triangulated from one keypoint of a shared image. Joined: the target keeps its ids; a shared image keeps the target's pose and
              *     gains the source's observations; points seen at one keypoint of a shared image are fused (weighted mean position); the other images, cameras and points
-             *     are added under new ids; then (our `x-bundle_adjust`, default true) a bundle adjustment refines every pose and point (intrinsics held, Cauchy loss,
-             *     gauge the first image's pose and the second's distance); track lengths and `mean_reproj_err` are computed again. Rigs and frames of the inputs are not carried over.
+             *     are added under new ids; then (our `x-bundle_adjust`, default true) a bundle adjustment refines every pose and point and each camera's focal length and
+             *     distortion, as COLMAP's global bundle adjustment after its model merger (principal points held, Cauchy loss, gauge the first image's pose and the second's
+             *     distance; a camera driven out of COLMAP's bounds is held and the adjustment repeated); track lengths and `mean_reproj_err` are computed again.
+             *     When every snapshot merged has `x-point_descriptors.bin`, the merged snapshot has one too (a fused point's descriptor the mean of its parts', weighted by
+             *     track length), so it can be localized as they could. Rigs and frames of the inputs are not carried over.
              *     The task's result: `{snapshot_seq, target_seq, sources: [{recon_id, seq, sim3, estimated, shared_images, shared_points, num_inliers, rmse}], fused_points, added_images,
-             *     mean_reproj_err, bundle_adjusted}`.
+             *     mean_reproj_err, bundle_adjusted, held_cameras}` (`held_cameras`: ids of cameras whose intrinsics the adjustment held).
              *     404 an unknown reconstruction (or another tenant's); 422 a malformed body (sim3_aligners not one per source, a Sim3 as georegister refuses it, the target
              *     among the sources), or a source in another project (`other_project`); 409 a reconstruction with no sealed snapshot. Nothing is created when refused.
              *     A source sharing no image with the target and given no aligner fails the task (ValidationError) and nothing is sealed.
@@ -26480,7 +26486,7 @@ export namespace input {
                 /** @description parallel to source_recon_ids: target_from_source; estimated when absent */
                 sim3_aligners?: components["schemas"]["Sim3"][] | null;
                 /**
-                 * @description our extension: refine the joined model's poses and points by bundle adjustment (Cauchy loss, intrinsics held); default true
+                 * @description our extension: refine the joined model's poses, points and intrinsics (focal length, distortion) by bundle adjustment (Cauchy loss); default true
                  * @default true
                  */
                 "x-bundle_adjust"?: boolean;

@@ -1,9 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
+import { DescriptorKind } from "../../protocol/wire/features";
 import { splitScene } from "../../test/support/synthetic-model";
 import { loadEngine } from "../../engine-wasm/ts/engine";
-import { type MergeInput, correspondences, estimateTargetFromSource, joinSubModels, mergeModels, refineMerged } from "./merge";
+import {
+  type MergeInput,
+  correspondences,
+  estimateTargetFromSource,
+  hasBogusParams,
+  joinSubModels,
+  mergeModels,
+  refineMerged,
+} from "./merge";
 import { applySim3, centreOf, invertSim3, transformPose } from "./sim3";
 
 const S: Sim3 = {
@@ -17,12 +26,22 @@ const moveBy = (s: Sim3) => ({
   point: (x: [number, number, number]) => applySim3(s, x),
 });
 
-/** Two overlapping halves of one scene: the target (images 0-3) in the scene's frame, the source (2-5) in the frame S^-1 of it. */
+/**
+ * Two overlapping halves of one scene: the target (images 0-3) in the scene's frame, the source (2-5) in the frame S^-1 of it.
+ * Their cameras are SIMPLE_PINHOLE (the scene's PINHOLE with fx = fy): the cameras all turn about one axis, so a free fy
+ * would trade against the scene's extent along that axis when the adjustment refines focal lengths.
+ */
 function halves() {
   const whole = splitScene(6, 60);
   const shaOf = new Map(Array.from({ length: 6 }, (_, i) => [`img${i}.jpg`, `sha${i}`]));
   const input = (h: ReturnType<typeof whole.half>): MergeInput => ({
-    model: { cameras: h.cameras, images: h.images, points: decodePoints(h.points) },
+    model: {
+      cameras: {
+        cameras: h.cameras.cameras.map((c) => ({ ...c, model: "SIMPLE_PINHOLE", params: [c.params[0]!, c.params[2]!, c.params[3]!] })),
+      },
+      images: h.images,
+      points: decodePoints(h.points),
+    },
     shaOf,
   });
   return {
@@ -84,6 +103,43 @@ describe("merging models (4.9)", () => {
     expect(unmoved.mean_reproj_err).toBeGreaterThan(1);
   });
 
+  it("joins the models' point descriptors: a fused point's is their mean weighted by track length; none unless every model has them", () => {
+    const { target, source } = halves();
+    const described = (m: MergeInput, value: number, trackLength: number): MergeInput => {
+      const ids = [...m.model.points.ids].map(Number);
+      return {
+        ...m,
+        model: { ...m.model, points: { ...m.model.points, trackLength: new Uint16Array(ids.length).fill(trackLength) } },
+        descriptors: {
+          ids,
+          descriptorDim: 128,
+          descriptorKind: DescriptorKind.siftL1Root,
+          descriptors: new Uint8Array(128 * ids.length).fill(value),
+          numImages: m.model.images.images.length,
+          numImagesSkipped: 0,
+        },
+      };
+    };
+    // Every point is fused (each model sees all 60): (10 * 1 + 40 * 3) / 4.
+    const merged = mergeModels(described(target, 10, 1), [{ input: described(source, 40, 3), sim3: S }]);
+    expect(merged.descriptors).toMatchObject({
+      ids: Array.from({ length: 60 }, (_, k) => 10 + k),
+      descriptorDim: 128,
+      descriptorKind: DescriptorKind.siftL1Root,
+      numImages: 8,
+    });
+    expect(merged.descriptors!.descriptors.every((v) => v === 33)).toBe(true);
+    // A source point with no counterpart keeps its own descriptor under its new id.
+    const lone = described(source, 40, 3);
+    lone.model.images.images[0]!.points2D[0]!.point3d_id = null;
+    lone.model.images.images[1]!.points2D[0]!.point3d_id = null;
+    const partly = mergeModels(described(target, 10, 1), [{ input: lone, sim3: S }]);
+    const last = partly.descriptors!.ids.length - 1;
+    expect(partly.descriptors!.ids[last]).toBe(70);
+    expect(partly.descriptors!.descriptors.subarray(128 * last).every((v) => v === 40)).toBe(true);
+    expect(mergeModels(described(target, 10, 1), [{ input: source, sim3: S }]).descriptors).toBeNull();
+  });
+
   it("a source sharing no image cannot be aligned", () => {
     const { target, source } = halves();
     const stranger: MergeInput = { ...source, shaOf: new Map() };
@@ -109,6 +165,54 @@ describe("bundle adjustment of the merged model", () => {
       for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
     });
   });
+  it("refines each camera's focal length: a source whose own photos gave it a focal 3% long comes back to the whole model", async () => {
+    const { whole, target, source } = halves();
+    const long = source.model.cameras.cameras.map((c) => ({ ...c, params: [515, c.params[1]!, c.params[2]!] }));
+    const joined = mergeModels(target, [{ input: { ...source, model: { ...source.model, cameras: { cameras: long } } }, sim3: S }]);
+    // The added images (4, 5) keep the source's camera, under a new id.
+    expect(joined.cameras.cameras.map((c) => [c.camera_id, c.params[0]])).toEqual([
+      [1, 500],
+      [2, 515],
+    ]);
+    const refined = refineMerged(await loadEngine(), joined);
+    expect(refined.ba.held_cameras).toEqual([]);
+    for (const c of refined.cameras.cameras) expect(Math.abs(c.params[0]! - 500)).toBeLessThan(0.01);
+    expect(refined.mean_reproj_err).toBeLessThan(0.01);
+    refined.images.images.forEach((im, i) => {
+      const [got, want] = [centreOf(im.cam_from_world), centreOf(whole.poses[i]!)];
+      for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
+    });
+  });
+
+  it("holds a camera the adjustment leaves out of COLMAP's bounds at its merged values, and adjusts again", async () => {
+    const { target, source } = halves();
+    // A principal point off the image (the adjustment does not move it): bogus whatever the focal becomes.
+    const off = source.model.cameras.cameras.map((c) => ({ ...c, params: [500, -40, 240] }));
+    const joined = mergeModels(target, [{ input: { ...source, model: { ...source.model, cameras: { cameras: off } } }, sim3: S }]);
+    const refined = refineMerged(await loadEngine(), joined);
+    expect(refined.ba.held_cameras).toEqual([2]);
+    expect(refined.cameras.cameras[1]!.params).toEqual([500, -40, 240]);
+  });
+});
+
+describe("COLMAP's bounds on a camera's intrinsics (Camera::HasBogusParams: focal 0.1-10 times the larger side, principal point in the image, |extra| <= 1)", () => {
+  const camera = (params: number[]) => ({
+    camera_id: 1,
+    model: "SIMPLE_RADIAL",
+    width: 640,
+    height: 480,
+    params,
+    has_prior_focal_length: false,
+  });
+  it.each([
+    [[500, 320, 240, 0.1], false],
+    [[63, 320, 240, 0], true],
+    [[6500, 320, 240, 0], true],
+    [[500, 641, 240, 0], true],
+    [[500, 320, -1, 0], true],
+    [[500, 320, 240, -1.2], true],
+    [[Number.NaN, 320, 240, 0], true],
+  ])("%j: %s", (params, bogus) => expect(hasBogusParams(camera(params))).toBe(bogus));
 });
 
 describe("joining the models of one mapping run (issue 23)", () => {

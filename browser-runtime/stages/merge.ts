@@ -11,14 +11,16 @@
  * the same keypoint of a shared image as a target point is fused into it (their mean position,
  * weighted by track length); the other source points are added under new ids. Track lengths are
  * recounted from the observations, and the mean reprojection error is measured again;
- * `refineMerged` then adjusts the joined model on the engine.
+ * `refineMerged` then adjusts the joined model (poses, points and intrinsics) on the engine.
  */
 import type { CamerasFile, ImagesFile, Sim3 } from "../../protocol";
 import type { PointCloud } from "../../protocol/wire/points";
+import type { PointDescriptors } from "../../protocol/wire/point-descriptors";
 import type { Vec3 } from "../../engine-wasm/ts/accuracy";
 import { meanReprojectionError } from "../../protocol/camera-projection";
 import { type Alignment, type AlignmentPair, AlignmentError, applySim3, centreOf, estimateAlignment, transformPose } from "./sim3";
-import { type BundleAdjustmentScene, bundleAdjust } from "../../engine-wasm/ts/ba";
+import { type BundleAdjustmentResult, bundleAdjust } from "../../engine-wasm/ts/ba";
+import { CAMERA_MODELS } from "../../protocol/camera-models";
 import type { Engine } from "../../engine-wasm/ts/engine";
 
 export interface SnapshotModel {
@@ -27,10 +29,11 @@ export interface SnapshotModel {
   points: PointCloud;
 }
 
-/** A model to merge and the content SHA-256 of each of its images, by name. */
+/** A model to merge, the content SHA-256 of each of its images by name, and its points' descriptors when its snapshot has them. */
 export interface MergeInput {
   model: SnapshotModel;
   shaOf: ReadonlyMap<string, string>;
+  descriptors?: PointDescriptors | null;
 }
 
 type Image = ImagesFile["images"][number];
@@ -97,7 +100,15 @@ export function estimateTargetFromSource(
   };
 }
 
+const concatenated = (rows: Uint8Array[], dim: number) => {
+  const out = new Uint8Array(rows.length * dim);
+  rows.forEach((r, i) => out.set(r, i * dim));
+  return out;
+};
+
 export interface MergedModel extends SnapshotModel {
+  /** The merged points' descriptors (`x-point_descriptors.bin`) when every model merged had them, of one kind; else null. */
+  descriptors: PointDescriptors | null;
   mean_reproj_err: number;
   fused_points: number;
   added_images: number;
@@ -132,6 +143,22 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     return r;
   };
   let nextPoint = Math.max(0, ...xyz.keys()) + 1;
+  // Descriptors by point id, kept only when every model has them (of one kind and size).
+  const inputs = [target, ...sources.map((src) => src.input)];
+  const first = target.descriptors;
+  const describe =
+    first &&
+    inputs.every((m) => m.descriptors?.descriptorKind === first.descriptorKind && m.descriptors.descriptorDim === first.descriptorDim);
+  const dim = first?.descriptorDim ?? 0;
+  const descriptorOf = new Map<number, Uint8Array>();
+  const keepDescriptors = (d: PointDescriptors | null | undefined, idOf: (id: number) => number | undefined) => {
+    if (!describe) return;
+    d!.ids.forEach((id, i) => {
+      const nid = idOf(id);
+      if (nid !== undefined) descriptorOf.set(nid, d!.descriptors.subarray(dim * i, dim * i + dim));
+    });
+  };
+  keepDescriptors(target.descriptors, (id) => (xyz.has(id) ? id : undefined));
   const takenImages = new Set(images.map((im) => im.image_id));
   const takenCameras = new Set(cameras.map((c) => c.camera_id));
   // New ids above every id in use (with keepIds, the sources' too: a kept id must not be taken already).
@@ -156,6 +183,7 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
       rgb.set(nid, [input.model.points.rgb[3 * i]!, input.model.points.rgb[3 * i + 1]!, input.model.points.rgb[3 * i + 2]!]);
       weight.set(nid, input.model.points.trackLength[i]!);
     });
+    keepDescriptors(input.descriptors, (id) => pointId.get(id));
     // The cameras of the images it adds (a shared image keeps the target's camera).
     const addedCameras = new Set(
       input.model.images.images.filter((im) => !targetBySha.has(input.shaOf.get(im.name) ?? "")).map((im) => im.camera_id),
@@ -203,7 +231,7 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     }
   }
 
-  // Each fused set becomes its root: weighted mean position, the root's colour.
+  // Each fused set becomes its root: weighted mean position (and descriptor: each is the mean over its track), the root's colour.
   const members = new Map<number, number[]>();
   for (const id of xyz.keys()) {
     const r = find(id);
@@ -217,6 +245,20 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     for (const id of ids) for (let k = 0; k < 3; k++) mean[k]! += (xyz.get(id)![k]! * Math.max(1, weight.get(id)!)) / total;
     for (const id of ids) if (id !== root) xyz.delete(id);
     xyz.set(root, mean);
+    const described = ids.filter((id) => descriptorOf.has(id));
+    if (described.length === 0) continue;
+    const sum = new Float64Array(dim);
+    let w = 0;
+    for (const id of described) {
+      const d = descriptorOf.get(id)!;
+      const wi = Math.max(1, weight.get(id)!);
+      for (let j = 0; j < dim; j++) sum[j]! += wi * d[j]!;
+      w += wi;
+    }
+    descriptorOf.set(
+      root,
+      Uint8Array.from(sum, (v) => Math.min(255, Math.round(v / w))),
+    );
   }
   const count = new Map<number, number>();
   for (const im of images) {
@@ -234,24 +276,59 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     ids: BigUint64Array.from(ids.map(BigInt)),
   };
   const model = { cameras: { cameras }, images: { images } };
+  const describedIds = ids.filter((id) => descriptorOf.has(id));
+  const descriptors: PointDescriptors | null = describe
+    ? {
+        ids: describedIds,
+        descriptorDim: dim,
+        descriptorKind: first.descriptorKind,
+        descriptors: concatenated(
+          describedIds.map((id) => descriptorOf.get(id)!),
+          dim,
+        ),
+        // Summed over the models merged: an image they share counts once per model.
+        numImages: inputs.reduce((a, m) => a + m.descriptors!.numImages, 0),
+        numImagesSkipped: inputs.reduce((a, m) => a + m.descriptors!.numImagesSkipped, 0),
+      }
+    : null;
   return {
     ...model,
     points,
+    descriptors,
     mean_reproj_err: meanReprojectionError(model, (id) => xyz.get(id)) ?? 0,
     fused_points: fused,
     added_images: added,
   };
 }
 
+/** COLMAP's bounds on refined intrinsics (IncrementalMapperOptions min/max_focal_length_ratio, max_extra_param). */
+const MIN_FOCAL_LENGTH_RATIO = 0.1;
+const MAX_FOCAL_LENGTH_RATIO = 10;
+const MAX_EXTRA_PARAM = 1;
+
+/** COLMAP's Camera::HasBogusParams with those bounds: a focal length out of range, the principal point off the image, or a large distortion. */
+export function hasBogusParams(camera: CamerasFile["cameras"][number]): boolean {
+  const info = CAMERA_MODELS.find((m) => m.name === camera.model);
+  if (!info) return false;
+  const size = Math.max(camera.width, camera.height);
+  const p = camera.params;
+  if (info.focal_length_idxs.some((i) => !(p[i]! / size >= MIN_FOCAL_LENGTH_RATIO && p[i]! / size <= MAX_FOCAL_LENGTH_RATIO))) return true;
+  const [cx, cy] = info.principal_point_idxs.map((i) => p[i]!);
+  if (cx !== undefined && cy !== undefined && !(cx >= 0 && cx <= camera.width && cy >= 0 && cy <= camera.height)) return true;
+  return info.extra_params_idxs.some((i) => !(Math.abs(p[i]!) <= MAX_EXTRA_PARAM));
+}
+
 /**
- * The merged model refined by bundle adjustment (engine-wasm/ts/ba.ts): every pose and point,
- * intrinsics held, a Cauchy loss of 1 px against the fused tracks' outliers, the gauge held by the
- * first image's pose and the second's scale. Answers the refined model with its reprojection error measured again.
+ * The merged model refined by bundle adjustment (engine-wasm/ts/ba.ts) as COLMAP's global bundle
+ * adjustment after its model merger: every pose and point, and each camera's focal length and
+ * distortion (principal point held), with a Cauchy loss of 1 px against the fused tracks' outliers,
+ * the gauge held by the first image's pose and the second's scale. The intrinsics matter: each
+ * model estimated its cameras from its own photos only, and held apart they cannot agree where the
+ * models meet, so the adjustment bends the poses instead. A camera the adjustment drives out of
+ * COLMAP's bounds (hasBogusParams) is held at its merged values and the adjustment run again from
+ * the start, as the mapper does. Answers the refined model with its reprojection error measured again.
  */
-export function refineMerged(
-  engine: Engine,
-  merged: MergedModel,
-): MergedModel & { ba: { iterations: number; initial_cost: number; final_cost: number } } {
+export function refineMerged(engine: Engine, merged: MergedModel): MergedModel & { ba: MergeAdjustment } {
   const cameraIndex = new Map(merged.cameras.cameras.map((c, i) => [c.camera_id, i]));
   const pointIndex = new Map([...merged.points.ids].map((id, i) => [Number(id), i]));
   const observations: number[] = [];
@@ -264,26 +341,49 @@ export function refineMerged(
       xy.push(kp.xy[0], kp.xy[1]);
     }
   });
-  const scene: BundleAdjustmentScene = {
-    cameras: merged.cameras.cameras.map((c) => ({ model: c.model, width: c.width, height: c.height, params: c.params, constant: true })),
-    images: merged.images.images.map((im) => {
-      const r = im.cam_from_world.rotation;
-      return { camera: cameraIndex.get(im.camera_id)!, qvec: [r.w, r.x, r.y, r.z], tvec: [...im.cam_from_world.translation] };
-    }),
-    points: Float64Array.from(merged.points.xyz),
-    observations: Int32Array.from(observations),
-    observationsXY: Float64Array.from(xy),
-  };
-  const result = bundleAdjust(engine, scene, {
-    mode: "standard",
-    loss_kernel: "cauchy",
-    loss_threshold: 1,
-    refine_focal_length: false,
-    refine_principal_point: false,
-    refine_extra_params: false,
-    fix_gauge: true,
-    max_num_iterations: 50,
+  const held = new Set<number>();
+  const adjust = () =>
+    bundleAdjust(
+      engine,
+      {
+        cameras: merged.cameras.cameras.map((c, i) => ({
+          model: c.model,
+          width: c.width,
+          height: c.height,
+          params: c.params,
+          constant: held.has(i),
+        })),
+        images: merged.images.images.map((im) => {
+          const r = im.cam_from_world.rotation;
+          return { camera: cameraIndex.get(im.camera_id)!, qvec: [r.w, r.x, r.y, r.z], tvec: [...im.cam_from_world.translation] };
+        }),
+        points: Float64Array.from(merged.points.xyz),
+        observations: Int32Array.from(observations),
+        observationsXY: Float64Array.from(xy),
+      },
+      {
+        mode: "standard",
+        loss_kernel: "cauchy",
+        loss_threshold: 1,
+        refine_focal_length: true,
+        refine_principal_point: false,
+        refine_extra_params: true,
+        fix_gauge: true,
+        max_num_iterations: 50,
+      },
+    );
+  const refinedCamera = (result: BundleAdjustmentResult, i: number) => ({
+    ...merged.cameras.cameras[i]!,
+    params: result.scene.cameras[i]!.params,
   });
+  let result = adjust();
+  for (;;) {
+    const bogus = merged.cameras.cameras.flatMap((_, i) => (!held.has(i) && hasBogusParams(refinedCamera(result, i)) ? [i] : []));
+    if (bogus.length === 0) break;
+    for (const i of bogus) held.add(i);
+    result = adjust();
+  }
+  const cameras = { cameras: merged.cameras.cameras.map((_, i) => refinedCamera(result, i)) };
   const images = merged.images.images.map((im, i) => {
     const { qvec, tvec } = result.scene.images[i]!;
     return {
@@ -297,21 +397,34 @@ export function refineMerged(
       [result.scene.points[3 * i]!, result.scene.points[3 * i + 1]!, result.scene.points[3 * i + 2]!] as Vec3,
     ]),
   );
-  const model = { cameras: merged.cameras, images: { images } };
+  const model = { cameras, images: { images } };
   return {
     ...merged,
-    images: model.images,
+    ...model,
     points: { ...merged.points, xyz: Float32Array.from(result.scene.points) },
     mean_reproj_err: meanReprojectionError(model, (id) => xyz.get(id)) ?? 0,
-    ba: { iterations: result.numIterations, initial_cost: result.initialCost, final_cost: result.finalCost },
+    ba: {
+      iterations: result.numIterations,
+      initial_cost: result.initialCost,
+      final_cost: result.finalCost,
+      held_cameras: [...held].map((i) => merged.cameras.cameras[i]!.camera_id),
+    },
   };
+}
+
+/** What the merged model's bundle adjustment did; `held_cameras`: the ids of cameras whose intrinsics it held, having driven them out of bounds. */
+export interface MergeAdjustment {
+  iterations: number;
+  initial_cost: number;
+  final_cost: number;
+  held_cameras: number[];
 }
 
 /** How many of a model's shared images must align (centre within the threshold) for it to join: at least 3 and half of them. */
 const MIN_ALIGNED_IMAGES = 3;
 
 export interface JoinedSubModels {
-  merged: MergedModel & { ba?: { iterations: number; initial_cost: number; final_cost: number } };
+  merged: MergedModel & { ba?: MergeAdjustment };
   /** Indices (into the input) of the models joined, the first one the target. */
   joined: number[];
 }

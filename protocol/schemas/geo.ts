@@ -322,7 +322,7 @@ export const MergeRequest = z
       .boolean()
       .default(true)
       .describe(
-        "our extension: refine the joined model's poses and points by bundle adjustment (Cauchy loss, intrinsics held); default true",
+        "our extension: refine the joined model's poses, points and intrinsics (focal length, distortion) by bundle adjustment (Cauchy loss); default true",
       ),
   })
   .superRefine((m, ctx) => {

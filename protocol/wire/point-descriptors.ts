@@ -12,8 +12,8 @@
  * | 12 | 4 | count | uint32, number of points N |
  * | 16 | 4 | descriptor_dim | uint32 D (128 for SIFT) |
  * | 20 | 4 | descriptor_kind | uint32, as features (`DescriptorKind`): 1 RootSIFT, 2 SIFT L2 |
- * | 24 | 4 | num_images | uint32, images whose keypoints gave descriptors |
- * | 28 | 4 | num_images_skipped | uint32, registered images that had no (matching) features |
+ * | 24 | 4 | num_images | uint32, images whose keypoints gave descriptors (a merge: summed over the models merged) |
+ * | 28 | 4 | num_images_skipped | uint32, registered images that had no (matching) features (a merge: summed) |
  *
  * Then N point3d_ids (uint64, strictly ascending, each in the snapshot's points.bin) at offset
  * 32, then N descriptors of D bytes (uint8) at offset 32 + 8 N, in point order.

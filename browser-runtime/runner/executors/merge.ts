@@ -2,7 +2,8 @@
  * @module Executor of `merge` tasks (spec 4.9 rule 3): the target's snapshot (input artifact
  * `snapshot`) and each source's (`source.<i>`) read, each source moved by its `target_from_source`
  * Sim3 (the request's, or estimated from what it shares with the target) and joined into the
- * target (stages/merge.ts), then sealed as the target's next snapshot. Completes with the merged
+ * target (stages/merge.ts) with their points' descriptors when every snapshot has them (x-point_descriptors.bin),
+ * then sealed as the target's next snapshot. Completes with the merged
  * files as a `reconstruction.snapshot` artifact.
  */
 import {
@@ -15,6 +16,12 @@ import {
   type TaskOutputs,
 } from "../../../protocol";
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
+import {
+  POINT_DESCRIPTORS_FILE,
+  POINT_DESCRIPTORS_MEDIA_TYPE,
+  decodePointDescriptors,
+  encodePointDescriptors,
+} from "../../../protocol/wire/point-descriptors";
 import { type MergeInput, estimateTargetFromSource, mergeModels, refineMerged } from "../../stages/merge";
 import { AlignmentError, normalizedSim3 } from "../../stages/sim3";
 import { previewPoints } from "../../stages/snapshot";
@@ -31,13 +38,14 @@ async function modelOf(
   what: string,
 ): Promise<MergeInput & { meanError: number | null }> {
   if (!artifact) throw new Error(`the lease carries no snapshot of ${what}`);
+  const has = (name: string) => artifact.files.some((f) => f.path === name);
   const read = async (name: string) => {
     const f = artifact.files.find((x) => x.path === name);
     if (!f) throw new TaskValidationError(`the snapshot of ${what} has no ${name}`);
     return ctx.read(f.blob_sha);
   };
   const text = async (name: string) => JSON.parse(new TextDecoder().decode(await read(name))) as unknown;
-  const summary = artifact.files.some((f) => f.path === "summary.json") ? SummaryFile.safeParse(await text("summary.json")) : null;
+  const summary = has("summary.json") ? SummaryFile.safeParse(await text("summary.json")) : null;
   return {
     model: {
       cameras: CamerasFile.parse(await text("cameras.json")),
@@ -45,6 +53,7 @@ async function modelOf(
       points: decodePoints(await read("points.bin")),
     },
     shaOf: new Map(Object.entries(shas)),
+    descriptors: has(POINT_DESCRIPTORS_FILE) ? decodePointDescriptors(await read(POINT_DESCRIPTORS_FILE)) : null,
     meanError: summary?.success ? summary.data.mean_reproj_err : null,
   };
 }
@@ -97,7 +106,10 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
   if (refined)
     ctx.log(
       "INFO",
-      `bundle adjustment: ${refined.ba.iterations} iterations, mean reprojection error ${joined.mean_reproj_err.toPrecision(3)} -> ${refined.mean_reproj_err.toPrecision(3)} px`,
+      `bundle adjustment: ${refined.ba.iterations} iterations, mean reprojection error ${joined.mean_reproj_err.toPrecision(3)} -> ${refined.mean_reproj_err.toPrecision(3)} px` +
+        (refined.ba.held_cameras.length > 0
+          ? `; intrinsics held (out of bounds when refined): cameras ${refined.ba.held_cameras.join(", ")}`
+          : ""),
     );
   const merged = refined ?? joined;
   const n = merged.points.ids.length;
@@ -108,6 +120,10 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
     await ctx.write("images.json", json(merged.images), "application/json"),
     await ctx.write("points.bin", encodePoints(merged.points), POINTS_MEDIA_TYPE),
     await ctx.write("points_preview.bin", preview, POINTS_MEDIA_TYPE),
+    // Localizable as the models merged were; without every model's descriptors, localize reads features (services/localize.ts).
+    ...(merged.descriptors
+      ? [await ctx.write(POINT_DESCRIPTORS_FILE, encodePointDescriptors(merged.descriptors), POINT_DESCRIPTORS_MEDIA_TYPE)]
+      : []),
     await ctx.write(
       "summary.json",
       json({ models: [{ idx: 0, ...counts }], phase: "hierarchical_merge", mean_reproj_err: merged.mean_reproj_err }),
@@ -142,6 +158,7 @@ export async function merge(ctx: TaskContext): Promise<TaskOutputs> {
       added_images: merged.added_images,
       mean_reproj_err: merged.mean_reproj_err,
       bundle_adjusted: params.bundle_adjust,
+      ...(refined ? { held_cameras: refined.ba.held_cameras } : {}),
     },
   };
 }
