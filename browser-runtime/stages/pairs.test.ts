@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { DatasetSnapshot } from "../../protocol";
 import { enuOf } from "./enu";
-import { exhaustivePairs, fromPosesPairs, pairPositions, retrievalPairs, selectPairs, sequentialPairs, spatialPairs } from "./pairs";
+import {
+  exhaustivePairs,
+  fromPosesPairs,
+  pairPositions,
+  retrievalPairs,
+  selectPairs,
+  sequenceOrder,
+  sequentialPairs,
+  spatialPairs,
+} from "./pairs";
 
 const names = ["a", "b", "c", "d", "e"];
 const flat = (pairs: Array<{ imageName1: string; imageName2: string }>): string[] => pairs.map((p) => p.imageName1 + p.imageName2);
@@ -17,6 +26,21 @@ describe("pair selection (spec 2.12 PairsSpec)", () => {
     expect(flat(sequentialPairs(names, 2))).toEqual(["ab", "ac", "bc", "bd", "cd", "ce", "de"]);
     expect(sequentialPairs(names, 10)).toEqual(exhaustivePairs(names));
     expect(() => sequentialPairs(names, 0)).toThrow(RangeError);
+  });
+
+  it("a sequence is ordered by the pose priors' timestamp_ns when every image has one (int64 strings too), else by the dataset", () => {
+    const at = (name: string, timestamp_ns: number | string | null) => ({
+      name,
+      pose_prior: {
+        cam_from_world: { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] as [number, number, number] },
+        timestamp_ns,
+      },
+    });
+    const clocked = [at("a", 30), at("b", "1700000000000000002"), at("c", 10), at("d", "1700000000000000001"), at("e", 10)];
+    expect(sequenceOrder(clocked)).toEqual(["c", "e", "a", "d", "b"]);
+    expect(flat(sequentialPairs(sequenceOrder(clocked), 1))).toEqual(["ce", "ea", "ad", "db"]);
+    expect(sequenceOrder([...clocked.slice(0, 4), at("e", null)])).toEqual(names);
+    expect(sequenceOrder([...clocked.slice(0, 4), { name: "e", pose_prior: null }])).toEqual(names);
   });
 
   it("selectPairs follows the spec defaults and refuses strategies it cannot run", () => {

@@ -9,6 +9,7 @@ import { nearestByCosine } from "../../protocol/wire/vlad";
 import { type BagOfWords, nearestByWords } from "./vocab-tree";
 import type { DatasetSnapshot } from "../../protocol";
 import { type PriorPose, enuPositions, priorPoses } from "./positions";
+import { timestampBigInt } from "../../protocol/int64-json";
 
 export interface ImagePair {
   imageName1: string;
@@ -36,6 +37,20 @@ export function sequentialPairs(names: readonly string[], overlap = 10): ImagePa
     for (let k = 1; k <= overlap && i + k < names.length; k += 1) pairs.push({ imageName1: names[i]!, imageName2: names[i + k]! });
   }
   return pairs;
+}
+
+/**
+ * The images' names in sequence order, as sequential pairs read them: by their pose priors' `timestamp_ns` (4.12: timestamps
+ * order a sequence) when every image has one, equal ones in the dataset's order; else the dataset's order (by name). A
+ * capture's clock says its order where names may not (a camera's counter wrapping, frames of two devices).
+ */
+export function sequenceOrder(images: readonly Pick<DatasetSnapshot["images"][number], "name" | "pose_prior">[]): string[] {
+  const stamps = images.map((im) => im.pose_prior?.timestamp_ns);
+  if (stamps.some((t) => t === null || t === undefined)) return images.map((im) => im.name);
+  return images
+    .map((im, k) => ({ name: im.name, t: timestampBigInt(stamps[k]!) }))
+    .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0))
+    .map((x) => x.name);
 }
 
 /**

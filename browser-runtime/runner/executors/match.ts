@@ -12,7 +12,7 @@ import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { BOW_INDEX_PATH, decodeBowIndex } from "../../../protocol/wire/bow";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
-import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs } from "../../stages/pairs";
+import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs, sequenceOrder } from "../../stages/pairs";
 import { siftFor, stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
@@ -38,7 +38,9 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const names = images.map((i) => i.name);
   const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
   const indexed = pairsSpec.strategy === "retrieval" || pairsSpec.strategy === "vocabtree";
-  const all = indexed ? await retrievalPairs(ctx, names, pairsSpec) : selectPairs(names, pairsSpec, null, located);
+  const all = indexed
+    ? await retrievalPairs(ctx, names, pairsSpec)
+    : selectPairs(pairsSpec.strategy === "sequential" ? sequenceOrder(images) : names, pairsSpec, null, located);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
