@@ -7,7 +7,10 @@
  *   reclaimed after their TTL, the job succeeds, its event `seq`s are one contiguous log, the
  *   snapshot sealed before the crash is intact;
  * - mid snapshot seal, again and again: every listed snapshot has all its files with the bytes
- *   sent, no other is visible, and each is announced exactly once by `snapshot_available`.
+ *   sent, no other is visible, and each is announced exactly once by `snapshot_available`;
+ * - mid one-shot request (4.15), a runner computing it: once no request can still wait for it,
+ *   the one-shot job's alarm leaves neither its rows nor its R2 objects (read from the state on
+ *   disk, test/support/persisted-state.ts), and no runner is offered its task again.
  */
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -15,6 +18,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type FetchLike, type Lease, RunnerClient, type SnapshotSeal, createEdgeSfmClient } from "../../client/index";
+import type { TaskKind } from "../../protocol";
+import { openPersistedState } from "../support/persisted-state";
 import { POINTS_MEDIA_TYPE } from "../../protocol/wire/points";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { datasetDir } from "../../scripts/reference-sets";
@@ -23,8 +28,16 @@ import { eventLog, httpClient, uploadBytes } from "../support/http";
 import { enc, scene } from "../support/synthetic-model";
 
 const dir = mkdtempSync(join(tmpdir(), "edgesfm-service-faults-"));
-/** A short lease, so leases the crash orphaned are reclaimed soon after the restart. */
-const VARS = { SVC_LEASE_TTL_SECONDS: "3", SVC_TEST_CAPABILITIES: "features.extract.sift" };
+/**
+ * A short lease, so leases the crash orphaned are reclaimed soon after the restart; a short one-shot timeout, so a
+ * one-shot job left behind discards itself SVC_ONESHOT_TIMEOUT_SECONDS + 10 s after its creation.
+ */
+const ONESHOT_TIMEOUT_SECONDS = 5;
+const VARS = {
+  SVC_LEASE_TTL_SECONDS: "3",
+  SVC_TEST_CAPABILITIES: "features.extract.sift",
+  SVC_ONESHOT_TIMEOUT_SECONDS: String(ONESHOT_TIMEOUT_SECONDS),
+};
 let stack: StackProcess | undefined;
 
 afterAll(() => {
@@ -58,10 +71,10 @@ async function submitJob(base: string, n: number) {
   return { job_id: job.json.job_id as string, recon_id: job.json.recon_id as string };
 }
 
-/** A runner (the test's own hands) for map tasks, on the current stack. */
-async function mapRunner(base: string): Promise<{ client: RunnerClient; runnerId: string }> {
+/** A runner (the test's own hands) for `stages` (default map tasks), on the current stack. */
+async function mapRunner(base: string, stages: TaskKind[] = ["map"]): Promise<{ client: RunnerClient; runnerId: string }> {
   const client = new RunnerClient({ baseUrl: base });
-  const runner = await client.register({ name: "mapper", stages: ["map"], runtime_versions: await client.serviceRuntimeVersions() });
+  const runner = await client.register({ name: stages.join("+"), stages, runtime_versions: await client.serviceRuntimeVersions() });
   return { client, runnerId: runner.runner_id };
 }
 
@@ -244,4 +257,51 @@ describe("the service killed and restarted on its state", () => {
     const events = await eventLog(createEdgeSfmClient({ baseUrl: base }), job_id);
     expect(events.filter((e) => e.kind === "snapshot_available").map((e) => e.snapshot_seq)).toEqual(seqs);
   }, 300_000);
+
+  it("mid one-shot request: the job's alarm leaves no row and no R2 object of it, and its task is offered no more", async () => {
+    const base = (await restart()).base;
+    const photo = new Uint8Array(readFileSync(new URL("images/01.jpg", datasetDir("opensfm-lund"))));
+    const runner = await mapRunner(base, ["oneshot_features"]);
+    const started = Date.now();
+    let answered = false;
+    const request = fetch(`${base}/v1/oneshot/features`, { method: "POST", body: photo, headers: { "Content-Type": "image/jpeg" } })
+      .then(() => (answered = true))
+      .catch(() => null);
+    // The runner takes the task and writes its output (the job's second R2 object); the stack dies with the request waiting.
+    const lease = await leaseSoon(runner.client, runner.runnerId);
+    expect(lease.task.kind).toBe("oneshot_features");
+    const jobId = lease.task.job_id;
+    await runner.client.writeBlob(lease.lease_id, enc({ features: "partial" }), "application/octet-stream");
+    stack!.kill();
+    await request;
+    expect(answered, "the request was still waiting when the stack died").toBe(false);
+
+    const prefix = `t/default/oneshot/${jobId}/`;
+    const dataRows = (rows: Record<string, number>) => Object.entries(rows).filter(([table, n]) => table !== "_migrations" && n > 0);
+    let state = await openPersistedState(dir);
+    try {
+      // Left by the crash: the photo and the runner's output, and the job's rows.
+      expect(await state.blobKeys(prefix)).toHaveLength(2);
+      expect(dataRows(await state.jobRows("default", jobId)).length).toBeGreaterThan(0);
+    } finally {
+      await state.dispose();
+    }
+
+    const again = await restart();
+    // Past the alarm (created + timeout + 10 s) and a lease TTL more, before which the orphaned task could be offered again.
+    await sleep(Math.max(0, started + (ONESHOT_TIMEOUT_SECONDS + 10 + 3) * 1000 - Date.now()));
+    const later = await mapRunner(again.base, ["oneshot_features"]);
+    expect(await later.client.lease(later.runnerId)).toBeNull();
+    // Never indexed in the tenant: no job row, before or after.
+    const jobs = (await httpClient(again.base)("GET", "/v1/jobs?page_size=500")).json.items as { job_id: string }[];
+    expect(jobs.map((j) => j.job_id)).not.toContain(jobId);
+    again.kill();
+    state = await openPersistedState(dir);
+    try {
+      expect(await state.blobKeys(prefix)).toEqual([]);
+      expect(dataRows(await state.jobRows("default", jobId))).toEqual([]);
+    } finally {
+      await state.dispose();
+    }
+  }, 180_000);
 });
