@@ -1,34 +1,17 @@
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { enuOf } from "../../browser-runtime/stages/enu";
 import { applySim3, centreOf, invertSim3, transformPose } from "../../browser-runtime/stages/sim3";
-import {
-  type Call,
-  expectFieldError,
-  expectProblem,
-  expectStatus,
-  getSealed,
-  tenantCallers,
-  tenantClient,
-  uploadBlob,
-} from "../test/helpers";
-import { enc, exportRunner, scene, sealedReconstruction } from "../test/scene";
+import { expectFieldError, expectProblem, expectStatus, getSealed, tenantCallers, uploadBlob } from "../test/helpers";
+import { enc, stageTenant, scene, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
-import type { FetchLike } from "../../client/index";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const TENANT = "georegister-tests";
-let as: { call: Call; fetch: FetchLike };
-let call: Call;
-
-beforeAll(async () => {
-  const client = await tenantClient(TENANT);
-  as = { call: client.call, fetch: client.fetch };
-  call = client.call;
-});
+const { as, call, run } = stageTenant(TENANT, ["georegister"]);
 
 const S: Sim3 = {
   rotation: { w: Math.cos(0.35), x: 0, y: Math.sin(0.35) * 0.6, z: Math.sin(0.35) * 0.8 },
@@ -37,12 +20,6 @@ const S: Sim3 = {
 };
 
 const georegister = (rid: string, body: unknown, via = call) => via("POST", `/v1/reconstructions/${rid}/georegister`, body);
-
-/** Runs the tenant's ready tasks with the real georegister executor; answers the job. */
-async function run(jobId: string) {
-  await (await exportRunner(["georegister"], as.fetch)).drain();
-  return (await call("GET", `/v1/jobs/${jobId}`)).json;
-}
 
 async function snapshotFile(rid: string, seq: number, name: string) {
   const r = await getSealed(call, `/v1/reconstructions/${rid}/snapshots/${seq}/${name}`);

@@ -1,36 +1,19 @@
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { applySim3, centreOf, invertSim3, transformPose } from "../../browser-runtime/stages/sim3";
 import { splitScene } from "../../test/support/synthetic-model";
-import { type FetchLike, RunnerClient } from "../../client/index";
+import { RunnerClient } from "../../client/index";
 import { RunnerAbilities } from "../../protocol";
-import {
-  BASE,
-  type Call,
-  expectFieldError,
-  expectProblem,
-  expectStatus,
-  getSealed,
-  tenantCallers,
-  tenantClient,
-  uploadBlob,
-} from "../test/helpers";
-import { enc, exportRunner, sealedReconstruction } from "../test/scene";
+import { BASE, expectFieldError, expectProblem, expectStatus, getSealed, tenantCallers, uploadBlob } from "../test/helpers";
+import { enc, stageTenant, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
 
 const TENANT = "merge-tests";
-let as: { call: Call; fetch: FetchLike };
-let call: Call;
-
-beforeAll(async () => {
-  const client = await tenantClient(TENANT);
-  as = { call: client.call, fetch: client.fetch };
-  call = client.call;
-});
+const { as, call, run } = stageTenant(TENANT, ["merge"]);
 
 const S: Sim3 = {
   rotation: { w: Math.cos(0.6), x: Math.sin(0.6) * 0.48, y: Math.sin(0.6) * 0.6, z: Math.sin(0.6) * 0.64 },
@@ -61,12 +44,6 @@ async function halves() {
     photo,
   });
   return { whole, target, source, pid: p.json.project_id as string };
-}
-
-/** Runs the tenant's ready tasks with the real merge executor; answers the job. */
-async function run(jobId: string) {
-  await (await exportRunner(["merge"], as.fetch)).drain();
-  return (await call("GET", `/v1/jobs/${jobId}`)).json;
 }
 
 async function snapshot(rid: string, seq: number) {

@@ -1,7 +1,7 @@
 /**
  * @module A synthetic sealed model for workerd tests: a reconstruction whose snapshot 1 is a
- * synthetic scene (test/support/synthetic-model.ts), and a runner of this build's export and
- * conversion executors.
+ * synthetic scene (test/support/synthetic-model.ts), a runner of this build's export and
+ * conversion executors, and a test file's tenant with such a runner.
  */
 import { RunnerClient, type TaskOutputs } from "../../client/index";
 import type { TaskKind } from "../../protocol";
@@ -12,7 +12,8 @@ import { createEnginePool } from "../../browser-runtime/runner/pool/engine-pool"
 import { Runner } from "../../browser-runtime/runner/runner";
 import { DigestRunner } from "../../scripts/digest-runner";
 import type { FetchLike } from "../../client/index";
-import { BASE, type Call, call as defaultCall, expectStatus, selfFetch, uploadBlob } from "./helpers";
+import { beforeAll } from "vitest";
+import { BASE, type Call, call as defaultCall, expectStatus, selfFetch, tenantClient, uploadBlob } from "./helpers";
 
 export { enc, scene };
 
@@ -139,4 +140,22 @@ export async function exportRunner(stages: TaskKind[] = ["export", "convert_arti
     },
     { stages },
   );
+}
+
+/**
+ * A test file's own tenant (api_key mode, helpers.ts tenantClient), made before its tests: `as` its client (for
+ * sealedReconstruction), `call` its caller, and `run(jobId)`, which has a runner of this build's executors of `stages`
+ * (exportRunner) compute the tenant's ready tasks and answers the job.
+ */
+export function stageTenant(tenantId: string, stages: TaskKind[]) {
+  const as = {} as { call: Call; fetch: FetchLike };
+  beforeAll(async () => {
+    Object.assign(as, await tenantClient(tenantId));
+  });
+  const call: Call = (...args) => as.call(...args);
+  const run = async (jobId: string) => {
+    await (await exportRunner(stages, as.fetch)).drain();
+    return (await call("GET", `/v1/jobs/${jobId}`)).json;
+  };
+  return { as, call, run };
 }
