@@ -28,9 +28,42 @@ describe("EXIF GPS", () => {
     });
   });
 
+  it("applies southern and western references (Lund's own GPS block with its refs turned to S and W)", async () => {
+    const gps = await readGps(withGpsRefs(LUND_01.subarray(0, 64 * 1024), { 1: 0x53, 3: 0x57 }));
+    expect(gps).toEqual({
+      latitude: expect.closeTo(-(55 + 41 / 60 + 53.4 / 3600), 12),
+      longitude: expect.closeTo(-(13 + 11 / 60 + 43.4 / 3600), 12),
+      altitude: 37,
+      horizontal_accuracy_m: null,
+    });
+  });
+
   it("is null without EXIF GPS or for bytes that are no image", async () => {
     expect(await readGps(SACRE_COEUR)).toBeNull();
     expect(await readGps(new TextEncoder().encode("image 0 of a pair list"))).toBeNull();
     expect(await readGps(new Uint8Array())).toBeNull();
   });
 });
+
+/**
+ * A copy of a JPEG head whose EXIF GPS IFD entries of the tags given (1 GPSLatitudeRef, 3 GPSLongitudeRef: ASCII values held
+ * in the entry itself) hold the byte given as their first value byte.
+ */
+function withGpsRefs(head: Uint8Array, refs: Record<number, number>): Uint8Array {
+  const out = head.slice();
+  const view = new DataView(out.buffer);
+  // The APP1 segment: "Exif\0\0", then the TIFF header (byte order, 42, offset of IFD0).
+  let at = 2;
+  while (view.getUint16(at) !== 0xffe1) at += 2 + view.getUint16(at + 2);
+  const tiff = at + 10;
+  const le = view.getUint16(tiff) === 0x4949;
+  const u16 = (o: number) => view.getUint16(tiff + o, le);
+  const u32 = (o: number) => view.getUint32(tiff + o, le);
+  const entry = (ifd: number, tag: number) => {
+    for (let i = 0; i < u16(ifd); i++) if (u16(ifd + 2 + 12 * i) === tag) return ifd + 2 + 12 * i;
+    throw new Error(`no tag ${tag} in the IFD at ${ifd}`);
+  };
+  const gpsIfd = u32(entry(u32(4), 0x8825) + 8);
+  for (const [tag, value] of Object.entries(refs)) out[tiff + entry(gpsIfd, Number(tag)) + 8] = value;
+  return out;
+}
