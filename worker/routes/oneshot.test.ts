@@ -203,6 +203,17 @@ describe("POST /v1/oneshot/features (4.15, oneshot.features)", () => {
     expectFieldError(await t.call("POST", "/v1/oneshot/features", enc({ not: "an image" }), jpeg), "body", "not_an_image");
     const small = deployment({ SVC_ONESHOT_MAX_REQUEST_BYTES: "1000" });
     expectProblem(await small("POST", "/v1/oneshot/features", LUND_01, jpeg), 413, "payload_too_large");
+    // Streamed without a Content-Length: refused once the bytes pass the cap, not after they were all read.
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= LUND_01.byteLength) return controller.close();
+        controller.enqueue(LUND_01.subarray(pulled, pulled + 512));
+        pulled += 512;
+      },
+    });
+    expectProblem(await small("POST", "/v1/oneshot/features", stream, jpeg), 413, "payload_too_large");
+    expect(pulled).toBeLessThan(LUND_01.byteLength);
     expect(await state()).toEqual(before);
   });
 });
