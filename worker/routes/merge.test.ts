@@ -1,6 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Sim3 } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
+import { DescriptorKind } from "../../protocol/wire/features";
+import {
+  POINT_DESCRIPTORS_FILE,
+  POINT_DESCRIPTORS_MEDIA_TYPE,
+  decodePointDescriptors,
+  encodePointDescriptors,
+} from "../../protocol/wire/point-descriptors";
 import { applySim3, centreOf, invertSim3, transformPose } from "../../browser-runtime/stages/sim3";
 import { splitScene } from "../../test/support/synthetic-model";
 import { RunnerClient } from "../../client/index";
@@ -8,6 +15,7 @@ import { RunnerAbilities } from "../../protocol";
 import { BASE, expectFieldError, expectProblem, expectStatus, getSealed, tenantCallers, uploadBlob } from "../test/helpers";
 import { enc, stageTenant, sealedReconstruction } from "../test/scene";
 import { storageState } from "../test/storage-state";
+import { LUND_01 } from "../test/photos";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
@@ -31,18 +39,29 @@ const mergeOf = (body: unknown, via = call) => via("POST", "/v1/reconstructions:
 /**
  * One scene of six images reconstructed twice in one project: the target from images 0-3 in the
  * scene's frame, the source from images 2-5 in the frame S^-1 of it. Shared images are the same
- * photo bytes in both datasets.
+ * photo bytes in both datasets. `descriptors`: each snapshot sealed with x-point_descriptors.bin, every
+ * byte of the target's `descriptors[0]`, of the source's `descriptors[1]`.
  */
-async function halves() {
+async function halves(descriptors?: [number, number]) {
   const whole = splitScene(6, 60, 5);
   const p = await expectStatus(call("POST", "/v1/projects", { name: "merge" }), 201);
   const nonce = Math.random();
   const photo = (name: string) => enc({ photo: name, nonce });
-  const target = await sealedReconstruction(whole.half([0, 1, 2, 3], 10, moveBy(IDENTITY)), as, { projectId: p.json.project_id, photo });
-  const source = await sealedReconstruction(whole.half([2, 3, 4, 5], 5000, moveBy(invertSim3(S))), as, {
-    projectId: p.json.project_id,
-    photo,
-  });
+  const sealed = (h: ReturnType<typeof whole.half>, value?: number) => {
+    const ids = Array.from(h.ids, Number);
+    const file = encodePointDescriptors({
+      ids,
+      descriptorDim: 128,
+      descriptorKind: DescriptorKind.siftL1Root,
+      descriptors: new Uint8Array(128 * ids.length).fill(value ?? 0),
+      numImages: h.images.images.length,
+      numImagesSkipped: 0,
+    });
+    const extraFiles = value === undefined ? undefined : { [POINT_DESCRIPTORS_FILE]: file };
+    return sealedReconstruction(h, as, { projectId: p.json.project_id, photo, extraFiles });
+  };
+  const target = await sealed(whole.half([0, 1, 2, 3], 10, moveBy(IDENTITY)), descriptors?.[0]);
+  const source = await sealed(whole.half([2, 3, 4, 5], 5000, moveBy(invertSim3(S))), descriptors?.[1]);
   return { whole, target, source, pid: p.json.project_id as string };
 }
 
@@ -100,6 +119,30 @@ describe("POST /v1/reconstructions:merge (4.9, recon.merge)", () => {
     expect([...merged.points.trackLength]).toEqual(new Array(60).fill(6));
     const summary = (await getSealed(call, `/v1/reconstructions/${target.rid}/snapshots/2/summary.json`)).json;
     expect(summary).toMatchObject({ models: [{ idx: 0, num_reg_images: 6, num_points3D: 60 }], phase: "hierarchical_merge" });
+  });
+
+  it("the merged snapshot joins the models' point descriptors (x-point_descriptors.bin), so it is localized without features", async () => {
+    const { target, source } = await halves([8, 20]);
+    const r = await expectStatus(mergeOf({ "x-bundle_adjust": false, target_recon_id: target.rid, source_recon_ids: [source.rid] }), 202);
+    expect((await run(r.json.job_id)).status).toBe("succeeded");
+    const file = await getSealed(call, `/v1/reconstructions/${target.rid}/snapshots/2/${POINT_DESCRIPTORS_FILE}`);
+    expect(file.res.headers.get("Content-Type")).toBe(POINT_DESCRIPTORS_MEDIA_TYPE);
+    const merged = decodePointDescriptors(new Uint8Array(await file.res.arrayBuffer()));
+    // Every point fused, each half's track four images long: the mean of 8 and 20.
+    expect(merged).toMatchObject({ ids: Array.from({ length: 60 }, (_, k) => 10 + k), numImages: 8, numImagesSkipped: 0 });
+    expect(merged.descriptors.every((v) => v === 14)).toBe(true);
+    // Localized from the snapshot alone; a merge of models without descriptors has none, and (mapped from digests here, not
+    // features) nothing to describe its points with: 409.
+    const query = { blob_sha: await uploadBlob(LUND_01, {}, call) };
+    await expectStatus(call("POST", `/v1/reconstructions/${target.rid}/localize`, query), 202);
+    const bare = await halves();
+    const m = await expectStatus(
+      mergeOf({ "x-bundle_adjust": false, target_recon_id: bare.target.rid, source_recon_ids: [bare.source.rid] }),
+      202,
+    );
+    expect((await run(m.json.job_id)).status).toBe("succeeded");
+    expect((await call("GET", `/v1/reconstructions/${bare.target.rid}/snapshots/2/${POINT_DESCRIPTORS_FILE}`)).status).toBe(404);
+    expectProblem(await call("POST", `/v1/reconstructions/${bare.target.rid}/localize`, query), 409, "conflict");
   });
 
   it("with aligners: the right Sim3 gives the whole model; an identity leaves the source where it is", async () => {
