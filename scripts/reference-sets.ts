@@ -14,7 +14,7 @@ import {
   parseColmapResultsTsv,
   referencePoses,
 } from "../engine-wasm/ts/accuracy";
-import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
+import { parseImagesText, readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { decodePointsHeader } from "../protocol/wire/points";
 import { type SubmitOptions, type Submitted, lastSnapshot, submitFolder } from "./photo-folder";
 
@@ -66,4 +66,21 @@ export async function scoreAgainstReference(client: EdgeSfmClient, set: string, 
     meanReprojectionError: summary.mean_reproj_err,
     colmap,
   };
+}
+
+/** Unordered pairs of image names ("a b", sorted) of a COLMAP images.txt sharing at least `minShared` 3D points, with how many they share. */
+export function coVisiblePairs(imagesTxt: string, minShared: number): Map<string, number> {
+  const byPoint = new Map<number, string[]>();
+  for (const im of parseImagesText(readFileSync(imagesTxt, "utf8")).values()) {
+    for (const id of new Set(im.point3DIds)) if (id >= 0) (byPoint.get(id) ?? byPoint.set(id, []).get(id)!).push(im.name);
+  }
+  const shared = new Map<string, number>();
+  for (const names of byPoint.values()) {
+    for (let i = 0; i < names.length; i++)
+      for (let j = i + 1; j < names.length; j++) {
+        const key = [names[i], names[j]].sort().join(" ");
+        shared.set(key, (shared.get(key) ?? 0) + 1);
+      }
+  }
+  return new Map([...shared].filter(([, n]) => n >= minShared));
 }

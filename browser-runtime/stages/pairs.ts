@@ -6,10 +6,10 @@
 import type { Vec3 } from "../../engine-wasm/ts/accuracy";
 import { nearestByHamming } from "../../protocol/wire/dhash";
 import { nearestByCosine } from "../../protocol/wire/vlad";
+import { sequenceOrderIndices, sequentialPairIndices } from "../../protocol/wire/pairs";
 import { type BagOfWords, nearestByWords } from "./vocab-tree";
 import type { DatasetSnapshot } from "../../protocol";
 import { type PriorPose, enuPositions, priorPoses } from "./positions";
-import { timestampBigInt } from "../../protocol/int64-json";
 
 export interface ImagePair {
   imageName1: string;
@@ -25,18 +25,9 @@ export function exhaustivePairs(names: readonly string[]): ImagePair[] {
   return pairs;
 }
 
-/**
- * Each image with its next `overlap` images in sequence order (COLMAP's sequential
- * matcher without loop detection or quadratic overlap): pairs (i, i + k), 1 <= k <= overlap.
- */
+/** Each image with its next `overlap` images in sequence order (protocol/wire/pairs.ts sequentialPairIndices). */
 export function sequentialPairs(names: readonly string[], overlap = 10): ImagePair[] {
-  if (!Number.isInteger(overlap) || overlap < 1)
-    throw new RangeError(`sequential pairs: overlap must be a positive integer, got ${overlap}`);
-  const pairs: ImagePair[] = [];
-  for (let i = 0; i < names.length; i += 1) {
-    for (let k = 1; k <= overlap && i + k < names.length; k += 1) pairs.push({ imageName1: names[i]!, imageName2: names[i + k]! });
-  }
-  return pairs;
+  return sequentialPairIndices(names.length, overlap).map(([i, j]) => ({ imageName1: names[i]!, imageName2: names[j]! }));
 }
 
 /**
@@ -45,12 +36,7 @@ export function sequentialPairs(names: readonly string[], overlap = 10): ImagePa
  * capture's clock says its order where names may not (a camera's counter wrapping, frames of two devices).
  */
 export function sequenceOrder(images: readonly Pick<DatasetSnapshot["images"][number], "name" | "pose_prior">[]): string[] {
-  const stamps = images.map((im) => im.pose_prior?.timestamp_ns);
-  if (stamps.some((t) => t === null || t === undefined)) return images.map((im) => im.name);
-  return images
-    .map((im, k) => ({ name: im.name, t: timestampBigInt(stamps[k]!) }))
-    .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0))
-    .map((x) => x.name);
+  return sequenceOrderIndices(images.map((im) => im.pose_prior?.timestamp_ns)).map((i) => images[i]!.name);
 }
 
 /**

@@ -10,13 +10,13 @@
  * (opensfm-lund and sacre-coeur: reference/images.txt; gum: COLMAP 3.8's model, whose tracks
  * come from exhaustive matching, even where it placed frames wrongly).
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseImagesText } from "../../engine-wasm/ts/colmap-text";
 import { type Engine, createEngine } from "../../engine-wasm/ts/engine";
 import { dhash } from "../../protocol/wire/dhash";
 import { decodeFeatures } from "../../protocol/wire/features";
 import { decodeImage } from "../decode/node";
+import { coVisiblePairs } from "../../scripts/reference-sets";
 import { extractFeatures } from "./extract";
 import { type RetrievalIndex, exhaustivePairs, retrievalPairs } from "./pairs";
 import { vlad } from "./vlad";
@@ -25,23 +25,6 @@ import { bagOfWords } from "./vocab-tree";
 
 const DATASETS = "../shared/datasets";
 const MIN_SHARED = 15;
-
-/** Unordered pairs of image names sharing at least MIN_SHARED points, with how many they share. */
-function coVisible(imagesTxt: string): Map<string, number> {
-  const byPoint = new Map<number, string[]>();
-  for (const im of parseImagesText(readFileSync(imagesTxt, "utf8")).values()) {
-    for (const id of new Set(im.point3DIds)) if (id >= 0) (byPoint.get(id) ?? byPoint.set(id, []).get(id)!).push(im.name);
-  }
-  const shared = new Map<string, number>();
-  for (const names of byPoint.values()) {
-    for (let i = 0; i < names.length; i++)
-      for (let j = i + 1; j < names.length; j++) {
-        const key = [names[i], names[j]].sort().join(" ");
-        shared.set(key, (shared.get(key) ?? 0) + 1);
-      }
-  }
-  return new Map([...shared].filter(([, n]) => n >= MIN_SHARED));
-}
 
 let engine: Engine;
 beforeAll(async () => {
@@ -66,7 +49,7 @@ async function indices(set: string): Promise<{ names: string[]; dhash: Retrieval
 }
 
 function recall(set: string, model: string, names: string[], strategy: string, index: RetrievalIndex, ks: number[]) {
-  const reference = coVisible(`${DATASETS}/${set}/${model}`);
+  const reference = coVisiblePairs(`${DATASETS}/${set}/${model}`, MIN_SHARED);
   const all = exhaustivePairs(names).length;
   return ks.map((k) => {
     const pairs = new Set(retrievalPairs(names, index, k).map((p) => [p.imageName1, p.imageName2].sort().join(" ")));

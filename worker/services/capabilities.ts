@@ -51,6 +51,9 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // directions for from_poses (browser-runtime/stages/pairs.ts; worker/routes/pairs-by-position.test.ts).
   "pairs.spatial",
   "pairs.from_poses",
+  // Explicit pairs (2.12, 4.6 rule 5): `image_pairs` or an uploaded `image1 image2` list, checked at
+  // submission (services/explicit-pairs.ts; worker/routes/explicit-pairs.test.ts, test/e2e/explicit-pairs.test.ts).
+  "pairs.explicit",
   // Localization against a reconstruction's largest snapshot (4.13): the runners' `relocalize` executor (test/e2e/localize.test.ts).
   "localize.from_memory",
   // A Sim3 applied to a sealed snapshot, or estimated from GPS or pose priors: the runners' `georegister` executor (worker/routes/georegister.test.ts).

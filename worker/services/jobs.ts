@@ -25,6 +25,7 @@ import type { BlobFacts, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { applyBackendRules, routedSpecsOf } from "./backend";
+import { explicitPairList } from "./explicit-pairs";
 import { type ItemPlan, groupShards, planItems, shardBudget } from "./shards";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
@@ -72,6 +73,8 @@ export interface Stage {
    * key depends on the dataset alone, wherever it sits in a chain (`datasetStageCacheKey`).
    */
   dataset_only?: boolean;
+  /** For a match stage of explicit pairs: the list, checked at submission (indices into the dataset's images, i < j). */
+  pair_list?: [number, number][];
 }
 
 /** A job to create, its inputs already checked and frozen. */
@@ -130,6 +133,9 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
     ]);
   }
   for (const name of s.capabilities) requireCapability(env, name);
+  // Explicit pairs are read and checked now, against the images the job will read (4.6 rule 5): a bad list never creates a job.
+  const names = images.map((im) => im.name);
+  const lists = await Promise.all(s.stages.map((st) => (st.kind === "match" ? explicitPairList(env, s.tenantId, names, st.params) : null)));
   await applyBackendRules(env, s.dataset.project_id, routedSpecsOf(s.stages, s.spec_paths));
   const refs = await withDatasetOutputs(env, s.tenantId, s.input_artifacts, s.roles, s.dataset);
   const input_artifacts = { ...(await resolveInputArtifacts(env, s.tenantId, refs, s.roles, s.dataset)), ...s.service_artifacts };
@@ -140,9 +146,9 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
     projectId: s.dataset.project_id,
     dataset,
     recipe: s.recipe,
-    stages: s.stages,
+    stages: s.stages.map((st, i) => (lists[i] ? { ...st, pair_list: lists[i].pairs } : st)),
     input_artifacts,
-    input_blobs: s.input_blobs,
+    input_blobs: [...(s.input_blobs ?? []), ...lists.flatMap((l) => (l?.blob ? [l.blob] : []))],
     recon: s.pipeline ? { pipeline: s.pipeline } : null,
   });
 }
@@ -348,7 +354,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     ...(s.input_blobs ?? []).map((b) => b.blob_sha),
   ];
   // Sharded stages (extract, match, verify): their content-keyed items, each reusable on its own.
-  const items = s.imported ? tasks.map(() => null) : planItems(s.dataset, tasks);
+  const items = s.imported
+    ? tasks.map(() => null)
+    : planItems(
+        s.dataset,
+        tasks.map((t, i) => ({ ...t, pair_list: s.stages[i]!.pair_list ?? null })),
+      );
   type Registered = {
     hits: Record<string, TaskOutputs>;
     item_hits: Record<string, TaskOutputs>;

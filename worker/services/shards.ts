@@ -4,11 +4,14 @@
  * by the content it reads: extraction has one item per image; matching and verification one per
  * *block* of the pair list, the pairs between two groups of images, the groups chosen by the
  * images' content (a hash bucket of their SHA-256), so that adding a photo changes only the
- * blocks of its group. Items are grouped into shards of about a few seconds of one engine's
- * work (by pixels for extraction, by pairs for matching and verification); an item whose key
+ * blocks of its group. When the pair list is known at submission (explicit and sequential pairs),
+ * a block holds only its part of the list and reads only those pairs' images. Items are grouped
+ * into shards of about a few seconds of one engine's work (by pixels for extraction, by pairs for
+ * matching and verification); an item whose key
  * already succeeded in the tenant is reused and never leased again.
  */
 import type { DatasetSnapshot, ShardItem, TaskKind } from "../../protocol";
+import { sequenceOrderIndices, sequencePairs } from "../../protocol/wire/pairs";
 import { hashJson } from "./runtime";
 
 /** The task kinds whose work is sharded. */
@@ -41,6 +44,8 @@ export interface PlannedTask {
   inputs_hash: string;
   params_hash: string;
   rv_id: string;
+  /** A match task's explicit pair list (indices into the dataset's images), known at submission. */
+  pair_list?: readonly (readonly [number, number])[] | null;
 }
 
 /** The number of content groups for n images: a power of two, so that one more photo rarely changes it. */
@@ -77,6 +82,10 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
 
   let features: Map<string, string> | null = null;
   let matches: Map<string, string> | null = null;
+  // The blocks of a pair list known at submission (explicit and sequential pairs): each item reads
+  // the images of its own pairs and weighs their number, so a job's shards grow with the pairs, not
+  // with the square of the images.
+  let listed: ListedBlock[] | null = null;
   return chain.map((task) => {
     const base = { kind: task.kind, params_hash: task.params_hash, rv_id: task.rv_id };
     // Read from outside the chain (an input artifact): the task's inputs_hash names it.
@@ -97,40 +106,82 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
       return items;
     }
     if (task.kind === "match") {
-      // Exhaustive pairs of a block depend on its images alone; other strategies on the whole dataset.
-      const exhaustive = ((task.params.pairs as { strategy?: string } | undefined)?.strategy ?? "exhaustive") === "exhaustive";
-      const items = blocks.map(([a, b]) => ({
+      // Exhaustive pairs of a block depend on its images alone, listed pairs on the block's part of
+      // the list; other strategies on the whole dataset.
+      const pairs = (task.params.pairs ?? {}) as { strategy?: string; overlap?: number };
+      const exhaustive = (pairs.strategy ?? "exhaustive") === "exhaustive";
+      const sequence = () => sequenceOrderIndices(images.map((im) => im.pose_prior?.timestamp_ns));
+      const list = task.pair_list ?? (pairs.strategy === "sequential" ? sequencePairs(sequence(), pairs.overlap ?? 10) : null);
+      listed = list ? listedBlocks(images, list, groups, blocks) : null;
+      // A listed block's key holds its own pairs, not the whole list (which its params name).
+      const params_hash = listed ? hashJson({ ...task.params, pairs: { ...pairs, ...UNLISTED } }) : base.params_hash;
+      const items = blocks.map(([a, b], k) => ({
         key: hashJson({
           ...base,
-          features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
-          pairs: exhaustive ? null : task.inputs_hash,
+          params_hash,
+          features: listed ? featureKeys(listed[k]!.images) : [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
+          pairs: exhaustive ? null : listed ? listed[k]!.pairs : task.inputs_hash,
         }),
         path: `matches/${a}-${b}.bin`,
-        images: a === b ? names(a) : [...names(a), ...names(b)],
+        images: listed ? listed[k]!.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)],
         block: [names(a), names(b)] as [string[], string[]],
-        weight: blockPairs([a, b]),
+        weight: listed ? listed[k]!.pairs.length : blockPairs([a, b]),
       }));
       matches = new Map(items.map((it) => [it.path, it.key]));
       return items;
     }
     if (task.kind === "verify") {
-      const items = blocks.map(([a, b]) => ({
+      // Verification follows the blocks of the matches it reads: a listed block verifies its pairs alone.
+      const items = blocks.map(([a, b], k) => ({
         key: hashJson({
           ...base,
           matches: matches?.get(`matches/${a}-${b}.bin`) ?? task.inputs_hash,
-          features: [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
+          features: listed ? featureKeys(listed[k]!.images) : [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
           cameras,
         }),
         path: `two_view_geometries/${a}-${b}.json`,
-        images: a === b ? names(a) : [...names(a), ...names(b)],
+        images: listed ? listed[k]!.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)],
         block: [names(a), names(b)] as [string[], string[]],
-        weight: blockPairs([a, b]),
+        weight: listed ? listed[k]!.pairs.length : blockPairs([a, b]),
       }));
       matches = null;
+      listed = null;
       return items;
     }
     return null;
   });
+}
+
+/** The fields of an explicit PairsSpec that name its list. */
+const UNLISTED = { image_pairs: null, pairs_blob_sha: null };
+
+interface ListedBlock {
+  /** The block's pairs of the list, by name, in list order. */
+  pairs: [string, string][];
+  /** The images those pairs read, in dataset order. */
+  images: Image[];
+}
+
+/** A pair list cut into `blocks` (pairs of content groups; a pair falls in the block of its two images' groups). */
+function listedBlocks(
+  images: readonly Image[],
+  list: readonly (readonly [number, number])[],
+  groups: number,
+  blocks: readonly [number, number][],
+): ListedBlock[] {
+  const group = images.map((im) => groupOf(im.content_sha, groups));
+  const at = new Map(blocks.map(([a, b], k) => [a * groups + b, k]));
+  const members = blocks.map(() => ({ pairs: [] as [number, number][], images: new Set<number>() }));
+  for (const [i, j] of list) {
+    const [a, b] = [group[i]!, group[j]!].sort((x, y) => x - y) as [number, number];
+    const block = members[at.get(a * groups + b)!]!;
+    block.pairs.push([i, j]);
+    block.images.add(i).add(j);
+  }
+  return members.map((m) => ({
+    pairs: m.pairs.map(([i, j]) => [images[i]!.name, images[j]!.name]),
+    images: [...m.images].sort((x, y) => x - y).map((i) => images[i]!),
+  }));
 }
 
 /**

@@ -10,6 +10,7 @@ import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { BOW_INDEX_PATH, decodeBowIndex } from "../../../protocol/wire/bow";
+import { explicitPairs, pairRowsOfList, pairRowsOfText } from "../../../protocol/wire/pairs";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
 import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs, sequenceOrder } from "../../stages/pairs";
@@ -40,7 +41,9 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const indexed = pairsSpec.strategy === "retrieval" || pairsSpec.strategy === "vocabtree";
   const all = indexed
     ? await retrievalPairs(ctx, names, pairsSpec)
-    : selectPairs(pairsSpec.strategy === "sequential" ? sequenceOrder(images) : names, pairsSpec, null, located);
+    : pairsSpec.strategy === "explicit"
+      ? await listedPairs(ctx, names, pairsSpec)
+      : selectPairs(pairsSpec.strategy === "sequential" ? sequenceOrder(images) : names, pairsSpec, null, located);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
@@ -71,10 +74,16 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
 }
 
 /**
- * The last retrieval pairs this runner chose, by index file and spec: VLAD pairs cost O(n^2) dot
- * products of 4096 values, and every match shard of a job needs the same list.
+ * The last retrieval or explicit pairs this runner chose, by index file or list and spec: VLAD pairs
+ * cost O(n^2) dot products of 4096 values, a listed upload is read and parsed, and every match
+ * shard of a job needs the same list.
  */
-let lastRetrieval: { key: string; pairs: ImagePair[] } | null = null;
+let lastPairs: { key: string; pairs: ImagePair[] } | null = null;
+
+async function cachedPairs(key: string, choose: () => Promise<ImagePair[]>): Promise<ImagePair[]> {
+  if (lastPairs?.key !== key) lastPairs = { key, pairs: await choose() };
+  return lastPairs.pairs;
+}
 
 async function retrievalPairs(ctx: TaskContext, names: string[], spec: PairsSpec): Promise<ImagePair[]> {
   const files = indexFiles(ctx.lease);
@@ -82,8 +91,22 @@ async function retrievalPairs(ctx: TaskContext, names: string[], spec: PairsSpec
   if (!file)
     throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
   const key = JSON.stringify([file.blob_sha, spec.strategy, spec.retrieval_k, spec.overlap, names]);
-  if (lastRetrieval?.key !== key) lastRetrieval = { key, pairs: selectPairs(names, spec, await retrievalIndex(ctx, file, names)) };
-  return lastRetrieval.pairs;
+  return cachedPairs(key, async () => selectPairs(names, spec, await retrievalIndex(ctx, file, names)));
+}
+
+/**
+ * Explicit pairs (2.12): `image_pairs`, or the `image1 image2` rows of the upload the job holds,
+ * read as the service checked them at submission (protocol/wire/pairs.ts).
+ */
+async function listedPairs(ctx: TaskContext, names: string[], spec: PairsSpec): Promise<ImagePair[]> {
+  const sha = spec.pairs_blob_sha;
+  const key = JSON.stringify([sha ?? spec.image_pairs, names]);
+  return cachedPairs(key, async () => {
+    const rows = sha ? pairRowsOfText(new TextDecoder().decode(await ctx.read(sha))) : pairRowsOfList(spec.image_pairs ?? []);
+    const { pairs, errors } = explicitPairs(names, rows);
+    if (errors.length > 0) throw new Error(`explicit pairs: row ${errors[0]!.row}: ${errors[0]!.message}`);
+    return pairs.map(([i, j]) => ({ imageName1: names[i]!, imageName2: names[j]! }));
+  });
 }
 
 /**
