@@ -9,6 +9,9 @@ import type { Engine } from "../engine-wasm/ts/engine";
 import { type TwoViewResult, verifyTwoView } from "../engine-wasm/ts/two-view";
 import { type DatasetCameras, datasetCameras, twoViewCamera } from "../browser-runtime/stages/cameras";
 import { decodeImage } from "../browser-runtime/decode/node";
+import { mappingPairs } from "../browser-runtime/stages/view-graph";
+import { verifiedPair } from "../browser-runtime/runner/executors/verify";
+import type { MappingPair } from "../engine-wasm/ts/mapping";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { matchFeatures } from "../browser-runtime/stages/match";
 import { exhaustivePairs } from "../browser-runtime/stages/pairs";
@@ -90,4 +93,21 @@ export function verifyPairs(engine: Engine, data: SetData, cameras: DatasetCamer
       options: { seed },
     }),
   );
+}
+
+/**
+ * The pairs the map stage gives the mapper from these verification results (`verifyPairs`, in
+ * the order of `data.pairs`): its own path (stages/view-graph.ts mappingPairs, the view-graph
+ * filter included), so that a benchmark maps what the service maps.
+ */
+export async function mapStagePairs(
+  engine: Engine,
+  data: SetData,
+  cameras: DatasetCameras,
+  results: TwoViewResult[],
+  seed: number,
+): Promise<{ pairs: MappingPair[]; withInliers: number; dropped: number }> {
+  const file = results.map((g, i) => verifiedPair(data.pairs[i]!.image1, data.pairs[i]!.image2, g));
+  const keypoints = data.images.map((im) => ({ xy: im.xy }));
+  return mappingPairs(file, cameras, keypoints, seed, async (batch) => batch.map((b) => verifyTwoView(engine, b)));
 }

@@ -20,7 +20,7 @@ import { modelFiles } from "../browser-runtime/stages/snapshot";
 import { decodePoints } from "../protocol/wire/points";
 import { arg, datasets, openSiftBench } from "./_args";
 import { largestColmapModel, runColmapMapper, writeColmapDatabase } from "./_colmap";
-import { type SetData, cachedSetData, featuresAndMatches, verifyPairs } from "./_mapping-data";
+import { type SetData, cachedSetData, featuresAndMatches, mapStagePairs, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const subset = Number(arg("subset", "1"));
@@ -54,13 +54,17 @@ for (const set of sets) {
     },
     data.images,
   );
-  const verified = verifyPairs(engine, data, cams, seed)
+  const results = verifyPairs(engine, data, cams, seed);
+  const verified = results
     .map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() }))
     .filter((p) => p.matches.length > 0);
+  // Timed from here as the map stage: what it gives the mapper (its view-graph filter included); COLMAP gets every verified pair.
+  const wall = performance.now();
+  const mapped = await mapStagePairs(engine, data, cams, results, seed);
   const input: MappingInput = {
     cameras: cams.cameras.map((c) => ({ ...c })),
     images: data.images.map((im, i) => ({ camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
-    pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type })),
+    pairs: mapped.pairs,
   };
   const reference = referencePoses(await readColmapTextModel(join(datasets, set, "reference")));
   const names = new Set(data.images.map((im) => im.name));
@@ -71,7 +75,6 @@ for (const set of sets) {
     return `${r.numRegistered}/${refPoses.length} rot ${f(r.medianRotationErrorDeg)}deg centre max ${f(100 * r.maxCenterErrorFraction)}% reproj ${f(reproj, 3)}px`;
   };
 
-  const wall = performance.now();
   const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
   let steps = 0;
   let progressWrong = 0;
@@ -96,7 +99,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs, per-image cameras, no EXIF): ${models.length} model(s) [${models
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, no EXIF): ${models.length} model(s) [${models
       .map((m) => m.images.length)
       .join(
         ", ",

@@ -27,9 +27,7 @@ import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
 import { type ColmapDatabaseInput, largestColmapModel, runColmapMapper, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
-import { featuresAndMatches, setCameras, verifyPairs } from "./_mapping-data";
-import { verifyTwoView } from "../engine-wasm/ts/two-view";
-import { filterViewGraph, pairRotations, viewGraphEdge } from "../browser-runtime/stages/view-graph";
+import { featuresAndMatches, mapStagePairs, setCameras, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const seed = Number(arg("seed", "0"));
@@ -116,28 +114,20 @@ for (const set of sets) {
     })),
   );
   const verified = verify.value.filter((p) => p.matches.length > 0);
-  // The map executor's view-graph filter (stages/view-graph.ts), timed with the mapping.
+  // The map stage's pairs (its view-graph filter, stages/view-graph.ts), timed with the mapping.
   const wallStart = performance.now();
   const cpuStart = cpuSeconds();
-  const asFile = verified.map((p) => ({
-    image_id1: p.image1 + 1,
-    image_id2: p.image2 + 1,
-    type: p.type,
-    num_inliers: p.geometry.num_inliers,
-    F: p.geometry.F,
-    E: p.geometry.E,
-    H: p.geometry.H,
-    inlier_matches: p.geometry.inlier_matches,
-    "x-cam2_from_cam1": p.geometry.cam2_from_cam1,
-  }));
-  const keypoints = data.images.map((im) => ({ xy: im.xy }));
-  const rotations = await pairRotations(asFile, setCams, keypoints, seed, async (batch) => batch.map((b) => verifyTwoView(engine, b)));
-  const graph = filterViewGraph(asFile.map((p, i) => ({ ...viewGraphEdge(p), rotation: rotations[i]! })));
-  const mapped = verified.filter((_, i) => graph.kept[i]);
+  const mapped = await mapStagePairs(
+    engine,
+    data,
+    setCams,
+    verify.value.map((v) => v.geometry),
+    seed,
+  );
   const input: MappingInput = {
     cameras: cameras.map((c) => ({ ...c })),
     images: data.images.map((im, i) => ({ camera: cameraOf(i), keypoints: Float64Array.from(im.xy) })),
-    pairs: mapped.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type })),
+    pairs: mapped.pairs,
   };
   const mapRun = timed(() => {
     const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });

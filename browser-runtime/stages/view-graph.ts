@@ -13,6 +13,7 @@
  * relative-pose filter) are dropped. Pairs without a relative rotation are kept as they are.
  */
 import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-wasm/ts/accuracy";
+import type { MappingPair } from "../../engine-wasm/ts/mapping";
 import type { TwoViewCamera, TwoViewInput, TwoViewResult } from "../../engine-wasm/ts/two-view";
 import type { TwoViewGeometriesFile } from "../../protocol/schemas/snapshot";
 import { type InitialCamera, twoViewCamera, withFocalLength } from "./cameras";
@@ -338,4 +339,29 @@ export async function pairRotations(
     });
   }
   return rotations;
+}
+
+/**
+ * The verified pairs the mapper takes: those with inliers whose relative rotation (pairRotations)
+ * the view graph does not contradict (filterViewGraph), as the engine's pairs (image indices from
+ * 0). The map stage's one path from two_view_geometries.json to mapping; the benchmarks call it
+ * too, so that they measure what the service runs. `dropped`: the pairs the filter refused.
+ */
+export async function mappingPairs(
+  pairs: TwoViewGeometriesFile["pairs"],
+  cams: { cameras: readonly InitialCamera[]; cameraOfImage: readonly number[] },
+  keypoints: ReadonlyArray<{ xy: ArrayLike<number> }>,
+  seed: number | undefined,
+  verify: (batch: TwoViewInput[]) => Promise<TwoViewResult[]>,
+): Promise<{ pairs: MappingPair[]; withInliers: number; dropped: number }> {
+  const withInliers = pairs.filter((p) => p.num_inliers > 0);
+  const rotations = await pairRotations(withInliers, cams, keypoints, seed, verify);
+  const graph = filterViewGraph(withInliers.map((p, i) => ({ ...viewGraphEdge(p), rotation: rotations[i]! })));
+  return {
+    pairs: withInliers
+      .filter((_, i) => graph.kept[i])
+      .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type })),
+    withInliers: withInliers.length,
+    dropped: graph.kept.filter((k) => !k).length,
+  };
 }

@@ -16,13 +16,7 @@
  * carries its points' descriptors (`x-point_descriptors.bin`) for localization.
  */
 import type { Engine } from "../../../engine-wasm/ts/engine";
-import {
-  IncrementalMapping,
-  type MappedModel,
-  type MappingPair,
-  type MappingPhase,
-  type MappingProgress,
-} from "../../../engine-wasm/ts/mapping";
+import { IncrementalMapping, type MappedModel, type MappingPhase, type MappingProgress } from "../../../engine-wasm/ts/mapping";
 import { BundleAdjustmentSpec, type Phase, PipelineSpec, type SnapshotSeal, type TaskOutputs } from "../../../protocol";
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
 import { VERIFIED_MATCHES_MEDIA_TYPE, VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
@@ -32,7 +26,7 @@ import { centreOf } from "../../stages/sim3";
 import { keypointColors } from "../../stages/colors";
 import { cubemapRigModel } from "../../stages/cubemap-rig";
 import { joinSubModels } from "../../stages/merge";
-import { filterViewGraph, pairRotations, viewGraphEdge } from "../../stages/view-graph";
+import { mappingPairs } from "../../stages/view-graph";
 import { type SnapshotImageInput, modelFiles, previewPoints } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
@@ -100,21 +94,18 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
 
   // The view-graph filter (issue 18): pairs whose relative rotation contradicts the loops and
   // averaged rotations of the rest of the graph do not reach the mapper.
-  const withInliers = verified.pairs.filter((p) => p.num_inliers > 0);
-  const rotations = await pairRotations(withInliers, { cameras, cameraOfImage }, keypoints, spec.seed, async (batch) => {
-    await ctx.cancelPoint();
-    return ctx.engines.verify(batch);
-  });
-  const graph = filterViewGraph(withInliers.map((p, i) => ({ ...viewGraphEdge(p), rotation: rotations[i]! })));
-  const dropped = graph.kept.filter((k) => !k).length;
+  const { pairs, withInliers, dropped } = await mappingPairs(
+    verified.pairs,
+    { cameras, cameraOfImage },
+    keypoints,
+    spec.seed,
+    async (batch) => {
+      await ctx.cancelPoint();
+      return ctx.engines.verify(batch);
+    },
+  );
   if (dropped > 0)
-    ctx.log(
-      "INFO",
-      `view-graph filter: ${dropped} of ${withInliers.length} verified pairs contradict the rest of the graph and are not mapped`,
-    );
-  const pairs: MappingPair[] = withInliers
-    .filter((_, i) => graph.kept[i])
-    .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type }));
+    ctx.log("INFO", `view-graph filter: ${dropped} of ${withInliers} verified pairs contradict the rest of the graph and are not mapped`);
   const byName = new Map(dataset.images.map((im, i) => [im.name, i]));
   const initPair =
     spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;

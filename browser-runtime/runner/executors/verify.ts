@@ -7,7 +7,7 @@
  * verified on the runner's engine pool, one batch per engine at once (items.ts); each pair's
  * RANSAC is seeded on its own, so a file is the same whichever engine verified it.
  */
-import type { TwoViewInput } from "../../../engine-wasm/ts/two-view";
+import type { TwoViewInput, TwoViewResult } from "../../../engine-wasm/ts/two-view";
 import { type ShardItem, type TaskOutputs, VerifySpec } from "../../../protocol";
 import { type PairMatches, decodeMatches } from "../../../protocol/wire/matches";
 import { VERIFIED_MATCHES_MEDIA_TYPE, type VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
@@ -81,20 +81,7 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
   let next = 0;
   for (const { item, pairs } of blocks) {
     const out: VerifiedMatchesFile = {
-      pairs: pairs.map((p) => {
-        const g = geometries[next++]!;
-        return {
-          image_id1: imageIdAt(p.i1),
-          image_id2: imageIdAt(p.i2),
-          type: g.type,
-          num_inliers: g.num_inliers,
-          F: g.F,
-          E: g.E,
-          H: g.H,
-          inlier_matches: g.inlier_matches,
-          "x-cam2_from_cam1": g.cam2_from_cam1,
-        };
-      }),
+      pairs: pairs.map((p) => verifiedPair(p.i1, p.i2, geometries[next++]!)),
       "x-images": item.images.map((name, i) => ({
         image_id: imageIdAt(i),
         name,
@@ -117,4 +104,19 @@ export async function verify(ctx: TaskContext): Promise<TaskOutputs> {
     artifacts.reduce((s, a) => s + (a.summary.num_verified_pairs as number), 0),
   );
   return { artifacts, result: null };
+}
+
+/** A pair's entry in two_view_geometries.json (2.14) from its verification, images by their index in the file's images. */
+export function verifiedPair(index1: number, index2: number, g: TwoViewResult): VerifiedMatchesFile["pairs"][number] {
+  return {
+    image_id1: imageIdAt(index1),
+    image_id2: imageIdAt(index2),
+    type: g.type,
+    num_inliers: g.num_inliers,
+    F: g.F,
+    E: g.E,
+    H: g.H,
+    inlier_matches: g.inlier_matches,
+    "x-cam2_from_cam1": g.cam2_from_cam1,
+  };
 }
