@@ -7,20 +7,21 @@
 // --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
 // retrieval (the dataset's similarity index, --retrieval-strategy vlad|dhash, default vlad; --retrieval-k N),
 // vocabtree (bags of words in the shipped tree, or --vocab-tree blob:<sha256> of an uploaded one; --retrieval-k N)
-// or spatial (EXIF GPS, --overlap-distance M metres).
-import { mkdirSync, writeFileSync } from "node:fs";
+// spatial (EXIF GPS, --overlap-distance M metres) or explicit (--pairs-file FILE: `image1 image2` rows, uploaded;
+// the service checks it against the photos' names and answers 422 naming each bad line).
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
 import { exportSnapshot } from "../browser-runtime/stages/export";
-import { EdgeSfmClient, type JobProgressUpdate, ProblemError, RunnerClient, describeError, formatEta } from "../client/index";
+import { EdgeSfmClient, type JobProgressUpdate, ProblemError, RunnerClient, describeError, formatEta, sha256Hex } from "../client/index";
 import { PairsSpec } from "../protocol";
 import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE =
-  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M]";
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial|explicit] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M] [--pairs-file FILE]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -35,6 +36,7 @@ const { values, positionals } = parseArgs({
     "retrieval-strategy": { type: "string" },
     "vocab-tree": { type: "string" },
     "overlap-distance": { type: "string" },
+    "pairs-file": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -47,6 +49,8 @@ if (!folder) {
   console.error(USAGE);
   process.exit(2);
 }
+// An explicit pair list is uploaded as it is; its blob_sha is its SHA-256 (4.3), known before the upload.
+const pairsFile = values["pairs-file"] === undefined ? null : new Uint8Array(readFileSync(values["pairs-file"]));
 const pairs = PairsSpec.safeParse({
   strategy: values.pairs,
   ...(values["retrieval-strategy"] !== undefined ? { retrieval_strategy: values["retrieval-strategy"] } : {}),
@@ -54,6 +58,7 @@ const pairs = PairsSpec.safeParse({
   ...(values.overlap !== undefined ? { overlap: Number(values.overlap) } : {}),
   ...(values["retrieval-k"] !== undefined ? { retrieval_k: Number(values["retrieval-k"]) } : {}),
   ...(values["overlap-distance"] !== undefined ? { overlap_distance_m: Number(values["overlap-distance"]) } : {}),
+  ...(pairsFile ? { pairs_blob_sha: await sha256Hex(pairsFile) } : {}),
 });
 if (!pairs.success) {
   console.error(`${USAGE}\n${pairs.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n")}`);
@@ -96,6 +101,7 @@ try {
   const baseUrl = values.server ?? local!.base;
   const client = new EdgeSfmClient({ baseUrl, authorization: values.key ? `Bearer ${values.key}` : undefined });
 
+  if (pairsFile) await client.upload(pairsFile);
   const { job_id, recon_id } = await submitFolder(client, folder, {
     name: resolve(folder).split("/").at(-1)!,
     // Any name: the service checks it against the spec's models and answers a 422 naming the field.
