@@ -1,6 +1,6 @@
 /**
  * @module A folder of photos through the API with the client: uploaded (resumable; photos the
- * server holds are not sent again), one dataset, the `incremental` recipe submitted; and the
+ * server holds are not sent again), one dataset, a recipe (`incremental` or `global`) submitted; and the
  * final model read back from the reconstruction's last sealed snapshot. What `npm run
  * reconstruct`, the end-to-end benchmark and the end-to-end suites share.
  */
@@ -27,7 +27,9 @@ export interface SubmitOptions {
   project_id?: string;
   camera_model?: DatasetCreate["camera_model"];
   intrinsics_mode?: DatasetCreate["intrinsics_mode"];
-  /** Fields of the incremental spec beside its `kind`. */
+  /** The recipe (2.12 PipelineSpec kind): `incremental` (default) or `global`. */
+  mapper?: "incremental" | "global";
+  /** Fields of the recipe's spec beside its `kind`. */
   spec?: Record<string, unknown>;
   /** How pairs are chosen (2.12 PairsSpec); the recipe's default (exhaustive) when absent. */
   pairs?: components["schemas"]["PairsSpec"];
@@ -43,7 +45,7 @@ export interface Submitted {
   recon_id: string;
 }
 
-/** Uploads every photo of `folder`, registers them as one dataset and submits the incremental recipe on it. */
+/** Uploads every photo of `folder`, registers them as one dataset and submits the recipe (incremental by default) on it. */
 export async function submitFolder(client: EdgeSfmClient, folder: string, o: SubmitOptions): Promise<Submitted> {
   const names = photoNames(folder);
   if (names.length === 0) throw new Error(`no photos in ${folder}`);
@@ -69,8 +71,12 @@ export async function submitFolder(client: EdgeSfmClient, folder: string, o: Sub
   );
   const job = await unwrap(
     client.api.POST("/v1/projects/{pid}/pipelines/{recipe}", {
-      params: { path: { pid, recipe: "incremental" } },
-      body: { dataset_id: dataset.dataset_id, spec: { kind: "incremental", ...o.spec }, ...(o.pairs ? { pairs: o.pairs } : {}) },
+      params: { path: { pid, recipe: o.mapper ?? "incremental" } },
+      body: {
+        dataset_id: dataset.dataset_id,
+        spec: { kind: o.mapper ?? "incremental", ...o.spec },
+        ...(o.pairs ? { pairs: o.pairs } : {}),
+      },
       signal,
     }),
   );

@@ -1,7 +1,7 @@
 // `npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY]`: photos to a
 // sparse model through the API with the typed client (client/). Uploads in chunks (resumable;
 // photos the server already holds are not sent again), creates a dataset, runs the `incremental`
-// recipe with a progress bar (the job's fraction, the running stage's progress and its time left
+// recipe (or, with --mapper global, the `global` one) with a progress bar (the job's fraction, the running stage's progress and its time left
 // at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
 // --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
@@ -21,7 +21,7 @@ import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE =
-  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial|explicit] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M] [--pairs-file FILE]";
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial|explicit] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M] [--pairs-file FILE] [--mapper incremental|global]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -37,6 +37,7 @@ const { values, positionals } = parseArgs({
     "vocab-tree": { type: "string" },
     "overlap-distance": { type: "string" },
     "pairs-file": { type: "string" },
+    mapper: { type: "string", default: "incremental" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -62,6 +63,11 @@ const pairs = PairsSpec.safeParse({
 });
 if (!pairs.success) {
   console.error(`${USAGE}\n${pairs.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  process.exit(2);
+}
+const mapper = values.mapper;
+if (mapper !== "incremental" && mapper !== "global") {
+  console.error(`${USAGE}\n--mapper: incremental or global, not ${mapper}`);
   process.exit(2);
 }
 const names = photoNames(folder);
@@ -108,6 +114,7 @@ try {
     camera_model: values["camera-model"] as SubmitOptions["camera_model"],
     intrinsics_mode: values["per-image-cameras"] ? "per_image" : "single_camera",
     pairs: pairs.data,
+    mapper,
     onUpload: (i, name, p) => bar((i + (p.phase === "hashing" ? 0 : p.done / Math.max(1, p.total))) / names.length, `${p.phase} ${name}`),
   });
   bar(1, `${names.length} photos uploaded`);

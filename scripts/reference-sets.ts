@@ -23,12 +23,13 @@ export const datasetDir = (set: string) => new URL(`../../shared/datasets/${set}
 /** The reference's camera setup: one shared camera, except sacre-coeur (one per photo). */
 export const INTRINSICS: Record<string, "single_camera" | "per_image"> = { "sacre-coeur": "per_image" };
 
-/** Uploads the set, creates its dataset and submits the incremental pipeline (`spec`: fields beside its kind; `pairs`: its PairsSpec). */
+/** Uploads the set, creates its dataset and submits a pipeline (`mapper`: its recipe, incremental by default; `spec`: fields beside its kind; `pairs`: its PairsSpec). */
 export function submitSet(
   client: EdgeSfmClient,
   set: string,
   spec: Record<string, unknown> = {},
   pairs?: SubmitOptions["pairs"],
+  mapper?: SubmitOptions["mapper"],
 ): Promise<Submitted> {
   return submitFolder(client, new URL("images/", datasetDir(set)).pathname, {
     name: set,
@@ -36,6 +37,7 @@ export function submitSet(
     intrinsics_mode: INTRINSICS[set] ?? "single_camera",
     spec,
     pairs,
+    mapper,
   });
 }
 

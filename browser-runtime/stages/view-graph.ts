@@ -345,7 +345,8 @@ export async function pairRotations(
  * The verified pairs the mapper takes: those with inliers whose relative rotation (pairRotations)
  * the view graph does not contradict (filterViewGraph), as the engine's pairs (image indices from
  * 0). The map stage's one path from two_view_geometries.json to mapping; the benchmarks call it
- * too, so that they measure what the service runs. `dropped`: the pairs the filter refused.
+ * too, so that they measure what the service runs. `dropped`: the pairs the filter refused;
+ * `rotations`: the averaged rotations by image id.
  */
 export async function mappingPairs(
   pairs: TwoViewGeometriesFile["pairs"],
@@ -353,7 +354,7 @@ export async function mappingPairs(
   keypoints: ReadonlyArray<{ xy: ArrayLike<number> }>,
   seed: number | undefined,
   verify: (batch: TwoViewInput[]) => Promise<TwoViewResult[]>,
-): Promise<{ pairs: MappingPair[]; withInliers: number; dropped: number }> {
+): Promise<{ pairs: MappingPair[]; withInliers: number; dropped: number; rotations: Map<number, Quat> }> {
   const withInliers = pairs.filter((p) => p.num_inliers > 0);
   const rotations = await pairRotations(withInliers, cams, keypoints, seed, verify);
   const graph = filterViewGraph(withInliers.map((p, i) => ({ ...viewGraphEdge(p), rotation: rotations[i]! })));
@@ -363,5 +364,7 @@ export async function mappingPairs(
       .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type })),
     withInliers: withInliers.length,
     dropped: graph.kept.filter((k) => !k).length,
+    // The averaged cam_from_world rotations by image id, which the global mapper places the images with.
+    rotations: graph.rotations,
   };
 }

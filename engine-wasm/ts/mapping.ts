@@ -2,7 +2,9 @@
  * @module Incremental mapping (src/bindings/mapping.cc -> src/sfm/incremental_pipeline.h):
  * spec 2.12 PipelineSpec `incremental` on cameras, keypoints and verified matches, stepped
  * from TypeScript so the caller can publish a snapshot every `snapshot_frames_freq`
- * registrations and checkpoint between steps (a mapping task can resume elsewhere).
+ * registrations and checkpoint between steps (a mapping task can resume elsewhere). The same
+ * handle maps globally (PipelineSpec `global`, src/sfm/global_mapper.h) in two calls,
+ * positioning then refinement, given the images' rotations from rotation averaging.
  */
 import { LOSS_KERNELS, type BundleAdjustmentOptions } from "./ba";
 import { cameraModelId } from "./camera";
@@ -97,6 +99,19 @@ export interface MappedModel {
   tracks: Int32Array;
   /** Mean reprojection error in pixels, COLMAP's definition: the mean over points of each point's mean over its track. */
   meanReprojectionError: number;
+}
+
+/** Global positioning's formulation (spec 2.12 `formulation`; src/sfm/global_positioning.h). */
+export type PositioningFormulation = "explicit_scale" | "eliminated_scale";
+
+/** What global positioning placed (src/sfm/global_mapper.h GlobalPositioningSummary). */
+export interface GlobalPositioningSummary {
+  imagesWithRotation: number;
+  imagesInComponent: number;
+  imagesPositioned: number;
+  tracks: number;
+  observations: number;
+  inlierObservations: number;
 }
 
 export type MappingStatus = "done" | "running" | "snapshot";
@@ -195,6 +210,35 @@ export class IncrementalMapping {
         ),
       );
     }
+  }
+
+  /**
+   * Global mapping, first part: places the images of the largest connected part of the view
+   * graph among those with a rotation (`rotations`: input image index -> cam_from_world,
+   * Hamilton [w, x, y, z]). From then on models() answers the placed model alone.
+   */
+  globalPosition(rotations: ReadonlyMap<number, readonly number[]>, formulation: PositioningFormulation): GlobalPositioningSummary {
+    const entries = [...rotations.entries()];
+    const values = this.engine.withHeap((heap) => {
+      const out = heap.alloc(24);
+      this.engine.call(
+        "edgesfm_mapping_global_position",
+        this.handle,
+        entries.length,
+        heap.i32(entries.map(([image]) => image)),
+        heap.f64(entries.flatMap(([, q]) => [...q])),
+        formulation === "eliminated_scale" ? 1 : 0,
+        out,
+      );
+      return Array.from(this.engine.readI32(out, 6));
+    }) as [number, number, number, number, number, number];
+    const [imagesWithRotation, imagesInComponent, imagesPositioned, tracks, observations, inlierObservations] = values;
+    return { imagesWithRotation, imagesInComponent, imagesPositioned, tracks, observations, inlierObservations };
+  }
+
+  /** Global mapping, second part: bundle adjustment, triangulation and refinement of the placed model. */
+  globalRefine(formulation: PositioningFormulation): void {
+    this.engine.call("edgesfm_mapping_global_refine", this.handle, formulation === "eliminated_scale" ? 1 : 0);
   }
 
   /** Up to `maxSteps` steps (start a model, register one image, finish a model). */

@@ -208,9 +208,24 @@ export const PipelineSpec = z
     z.object({
       ...pipelineCommon,
       kind: z.literal("global"),
-      backend: z.enum(["AUTO", "BAXX", "CERES"]).default("AUTO"),
-      formulation: z.enum(["AUTO", "EXPLICIT_SCALE", "ELIMINATED_SCALE"]).default("AUTO"),
-      use_incremental_quality_fallback: z.boolean().default(true),
+      backend: z
+        .enum(["AUTO", "BAXX", "CERES"])
+        .default("AUTO")
+        .describe(
+          "the solver of global positioning and bundle adjustment, accepted with the spec's values: this service has one solver for every value (the engine's Levenberg-Marquardt with the Schur complement, in wasm on the runner, engine-wasm/src/sfm/global_positioning.h and optim/bundle_adjustment.h), so the value changes no result; it is part of the pipeline's params, so a different value is another reconstruction",
+        ),
+      formulation: z
+        .enum(["AUTO", "EXPLICIT_SCALE", "ELIMINATED_SCALE"])
+        .default("AUTO")
+        .describe(
+          "the residual of global positioning: EXPLICIT_SCALE (GLOMAP's) r = v - d (X - c) with a scale d >= 1e-5 per observation solved alongside the camera centres c and points X; ELIMINATED_SCALE r = (X - c)/|X - c| - v, the scale taken out by normalisation; AUTO is EXPLICIT_SCALE",
+        ),
+      use_incremental_quality_fallback: z
+        .boolean()
+        .default(true)
+        .describe(
+          "when the global model is poor (fewer than 80% of the images with verified matches registered, or a mean reprojection error above 2 px), map incrementally instead; the map task's log says why and its artifact's summary carries x-mapper (global or incremental) and x-global_fallback",
+        ),
     }),
     z.object({
       ...pipelineCommon,

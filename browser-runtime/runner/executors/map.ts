@@ -14,9 +14,24 @@
  * models that share photos are joined into one by the Sim3 those photos give (stages/merge.ts
  * joinSubModels) and sealed at the root; every model stays a component (4.9). Each seal's root
  * carries its points' descriptors (`x-point_descriptors.bin`) for localization.
+ *
+ * The `global` pipeline (2.12) maps with the global mapper instead (mapGlobally): rotations
+ * from the view-graph filter's rotation averaging (phase `global_rotation_avg`), every image
+ * placed at once by global positioning (`global_positioning`), then global bundle adjustment
+ * with retriangulation (`global_ba`), one model sealed once; a poor global model with
+ * `use_incremental_quality_fallback` is mapped again by the incremental mapper (logged, and
+ * recorded in the artifact's summary as `x-mapper` and `x-global_fallback`).
  */
 import type { Engine } from "../../../engine-wasm/ts/engine";
-import { IncrementalMapping, type MappedModel, type MappingPhase, type MappingProgress } from "../../../engine-wasm/ts/mapping";
+import {
+  type GlobalPositioningSummary,
+  IncrementalMapping,
+  type IncrementalMappingOptions,
+  type MappedModel,
+  type MappingInput,
+  type MappingPhase,
+  type MappingProgress,
+} from "../../../engine-wasm/ts/mapping";
 import { BundleAdjustmentSpec, type Phase, PipelineSpec, type SnapshotSeal, type TaskOutputs } from "../../../protocol";
 import { POINTS_MEDIA_TYPE, decodePoints, encodePoints } from "../../../protocol/wire/points";
 import { VERIFIED_MATCHES_MEDIA_TYPE, VerifiedMatchesFile, imageIdAt } from "../../../protocol/wire/verified-matches";
@@ -66,8 +81,8 @@ function reportProgress(ctx: TaskContext, p: MappingProgress): void {
 
 export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = PipelineSpec.parse(ctx.params.spec ?? { kind: "incremental" });
-  if (spec.kind !== "incremental" && spec.kind !== "spherical")
-    throw new Error(`this runner maps 'incremental' and 'spherical' pipelines, not '${spec.kind}'`);
+  if (spec.kind === "hierarchical")
+    throw new Error(`this runner maps 'incremental', 'global' and 'spherical' pipelines, not '${spec.kind}'`);
   // `spherical` with `panorama: true`: the panoramas are adjusted and sealed as cubemap rigs (2.12, 2.14).
   const cubemap = (ctx.params.cubemap as { face_size: number } | undefined) ?? null;
   const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
@@ -94,7 +109,8 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
 
   // The view-graph filter (issue 18): pairs whose relative rotation contradicts the loops and
   // averaged rotations of the rest of the graph do not reach the mapper.
-  const { pairs, withInliers, dropped } = await mappingPairs(
+  if (spec.kind === "global") ctx.progress(0, 1, "global_rotation_avg");
+  const { pairs, withInliers, dropped, rotations } = await mappingPairs(
     verified.pairs,
     { cameras, cameraOfImage },
     keypoints,
@@ -114,21 +130,32 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   // Pose priors or GPS: soft constraints in global bundle adjustment, the model in their frame (4.12).
   const priors = mappingPriors(dataset.images);
   const engine = await ctx.engine();
-  const mapping = new IncrementalMapping(
-    engine,
-    { cameras: cameras.map((c) => ({ ...c })), images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })), pairs },
-    {
-      seed: spec.seed,
-      snapshot_frames_freq: spec.snapshot_frames_freq,
-      init_image_pair: initPair,
-      ...(spec.kind === "incremental"
-        ? { multiple_models: spec.multiple_models, max_num_models: spec.max_num_models, min_num_matches: spec.min_num_matches }
-        : {}),
-      ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
-      cubemap_rig_face_size: cubemap?.face_size ?? 0,
-      pose_priors: priors?.priors ?? [],
-    },
-  );
+  const input = {
+    cameras: cameras.map((c) => ({ ...c })),
+    images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })),
+    pairs,
+  };
+  const options: IncrementalMappingOptions = {
+    seed: spec.seed,
+    snapshot_frames_freq: spec.snapshot_frames_freq,
+    init_image_pair: initPair,
+    ...(spec.kind === "incremental"
+      ? { multiple_models: spec.multiple_models, max_num_models: spec.max_num_models, min_num_matches: spec.min_num_matches }
+      : {}),
+    ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
+    cubemap_rig_face_size: cubemap?.face_size ?? 0,
+    pose_priors: priors?.priors ?? [],
+  };
+  // Global mapping (2.12 `global`); a checkpoint only ever comes from its incremental fallback.
+  let mapper: Record<string, unknown> = {};
+  if (spec.kind === "global" && ctx.resumeFrom) {
+    mapper = { "x-mapper": "incremental", "x-global_fallback": "resumed from a checkpoint of the incremental fallback" };
+  } else if (spec.kind === "global") {
+    const global = await mapGlobally(ctx, engine, input, options, rotations, spec, images);
+    if (global.outputs) return global.outputs;
+    mapper = { "x-mapper": "incremental", "x-global_fallback": global.poor, "x-global_positioning": global.positioning };
+  }
+  const mapping = new IncrementalMapping(engine, input, options);
   try {
     if (ctx.resumeFrom) {
       mapping.restore(await ctx.read(ctx.resumeFrom.blob_sha));
@@ -191,9 +218,94 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
           num_models: final.models,
           ...final.root,
           ...priorFit,
+          ...mapper,
         }),
       ],
       result: null,
+    };
+  } finally {
+    mapping.free();
+  }
+}
+
+type GlobalSpec = Extract<PipelineSpec, { kind: "global" }>;
+
+/**
+ * When the global model is poor enough for `use_incremental_quality_fallback` to map again
+ * incrementally: fewer than this fraction of the images that can register (those with verified
+ * matches) placed, or a mean reprojection error above this (pixels; half the filtering threshold
+ * of 4 px: a model the refinement could not bring to its observations).
+ */
+const GLOBAL_MIN_REGISTERED_FRACTION = 0.8;
+const GLOBAL_MAX_MEAN_REPROJ_ERR = 2;
+
+/**
+ * The global mapper (2.12 `global`, engine-wasm/src/sfm/global_mapper.h): the images' averaged
+ * rotations (the view-graph filter's), global positioning of cameras and points, then global
+ * bundle adjustment with triangulation, filtering and retriangulation; one model, sealed once.
+ * `formulation` AUTO is GLOMAP's explicit scale. A poor model (see above) with
+ * `use_incremental_quality_fallback` answers no outputs and why, and the caller maps
+ * incrementally instead.
+ */
+async function mapGlobally(
+  ctx: TaskContext,
+  engine: Engine,
+  input: MappingInput,
+  options: IncrementalMappingOptions,
+  rotations: ReadonlyMap<number, readonly number[]>,
+  spec: GlobalSpec,
+  images: SnapshotImageInput[],
+): Promise<{ outputs: TaskOutputs } | { outputs: null; poor: string; positioning: GlobalPositioningSummary }> {
+  const formulation = spec.formulation === "ELIMINATED_SCALE" ? "eliminated_scale" : "explicit_scale";
+  const mapping = new IncrementalMapping(engine, input, options);
+  try {
+    const reachable = mapping.progress().imagesReachable;
+    await ctx.cancelPoint();
+    ctx.progress(1, 3, "global_positioning");
+    // The view graph's image ids are dataset ids, the engine's images input indices.
+    const positioning = mapping.globalPosition(new Map([...rotations].map(([id, q]) => [id - 1, q])), formulation);
+    ctx.log(
+      "INFO",
+      `global positioning (${formulation.replace("_", " ")}): ${positioning.imagesPositioned} of ${reachable} images placed (${positioning.imagesInComponent} in the largest connected part of the ${positioning.imagesWithRotation} with an averaged rotation); ${positioning.inlierObservations} of ${positioning.observations} observations of ${positioning.tracks} tracks kept`,
+    );
+    await ctx.cancelPoint();
+    ctx.progress(2, 3, "global_ba");
+    mapping.globalRefine(formulation);
+    const model = mapping.models()[0];
+    const registered = model?.images.length ?? 0;
+    const error = model?.meanReprojectionError ?? Infinity;
+    const poor =
+      registered < 2
+        ? "no model"
+        : registered < GLOBAL_MIN_REGISTERED_FRACTION * reachable
+          ? `${registered} of ${reachable} images registered (under ${GLOBAL_MIN_REGISTERED_FRACTION * 100}%)`
+          : error > GLOBAL_MAX_MEAN_REPROJ_ERR
+            ? `mean reprojection error ${error.toPrecision(3)} px (over ${GLOBAL_MAX_MEAN_REPROJ_ERR} px)`
+            : null;
+    if (poor && spec.use_incremental_quality_fallback) {
+      ctx.log("WARNING", `the global model is poor (${poor}): the incremental mapper maps the dataset instead`);
+      return { outputs: null, poor, positioning };
+    }
+    if (!model || registered < 2)
+      throw new NoModelError(`the global mapper placed no model from ${images.length} images and ${input.pairs.length} verified pairs`);
+    if (poor) ctx.log("WARNING", `the global model is poor (${poor}); use_incremental_quality_fallback is off, so it is kept`);
+    const final = await seal(ctx, [model], images, "final", null, null);
+    ctx.progress(3, 3, "global_ba");
+    ctx.metric("num_reg_images", final.root.num_reg_images);
+    ctx.metric("num_points3D", final.root.num_points3D);
+    return {
+      outputs: {
+        artifacts: [
+          coreArtifact("reconstruction.sparse.v1", "sparse reconstruction", final.files, {
+            num_models: 1,
+            ...final.root,
+            "x-mapper": "global",
+            "x-global_positioning": positioning,
+            ...(poor ? { "x-global_quality": poor } : {}),
+          }),
+        ],
+        result: null,
+      },
     };
   } finally {
     mapping.free();

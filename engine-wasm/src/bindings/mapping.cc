@@ -1,4 +1,5 @@
-// Flat C API of incremental mapping (sfm/incremental_pipeline.h): create a pipeline
+// Flat C API of incremental mapping (sfm/incremental_pipeline.h), and of global mapping
+// (sfm/global_mapper.h) over the same input: create a pipeline
 // from arrays (cameras, keypoints, verified matches), step it (the caller takes
 // snapshots between steps), read the models, and checkpoint/restore it. Follows the
 // binding convention of bindings/export.h: numbers and pointers only, results behind
@@ -7,11 +8,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "bindings/export.h"
 #include "bindings/guard.h"
 #include "bindings/input_checks.h"
+#include "sfm/global_mapper.h"
 #include "sfm/incremental_pipeline.h"
 #include "sfm/mapping_checkpoint.h"
 
@@ -121,7 +124,25 @@ MappingModel Flatten(const edgesfm::Reconstruction& reconstruction, size_t num_c
 struct Mapping {
   size_t num_cameras = 0;
   std::unique_ptr<edgesfm::IncrementalPipeline> pipeline;
+  // Set once global mapping has positioned the images: then the only model.
+  std::unique_ptr<edgesfm::Reconstruction> global_model;
 };
+
+// The global mapper's options from the pipeline's (seed, min_num_matches, bundle adjustment with
+// its pose priors, filtering and triangulation thresholds).
+edgesfm::GlobalMapperOptions GlobalOptions(const edgesfm::IncrementalPipelineOptions& o,
+                                           int formulation) {
+  edgesfm::GlobalMapperOptions options;
+  options.positioning.seed = o.seed;
+  options.positioning.formulation = formulation == 1
+                                        ? edgesfm::PositioningFormulation::kEliminatedScale
+                                        : edgesfm::PositioningFormulation::kExplicitScale;
+  options.min_num_matches = o.min_num_matches;
+  options.mapper = o.mapper;
+  options.triangulation = o.triangulation;
+  options.ba = o.ba;
+  return options;
+}
 
 }  // namespace
 
@@ -242,6 +263,56 @@ EDGESFM_EXPORT int edgesfm_mapping_set_pose_priors(Mapping* mapping, int num_pri
   });
 }
 
+// Global mapping, first part: places the images of the largest connected part of the graph
+// among the `num_rotations` input images (indices) with cam_from_world rotations `rotations`
+// (w, x, y, z each), by global positioning (formulation 0: explicit scale, 1: eliminated
+// scale). Writes the summary (int32[6]: images with a rotation, in the component, positioned,
+// tracks, observations, inlier observations). The placed images and points are then the
+// mapping's only model (edgesfm_mapping_result). 0, or -1 on invalid input (edgesfm_last_error).
+EDGESFM_EXPORT int edgesfm_mapping_global_position(Mapping* mapping, int num_rotations,
+                                                   const int32_t* image_indices,
+                                                   const double* rotations, int formulation,
+                                                   int32_t* summary_out) {
+  using edgesfm::bindings::Require;
+  return edgesfm::bindings::Guarded(-1, [&] {
+    const edgesfm::Reconstruction& input = mapping->pipeline->Input();
+    Require(num_rotations >= 0, "global mapping: negative rotation count");
+    std::unordered_map<image_t, Eigen::Quaterniond> by_image;
+    for (int k = 0; k < num_rotations; ++k) {
+      const std::string name = "global mapping: rotation " + std::to_string(k);
+      Require(image_indices[k] >= 0 && image_indices[k] < static_cast<int>(input.NumImages()),
+              name + ": image index out of range");
+      edgesfm::bindings::RequireFinite(rotations + 4 * k, 4, name);
+      Eigen::Quaterniond q(rotations[4 * k], rotations[4 * k + 1], rotations[4 * k + 2],
+                           rotations[4 * k + 3]);
+      Require(q.norm() > 0.5, name + ": not a unit quaternion");
+      by_image[static_cast<image_t>(image_indices[k]) + 1] = q.normalized();
+    }
+    edgesfm::GlobalPositioningSummary summary;
+    mapping->global_model = std::make_unique<edgesfm::Reconstruction>(
+        edgesfm::PositionImages(GlobalOptions(mapping->pipeline->Options(), formulation), input,
+                                mapping->pipeline->Graph(), by_image, &summary));
+    const size_t values[6] = {summary.num_images_with_rotation, summary.num_images_in_component,
+                              summary.num_images_positioned,    summary.num_tracks,
+                              summary.num_observations,         summary.num_inlier_observations};
+    for (int i = 0; i < 6; ++i) summary_out[i] = static_cast<int32_t>(values[i]);
+    return 0;
+  });
+}
+
+// Global mapping, second part: bundle adjustment, triangulation and refinement of the placed
+// model (sfm/global_mapper.h RefineGlobalModel). 0, or -1 before edgesfm_mapping_global_position.
+EDGESFM_EXPORT int edgesfm_mapping_global_refine(Mapping* mapping, int formulation) {
+  return edgesfm::bindings::Guarded(-1, [&] {
+    edgesfm::bindings::Require(mapping->global_model != nullptr,
+                               "global mapping: refine before position");
+    edgesfm::RefineGlobalModel(GlobalOptions(mapping->pipeline->Options(), formulation),
+                               mapping->pipeline->Input(), mapping->pipeline->Graph(),
+                               mapping->global_model.get());
+    return 0;
+  });
+}
+
 // Runs up to `max_steps` steps, stopping early after a step that makes a snapshot due.
 // Returns 0 when mapping is done, 1 when more work remains, 2 when a snapshot is due
 // (more work may remain).
@@ -278,6 +349,10 @@ EDGESFM_EXPORT void edgesfm_mapping_request_finish(Mapping* mapping) {
 EDGESFM_EXPORT MappingResult* edgesfm_mapping_result(const Mapping* mapping) {
   return edgesfm::bindings::Guarded<MappingResult*>(nullptr, [&] {
     auto result = std::make_unique<MappingResult>();
+    if (mapping->global_model) {
+      result->models.push_back(Flatten(*mapping->global_model, mapping->num_cameras));
+      return result.release();
+    }
     for (const edgesfm::Reconstruction* model : mapping->pipeline->Models()) {
       result->models.push_back(Flatten(*model, mapping->num_cameras));
     }
