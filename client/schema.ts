@@ -7648,6 +7648,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Submits the job the action's route would (same validation, tasks and cache keys) on a dataset of `project_id`. Its tasks are reported with kind `backend_action`, each naming the stage it runs as `x-stage_kind`; runners lease them as that stage. */
         post: {
             parameters: {
                 query?: never;
@@ -7666,7 +7667,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description an ordinary job */
+                /** @description an ordinary job whose tasks are of kind backend_action */
                 202: {
                     headers: {
                         Location: string;
@@ -11754,6 +11755,11 @@ export interface components {
             job_id: string;
             /** @enum {string} */
             kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+            /**
+             * @description a backend action's task (kind backend_action, 4.16 :run): the kind of the stage it runs, as the same route's job would name it
+             * @enum {string}
+             */
+            "x-stage_kind"?: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
             /** @enum {string} */
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
             /** @description tasks that must succeed before this one can be leased */
@@ -11863,6 +11869,11 @@ export interface components {
                 task_id: string;
                 /** @enum {string} */
                 kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                /**
+                 * @description a backend action's task (kind backend_action): the kind of the stage it runs
+                 * @enum {string}
+                 */
+                "x-stage_kind"?: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 progress: number;
@@ -21102,6 +21113,7 @@ export namespace input {
             };
             get?: never;
             put?: never;
+            /** @description Submits the job the action's route would (same validation, tasks and cache keys) on a dataset of `project_id`. Its tasks are reported with kind `backend_action`, each naming the stage it runs as `x-stage_kind`; runners lease them as that stage. */
             post: {
                 parameters: {
                     query?: never;
@@ -21120,7 +21132,7 @@ export namespace input {
                     };
                 };
                 responses: {
-                    /** @description an ordinary job */
+                    /** @description an ordinary job whose tasks are of kind backend_action */
                     202: {
                         headers: {
                             Location: string;
@@ -25208,6 +25220,11 @@ export namespace input {
                 job_id: string;
                 /** @enum {string} */
                 kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                /**
+                 * @description a backend action's task (kind backend_action, 4.16 :run): the kind of the stage it runs, as the same route's job would name it
+                 * @enum {string}
+                 */
+                "x-stage_kind"?: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                 /** @enum {string} */
                 status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                 /** @description tasks that must succeed before this one can be leased */
@@ -25317,6 +25334,11 @@ export namespace input {
                     task_id: string;
                     /** @enum {string} */
                     kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                    /**
+                     * @description a backend action's task (kind backend_action): the kind of the stage it runs
+                     * @enum {string}
+                     */
+                    "x-stage_kind"?: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
                     /** @enum {string} */
                     status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "cancelled_dirty";
                     progress: number;

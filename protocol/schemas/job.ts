@@ -43,6 +43,9 @@ export const Task = z
     task_id: Id,
     job_id: Id,
     kind: TaskKind,
+    "x-stage_kind": TaskKind.optional().describe(
+      "a backend action's task (kind backend_action, 4.16 :run): the kind of the stage it runs, as the same route's job would name it",
+    ),
     status: JobStatus,
     depends_on: z.array(Id).describe("tasks that must succeed before this one can be leased"),
     cache_key: Sha256,
@@ -105,6 +108,7 @@ export type JobAccepted = z.infer<typeof JobAccepted>;
 export const TaskProgress = z.object({
   task_id: Id,
   kind: TaskKind,
+  "x-stage_kind": TaskKind.optional().describe("a backend action's task (kind backend_action): the kind of the stage it runs"),
   status: JobStatus,
   progress: z.number().min(0).max(1),
   latest_event_kind: z.string().nullable(),

@@ -91,30 +91,40 @@ describe("backend descriptors (4.16)", () => {
     expect((await call("GET", "/v1/jobs")).json.total).toBe(before);
   });
 
-  it(":run submits the stage's ordinary job and answers 202 with action_id and backend", async () => {
-    const { pid, did } = await dataset();
-    const r = await expectStatus(
-      call("POST", "/v1/backend/actions/edgesfm.stage.features:run", { project_id: pid, inputs: { dataset_id: did } }),
-      202,
-    );
+  it(":run submits the stage's ordinary job, its tasks of kind backend_action, and answers 202 with action_id and backend", async () => {
+    const tenant = await tenantClient("backend-run");
+    const { pid, did } = await dataset(tenant.call);
+    const run = (body: unknown) => tenant.call("POST", "/v1/backend/actions/edgesfm.stage.features:run", body);
+    const r = await expectStatus(run({ project_id: pid, inputs: { dataset_id: did } }), 202);
     expect(r.json).toMatchObject({ action_id: "edgesfm.stage.features", backend: "edgesfm-browser", recon_id: null });
     expect(r.headers.get("Location")).toBe(`/v1/jobs/${r.json.job_id}`);
-    const job = await expectStatus(call("GET", `/v1/jobs/${r.json.job_id}`), 200);
+    const job = await expectStatus(tenant.call("GET", `/v1/jobs/${r.json.job_id}`), 200);
     expect(job.json).toMatchObject({ recipe: "features", status: "pending" });
-    expect(job.json.tasks.map((t: any) => t.kind)).toEqual(["extract"]);
+    // 4.16: "a normal job with task kind backend_action"; the stage it runs is x-stage_kind, its cache key the route's job's.
+    expect(job.json.tasks).toMatchObject([{ kind: "backend_action", "x-stage_kind": "extract" }]);
+    const progress = (await tenant.call("GET", `/v1/jobs/${r.json.job_id}/progress`)).json;
+    expect(progress).toMatchObject({ current_task_kind: "backend_action", tasks: [{ kind: "backend_action", "x-stage_kind": "extract" }] });
+    const direct = await expectStatus(tenant.call("POST", `/v1/datasets/${did}/features`, {}), 202);
+    const routeTask = (await tenant.call("GET", `/v1/jobs/${direct.json.job_id}`)).json.tasks[0];
+    expect(routeTask).toMatchObject({ kind: "extract", cache_key: job.json.tasks[0].cache_key });
+    expect(routeTask["x-stage_kind"]).toBeUndefined();
+    await expectStatus(tenant.call("POST", `/v1/jobs/${direct.json.job_id}:cancel?force=true`), 200);
+    // A runner leases it as the stage it computes and the job ends as any job (rule 2).
+    const runner = new DigestRunner({ base: BASE, fetch: tenant.fetch, name: "action-runner", stages: ["extract"] });
+    await runner.register();
+    for (let lease = await runner.lease(); lease; lease = await runner.lease()) {
+      expect(lease.task).toMatchObject({ job_id: r.json.job_id, kind: "extract" });
+      expect(await runner.work(lease)).toBe("completed");
+    }
+    const done = (await tenant.call("GET", `/v1/jobs/${r.json.job_id}`)).json;
+    expect(done).toMatchObject({
+      status: "succeeded",
+      tasks: [{ kind: "backend_action", "x-stage_kind": "extract", status: "succeeded" }],
+    });
     // A dataset of another project is not found; bad inputs are a 422 before any job.
-    const other = await dataset();
-    expectProblem(
-      await call("POST", "/v1/backend/actions/edgesfm.stage.features:run", { project_id: pid, inputs: { dataset_id: other.did } }),
-      404,
-    );
-    expectFieldError(
-      await call("POST", "/v1/backend/actions/edgesfm.stage.features:run", {
-        project_id: pid,
-        inputs: { dataset_id: did, spec: { type: "orb" } },
-      }),
-      "inputs.spec.type",
-    );
+    const other = await dataset(tenant.call);
+    expectProblem(await run({ project_id: pid, inputs: { dataset_id: other.did } }), 404);
+    expectFieldError(await run({ project_id: pid, inputs: { dataset_id: did, spec: { type: "orb" } } }), "inputs.spec.type");
   });
 
   it("config schemas close backend_options: unknown keys and wrong types are refused before a job; read options pass", async () => {

@@ -96,10 +96,16 @@ backend.openapi(
     method: "post",
     path: "/v1/backend/actions/{action_id}:run",
     tags: ["backend"],
+    description:
+      "Submits the job the action's route would (same validation, tasks and cache keys) on a dataset of `project_id`. Its tasks are reported " +
+      "with kind `backend_action`, each naming the stage it runs as `x-stage_kind`; runners lease them as that stage.",
     request: { params: ActionParams, ...jsonBody(z.object({ project_id: Id, inputs: z.unknown() })) },
     responses: {
       202: {
-        ...json(JobAccepted.extend({ action_id: z.string(), backend: z.string() }), "an ordinary job"),
+        ...json(
+          JobAccepted.extend({ action_id: z.string(), backend: z.string() }),
+          "an ordinary job whose tasks are of kind backend_action",
+        ),
         headers: z.object({ Location: z.string() }),
       },
       ...problemResponses(401, 404, 422, 501),

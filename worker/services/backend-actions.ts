@@ -137,7 +137,10 @@ export async function validateAction(env: Env, tenantId: string, actionId: strin
   return { action_id: a.action_id, valid: errors.length === 0, errors, normalized_inputs: parsed.data };
 }
 
-/** `:run`: the same job the action's route would submit, on a dataset of `projectId`. */
+/**
+ * `:run`: the job the action's route would submit, on a dataset of `projectId`, as a backend
+ * action's (its tasks reported with kind `backend_action`, each naming its stage as `x-stage_kind`).
+ */
 export async function runAction(env: Env, tenantId: string, actionId: string, projectId: string, inputs: unknown): Promise<JobAccepted> {
   const a = action(env, actionId);
   const parsed = a.input.safeParse(inputs);
@@ -145,5 +148,5 @@ export async function runAction(env: Env, tenantId: string, actionId: string, pr
   const ds = await datasetFor(env, tenantId, parsed.data.dataset_id, projectId);
   if (!ds) throw notFound("dataset");
   const plan = await a.plan(parsed.data, env, tenantId, ds);
-  return submitOnDataset(env, { pipeline: null, ...plan, tenantId, dataset: ds, recipe: a.recipe });
+  return submitOnDataset(env, { pipeline: null, ...plan, tenantId, dataset: ds, recipe: a.recipe, action_id: a.action_id });
 }

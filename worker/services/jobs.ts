@@ -96,6 +96,8 @@ export interface Submission {
   imported?: TaskOutputs;
   /** Blobs the service itself wrote for `imported` (bytes already in R2): stored and held by the job. */
   made_blobs?: BlobFacts[];
+  /** The backend action whose `:run` submits the job (4.16): its tasks are reported with kind `backend_action`. */
+  action_id?: string;
 }
 
 /** A stage or pipeline on a dataset (4.6, 4.7), as its route read it. */
@@ -117,6 +119,7 @@ export interface DatasetSubmission {
   spec_paths?: Record<string, string>;
   /** Blobs of the tenant the job reads besides its dataset and artifacts (an uploaded vocabulary tree). */
   input_blobs?: Submission["input_blobs"];
+  action_id?: Submission["action_id"];
 }
 
 /**
@@ -150,6 +153,7 @@ export async function submitOnDataset(env: Env, s: DatasetSubmission): Promise<J
     input_artifacts,
     input_blobs: [...(s.input_blobs ?? []), ...lists.flatMap((l) => (l?.blob ? [l.blob] : []))],
     recon: s.pipeline ? { pipeline: s.pipeline } : null,
+    action_id: s.action_id,
   });
 }
 
@@ -403,6 +407,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     })),
     adopted_snapshot: adopted,
     max_runtime_seconds: s.recon && "pipeline" in s.recon ? s.recon.pipeline.max_runtime_seconds : null,
+    action_id: s.action_id ?? null,
   };
   try {
     await jobStore(env, s.tenantId, job.job_id).create(plan);

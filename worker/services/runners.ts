@@ -236,10 +236,11 @@ export async function withWaitingFor(env: Env, tenantId: string, job: JobDetail)
   const pool = ready.length > 0 && ((await tenantStore(env, tenantId).getProject(job.project_id))?.pool_opt_in ?? false);
   const waiting = new Map<string, string>();
   for (const t of ready) {
-    if (await liveRunnerServes(env, tenantId, t.kind, t.rv_id, pool)) continue;
+    const kind = t["x-stage_kind"] ?? t.kind;
+    if (await liveRunnerServes(env, tenantId, kind, t.rv_id, pool)) continue;
     waiting.set(
       t.task_id,
-      `a runner that computes '${t.kind}' for runtime ${t.rv_id.slice(0, 12)}: none has asked for work in the last ${LIVE_RUNNER_MS / 1000} s`,
+      `a runner that computes '${kind}' for runtime ${t.rv_id.slice(0, 12)}: none has asked for work in the last ${LIVE_RUNNER_MS / 1000} s`,
     );
   }
   return {

@@ -57,4 +57,6 @@ export const JOB_MIGRATIONS: readonly (readonly string[])[] = [
   ],
   // A pipeline's max_runtime_seconds (2.12): the job fails once it has run this long.
   [`ALTER TABLE job ADD COLUMN max_runtime_seconds INTEGER`],
+  // A backend action's job (4.16 :run): its tasks are reported with kind backend_action.
+  [`ALTER TABLE job ADD COLUMN action_id TEXT`],
 ];

@@ -35,6 +35,8 @@ export interface TaskRow {
   error_class: string | null;
   error_message: string | null;
   "x-shards"?: TaskShards | null;
+  /** A backend action's task (kind `backend_action`, 4.16): the stage it runs. */
+  "x-stage_kind"?: TaskKind;
 }
 
 /**
@@ -96,6 +98,8 @@ export interface JobPlan {
   adopted_snapshot: AdoptedSnapshot | null;
   /** A pipeline's `max_runtime_seconds` (2.12): counted from the job's start; null for no limit. */
   max_runtime_seconds?: number | null;
+  /** The backend action whose `:run` submitted the job (4.16); null for any other job. */
+  action_id?: string | null;
 }
 
 /** A snapshot a reconstruction took from a cached map task (TenantStore.registerJob). */

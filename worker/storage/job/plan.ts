@@ -18,8 +18,8 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
   cx.storage.transactionSync(() => {
     cx.sql.exec(
       `INSERT INTO job (id, job_id, tenant_id, project_id, recipe, status, created_at, recon_id, pool_opt_in, dataset_json, artifacts_json,
-         max_runtime_seconds)
-       VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+         max_runtime_seconds, action_id)
+       VALUES (1, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
       plan.job_id,
       plan.tenant_id,
       plan.project_id,
@@ -30,6 +30,7 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       JSON.stringify(plan.dataset),
       JSON.stringify(plan.input_artifacts),
       plan.max_runtime_seconds ?? null,
+      plan.action_id ?? null,
     );
     recordFiles(cx, [...Object.values(plan.input_artifacts), { files: plan.input_blobs ?? [] }]);
     plan.tasks.forEach((t, ord) => {

@@ -1,9 +1,9 @@
 /** @module A job's progress (spec 4.8 JobProgressOut), computed from its tasks and its latest phase event. */
-import type { JobStatus, TaskKind } from "../../../protocol";
+import type { JobStatus } from "../../../protocol";
 import { TERMINAL_STATUSES } from "../../../protocol";
 import type { JobContext } from "./context";
 import { latestEventId, latestPhase } from "./events";
-import { jobRow, str, taskRows } from "./records";
+import { backendAction, jobRow, reportedKind, str, taskRows } from "./records";
 
 /** Terminal tasks count 1.0, a running one `current/total` when both are known, others 0. */
 export function progress(cx: JobContext) {
@@ -11,6 +11,7 @@ export function progress(cx: JobContext) {
   if (!job) return null;
   const now = Date.now();
   const rows = taskRows(cx);
+  const actionId = backendAction(cx);
   const counts = Object.fromEntries(
     ["pending", "running", "succeeded", "failed", "cancelled", "cancelled_dirty"].map((s) => [s, 0]),
   ) as Record<JobStatus, number>;
@@ -28,7 +29,7 @@ export function progress(cx: JobContext) {
     const finished = str(r.finished_at);
     return {
       task_id: r.task_id as string,
-      kind: r.kind as TaskKind,
+      ...reportedKind(r, actionId),
       status,
       progress: fraction,
       latest_event_kind: str(r.latest_event_kind),

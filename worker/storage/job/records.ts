@@ -117,11 +117,25 @@ export function taskRow(cx: JobContext, taskId: string): Row | null {
 /** The ids of the tasks a task directly depends on. */
 export const dependsOn = (r: Row) => JSON.parse(r.depends_json as string) as string[];
 
-export function taskOf(r: Row, jobId: string): TaskRow {
+/** The backend action whose `:run` submitted the job (4.16), or null. */
+export function backendAction(cx: JobContext): string | null {
+  return str(first(cx.sql, "SELECT action_id FROM job WHERE id = 1")?.action_id);
+}
+
+/**
+ * A task's kind as clients see it: a backend action's tasks are `backend_action` (4.16: `:run`
+ * submits "a normal job with task kind backend_action"), with the stage each runs as
+ * `x-stage_kind`; runners and the dispatcher keep the stage's kind, which says what to compute.
+ */
+export function reportedKind(r: Row, actionId: string | null): Pick<TaskRow, "kind" | "x-stage_kind"> {
+  return actionId ? { kind: "backend_action", "x-stage_kind": r.kind as TaskKind } : { kind: r.kind as TaskKind };
+}
+
+export function taskOf(r: Row, jobId: string, actionId: string | null = null): TaskRow {
   return {
     task_id: r.task_id as string,
     job_id: jobId,
-    kind: r.kind as TaskKind,
+    ...reportedKind(r, actionId),
     status: r.status as JobStatus,
     depends_on: dependsOn(r),
     cache_key: r.cache_key as string,
@@ -140,15 +154,15 @@ export function taskOf(r: Row, jobId: string): TaskRow {
 
 export function detail(cx: JobContext): { job: JobRow; tasks: TaskRow[] } | null {
   const job = jobRow(cx);
-  return job
-    ? {
-        job,
-        tasks: taskRows(cx).map((r) => ({
-          ...taskOf(r, job.job_id),
-          ...(r.sharded === 1 ? { "x-shards": shardStats(cx, r.task_id as string) } : {}),
-        })),
-      }
-    : null;
+  if (!job) return null;
+  const actionId = backendAction(cx);
+  return {
+    job,
+    tasks: taskRows(cx).map((r) => ({
+      ...taskOf(r, job.job_id, actionId),
+      ...(r.sharded === 1 ? { "x-shards": shardStats(cx, r.task_id as string) } : {}),
+    })),
+  };
 }
 
 /**
