@@ -1422,7 +1422,9 @@ export interface paths {
          *     and sensors/rigs.txt, the images under sensors/records_data/) at its top or under one folder. Each camera record becomes an image of a new
          *     dataset of the project (named after that folder, or `kapture-<sha prefix>`); the cameras' COLMAP model sets the dataset's `camera_model`
          *     (one camera: `single_camera`; one per folder: `per_folder`; else `per_image`); each record with a pose in trajectories.txt (of its camera,
-         *     or of a rig holding it) gets it as its pose prior (4.12, with the record's timestamp). Everything is checked first: a malformed archive or
+         *     or of a rig holding it) gets it as its pose prior (4.12, with the record's timestamp). The rigs and every camera's model and params become
+         *     the dataset's `rig_config` (COLMAP's rig config, cameras named by their images' folder), kept there: the mapper does not read them
+         *     yet (it estimates every camera). Everything is checked first: a malformed archive or
          *     listing is a 422 naming each file and line, and nothing is imported. The job answered is born succeeded; its task's result is
          *     KaptureImportResult (`{sensors, records, image_root}` and `x-derived_dataset`). Capability `import.kapture`.
          */
@@ -1441,7 +1443,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset) */
+                /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset, x-rig_config_skipped) */
                 202: {
                     headers: {
                         /** @description /v1/jobs/<job_id> */
@@ -14887,7 +14889,9 @@ export namespace input {
              *     and sensors/rigs.txt, the images under sensors/records_data/) at its top or under one folder. Each camera record becomes an image of a new
              *     dataset of the project (named after that folder, or `kapture-<sha prefix>`); the cameras' COLMAP model sets the dataset's `camera_model`
              *     (one camera: `single_camera`; one per folder: `per_folder`; else `per_image`); each record with a pose in trajectories.txt (of its camera,
-             *     or of a rig holding it) gets it as its pose prior (4.12, with the record's timestamp). Everything is checked first: a malformed archive or
+             *     or of a rig holding it) gets it as its pose prior (4.12, with the record's timestamp). The rigs and every camera's model and params become
+             *     the dataset's `rig_config` (COLMAP's rig config, cameras named by their images' folder), kept there: the mapper does not read them
+             *     yet (it estimates every camera). Everything is checked first: a malformed archive or
              *     listing is a 422 naming each file and line, and nothing is imported. The job answered is born succeeded; its task's result is
              *     KaptureImportResult (`{sensors, records, image_root}` and `x-derived_dataset`). Capability `import.kapture`.
              */
@@ -14906,7 +14910,7 @@ export namespace input {
                     };
                 };
                 responses: {
-                    /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset) */
+                    /** @description accepted, done: the task's result is KaptureImportResult (sensors, records, image_root, x-num_pose_priors, x-derived_dataset, x-rig_config_skipped) */
                     202: {
                         headers: {
                             /** @description /v1/jobs/<job_id> */

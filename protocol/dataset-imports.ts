@@ -43,6 +43,11 @@ export const KaptureImportResult = z
     image_root: z.string().describe("where the images lay in the archive (`<root>sensors/records_data`)"),
     "x-num_pose_priors": z.number().int().describe("images given a pose prior from trajectories.txt (and rigs.txt)"),
     "x-derived_dataset": DerivedDataset,
+    "x-rig_config_skipped": z
+      .array(z.string())
+      .describe(
+        "rigs (rigs.txt) and cameras left out of the dataset's rig_config: their images share a folder with another camera's, which a rig config (image prefixes) cannot tell apart",
+      ),
   })
   .meta({ id: "KaptureImportResult" });
 export type KaptureImportResult = z.infer<typeof KaptureImportResult>;

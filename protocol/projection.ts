@@ -262,21 +262,31 @@ export function cubemapGroups<T extends { name: string }>(
   return { groups, incomplete };
 }
 
-/** The sensors a derived dataset's `rig_config` names: COLMAP's rig config (rig_configurator), one rig whose cameras are image prefixes. */
-export function rigConfigOf(sensors: { prefix: string; from_rig: Rigid3; params: number[] }[]): Record<string, unknown> {
+/** A camera of a rig in COLMAP's rig config: the images under `prefix`, their pose in the rig and their intrinsics. */
+export interface RigConfigSensor {
+  /** The folder of the camera's images ('' for images at the dataset's top). */
+  prefix: string;
+  from_rig: Rigid3;
+  model: string;
+  params: number[];
+}
+
+/**
+ * A dataset's `rig_config`: COLMAP's rig config (as rig_configurator reads it), one entry per rig,
+ * whose cameras are image prefixes; the first camera of each rig is its reference sensor.
+ */
+export function rigConfigOf(rigs: RigConfigSensor[][]): Record<string, unknown> {
   return {
-    rigs: [
-      {
-        cameras: sensors.map((s, i) => ({
-          image_prefix: `${s.prefix}/`,
-          ...(i === 0 ? { ref_sensor: true } : {}),
-          cam_from_rig_rotation: [s.from_rig.rotation.w, s.from_rig.rotation.x, s.from_rig.rotation.y, s.from_rig.rotation.z],
-          cam_from_rig_translation: s.from_rig.translation,
-          camera_model_name: "PINHOLE",
-          camera_params: s.params,
-        })),
-      },
-    ],
+    rigs: rigs.map((sensors) => ({
+      cameras: sensors.map((s, i) => ({
+        image_prefix: s.prefix === "" ? "" : `${s.prefix}/`,
+        ...(i === 0 ? { ref_sensor: true } : {}),
+        cam_from_rig_rotation: [s.from_rig.rotation.w, s.from_rig.rotation.x, s.from_rig.rotation.y, s.from_rig.rotation.z],
+        cam_from_rig_translation: s.from_rig.translation,
+        camera_model_name: s.model,
+        camera_params: s.params,
+      })),
+    })),
   };
 }
 

@@ -180,7 +180,7 @@ function plan(
 /** COLMAP's rig config for the sensors, plus the cubemap's face size when it is one. */
 function rigConfig(sensors: Sensor[], faceSize: number | null): Record<string, unknown> {
   return {
-    ...rigConfigOf(sensors.map((s) => ({ prefix: s.name, from_rig: s.from_rig, params: s.params }))),
+    ...rigConfigOf([sensors.map((s) => ({ prefix: s.name, from_rig: s.from_rig, model: "PINHOLE", params: s.params }))]),
     ...(faceSize !== null ? { "x-cubemap": { face_size: faceSize, faces: sensors.map((s) => s.name) } } : {}),
   };
 }

@@ -16,6 +16,7 @@
 import { CAMERA_MODELS } from "../camera-models";
 import { ImageName } from "../schemas/dataset";
 import { UNIT_QUATERNION_TOLERANCE } from "../schemas/geo";
+import { type RigConfigSensor, rigConfigOf } from "../projection";
 import type { Rigid3 } from "../schemas/snapshot";
 
 export const KAPTURE_SENSORS = "sensors/sensors.txt";
@@ -213,4 +214,68 @@ export function parseKapture(
   if (records.length === 0 && problems.length === 0) problem(KAPTURE_RECORDS, null, "lists no camera record");
   if (problems.length > 0) throw new KaptureError(problems);
   return { cameras: [...cameras.values()], records, rigs };
+}
+
+/** The inverse of a rigid transform. */
+function invert(a: Rigid3): Rigid3 {
+  const rotation = { w: a.rotation.w, x: -a.rotation.x, y: -a.rotation.y, z: -a.rotation.z };
+  const rotated = compose({ rotation, translation: [0, 0, 0] }, { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: a.translation });
+  return { rotation, translation: [-rotated.translation[0]!, -rotated.translation[1]!, -rotated.translation[2]!] };
+}
+
+const IDENTITY: Rigid3 = { rotation: { w: 1, x: 0, y: 0, z: 0 }, translation: [0, 0, 0] };
+
+/**
+ * The sensors' rigs and intrinsics as a dataset's `rig_config` (COLMAP's rig config, as
+ * protocol/projection.ts writes it): a rig of rigs.txt is one rig whose first recorded camera is
+ * its reference (the rig's frame moved onto it, as COLMAP requires), and each recorded camera in no
+ * rig is a rig of its own, so every camera's model and params are kept. A rig config names a
+ * camera's images by their folder: a camera whose records share a folder with another camera's
+ * cannot be named so, and the rigs holding such cameras are left out (`skipped` names them);
+ * null when nothing is left.
+ */
+export function kaptureRigConfig(listings: KaptureListings): { rig_config: Record<string, unknown> | null; skipped: string[] } {
+  const folderOf = (p: string) => p.slice(0, Math.max(0, p.lastIndexOf("/")));
+  const folders = new Map<string, Set<string>>();
+  for (const r of listings.records) folders.set(r.sensor_id, (folders.get(r.sensor_id) ?? new Set()).add(folderOf(r.image_path)));
+  const owners = new Map<string, number>();
+  for (const set of folders.values()) for (const f of set) owners.set(f, (owners.get(f) ?? 0) + 1);
+  // A camera's folder: the one folder holding its records and no other camera's ('' holds every folder when alone).
+  const folder = (sensor: string): string | null => {
+    if (folders.size === 1) return folders.get(sensor)!.size === 1 ? [...folders.get(sensor)!][0]! : "";
+    const own = [...folders.get(sensor)!];
+    const nested = (f: string) => [...owners.keys()].some((o) => o !== f && o.startsWith(`${f}/`));
+    return own.length === 1 && own[0] !== "" && owners.get(own[0]!) === 1 && !nested(own[0]!) ? own[0]! : null;
+  };
+  const cameras = new Map(listings.cameras.map((c) => [c.sensor_id, c]));
+  const rigs: RigConfigSensor[][] = [];
+  const skipped: string[] = [];
+  const inRig = new Set<string>();
+  for (const [rig, members] of listings.rigs) {
+    const recorded = [...members].filter(([sensor]) => folders.has(sensor));
+    recorded.forEach(([sensor]) => inRig.add(sensor));
+    if (recorded.length === 0) continue;
+    if (recorded.some(([sensor]) => folder(sensor) === null)) {
+      skipped.push(rig);
+      continue;
+    }
+    const rigFromRef = invert(recorded[0]![1]);
+    rigs.push(
+      recorded.map(([sensor, fromRig]) => {
+        const c = cameras.get(sensor)!;
+        return { prefix: folder(sensor)!, from_rig: compose(fromRig, rigFromRef), model: c.model, params: c.params };
+      }),
+    );
+  }
+  for (const sensor of folders.keys()) {
+    if (inRig.has(sensor)) continue;
+    const prefix = folder(sensor);
+    if (prefix === null) {
+      skipped.push(sensor);
+      continue;
+    }
+    const c = cameras.get(sensor)!;
+    rigs.push([{ prefix, from_rig: IDENTITY, model: c.model, params: c.params }]);
+  }
+  return { rig_config: rigs.length > 0 ? rigConfigOf(rigs) : null, skipped };
 }

@@ -127,10 +127,28 @@ describe("POST /v1/projects/{pid}/datasets:import_kapture (4.2, import.kapture)"
       records: 3,
       image_root: "sensors/records_data",
       "x-num_pose_priors": 3,
+      "x-rig_config_skipped": [],
     });
     const did = result["x-derived_dataset"].dataset_id;
     const dataset = (await call("GET", `/v1/projects/${pid}/datasets/${did}`)).json;
     expect(dataset).toMatchObject({ camera_model: "PINHOLE", intrinsics_mode: "single_camera" });
+    // The camera's intrinsics are kept in the dataset's rig_config (COLMAP's rig config): one camera names every image.
+    expect(dataset.rig_config_json).toEqual({
+      rigs: [
+        {
+          cameras: [
+            {
+              image_prefix: "",
+              ref_sensor: true,
+              cam_from_rig_rotation: [1, 0, 0, 0],
+              cam_from_rig_translation: [0, 0, 0],
+              camera_model_name: "PINHOLE",
+              camera_params: [500, 500, 320, 240],
+            },
+          ],
+        },
+      ],
+    });
     const images = (await call("GET", `/v1/datasets/${did}/images?page_size=500`)).json.items;
     // The same bytes as the reconstruction's dataset: the same content addresses.
     expect(images.map((i: { name: string; content_sha: string }) => [i.name, i.content_sha]).sort()).toEqual(

@@ -4,8 +4,12 @@
  * becomes a dataset of the project. Its camera sensors set the dataset's camera model and
  * intrinsics mode, each camera record is an image (its bytes at `sensors/records_data/<path>`,
  * stored content-addressed), and each record with a pose in trajectories.txt (directly, or through
- * a rig of rigs.txt) gets that pose as its pose prior (4.12). The archive may hold the kapture
- * tree at its top or under one folder.
+ * a rig of rigs.txt) gets that pose as its pose prior (4.12). The sensors' rigs and intrinsics
+ * become the dataset's `rig_config` (COLMAP's rig config, protocol/wire/kapture.ts
+ * kaptureRigConfig), so nothing of the archive's calibration is lost; the mapper does not read a
+ * dataset's rig_config yet (it estimates every camera, starting from EXIF or a default focal
+ * length, and only the spherical pipeline adjusts rigs), so they are recorded, not held fixed. The
+ * archive may hold the kapture tree at its top or under one folder.
  *
  * This is parsing and copying, not computing, so the Worker does it within the request: the
  * archive is read in place (services/archives.ts, one file at a time), every listing and every
@@ -23,6 +27,7 @@ import {
   KAPTURE_TRAJECTORIES,
   KaptureError,
   type KaptureListings,
+  kaptureRigConfig,
   parseKapture,
 } from "../../protocol/wire/kapture";
 import { type FieldError, notFound, validation } from "../errors";
@@ -167,6 +172,7 @@ export async function importKapture(env: Env, tenantId: string, projectId: strin
     priors[r.image_path] = JSON.stringify(prior);
   }
   const folder = root.replace(/\/$/, "").split("/").pop();
+  const rigs = kaptureRigConfig(listings);
   const made: BlobFacts[] = [...new Map(facts.map((f) => [f.sha, f])).values()];
   const dataset = unwrap(
     await tenant.createImportedDataset(
@@ -176,7 +182,7 @@ export async function importKapture(env: Env, tenantId: string, projectId: strin
         source: { kind: "upload", entries: listings.records.map((r, i) => ({ name: r.image_path, blob_sha: facts[i]!.sha })) },
         ...cameraSettings(listings),
         is_spherical: false,
-        rig_config: null,
+        rig_config: rigs.rig_config,
         respect_exif_orientation: true,
       },
       made,
@@ -191,6 +197,7 @@ export async function importKapture(env: Env, tenantId: string, projectId: strin
     image_root: `${root}${KAPTURE_IMAGE_ROOT}`,
     "x-num_pose_priors": Object.keys(priors).length,
     "x-derived_dataset": { dataset_id: dataset.dataset_id, project_id: projectId, name: dataset.name, reused: false },
+    "x-rig_config_skipped": rigs.skipped,
   };
   const images = await tenant.allImages(dataset.dataset_id);
   const stored = unwrap(await tenant.datasetPosePriors(dataset.dataset_id));
