@@ -36,6 +36,11 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // adjusted as one) and `:to_cubemap` (test/e2e/spherical-pipeline.test.ts).
   "map.spherical",
   "pipelines.spherical",
+  // Global mapping (2.12 `global`): rotation averaging over the filtered view graph, global positioning,
+  // global bundle adjustment with retriangulation, on the runners' map executor (engine-wasm/src/sfm/global_mapper.h;
+  // test/e2e/global-pipeline.test.ts scores it against the COLMAP reference).
+  "map.global",
+  "pipelines.global",
   "projection.cubemap_rig",
   // dHash similarity (4.11): the index built by the Worker on :build or the first query, or by a
   // runner's vlad task (routes/similarity.ts); retrieval pairs from it (2.12, test/e2e/retrieval.test.ts).
