@@ -69,5 +69,10 @@ export async function nodeRunnerHost(name = "node-runner", o: { engineWorkers?: 
     projector: () => (projector ??= loadEngine().then((engine) => selectProjector(engine, undefined))),
     cache: new MemoryBlobCache(),
     teardown: () => engines.release(),
+    memory: async () => ({
+      engine_heap_bytes: (await loadEngine()).module.HEAPU8.length,
+      rss_bytes: process.memoryUsage.rss(),
+      peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+    }),
   };
 }

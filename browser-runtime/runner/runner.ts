@@ -43,7 +43,18 @@ export interface RunnerHost {
   cache: BlobCache;
   /** Force cancel: drop GPU devices and workers (the host may restart itself). */
   teardown?(): Promise<void> | void;
+  /** What the host can tell of its memory, logged with each completed task (Node: node-host.ts). */
+  memory?(): Promise<HostMemory>;
 }
+
+/** A host's memory after a task: the runner thread's engine heap (never shrinks), the process's resident set and its peak. */
+export interface HostMemory {
+  engine_heap_bytes: number;
+  rss_bytes: number;
+  peak_rss_bytes: number;
+}
+
+const mib = (bytes: number) => `${Math.round(bytes / 1024 ** 2)} MiB`;
 
 export type RunnerStatus =
   | { state: "idle" }
@@ -247,7 +258,10 @@ export class Runner {
       if (held.lost) return "dropped";
       // A runner that goes on asks for its next work in the same request (runners.md "Batching").
       this.following = await this.client.complete(lease.lease_id, outputs, { leaseNext: this.running });
-      this.log(`completed ${task.kind} ${task.task_id}`);
+      const memory = await this.host.memory?.();
+      this.log(
+        `completed ${task.kind} ${task.task_id}${memory ? ` (engine heap ${mib(memory.engine_heap_bytes)}, rss ${mib(memory.rss_bytes)}, peak rss ${mib(memory.peak_rss_bytes)})` : ""}`,
+      );
       return "completed";
     } catch (e) {
       clearInterval(timer);

@@ -24,6 +24,18 @@ export interface EngineModule {
 export const ENGINE_ABI_VERSION = 2;
 
 /**
+ * The most memory one engine's heap grows to: all that wasm32 addresses (4 GiB; Emscripten's
+ * default would stop at 2 GiB). Must equal -sMAXIMUM_MEMORY in engine-wasm/CMakeLists.txt.
+ */
+export const ENGINE_MAXIMUM_MEMORY_BYTES = 4 * 1024 ** 3;
+
+/**
+ * An address the engine answered, as an offset into the heap views. Wasm hands i32 values to JS
+ * signed, so an address past 2 GiB arrives negative; every pointer is read through this.
+ */
+export const heapAddress = (pointer: number) => pointer >>> 0;
+
+/**
  * A binding refused its input or failed (the C++ message, e.g. "two-view: camera 1: focal
  * length 0 of PINHOLE must be positive"); the engine instance stays usable. `trapped`: the module
  * itself stopped (a WebAssembly trap), so this instance refuses every later call and
@@ -114,19 +126,22 @@ export class Engine {
 
   /** Copies `count` doubles out of the heap (views are re-read: memory may have grown). */
   readF64(ptr: number, count: number): Float64Array {
-    return this.module.HEAPF64.slice(ptr >> 3, (ptr >> 3) + count);
+    const at = heapAddress(ptr) / 8;
+    return this.module.HEAPF64.slice(at, at + count);
   }
 
   readI32(ptr: number, count: number): Int32Array {
-    return this.module.HEAP32.slice(ptr >> 2, (ptr >> 2) + count);
+    const at = heapAddress(ptr) / 4;
+    return this.module.HEAP32.slice(at, at + count);
   }
 
   /** Copies a NUL-terminated UTF-8 string out of the heap. */
   readString(ptr: number): string {
     const heap = this.module.HEAPU8;
-    let end = ptr;
+    const start = heapAddress(ptr);
+    let end = start;
     while (heap[end] !== 0) end += 1;
-    return new TextDecoder().decode(heap.subarray(ptr, end));
+    return new TextDecoder().decode(heap.subarray(start, end));
   }
 }
 
@@ -136,8 +151,9 @@ export class HeapScope {
 
   constructor(private readonly module: EngineModule) {}
 
+  /** Allocates `bytes` in the heap; answers the address, unsigned (heapAddress). */
   alloc(bytes: number): number {
-    const ptr = this.module._malloc(Math.max(bytes, 8));
+    const ptr = heapAddress(this.module._malloc(Math.max(bytes, 8)));
     if (ptr === 0) throw new Error(`engine: out of memory allocating ${bytes} bytes`);
     this.allocations.push(ptr);
     return ptr;
@@ -146,14 +162,14 @@ export class HeapScope {
   /** Copies numbers into a fresh float64 array in the heap; returns its address. */
   f64(values: ArrayLike<number>): number {
     const ptr = this.alloc(values.length * 8);
-    this.module.HEAPF64.set(values, ptr >> 3);
+    this.module.HEAPF64.set(values, ptr / 8);
     return ptr;
   }
 
   /** Copies integers into a fresh int32 array in the heap; returns its address. */
   i32(values: ArrayLike<number>): number {
     const ptr = this.alloc(values.length * 4);
-    this.module.HEAP32.set(values, ptr >> 2);
+    this.module.HEAP32.set(values, ptr / 4);
     return ptr;
   }
 

@@ -3,7 +3,7 @@
  * (src/bindings/feature.cc; the algorithm is specified in src/feature/SIFT.md).
  * Defaults are COLMAP 3.8's SiftExtractionOptions / SiftMatchingOptions.
  */
-import type { Engine } from "./engine";
+import { type Engine, heapAddress } from "./engine";
 
 /** COLMAP's SIFT extraction options (src/feature/sift_options.h). */
 export interface SiftOptions {
@@ -97,7 +97,7 @@ export function extractSift(
     const pixels = heap.alloc(gray.byteLength);
     let handle: number;
     if (gray instanceof Float32Array) {
-      m.HEAPF32.set(gray, pixels >> 2);
+      m.HEAPF32.set(gray, pixels / 4);
       handle = engine.call("edgesfm_feature_sift_extract_f32", pixels, width, height, opts);
     } else {
       m.HEAPU8.set(gray, pixels);
@@ -108,11 +108,11 @@ export function extractSift(
         throw new RangeError("extractSift: invalid options");
       }
       const count = engine.call("edgesfm_feature_sift_result_count", handle);
-      const kp = engine.call("edgesfm_feature_sift_result_keypoints", handle);
-      const desc = engine.call("edgesfm_feature_sift_result_descriptors", handle);
+      const kp = heapAddress(engine.call("edgesfm_feature_sift_result_keypoints", handle)) / 4;
+      const desc = heapAddress(engine.call("edgesfm_feature_sift_result_descriptors", handle));
       // Re-read the views: memory may have grown during extraction.
       return {
-        keypoints: engine.module.HEAPF32.slice(kp >> 2, (kp >> 2) + count * 4),
+        keypoints: engine.module.HEAPF32.slice(kp, kp + count * 4),
         descriptors: engine.module.HEAPU8.slice(desc, desc + count * 128),
       };
     } finally {
@@ -148,8 +148,8 @@ export function matchDescriptors(engine: Engine, descA: Uint8Array, descB: Uint8
     );
     try {
       const count = engine.call("edgesfm_feature_match_result_count", handle);
-      const pairs = engine.call("edgesfm_feature_match_result_pairs", handle);
-      return engine.module.HEAPU32.slice(pairs >> 2, (pairs >> 2) + count * 2);
+      const pairs = heapAddress(engine.call("edgesfm_feature_match_result_pairs", handle)) / 4;
+      return engine.module.HEAPU32.slice(pairs, pairs + count * 2);
     } finally {
       engine.call("edgesfm_feature_match_result_free", handle);
     }

@@ -8,7 +8,7 @@
  */
 import { LOSS_KERNELS, type BundleAdjustmentOptions } from "./ba";
 import { cameraModelId } from "./camera";
-import type { Engine } from "./engine";
+import { type Engine, heapAddress } from "./engine";
 import { TWO_VIEW_TYPES, type TwoViewType } from "../../protocol/schemas/snapshot";
 
 export interface MappingCamera {
@@ -320,7 +320,7 @@ export class IncrementalMapping {
   checkpoint(): Uint8Array {
     const b = this.engine.call("edgesfm_mapping_checkpoint", this.handle);
     try {
-      const ptr = this.engine.call("edgesfm_mapping_bytes_data", b);
+      const ptr = heapAddress(this.engine.call("edgesfm_mapping_bytes_data", b));
       const size = this.engine.call("edgesfm_mapping_bytes_size", b);
       return this.engine.module.HEAPU8.slice(ptr, ptr + size);
     } finally {

@@ -36,10 +36,10 @@ function render(
   const m = engine.module;
   return engine.withHeap((heap) => {
     const input = heap.alloc(inputs.byteLength);
-    m.HEAPU32.set(inputs, input >> 2);
+    m.HEAPU32.set(inputs, input / 4);
     const output = heap.alloc(outWidth * outHeight * 4);
     call(input, output);
-    return { data: engine.module.HEAPU32.slice(output >> 2, (output >> 2) + outWidth * outHeight), width: outWidth, height: outHeight };
+    return { data: engine.module.HEAPU32.slice(output / 4, output / 4 + outWidth * outHeight), width: outWidth, height: outHeight };
   });
 }
 

@@ -2,8 +2,11 @@
  * @module Executor of `match` shards (spec 2.12 PairsSpec + MatcherSpec): the task's pairs (chosen
  * over the whole dataset) that fall in each block of the shard -> brute-force descriptor matching
  * (WGSL or WASM, whichever is faster here, or the provider the task is routed to) -> a `matches.indexed.v1` artifact per block, with the
- * block's one file. A block reads only its images' features. On WASM the shard's pairs are matched
- * on the runner's engine pool, one pair per engine at once (items.ts), in pair order.
+ * block's one file. A block reads only its images' features, as its pairs need them, and the
+ * shard holds at most MATCH_HELD_IMAGES images' features at once (held-images.ts; a block of a
+ * large set has hundreds of images), visiting the pairs tile by tile. On WASM the shard's pairs are
+ * matched on the runner's engine pool, one pair per engine at once (items.ts); each block's file
+ * lists its pairs in pair-list order, whatever order they were matched in.
  */
 import { type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
@@ -17,11 +20,18 @@ import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs, sequen
 import { siftFor, stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
+import { HeldImages, localityOrder } from "./held-images";
 import { eachItem } from "./items";
 import { blockPairs, shardImages, shardOf } from "./shard";
 
 /** Engine memory of matching one pair: its two descriptor sets beside the engine's own 16 MiB (the matcher works in blocks). */
 const MATCH_BYTES = 32 * 1024 ** 2;
+/**
+ * Images whose features a match shard holds at once (more only while more pairs are in flight: two
+ * per pair). 8192 SIFT features take 1.2 MiB, so about 30 MiB; a block of two content groups of up
+ * to 8 images each fits whole, and is read once.
+ */
+export const MATCH_HELD_IMAGES = 24;
 
 export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairsSpec = PairsSpec.parse(ctx.params.pairs ?? {});
@@ -30,12 +40,11 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const shard = shardOf(ctx.lease);
   const ids = new Map(images.map((i) => [i.name, i.image_id]));
   const featureFiles = inputFiles(ctx.lease, "features");
-  const features = new Map<string, LocalFeatures>();
-  for (const name of shardImages(shard)) {
+  const held = new HeldImages<LocalFeatures>(MATCH_HELD_IMAGES, async (name) => {
     const file = featureFiles.get(featuresPath(name));
     if (!file) throw new Error(`no features for image '${name}' in the features input`);
-    features.set(name, decodeFeatures(await ctx.read(file.blob_sha)));
-  }
+    return decodeFeatures(await ctx.read(file.blob_sha));
+  });
   const names = images.map((i) => i.name);
   const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
   const indexed = pairsSpec.strategy === "retrieval" || pairsSpec.strategy === "vocabtree";
@@ -50,10 +59,21 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const sift = siftFor(stagesFor(await ctx.sift(), matcher.use_gpu), matcher.provider);
   const options = matchOptionsFromSpec(matcher);
   const lanes = sift.matching === "wasm" ? ctx.engines.lanes(MATCH_BYTES) : 1;
-  const matched: PairMatches[] = await eachItem(ctx, pairs, { lanes }, async ({ imageName1, imageName2 }) => {
-    const matches = await sift.match(features.get(imageName1)!.descriptors, features.get(imageName2)!.descriptors, options);
-    return { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
+  const matched = new Array<PairMatches>(pairs.length);
+  await eachItem(ctx, localityOrder(pairs, MATCH_HELD_IMAGES / 2), { lanes }, async (k) => {
+    const { imageName1, imageName2 } = pairs[k]!;
+    const [features1, features2] = await held.acquire([imageName1, imageName2]);
+    try {
+      const matches = await sift.match(features1!.descriptors, features2!.descriptors, options);
+      matched[k] = { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
+    } finally {
+      held.release([imageName1, imageName2]);
+    }
   });
+  ctx.log(
+    "INFO",
+    `matched ${pairs.length} pairs of ${shardImages(shard).size} images holding the features of at most ${held.peak} at once (${held.reads} reads)`,
+  );
   ctx.metric(
     "num_matches",
     matched.reduce((s, p) => s + p.matches.length / 2, 0),
