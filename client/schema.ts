@@ -12233,7 +12233,7 @@ export interface components {
             };
             checkpoint: components["schemas"]["Checkpoint"] | null;
             /**
-             * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+             * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
              * @default null
              */
             shard: components["schemas"]["LeaseShard"] | null;
@@ -12303,6 +12303,13 @@ export interface components {
                 string[],
                 string[]
             ] | null;
+            /** @description a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models) */
+            reads?: {
+                path: string;
+                blob_sha: string;
+                byte_size: number;
+                media_type?: string;
+            }[];
         };
         LeaseState: {
             lease_id: string;
@@ -12466,7 +12473,7 @@ export interface components {
                 };
                 checkpoint: components["schemas"]["Checkpoint"] | null;
                 /**
-                 * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+                 * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
                  * @default null
                  */
                 shard: components["schemas"]["LeaseShard"] | null;
@@ -25700,7 +25707,7 @@ export namespace input {
                 };
                 checkpoint: components["schemas"]["Checkpoint"] | null;
                 /**
-                 * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+                 * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
                  * @default null
                  */
                 shard?: components["schemas"]["LeaseShard"] | null;
@@ -25770,6 +25777,13 @@ export namespace input {
                     string[],
                     string[]
                 ] | null;
+                /** @description a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models) */
+                reads?: {
+                    path: string;
+                    blob_sha: string;
+                    byte_size: number;
+                    media_type?: string;
+                }[];
             };
             LeaseState: {
                 lease_id: string;
@@ -25933,7 +25947,7 @@ export namespace input {
                     };
                     checkpoint: components["schemas"]["Checkpoint"] | null;
                     /**
-                     * @description a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task
+                     * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
                      * @default null
                      */
                     shard?: components["schemas"]["LeaseShard"] | null;

@@ -24,3 +24,4 @@ export * from "./projection";
 export * from "./similarity";
 export * from "./backend";
 export * from "./dataset-imports";
+export * from "./hierarchical";

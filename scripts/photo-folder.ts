@@ -27,8 +27,8 @@ export interface SubmitOptions {
   project_id?: string;
   camera_model?: DatasetCreate["camera_model"];
   intrinsics_mode?: DatasetCreate["intrinsics_mode"];
-  /** The recipe (2.12 PipelineSpec kind): `incremental` (default) or `global`. */
-  mapper?: "incremental" | "global";
+  /** The recipe (2.12 PipelineSpec kind): `incremental` (default), `global` or `hierarchical`. */
+  mapper?: "incremental" | "global" | "hierarchical";
   /** Fields of the recipe's spec beside its `kind`. */
   spec?: Record<string, unknown>;
   /** How pairs are chosen (2.12 PairsSpec); the recipe's default (exhaustive) when absent. */

@@ -1,7 +1,8 @@
 // `npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY]`: photos to a
 // sparse model through the API with the typed client (client/). Uploads in chunks (resumable;
 // photos the server already holds are not sent again), creates a dataset, runs the `incremental`
-// recipe (or, with --mapper global, the `global` one) with a progress bar (the job's fraction, the running stage's progress and its time left
+// recipe (or, with --mapper global|hierarchical, that one; hierarchical's clusters sized by --cluster-max-size N and
+// --cluster-overlap N) with a progress bar (the job's fraction, the running stage's progress and its time left
 // at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
 // --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
@@ -21,7 +22,7 @@ import { startLocalStack } from "./local-stack";
 import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
 
 const USAGE =
-  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial|explicit] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M] [--pairs-file FILE] [--mapper incremental|global]";
+  "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial|explicit] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M] [--pairs-file FILE] [--mapper incremental|global|hierarchical] [--cluster-max-size N] [--cluster-overlap N]";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -38,6 +39,8 @@ const { values, positionals } = parseArgs({
     "overlap-distance": { type: "string" },
     "pairs-file": { type: "string" },
     mapper: { type: "string", default: "incremental" },
+    "cluster-max-size": { type: "string" },
+    "cluster-overlap": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -66,8 +69,17 @@ if (!pairs.success) {
   process.exit(2);
 }
 const mapper = values.mapper;
-if (mapper !== "incremental" && mapper !== "global") {
-  console.error(`${USAGE}\n--mapper: incremental or global, not ${mapper}`);
+if (mapper !== "incremental" && mapper !== "global" && mapper !== "hierarchical") {
+  console.error(`${USAGE}\n--mapper: incremental, global or hierarchical, not ${mapper}`);
+  process.exit(2);
+}
+// The hierarchical recipe's cluster sizes (2.12); the service checks them (422 naming the field).
+const clusters = {
+  ...(values["cluster-max-size"] !== undefined ? { cluster_max_size: Number(values["cluster-max-size"]) } : {}),
+  ...(values["cluster-overlap"] !== undefined ? { cluster_overlap: Number(values["cluster-overlap"]) } : {}),
+};
+if (Object.keys(clusters).length > 0 && mapper !== "hierarchical") {
+  console.error(`${USAGE}\n--cluster-max-size and --cluster-overlap size the clusters of --mapper hierarchical`);
   process.exit(2);
 }
 const names = photoNames(folder);
@@ -115,6 +127,7 @@ try {
     intrinsics_mode: values["per-image-cameras"] ? "per_image" : "single_camera",
     pairs: pairs.data,
     mapper,
+    spec: clusters,
     onUpload: (i, name, p) => bar((i + (p.phase === "hashing" ? 0 : p.done / Math.max(1, p.total))) / names.length, `${p.phase} ${name}`),
   });
   bar(1, `${names.length} photos uploaded`);

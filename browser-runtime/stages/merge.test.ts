@@ -13,6 +13,7 @@ import {
   mergeModels,
   refineMerged,
 } from "./merge";
+import { partitionViewGraph } from "./partition";
 import { applySim3, centreOf, invertSim3, transformPose } from "./sim3";
 
 const S: Sim3 = {
@@ -245,5 +246,39 @@ describe("joining the models of one mapping run (issue 23)", () => {
     expect(merged.mean_reproj_err).toBeLessThan(0.01);
     expect(joinSubModels(await loadEngine(), [second, twoShared])).toBeNull();
     expect(joinSubModels(await loadEngine(), [first])).toBeNull();
+  });
+});
+
+describe("joining the clusters of a hierarchical mapping (2.12 hierarchical)", () => {
+  it("a view graph cut into overlapping clusters, each mapped in a frame of its own, is joined back into the whole model", async () => {
+    const whole = splitScene(14, 60);
+    // Photos of a walk: each matches the three after it, fewer inliers the farther apart.
+    const edges = Array.from({ length: 14 }, (_, i) =>
+      [1, 2, 3].filter((d) => i + d < 14).map((d) => ({ image1: i, image2: i + d, weight: Math.round(600 / d) })),
+    ).flat();
+    const clusters = partitionViewGraph(edges, { maxSize: 5, overlap: 3 });
+    expect(clusters.length).toBeGreaterThanOrEqual(3);
+    const frames = [IDENTITY, invertSim3(S), S, { ...S, scale: 2.5, translation: [-3, 1, 9] as [number, number, number] }];
+    const models = clusters.map((c, k) => {
+      const h = whole.half(c.images, 1000 * (k + 1), moveBy(frames[k % frames.length]!));
+      // Image ids are the dataset's, as the cluster shards write them.
+      return {
+        cameras: h.cameras,
+        images: { images: h.images.images.map((im, j) => ({ ...im, image_id: c.images[j]! + 1 })) },
+        points: decodePoints(h.points),
+      };
+    });
+    const result = joinSubModels(await loadEngine(), models);
+    expect(result?.joined.sort()).toEqual(clusters.map((_, k) => k));
+    const merged = result!.merged;
+    expect(merged.images.images).toHaveLength(14);
+    expect(new Set(merged.images.images.map((im) => im.image_id)).size).toBe(14);
+    // In the first cluster's frame, which is the scene's: every camera where the whole model has it.
+    for (const im of merged.images.images) {
+      const i = Number(im.name.slice(3, -4));
+      const [got, want] = [centreOf(im.cam_from_world), centreOf(whole.poses[i]!)];
+      for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
+    }
+    expect(merged.mean_reproj_err).toBeLessThan(0.01);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { type MappedModel, point3DIdsOfImage } from "../../engine-wasm/ts/mapping";
 import type { CamerasFile, ImagesFile } from "../../protocol";
+import { meanReprojectionError } from "../../protocol/camera-projection";
 import { type PointCloud, encodePoints } from "../../protocol/wire/points";
 import { imageIdAt } from "../../protocol/wire/verified-matches";
 
@@ -110,6 +111,30 @@ export function modelFiles(model: MappedModel, images: readonly SnapshotImageInp
       num_points3D: n,
       mean_reproj_err: model.meanReprojectionError,
       mean_track_length: n ? totalObs / n : 0,
+    },
+  };
+}
+
+/**
+ * A model read back from snapshot files (cameras, images, points) as the files a seal takes: its
+ * points encoded and previewed, its summary counted from the files, the mean reprojection error
+ * measured as the merge measures it (over observations).
+ */
+export function snapshotModelFiles(model: { cameras: CamerasFile; images: ImagesFile; points: PointCloud }): ModelFiles {
+  const { xyz, ids, trackLength } = model.points;
+  const at = new Map<number, [number, number, number]>();
+  ids.forEach((id, i) => at.set(Number(id), [xyz[3 * i]!, xyz[3 * i + 1]!, xyz[3 * i + 2]!]));
+  const observations = trackLength.reduce((a, t) => a + t, 0);
+  return {
+    cameras: model.cameras,
+    images: model.images,
+    points: encodePoints(model.points),
+    preview: previewPoints(model.points),
+    summary: {
+      num_reg_images: model.images.images.length,
+      num_points3D: ids.length,
+      mean_reproj_err: meanReprojectionError(model, (id) => at.get(id)) ?? 0,
+      mean_track_length: ids.length ? observations / ids.length : 0,
     },
   };
 }

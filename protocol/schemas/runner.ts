@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { Phase, RunnerEvent } from "../events";
 import { Id, Links, Sha256, Timestamp, queryNumber } from "./common";
-import { StageArtifact } from "../artifacts";
+import { ArtifactFile, StageArtifact } from "../artifacts";
 import { GpsCoord, PosePrior } from "./geo";
 import { TaskKind, TaskOutputs } from "./job";
 
@@ -151,6 +151,10 @@ export const ShardItem = z
       .describe(
         "match and verify: the item covers the task's pairs with one image in each list (the same list twice: the pairs inside it)",
       ),
+    reads: z
+      .array(ArtifactFile)
+      .optional()
+      .describe("a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models)"),
   })
   .meta({ id: "ShardItem" });
 export type ShardItem = z.infer<typeof ShardItem>;
@@ -196,7 +200,7 @@ export const Lease = z
       .union([LeaseShard, z.null()])
       .default(null)
       .describe(
-        "a sharded task (extract, match, verify): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path. Null: the lease covers the whole task",
+        "a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task",
       ),
     _links: Links,
   })

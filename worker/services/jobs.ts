@@ -53,7 +53,8 @@ export const STAGE_PHASE: Partial<Record<TaskKind, Phase>> = {
 const MAP_PHASE: Record<PipelineKind, Phase> = {
   incremental: "incremental_register",
   global: "global_positioning",
-  hierarchical: "hierarchical_merge",
+  // Its shards map clusters (the service counts them); the merge shard reports `hierarchical_merge`.
+  hierarchical: "hierarchical_cluster",
   spherical: "spherical",
 };
 
@@ -378,7 +379,8 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       made_blobs: s.made_blobs ?? [],
       // A job done at submission has nothing to reuse.
       cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
-      item_keys: items.flatMap((list) => list?.map((it) => it.key) ?? []),
+      // A hierarchical map's items are its own work units, never reused (their shards grow with the job).
+      item_keys: items.flatMap((list, i) => (tasks[i]!.kind === "map" ? [] : (list?.map((it) => it.key) ?? []))),
       recon:
         s.recon && "pipeline" in s.recon
           ? {

@@ -8,14 +8,13 @@
  * a block holds only its part of the list and reads only those pairs' images. Items are grouped
  * into shards of about a few seconds of one engine's work (by pixels for extraction, by pairs for
  * matching and verification); an item whose key
- * already succeeded in the tenant is reused and never leased again.
+ * already succeeded in the tenant is reused and never leased again. A hierarchical map task starts
+ * as one shard, the partition of its view graph; its clusters' shards are added when that is done
+ * (storage/job/hierarchical.ts).
  */
-import type { DatasetSnapshot, ShardItem, TaskKind } from "../../protocol";
+import { type DatasetSnapshot, PARTITION_PATH, type ShardItem, type TaskKind } from "../../protocol";
 import { sequenceOrderIndices, sequencePairs } from "../../protocol/wire/pairs";
 import { hashJson } from "./runtime";
-
-/** The task kinds whose work is sharded. */
-export const SHARDED_KINDS: ReadonlySet<TaskKind> = new Set(["extract", "match", "verify"]);
 
 /** Pixels per extraction shard: SIFT on one engine takes about 0.3-0.5 s per megapixel. */
 export const EXTRACT_SHARD_PIXELS = 8_000_000;
@@ -147,6 +146,18 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
       matches = null;
       listed = null;
       return items;
+    }
+    if (task.kind === "map" && (task.params.spec as { kind?: string } | undefined)?.kind === "hierarchical") {
+      // Hierarchical mapping (protocol/hierarchical.ts): the partition of the view graph; the clusters and the merge follow.
+      return [
+        {
+          key: hashJson({ ...base, inputs_hash: task.inputs_hash, item: PARTITION_PATH }),
+          path: PARTITION_PATH,
+          images: images.map((im) => im.name),
+          block: null,
+          weight: 1,
+        },
+      ];
     }
     return null;
   });

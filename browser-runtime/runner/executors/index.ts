@@ -8,6 +8,7 @@ import { convertArtifact, exportTask } from "./convert";
 import { extract } from "./extract";
 import { frameExtract } from "./frame-extract";
 import { georegister } from "./georegister";
+import { mapHierarchical } from "./hierarchical";
 import { map } from "./map";
 import { match } from "./match";
 import { merge } from "./merge";
@@ -24,7 +25,8 @@ export const EXECUTORS: Partial<Record<TaskKind, Executor>> = {
   extract,
   match,
   verify,
-  map,
+  // A sharded map task is a hierarchical one: each lease covers one of its work units.
+  map: (ctx) => (ctx.lease.shard ? mapHierarchical(ctx) : map(ctx)),
   export: exportTask,
   convert_artifact: convertArtifact,
   projection,

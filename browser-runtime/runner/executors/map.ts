@@ -21,6 +21,9 @@
  * with retriangulation (`global_ba`), one model sealed once; a poor global model with
  * `use_incremental_quality_fallback` is mapped again by the incremental mapper (logged, and
  * recorded in the artifact's summary as `x-mapper` and `x-global_fallback`).
+ *
+ * The `hierarchical` pipeline's map task is leased shard by shard (executors/hierarchical.ts),
+ * through the same pieces: verified matches, the incremental mapper per cluster, `sealModels`.
  */
 import type { Engine } from "../../../engine-wasm/ts/engine";
 import {
@@ -42,7 +45,7 @@ import { keypointColors } from "../../stages/colors";
 import { cubemapRigModel } from "../../stages/cubemap-rig";
 import { joinSubModels } from "../../stages/merge";
 import { mappingPairs } from "../../stages/view-graph";
-import { type SnapshotImageInput, modelFiles, previewPoints } from "../../stages/snapshot";
+import { type ModelFiles, type SnapshotImageInput, modelFiles, previewPoints } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, inputFiles } from "./artifact";
 import { writeCorrespondenceGraph } from "./correspondence-graph";
@@ -51,7 +54,7 @@ import { datasetKeypoints } from "./keypoints";
 import { pointDescriptorsFile } from "./point-descriptors";
 
 /** The task's error class when mapping ends without any model. */
-class NoModelError extends Error {
+export class NoModelError extends Error {
   override name = "NoModelError";
 }
 
@@ -75,19 +78,36 @@ function spentBeforeMs(ctx: TaskContext): number {
 }
 
 /** Photos held against photos that can register, plus one for the merge and seal at the end. */
-function reportProgress(ctx: TaskContext, p: MappingProgress): void {
+export function reportProgress(ctx: TaskContext, p: MappingProgress): void {
   ctx.progress(p.imagesHeld, p.imagesReachable + 1, PROGRESS_PHASES[p.phase]);
+}
+
+/** The task's BundleAdjustmentSpec as the mapper's `ba` option (none: the mapper's defaults). */
+export function bundleAdjustmentOptions(ctx: TaskContext): Pick<IncrementalMappingOptions, "ba"> {
+  const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
+  // featuremetric BA is gated by its capability (501 at submission); it never reaches a runner.
+  if (ba?.mode === "featuremetric") throw new Error("featuremetric bundle adjustment is not available on this runner");
+  return ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {};
+}
+
+/** Each listed image's keypoint colours, from its decoded photo (dataset order). */
+export async function addColors(ctx: TaskContext, images: SnapshotImageInput[], which: Iterable<number>): Promise<void> {
+  const dataset = datasetOf(ctx.lease);
+  for (const i of which) {
+    await ctx.cancelPoint();
+    const im = dataset.images[i]!;
+    const decoded = await ctx.decode(await ctx.read(im.content_sha), { respectExifOrientation: dataset.respect_exif_orientation });
+    images[i]!.colors = keypointColors(decoded, images[i]!.keypoints);
+  }
 }
 
 export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const spec = PipelineSpec.parse(ctx.params.spec ?? { kind: "incremental" });
-  if (spec.kind === "hierarchical")
-    throw new Error(`this runner maps 'incremental', 'global' and 'spherical' pipelines, not '${spec.kind}'`);
+  // Hierarchical mapping runs as shards (executors/hierarchical.ts); a whole-task lease of one is not made.
+  if (spec.kind === "hierarchical") throw new Error("a hierarchical map task is leased shard by shard: this lease names none");
   // `spherical` with `panorama: true`: the panoramas are adjusted and sealed as cubemap rigs (2.12, 2.14).
   const cubemap = (ctx.params.cubemap as { face_size: number } | undefined) ?? null;
-  const ba = ctx.params.ba ? BundleAdjustmentSpec.parse(ctx.params.ba) : undefined;
-  // featuremetric BA is gated by its capability (501 at submission); it never reaches a runner.
-  if (ba?.mode === "featuremetric") throw new Error("featuremetric bundle adjustment is not available on this runner");
+  const ba = bundleAdjustmentOptions(ctx);
   const dataset = datasetOf(ctx.lease);
   const keypoints = await datasetKeypoints(ctx);
   const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
@@ -99,13 +119,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     camera: cameraOfImage[i]!,
     keypoints: keypoints[i]!.xy,
   }));
-  if (spec.kind !== "incremental" || spec.extract_colors) {
-    for (const [i, im] of dataset.images.entries()) {
-      await ctx.cancelPoint();
-      const decoded = await ctx.decode(await ctx.read(im.content_sha), { respectExifOrientation: dataset.respect_exif_orientation });
-      images[i]!.colors = keypointColors(decoded, images[i]!.keypoints);
-    }
-  }
+  if (spec.kind !== "incremental" || spec.extract_colors) await addColors(ctx, images, dataset.images.keys());
 
   // The view-graph filter (issue 18): pairs whose relative rotation contradicts the loops and
   // averaged rotations of the rest of the graph do not reach the mapper.
@@ -142,7 +156,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     ...(spec.kind === "incremental"
       ? { multiple_models: spec.multiple_models, max_num_models: spec.max_num_models, min_num_matches: spec.min_num_matches }
       : {}),
-    ...(ba ? { ba: { ...ba, mode: ba.mode === "two_stage" ? "two_stage" : "standard" } } : {}),
+    ...ba,
     cubemap_rig_face_size: cubemap?.face_size ?? 0,
     pose_priors: priors?.priors ?? [],
   };
@@ -313,11 +327,21 @@ async function mapGlobally(
 }
 
 /**
- * The verified matches of the whole dataset as one `two_view_geometries.json` (2.14) in dataset
- * image ids: the verify task's blocks (each a file of its own images, named in `x-images`) merged
- * by image name. When the job drives a reconstruction, this is its `two_view_geometries.json`.
+ * The verified matches of the whole dataset as one `two_view_geometries.json` (2.14), written and,
+ * when the job drives a reconstruction, set as its `two_view_geometries.json`.
  */
-async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesFile> {
+export async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesFile> {
+  const merged = await verifiedMatches(ctx);
+  const file = await ctx.write("two_view_geometries.json", new TextEncoder().encode(JSON.stringify(merged)), VERIFIED_MATCHES_MEDIA_TYPE);
+  await ctx.reconstructionFile("two_view_geometries.json", file);
+  return merged;
+}
+
+/**
+ * The verified matches of the whole dataset in dataset image ids: the verify task's blocks (each
+ * a file of its own images, named in `x-images`) merged by image name.
+ */
+export async function verifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesFile> {
   const dataset = datasetOf(ctx.lease);
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
   const merged: VerifiedMatchesFile = {
@@ -334,8 +358,6 @@ async function mergedVerifiedMatches(ctx: TaskContext): Promise<VerifiedMatchesF
       merged.pairs.push({ ...p, image_id1: imageIdAt(i1), image_id2: imageIdAt(i2) });
     }
   }
-  const file = await ctx.write("two_view_geometries.json", new TextEncoder().encode(JSON.stringify(merged)), VERIFIED_MATCHES_MEDIA_TYPE);
-  await ctx.reconstructionFile("two_view_geometries.json", file);
   return merged;
 }
 
@@ -351,11 +373,36 @@ async function seal(
   phase: string,
   faceSize: number | null,
   join: Engine | null,
-): Promise<{ files: OutputFile[]; root: { num_reg_images: number; num_points3D: number; mean_reproj_err: number } }> {
+): Promise<SealedRoot> {
   const models = [...unsorted].sort((a, b) => b.images.length - a.images.length);
-  const summaries = models.map((m, idx) => ({ idx, num_reg_images: m.images.length, num_points3D: m.points.length / 3 }));
+  return sealModels(
+    ctx,
+    models.map((model) => modelFiles(model, images)),
+    phase,
+    faceSize,
+    join,
+  );
+}
+
+/** What a seal answers: the root's files and summary. */
+export interface SealedRoot {
+  files: OutputFile[];
+  root: { num_reg_images: number; num_points3D: number; mean_reproj_err: number };
+}
+
+/**
+ * Seals models (largest first) as the next snapshot: each a component, the first (or, given
+ * `join`, the ones that share photos joined) at the root. See `seal`.
+ */
+export async function sealModels(
+  ctx: TaskContext,
+  modelSet: ModelFiles[],
+  phase: string,
+  faceSize: number | null,
+  join: Engine | null,
+): Promise<SealedRoot> {
+  const summaries = modelSet.map((m, idx) => ({ idx, num_reg_images: m.summary.num_reg_images, num_points3D: m.summary.num_points3D }));
   const submodels: SnapshotSeal["submodels"] = [];
-  const modelSet = models.map((model) => modelFiles(model, images));
   let root: OutputFile[] = [];
   for (const [idx, f] of modelSet.entries()) {
     const summaryFile = {
@@ -427,11 +474,11 @@ async function seal(
   const seq = await ctx.sealSnapshot({
     files: sealedFiles(root),
     submodels,
-    summary: { ...top, num_models: models.length, phase },
+    summary: { ...top, num_models: modelSet.length, phase },
   });
   ctx.log(
     "INFO",
-    `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points at the root; ${models.length} model(s)`,
+    `sealed snapshot ${seq}: ${top.num_reg_images} images, ${top.num_points3D} points at the root; ${modelSet.length} model(s)`,
   );
   return { files: root, root: top };
 }

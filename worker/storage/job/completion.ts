@@ -14,12 +14,13 @@ import { appendEvent } from "./events";
 import { extendLease, heldLease, returnWork, rollUpTask } from "./leases";
 import { propagate } from "./propagate";
 import { taskRow } from "./records";
+import { growHierarchical, partitionErrors, shardedOutputs } from "./hierarchical";
 import {
   addResult,
-  assembledOutputs,
   awaitResult,
   dropResultsOf,
   recordShard,
+  reportShards,
   returnShard,
   shardItems,
   shardResultErrors,
@@ -67,7 +68,10 @@ export async function complete(
   );
   const { task_id: taskId, runner_id: runnerId, shard_id: shardId } = lease.value;
   const trusted = lease.value.pool === 0;
-  if (shardId) errors.push(...shardResultErrors(shardItems(cx, shardId), outputs));
+  if (shardId) {
+    const items = shardItems(cx, shardId);
+    errors.push(...shardResultErrors(items, outputs), ...partitionErrors(cx, items, outputs));
+  }
   // What the validation service found reading the files (runners.md "Trust"): the files' structure against the shard.
   if (errors.length === 0) errors.push(...(policy.refused ?? []));
   if (errors.length > 0 && shardId && !trusted) {
@@ -185,9 +189,12 @@ export async function judge(
 
 /** A shard's accepted result is recorded; the task succeeds with its last shard (unless it already ended, e.g. failed). */
 function finishShard(cx: JobContext, taskId: string, shardId: string, runnerId: string, outputs: TaskOutputs): void {
-  if (!recordShard(cx, shardId, runnerId, outputs)) return;
+  recordShard(cx, shardId, runnerId, outputs);
+  // A hierarchical map's next work units, once those before them are done.
+  growHierarchical(cx, taskId);
+  if (!reportShards(cx, taskId)) return;
   if (taskRow(cx, taskId)!.status !== "running") return;
-  succeed(cx, taskId, assembledOutputs(cx, taskId));
+  succeed(cx, taskId, shardedOutputs(cx, taskId));
 }
 
 function succeed(cx: JobContext, taskId: string, outputs: TaskOutputs): void {

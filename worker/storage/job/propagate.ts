@@ -77,7 +77,8 @@ async function propagateOnce(cx: JobContext): Promise<void> {
   // The volunteer pool gets only work whose results are checked (runners.md "Trust"): shards, as many as wait for no trusted decision.
   const poolReady = ready.flatMap((e) => {
     const row = rows.find((r) => r.task_id === e.task_id)!;
-    const units = isSharded(row) ? untrustedShards(cx, e.task_id) : 0;
+    // A hierarchical map's shards (map clusters, seal the model) are trusted runners' work, as any map.
+    const units = isSharded(row) && row.kind !== "map" ? untrustedShards(cx, e.task_id) : 0;
     return units > 0 ? [{ ...e, units }] : [];
   });
   const poolWithdrawn = rows.map((r) => r.task_id as string).filter((id) => !poolReady.some((e) => e.task_id === id));

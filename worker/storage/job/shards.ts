@@ -6,7 +6,7 @@
  * (no byte is copied: the files are the blobs the runners uploaded). A dying runner loses only its
  * shard; cancel, resume and the cache work shard by shard and item by item.
  */
-import type { ArtifactDescriptor, JobStatus, Phase, ShardItem, TaskOutputs } from "../../../protocol";
+import { type ArtifactDescriptor, type JobStatus, MERGE_PATH, type Phase, type ShardItem, type TaskOutputs } from "../../../protocol";
 import type { LeaseHolder, PlannedItem, ShardNeed, ShardResult } from "../job-rows";
 import type { FieldError } from "../../errors";
 import { first, nowIso } from "../sql";
@@ -16,10 +16,11 @@ import { type Row, shardStats } from "./records";
 
 export const shardIdOf = (taskId: string, idx: number) => `${taskId}-${idx}`;
 
-/** Stores a sharded task's items and its shards (every uncached item's shard is pending). */
-export function insertItems(cx: JobContext, taskId: string, items: PlannedItem[]): void {
+/** Stores a sharded task's items (from `firstOrd`: a task may add more) and their shards (every uncached item's shard is pending). */
+export function insertItems(cx: JobContext, taskId: string, items: PlannedItem[], firstOrd = 0): void {
   const shards = new Set<number>();
-  items.forEach((it, ord) => {
+  items.forEach((it, i) => {
+    const ord = firstOrd + i;
     const shardId = it.cached || it.shard === null ? null : shardIdOf(taskId, it.shard);
     if (shardId) shards.add(it.shard!);
     cx.sql.exec(
@@ -101,6 +102,9 @@ export function shardItems(cx: JobContext, shardId: string): ShardItem[] {
  * in order, all of one kind and format, each with exactly one file at its item's path.
  */
 export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): FieldError[] {
+  // A hierarchical map's merge item (protocol/hierarchical.ts) answers the model: one artifact of its files.
+  const merge = items.length === 1 && items[0]!.path === MERGE_PATH;
+  if (merge && outputs.artifacts.length === 1) return [];
   if (outputs.artifacts.length !== items.length) {
     return [
       {
@@ -195,11 +199,8 @@ export function dropResultsOf(cx: JobContext, principal: string): void {
   }
 }
 
-/**
- * Records a shard's (checked) result: each item's artifact, the shard done by its runner, and a
- * `phase_progress` of shards done over total. Answers whether the task is now complete.
- */
-export function recordShard(cx: JobContext, shardId: string, runnerId: string, outputs: TaskOutputs): boolean {
+/** Records a shard's (checked) result: each item's artifact, and the shard done by its runner. */
+export function recordShard(cx: JobContext, shardId: string, runnerId: string, outputs: TaskOutputs): void {
   const { task_id: taskId } = cx.sql.exec<{ task_id: string }>("SELECT task_id FROM shards WHERE shard_id = ?", shardId).one();
   const ords = cx.sql.exec<{ ord: number }>("SELECT ord FROM items WHERE shard_id = ? ORDER BY ord", shardId).toArray();
   ords.forEach(({ ord }, i) => {
@@ -211,6 +212,10 @@ export function recordShard(cx: JobContext, shardId: string, runnerId: string, o
     );
   });
   cx.sql.exec("UPDATE shards SET status = 'succeeded', need = 'any', runner_id = ? WHERE shard_id = ?", runnerId, shardId);
+}
+
+/** A `phase_progress` of the task's shards done over total; answers whether every shard is done. */
+export function reportShards(cx: JobContext, taskId: string): boolean {
   const stats = shardStats(cx, taskId)!;
   const phase = cx.sql.exec<{ phase: string }>("SELECT phase FROM tasks WHERE task_id = ?", taskId).one().phase as Phase;
   appendEvent(cx, taskId, { kind: "phase_progress", phase, current: stats.done, total: stats.total, rate: null });
@@ -282,7 +287,9 @@ export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
 export function unrecordedItems(cx: JobContext): { task_id: string; ord: number; cache_key: string; outputs_json: string }[] {
   return cx.sql
     .exec<{ task_id: string; ord: number; item_key: string; outputs_json: string }>(
-      "SELECT task_id, ord, item_key, outputs_json FROM items WHERE outputs_json IS NOT NULL AND cache_hit = 0 AND recorded = 0",
+      // A hierarchical map's items are its own work units (hierarchical.ts), not reusable: never recorded.
+      `SELECT task_id, ord, item_key, outputs_json FROM items WHERE outputs_json IS NOT NULL AND cache_hit = 0 AND recorded = 0
+         AND task_id NOT IN (SELECT task_id FROM tasks WHERE kind = 'map')`,
     )
     .toArray()
     .map((r) => ({ task_id: r.task_id, ord: r.ord, cache_key: r.item_key, outputs_json: r.outputs_json }));
