@@ -15,6 +15,14 @@ export interface Killable {
   name: string;
   kill(): void;
   readonly busy: boolean;
+  /**
+   * Settles once the runner has registered (it can take work), or has ended before that. A real
+   * runner takes tens of seconds to start on a loaded machine: the time between kills counts from
+   * here, so it is time the whole fleet could compute.
+   */
+  readonly ready: Promise<void>;
+  /** Why the runner ended on its own (not by `kill()`), once it has: a crash the run must report. */
+  readonly died: string | null;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -32,9 +40,13 @@ export function killableDigestRunner(base: string, name: string, o: { imageDelay
     fetch: (req) => (cut.signal.aborted ? Promise.reject(new Error("killed")) : fetch(new Request(req, { signal: cut.signal }))),
   });
   let busy = false;
+  let died: string | null = null;
+  let registered = () => {};
+  const ready = new Promise<void>((r) => (registered = r));
   void (async () => {
     try {
       await runner.register();
+      registered();
       while (!cut.signal.aborted) {
         // A long poll: an idle runner waits on the server instead of polling it.
         const lease = await runner.client.lease(runner.runner!.runner_id, 2);
@@ -44,7 +56,9 @@ export function killableDigestRunner(base: string, name: string, o: { imageDelay
         busy = false;
       }
     } catch (e) {
-      if (!cut.signal.aborted) console.error(`[${name}] ${(e as Error).message}`);
+      if (!cut.signal.aborted) died = (e as Error).message;
+    } finally {
+      registered();
     }
   })();
   return {
@@ -53,26 +67,48 @@ export function killableDigestRunner(base: string, name: string, o: { imageDelay
     get busy() {
       return busy;
     },
+    ready,
+    get died() {
+      return died;
+    },
   };
 }
 
-/** A runner process (its own process group, so SIGKILL reaches its children), busy from a `leased` line to the next outcome line. */
+/**
+ * A runner process (its own process group, so SIGKILL reaches its children): ready at its
+ * `registered` line, busy from a `leased` line to the next outcome line. Ended by anything but
+ * `kill()`, it is `died`, with its exit and the last lines it wrote to stderr.
+ */
 export function runnerProcess(command: string[], name: string, env: Record<string, string> = {}): Killable {
   const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: new URL("..", import.meta.url).pathname,
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
   let busy = false;
+  let killed = false;
+  let died: string | null = null;
+  let registered = () => {};
+  const ready = new Promise<void>((r) => (registered = r));
+  const stderr: string[] = [];
+  // The digest runner's lines (`registered ...`, `leased ...`, `completed ...`) or the runner's (`[runner name] leased ...`).
   createInterface({ input: child.stdout! }).on("line", (line) => {
-    // The digest runner's lines (`leased ...`, `completed ...`) or the runner's (`[runner name] leased ...`).
-    if (/(^|\] )leased /.test(line)) busy = true;
+    if (/(^|\] )registered /.test(line)) registered();
+    else if (/(^|\] )leased /.test(line)) busy = true;
     else if (/(^|\] )(completed|stopped|failed|released|teardown of) /.test(line)) busy = false;
+  });
+  createInterface({ input: child.stderr! }).on("line", (line) => {
+    if (stderr.push(line) > 20) stderr.shift();
+  });
+  child.on("exit", (code, signal) => {
+    if (!killed) died = `${name} exited by itself (${signal ?? `code ${code}`})${stderr.length > 0 ? `: ${stderr.join("\n")}` : ""}`;
+    registered();
   });
   return {
     name,
     kill: () => {
+      killed = true;
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch {
@@ -81,6 +117,10 @@ export function runnerProcess(command: string[], name: string, env: Record<strin
     },
     get busy() {
       return busy;
+    },
+    ready,
+    get died() {
+      return died;
     },
   };
 }
@@ -95,12 +135,22 @@ export interface ChaosOptions {
   start: (i: number) => Killable;
   /** Seeded choices, so a failing run can be repeated. */
   seed?: number;
+  /**
+   * Kill a runner that holds a lease whenever one does (default), or any runner alike. A task
+   * that takes longer than the time between kills never ends while the busy runner is always the
+   * one killed: real shards run for minutes on a loaded machine and have no checkpoint.
+   */
+  preferBusy?: boolean;
 }
 
 /**
  * Keeps `size` runners alive and kills one at random every `minMs..maxMs`, preferring one that
- * holds a lease (a kill of an idle runner tests little), then starts its replacement.
- * `stop()` ends the killing and every runner; `kills` counts the kills, `busyKills` those mid-task.
+ * holds a lease (a kill of an idle runner tests little) unless `preferBusy` is false, then starts
+ * its replacement. The wait
+ * for the next kill starts once the whole fleet is ready (registered), so a slow start is not
+ * counted as time to compute. `stop()` ends the killing and every runner, and answers `died`:
+ * why each runner that ended on its own did (a crash, not a kill). `kills` counts the kills,
+ * `busyKills` those mid-task.
  */
 export function chaos(o: ChaosOptions) {
   let state = (o.seed ?? 1) >>> 0 || 1;
@@ -111,40 +161,56 @@ export function chaos(o: ChaosOptions) {
     state ^= state << 5;
     return (state >>> 0) / 2 ** 32;
   };
-  let started = 0;
-  const fleet: Killable[] = [];
-  for (; started < o.size; started++) fleet.push(o.start(started));
-  const stats = { kills: 0, busyKills: 0, started: o.size };
+  const all: Killable[] = [];
+  const start = () => {
+    const runner = o.start(all.length);
+    all.push(runner);
+    return runner;
+  };
+  const fleet = Array.from({ length: o.size }, start);
+  const stats = {
+    kills: 0,
+    busyKills: 0,
+    get started() {
+      return all.length;
+    },
+  };
   let stopped = false;
-  // The wait between kills ends early on stop(), however long it was drawn.
+  // A wait (for the fleet to be ready, or between kills) ends early on stop(), however long it is.
   let wake = () => {};
+  const until = (p: Promise<unknown>) =>
+    new Promise<void>((r) => {
+      wake = r;
+      void p.then(() => r());
+    });
   const loop = (async () => {
+    await until(Promise.all(fleet.map((r) => r.ready)));
     while (!stopped) {
-      await new Promise<void>((r) => {
-        const timer = setTimeout(r, o.minMs + random() * (o.maxMs - o.minMs));
-        wake = () => {
-          clearTimeout(timer);
-          r();
-        };
-      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await until(new Promise((r) => (timer = setTimeout(r, o.minMs + random() * (o.maxMs - o.minMs)))));
+      clearTimeout(timer);
       if (stopped) break;
+      // A runner that ended on its own (reported by stop()) is replaced, so the fleet stays whole.
+      for (const [i, r] of fleet.entries()) if (r.died) fleet[i] = start();
       const busy = fleet.filter((r) => r.busy);
-      const pool = busy.length > 0 ? busy : fleet;
+      const pool = busy.length > 0 && o.preferBusy !== false ? busy : fleet;
       const victim = pool[Math.floor(random() * pool.length)]!;
       if (victim.busy) stats.busyKills++;
       victim.kill();
       stats.kills++;
-      fleet.splice(fleet.indexOf(victim), 1, o.start(started++));
-      stats.started++;
+      const replacement = start();
+      fleet.splice(fleet.indexOf(victim), 1, replacement);
+      await until(replacement.ready);
     }
   })();
   return {
     stats,
-    async stop() {
+    async stop(): Promise<string[]> {
       stopped = true;
       wake();
       await loop;
       for (const r of fleet) r.kill();
+      return all.flatMap((r) => (r.died ? [r.died] : []));
     },
   };
 }
