@@ -3,8 +3,8 @@
  * a map task whose shards are made after submission. The partition shard's clusters become one
  * shard each, leased by different runners, one of them lost and reclaimed; then one merge shard
  * reads every cluster's file, and its artifact is the task's output. The runners here answer by
- * hand what the real executor computes (browser-runtime/runner/executors/hierarchical.ts; the
- * computation end to end: test/e2e/hierarchical-pipeline.test.ts).
+ * hand what the real executor computes (browser-runtime/runner/executors/hierarchical.ts). The
+ * capability flags stay off (SVC_TEST_CAPABILITIES here) until the computation passes end to end.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
