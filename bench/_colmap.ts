@@ -174,3 +174,52 @@ export function largestColmapModel(sparse: string): string | null {
   }
   return best?.dir ?? null;
 }
+
+/**
+ * COLMAP 3.8's CLI pipeline as the references were made (CPU SIFT, exhaustive matching, mapper),
+ * each step timed; a mapper that gives up ("failed to create sparse model") is timed to that end.
+ * `threads`: every step's thread count (default: COLMAP's, all cores).
+ */
+export function colmapPipeline(
+  imagePath: string,
+  singleCamera: boolean,
+  threads?: number,
+): Record<"extract" | "match" | "map", ProcessTiming & { error?: string }> {
+  const work = mkdtempSync(join(tmpdir(), "colmap-pipeline-"));
+  const db = join(work, "db.sqlite");
+  mkdirSync(join(work, "sparse"));
+  const threadArgs = (option: string) => (threads === undefined ? [] : [`--${option}.num_threads`, String(threads)]);
+  try {
+    return {
+      extract: runTimed("colmap", [
+        "feature_extractor",
+        "--database_path",
+        db,
+        "--image_path",
+        imagePath,
+        "--ImageReader.camera_model",
+        "SIMPLE_RADIAL",
+        "--ImageReader.single_camera",
+        singleCamera ? "1" : "0",
+        "--SiftExtraction.use_gpu",
+        "0",
+        ...threadArgs("SiftExtraction"),
+      ]),
+      match: runTimed("colmap", [
+        "exhaustive_matcher",
+        "--database_path",
+        db,
+        "--SiftMatching.use_gpu",
+        "0",
+        ...threadArgs("SiftMatching"),
+      ]),
+      map: runTimed(
+        "colmap",
+        ["mapper", "--database_path", db, "--image_path", imagePath, "--output_path", join(work, "sparse"), ...threadArgs("Mapper")],
+        { tolerateFailure: true },
+      ),
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}

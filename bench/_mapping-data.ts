@@ -1,7 +1,7 @@
 /**
  * @module The inputs of the mapping and verify benchmarks: keypoints and raw matches of a shared
- * set as the runner computes them (SIFT, exhaustive pairs, brute-force matching; cached per
- * engine build in bench/results/cache/), and the `verify` executor's call on every pair.
+ * set as the runner computes them (SIFT, exhaustive or sequential pairs, brute-force matching;
+ * cached per engine build in bench/results/cache/, features apart from matches), and the `verify` executor's call on every pair.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,10 +11,10 @@ import { type DatasetCameras, datasetCameras, twoViewCamera } from "../browser-r
 import { decodeImage } from "../browser-runtime/decode/node";
 import { mappingPairs } from "../browser-runtime/stages/view-graph";
 import { verifiedPair } from "../browser-runtime/runner/executors/verify";
-import type { MappingPair } from "../engine-wasm/ts/mapping";
 import { extractFeatures } from "../browser-runtime/stages/extract";
 import { matchFeatures } from "../browser-runtime/stages/match";
-import { exhaustivePairs } from "../browser-runtime/stages/pairs";
+import { exhaustivePairs, sequentialPairs } from "../browser-runtime/stages/pairs";
+import { decodeFeatures } from "../protocol/wire/features";
 import { readFocalLength35mm } from "../worker/services/exif-tags";
 import { INTRINSICS } from "../scripts/reference-sets";
 import { datasets, root } from "./_args";
@@ -22,33 +22,65 @@ import { datasets, root } from "./_args";
 export interface SetData {
   images: Array<{ name: string; width: number; height: number; xy: number[] }>;
   pairs: Array<{ image1: number; image2: number; matches: number[] }>;
+  /** Wall seconds of extraction and matching when they were computed (one thread); absent in caches older than this field. */
+  timing?: { extractSeconds: number; matchSeconds: number };
 }
 
-const cacheDir = join(root, "bench/results/cache");
-const cacheFile = (set: string, engineHash: string) => join(cacheDir, `${set}-${engineHash.slice(0, 16)}.json`);
+/** The image pairs a set is matched on: every pair, or each photo with its next 10 in name order (the spec's default overlap). */
+export type PairStrategy = "exhaustive" | "sequential";
 
-/** Keypoints and raw matches as the runner computes them, cached per engine build. */
-export async function featuresAndMatches(engine: Engine, set: string, engineHash: string): Promise<SetData> {
-  const cache = cacheFile(set, engineHash);
-  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as SetData;
-  const dir = join(datasets, set, "images");
-  const names = readdirSync(dir).sort();
+const cacheDir = join(root, "bench/results/cache");
+const cacheFile = (set: string, engineHash: string, strategy: PairStrategy) =>
+  join(cacheDir, `${set}-${engineHash.slice(0, 16)}${strategy === "exhaustive" ? "" : `.${strategy}`}.json`);
+/** Each image's features artifact, kept so that another pair strategy matches without extracting again. */
+const featuresDir = (set: string, engineHash: string) => join(cacheDir, `${set}-${engineHash.slice(0, 16)}-features`);
+
+/** SIFT features of every image of the set (artifact bytes, by name) and the wall seconds extraction took, cached per engine build. */
+async function setFeatures(engine: Engine, set: string, engineHash: string) {
+  const dir = featuresDir(set, engineHash);
+  const timingFile = join(dir, "timing.json");
+  const names = readdirSync(join(datasets, set, "images")).sort();
   const features = new Map<string, Uint8Array>();
-  const images: SetData["images"] = [];
-  for (const name of names) {
-    const decoded = await decodeImage(join(dir, name));
-    const result = extractFeatures(engine, decoded);
-    features.set(name, result.bytes);
-    const kp = result.features.keypoints;
-    const xy: number[] = [];
-    for (let k = 0; k < kp.length; k += 4) xy.push(kp[k]!, kp[k + 1]!);
-    images.push({ name, width: decoded.width, height: decoded.height, xy });
+  if (existsSync(timingFile)) {
+    for (const name of names) features.set(name, new Uint8Array(readFileSync(join(dir, `${name}.feat`))));
+    return { names, features, extractSeconds: (JSON.parse(readFileSync(timingFile, "utf8")) as { extractSeconds: number }).extractSeconds };
   }
+  mkdirSync(dir, { recursive: true });
+  const start = performance.now();
+  for (const name of names) {
+    const result = extractFeatures(engine, await decodeImage(join(datasets, set, "images", name)));
+    features.set(name, result.bytes);
+    writeFileSync(join(dir, `${name}.feat`), result.bytes);
+  }
+  const extractSeconds = (performance.now() - start) / 1000;
+  writeFileSync(timingFile, JSON.stringify({ extractSeconds }));
+  return { names, features, extractSeconds };
+}
+
+/** Keypoints and raw matches as the runner computes them (the pairs of `strategy`), cached per engine build. */
+export async function featuresAndMatches(
+  engine: Engine,
+  set: string,
+  engineHash: string,
+  strategy: PairStrategy = "exhaustive",
+): Promise<SetData> {
+  const cache = cacheFile(set, engineHash, strategy);
+  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as SetData;
+  const { names, features, extractSeconds } = await setFeatures(engine, set, engineHash);
+  const images: SetData["images"] = names.map((name) => {
+    const f = decodeFeatures(features.get(name)!);
+    const xy: number[] = [];
+    for (let k = 0; k < f.keypoints.length; k += 4) xy.push(f.keypoints[k]!, f.keypoints[k + 1]!);
+    return { name, width: f.imageWidth, height: f.imageHeight, xy };
+  });
   const index = new Map(names.map((n, i) => [n, i]));
-  const matched = matchFeatures(engine, { features, pairs: exhaustivePairs(names) }).pairs;
+  const start = performance.now();
+  const pairs = strategy === "exhaustive" ? exhaustivePairs(names) : sequentialPairs(names);
+  const matched = matchFeatures(engine, { features, pairs }).pairs;
   const data: SetData = {
     images,
     pairs: matched.map((p) => ({ image1: index.get(p.imageName1)!, image2: index.get(p.imageName2)!, matches: Array.from(p.matches) })),
+    timing: { extractSeconds, matchSeconds: (performance.now() - start) / 1000 },
   };
   mkdirSync(cacheDir, { recursive: true });
   writeFileSync(cache, JSON.stringify(data));
@@ -62,7 +94,7 @@ export async function featuresAndMatches(engine: Engine, set: string, engineHash
 export function cachedSetData(set: string, hashPrefix?: string): { file: string; data: SetData } | null {
   if (!existsSync(cacheDir)) return null;
   const files = readdirSync(cacheDir)
-    .filter((f) => f.startsWith(`${set}-`) && f.endsWith(".json") && (!hashPrefix || f.startsWith(`${set}-${hashPrefix}`)))
+    .filter((f) => /^[0-9a-f]{16}\.json$/.test(f.slice(set.length + 1)) && f.startsWith(`${set}-${hashPrefix ?? ""}`))
     .map((f) => join(cacheDir, f));
   const file = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   return file ? { file, data: JSON.parse(readFileSync(file, "utf8")) as SetData } : null;
@@ -106,7 +138,7 @@ export async function mapStagePairs(
   cameras: DatasetCameras,
   results: TwoViewResult[],
   seed: number,
-): Promise<{ pairs: MappingPair[]; withInliers: number; dropped: number }> {
+): ReturnType<typeof mappingPairs> {
   const file = results.map((g, i) => verifiedPair(data.pairs[i]!.image1, data.pairs[i]!.image2, g));
   const keypoints = data.images.map((im) => ({ xy: im.xy }));
   return mappingPairs(file, cameras, keypoints, seed, async (batch) => batch.map((b) => verifyTwoView(engine, b)));

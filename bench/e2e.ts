@@ -14,9 +14,8 @@
  * split by stage (upload, extract, match, verify, map), each with the part the runner spent
  * waiting on HTTP (transfer: blob reads and writes, seals, checkpoints). Prints the tables; writes bench/results/e2e.json.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { launchChromium } from "../browser-runtime/headless/chromium";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
@@ -26,7 +25,7 @@ import type { ProgressEvent, TaskKind } from "../protocol";
 import { startLocalStack } from "../scripts/local-stack";
 import { INTRINSICS, datasetDir, scoreAgainstReference, submitSet } from "../scripts/reference-sets";
 import { processTreeCpuSeconds, root } from "./_args";
-import { type ProcessTiming, ensureColmap, runTimed } from "./_colmap";
+import { type ProcessTiming, colmapPipeline, ensureColmap } from "./_colmap";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -41,40 +40,6 @@ const sets = positionals.length ? positionals : ["sacre-coeur", "sceaux-castle",
 process.env.QT_QPA_PLATFORM ??= "offscreen";
 
 const round = (x: number, digits = 1) => Number(x.toFixed(digits));
-
-/**
- * COLMAP 3.8's CLI pipeline as the references were made (CPU SIFT, exhaustive matching, mapper),
- * each step timed; a mapper that gives up ("failed to create sparse model") is timed to that end.
- */
-function colmapPipeline(set: string): Record<"extract" | "match" | "map", ProcessTiming & { error?: string }> {
-  const work = mkdtempSync(join(tmpdir(), `colmap-${set}-`));
-  const images = new URL("images/", datasetDir(set)).pathname;
-  const db = join(work, "db.sqlite");
-  mkdirSync(join(work, "sparse"));
-  try {
-    return {
-      extract: runTimed("colmap", [
-        "feature_extractor",
-        "--database_path",
-        db,
-        "--image_path",
-        images,
-        "--ImageReader.camera_model",
-        "SIMPLE_RADIAL",
-        "--ImageReader.single_camera",
-        INTRINSICS[set] === "per_image" ? "0" : "1",
-        "--SiftExtraction.use_gpu",
-        "0",
-      ]),
-      match: runTimed("colmap", ["exhaustive_matcher", "--database_path", db, "--SiftMatching.use_gpu", "0"]),
-      map: runTimed("colmap", ["mapper", "--database_path", db, "--image_path", images, "--output_path", join(work, "sparse")], {
-        tolerateFailure: true,
-      }),
-    };
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-}
 
 /** Wall, CPU and HTTP-wait seconds of one stretch of our pipeline. */
 interface Span {
@@ -169,7 +134,7 @@ try {
           transfer_s: NaN,
         };
     }
-    const colmap = haveColmap ? colmapPipeline(set) : null;
+    const colmap = haveColmap ? colmapPipeline(new URL("images/", datasetDir(set)).pathname, INTRINSICS[set] !== "per_image") : null;
     const colmapTotal = colmap && {
       wall_s: colmap.extract.wallSeconds + colmap.match.wallSeconds + colmap.map.wallSeconds,
       cpu_s: colmap.extract.cpuSeconds + colmap.match.cpuSeconds + colmap.map.cpuSeconds,

@@ -1,15 +1,20 @@
 /**
- * `npm run bench -- mapping [--sets a,b] [--seed N]`: wall and CPU time of two-view
- * verification and incremental mapping on the shared sets, ours (the WASM engine, one thread)
- * beside COLMAP 3.8 (CPU, one thread) in the same invocation, with the accuracy of every model
- * against the set's COLMAP reference (engine-wasm/ts/accuracy.ts, issue 5's bars). Writes
+ * `npm run bench -- mapping [--sets a,b] [--pairs exhaustive,sequential] [--mappers incremental,global] [--seed N]`:
+ * wall and CPU time of two-view verification and mapping on the shared sets, ours (the WASM engine, one thread)
+ * beside COLMAP 3.8 (CPU, one thread) in the same invocation, with the accuracy of every model against the set's
+ * reference (engine-wasm/ts/accuracy.ts, issue 5's bars; the worst photo's rotation error too). Writes
  * bench/results/mapping.json.
  *
- * Both sides start from our features and raw matches (bench/_mapping-data.ts):
+ * Both sides start from our features and raw matches (bench/_mapping-data.ts) of each pair strategy (exhaustive;
+ * sequential too for sets of video frames, as gum):
  * - verify: our `verify` per pair vs `colmap matches_importer --match_type raw` (which imports
  *   and verifies);
- * - map: our mapper vs `colmap mapper` fed our verified matches (the same input: isolates the
+ * - map: our incremental and global mappers (the `incremental` and `global` recipes, after the map stage's
+ *   view-graph filter) vs `colmap mapper` fed our verified matches (the same input: isolates the
  *   mapper), and `colmap mapper` on COLMAP's own verification of the same raw matches.
+ * On the sets of `--colmap-pipeline` (default gum; `none`: no set) COLMAP's whole pipeline runs too (its own extraction, exhaustive
+ * matching and mapper, one thread), beside ours from photos to model (extraction and matching as timed when the
+ * features and matches were computed, one thread): issue 18's wall-time ratio.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -23,13 +28,34 @@ import {
   referencePoses,
 } from "../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
-import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
+import { IncrementalMapping, type MappedModel, type MappingInput } from "../engine-wasm/ts/mapping";
+import type { Engine } from "../engine-wasm/ts/engine";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
+import { globalModelShortfall } from "../browser-runtime/runner/executors/map";
+import { INTRINSICS } from "../scripts/reference-sets";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
-import { type ColmapDatabaseInput, largestColmapModel, runColmapMapper, runTimed, writeColmapDatabase, writeRawMatches } from "./_colmap";
-import { featuresAndMatches, mapStagePairs, setCameras, verifyPairs } from "./_mapping-data";
+import {
+  type ColmapDatabaseInput,
+  type ProcessTiming,
+  colmapPipeline,
+  largestColmapModel,
+  runColmapMapper,
+  runTimed,
+  writeColmapDatabase,
+  writeRawMatches,
+} from "./_colmap";
+import { type PairStrategy, featuresAndMatches, mapStagePairs, setCameras, verifyPairs } from "./_mapping-data";
 
-const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
+/** Sets whose photos are video frames in name order: matched with sequential pairs as well as exhaustive ones. */
+const SEQUENCES = new Set(["gum"]);
+type MapperKind = "incremental" | "global";
+
+const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund,gum").split(",");
+const pairsArg = arg("pairs", "");
+const strategiesOf = (set: string): PairStrategy[] =>
+  pairsArg ? (pairsArg.split(",") as PairStrategy[]) : SEQUENCES.has(set) ? ["exhaustive", "sequential"] : ["exhaustive"];
+const mappers = arg("mappers", "incremental,global").split(",") as MapperKind[];
+const pipelineSets = new Set(arg("colmap-pipeline", "gum").split(",").filter(Boolean));
 const seed = Number(arg("seed", "0"));
 
 interface Timed {
@@ -47,6 +73,7 @@ function timed<T>(f: () => T): { value: T } & Timed {
 interface Accuracy {
   registered: string;
   medianRotationDeg: number;
+  maxRotationDeg: number;
   maxCenterPercent: number;
   meanReprojPx: number;
   points: number;
@@ -57,6 +84,7 @@ function accuracyOf(report: AccuracyReport, meanReprojPx: number, points: number
   return {
     registered: `${report.numRegistered}/${report.numReferenceImages}`,
     medianRotationDeg: report.medianRotationErrorDeg,
+    maxRotationDeg: report.maxRotationErrorDeg,
     maxCenterPercent: 100 * report.maxCenterErrorFraction,
     meanReprojPx: meanReprojPx,
     points,
@@ -76,135 +104,172 @@ async function colmapMapper(db: string, set: string, work: string, referencePose
   return { timing, accuracy: accuracyOf(compareToReference(referencePoses(model), referencePoses_), reproj, errors.length, colmapReproj) };
 }
 
+/**
+ * Our mapper of `kind` on the map stage's pairs: the incremental mapper to the end, or the global mapper (rotations from
+ * the view-graph filter's averaging, global positioning, global refinement) with why the map executor would fall back
+ * to the incremental mapper (`globalModelShortfall`; the model is measured as it is).
+ */
+function mapOurs(engine: Engine, kind: MapperKind, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>) {
+  const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
+  try {
+    if (kind === "incremental") return { models: mapping.run(), shortfall: null };
+    const reachable = mapping.progress().imagesReachable;
+    // The view graph's image ids are the engine's image indices plus one.
+    mapping.globalPosition(new Map([...rotations].map(([id, q]) => [id - 1, q])), "explicit_scale");
+    mapping.globalRefine("explicit_scale");
+    const models = mapping.models();
+    const model = models[0];
+    return { models, shortfall: globalModelShortfall(model?.images.length ?? 0, reachable, model?.meanReprojectionError ?? Infinity) };
+  } finally {
+    mapping.free();
+  }
+}
+
 const { engine, haveColmap } = await openSiftBench(false);
 const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
-type Timing = { wallSeconds: number; cpuSeconds: number };
 type ColmapRun = Awaited<ReturnType<typeof colmapMapper>>;
+interface OurMap {
+  mapper: MapperKind;
+  /** The view-graph filter and the mapper. */
+  map: Timed;
+  accuracy: Accuracy;
+  /** Global mapper: why the map executor would map again incrementally (null: it keeps the global model). */
+  fallback: string | null;
+}
 interface Row {
   set: string;
+  pairStrategy: PairStrategy;
   images: number;
   pairs: number;
   verifiedPairs: number;
-  ours: { verify: Timing; map: Timing; accuracy: Accuracy };
+  /** Wall seconds of our extraction and matching (one thread) when the cached features and matches were computed. */
+  extractMatch: { extractSeconds: number; matchSeconds: number } | null;
+  ours: { verify: Timed; maps: OurMap[] };
   colmap?: { verify: ReturnType<typeof runTimed>; mapOurVerified: ColmapRun; mapColmapVerified: ColmapRun };
 }
 const results: Row[] = [];
+/** COLMAP's own pipeline (extraction, exhaustive matching, mapper; one thread) per set of `--colmap-pipeline`. */
+const pipelines: Array<{ set: string; timing: Record<"extract" | "match" | "map", ProcessTiming & { error?: string }> }> = [];
 /** COLMAP 3.8's figures on the set: beside the reference, or (gum, whose reference is the authors') with COLMAP's model. */
 const colmapResultsPath = (set: string) =>
   [join(datasets, set, "reference/colmap-3.8-results.tsv"), join(datasets, set, "reference/colmap-3.8/colmap-3.8-results.tsv")].find((f) =>
     existsSync(f),
   )!;
 for (const set of sets) {
-  const data = await featuresAndMatches(engine, set, engineHash);
-  const setCams = await setCameras(set, data);
-  const { cameras } = setCams;
-  const cameraOf = (i: number) => setCams.cameraOfImage[i]!;
   const reference = await readColmapTextModel(join(datasets, set, "reference"), { points3D: false });
   const refPoses = referencePoses(reference);
   const colmapReproj = Number(parseColmapResultsTsv(readFileSync(colmapResultsPath(set), "utf8"))[0]!.mean_reproj_px);
+  for (const pairStrategy of strategiesOf(set)) {
+    const data = await featuresAndMatches(engine, set, engineHash, pairStrategy);
+    const setCams = await setCameras(set, data);
+    const { cameras } = setCams;
+    const cameraOf = (i: number) => setCams.cameraOfImage[i]!;
 
-  // Ours: verify (the `verify` executor's call per pair), then map.
-  const verify = timed(() =>
-    verifyPairs(engine, data, setCams, seed).map((g, i) => ({
-      image1: data.pairs[i]!.image1,
-      image2: data.pairs[i]!.image2,
-      type: g.type,
-      matches: g.inlier_matches.flat(),
-      geometry: g,
-    })),
-  );
-  const verified = verify.value.filter((p) => p.matches.length > 0);
-  // The map stage's pairs (its view-graph filter, stages/view-graph.ts), timed with the mapping.
-  const wallStart = performance.now();
-  const cpuStart = cpuSeconds();
-  const mapped = await mapStagePairs(
-    engine,
-    data,
-    setCams,
-    verify.value.map((v) => v.geometry),
-    seed,
-  );
-  const input: MappingInput = {
-    cameras: cameras.map((c) => ({ ...c })),
-    images: data.images.map((im, i) => ({ camera: cameraOf(i), keypoints: Float64Array.from(im.xy) })),
-    pairs: mapped.pairs,
-  };
-  const mapRun = timed(() => {
-    const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
-    try {
-      return mapping.run();
-    } finally {
-      mapping.free();
-    }
-  });
-  const map = { ...mapRun, wallSeconds: (performance.now() - wallStart) / 1000, cpuSeconds: cpuSeconds() - cpuStart };
-  const model = map.value.reduce((a, b) => (b.images.length > a.images.length ? b : a));
-  const ours = accuracyOf(
-    compareToReference(
-      model.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec })),
-      refPoses,
-    ),
-    model.meanReprojectionError,
-    model.points.length / 3,
-    colmapReproj,
-  );
-
-  const row: Row = {
-    set,
-    images: data.images.length,
-    pairs: data.pairs.length,
-    verifiedPairs: verified.length,
-    ours: {
-      verify: { wallSeconds: verify.wallSeconds, cpuSeconds: verify.cpuSeconds },
-      map: { wallSeconds: map.wallSeconds, cpuSeconds: map.cpuSeconds },
-      accuracy: ours,
-    },
-  };
-  if (haveColmap) {
-    const work = mkdtempSync(join(tmpdir(), `bench-mapping-${set}-`));
-    const names = data.images.map((im) => im.name);
-    const dbInput: ColmapDatabaseInput = {
-      cameras: cameras.map((c) => ({ width: c.width, height: c.height, params: c.params, hasPriorFocalLength: c.hasPriorFocalLength })),
-      images: data.images.map((im, i) => ({ name: im.name, camera: cameraOf(i), keypoints: im.xy })),
-      pairs: [],
+    // Ours: verify (the `verify` executor's call per pair), then map.
+    const verify = timed(() =>
+      verifyPairs(engine, data, setCams, seed).map((g, i) => ({
+        image1: data.pairs[i]!.image1,
+        image2: data.pairs[i]!.image2,
+        type: g.type,
+        matches: g.inlier_matches.flat(),
+        geometry: g,
+      })),
+    );
+    const verified = verify.value.filter((p) => p.matches.length > 0);
+    // The map stage's pairs (its view-graph filter, stages/view-graph.ts), timed with each mapping.
+    const filter = { wall: performance.now(), cpu: cpuSeconds() };
+    const mapped = await mapStagePairs(
+      engine,
+      data,
+      setCams,
+      verify.value.map((v) => v.geometry),
+      seed,
+    );
+    const filterTime = { wallSeconds: (performance.now() - filter.wall) / 1000, cpuSeconds: cpuSeconds() - filter.cpu };
+    const input: MappingInput = {
+      cameras: cameras.map((c) => ({ ...c })),
+      images: data.images.map((im, i) => ({ camera: cameraOf(i), keypoints: Float64Array.from(im.xy) })),
+      pairs: mapped.pairs,
     };
-    // COLMAP verifies our raw matches, then maps its own verification.
-    const ownDb = join(work, "colmap-verified.db");
-    writeColmapDatabase(ownDb, dbInput);
-    const rawFile = join(work, "matches.txt");
-    writeRawMatches(rawFile, names, data.pairs);
-    const colmapVerify = runTimed("colmap", [
-      "matches_importer",
-      "--database_path",
-      ownDb,
-      "--match_list_path",
-      rawFile,
-      "--match_type",
-      "raw",
-      "--SiftMatching.use_gpu",
-      "0",
-      "--SiftMatching.num_threads",
-      "1",
-    ]);
-    const own = await colmapMapper(ownDb, set, work, refPoses, colmapReproj);
-    // COLMAP maps our verified matches: the same input as our mapper.
-    const sameDb = join(work, "our-verified.db");
-    writeColmapDatabase(sameDb, {
-      ...dbInput,
-      pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })),
+    const maps = mappers.map((mapper): OurMap => {
+      const run = timed(() => mapOurs(engine, mapper, input, mapped.rotations));
+      const model = run.value.models.reduce<MappedModel | null>((a, b) => (a && a.images.length >= b.images.length ? a : b), null);
+      const accuracy = accuracyOf(
+        compareToReference(
+          (model?.images ?? []).map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec })),
+          refPoses,
+        ),
+        model?.meanReprojectionError ?? NaN,
+        (model?.points.length ?? 0) / 3,
+        colmapReproj,
+      );
+      return {
+        mapper,
+        map: { wallSeconds: filterTime.wallSeconds + run.wallSeconds, cpuSeconds: filterTime.cpuSeconds + run.cpuSeconds },
+        accuracy,
+        fallback: run.value.shortfall,
+      };
     });
-    const same = await colmapMapper(sameDb, set, work, refPoses, colmapReproj);
-    rmSync(work, { recursive: true, force: true });
-    row.colmap = { verify: colmapVerify, mapOurVerified: same, mapColmapVerified: own };
+
+    const row: Row = {
+      set,
+      pairStrategy,
+      images: data.images.length,
+      pairs: data.pairs.length,
+      verifiedPairs: verified.length,
+      extractMatch: data.timing ?? null,
+      ours: { verify: { wallSeconds: verify.wallSeconds, cpuSeconds: verify.cpuSeconds }, maps },
+    };
+    if (haveColmap) {
+      const work = mkdtempSync(join(tmpdir(), `bench-mapping-${set}-`));
+      const names = data.images.map((im) => im.name);
+      const dbInput: ColmapDatabaseInput = {
+        cameras: cameras.map((c) => ({ width: c.width, height: c.height, params: c.params, hasPriorFocalLength: c.hasPriorFocalLength })),
+        images: data.images.map((im, i) => ({ name: im.name, camera: cameraOf(i), keypoints: im.xy })),
+        pairs: [],
+      };
+      // COLMAP verifies our raw matches, then maps its own verification.
+      const ownDb = join(work, "colmap-verified.db");
+      writeColmapDatabase(ownDb, dbInput);
+      const rawFile = join(work, "matches.txt");
+      writeRawMatches(rawFile, names, data.pairs);
+      const colmapVerify = runTimed("colmap", [
+        "matches_importer",
+        "--database_path",
+        ownDb,
+        "--match_list_path",
+        rawFile,
+        "--match_type",
+        "raw",
+        "--SiftMatching.use_gpu",
+        "0",
+        "--SiftMatching.num_threads",
+        "1",
+      ]);
+      const own = await colmapMapper(ownDb, set, work, refPoses, colmapReproj);
+      // COLMAP maps our verified matches: the same input as our mapper.
+      const sameDb = join(work, "our-verified.db");
+      writeColmapDatabase(sameDb, {
+        ...dbInput,
+        pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })),
+      });
+      const same = await colmapMapper(sameDb, set, work, refPoses, colmapReproj);
+      rmSync(work, { recursive: true, force: true });
+      row.colmap = { verify: colmapVerify, mapOurVerified: same, mapColmapVerified: own };
+    }
+    results.push(row);
+    console.log(`${set} (${pairStrategy} pairs): done`);
   }
-  results.push(row);
-  console.log(`${set}: done`);
+  if (haveColmap && pipelineSets.has(set)) {
+    pipelines.push({ set, timing: colmapPipeline(join(datasets, set, "images"), INTRINSICS[set] !== "per_image", 1) });
+    console.log(`${set}: COLMAP's pipeline done`);
+  }
 }
 
 const f = (v: number | undefined | null, digits = 1) => (v === undefined || v === null || !Number.isFinite(v) ? "-" : v.toFixed(digits));
 const acc = (a: Accuracy | null | undefined) =>
   a
-    ? `${a.registered} ${f(a.medianRotationDeg, 2)}deg ${f(a.maxCenterPercent, 2)}% ${f(a.meanReprojPx, 3)}px${a.failures.length ? " FAIL" : ""}`
+    ? `${a.registered} ${f(a.medianRotationDeg, 2)}/${f(a.maxRotationDeg, 1)}deg ${f(a.maxCenterPercent, 2)}% ${f(a.meanReprojPx, 3)}px${a.failures.length ? " FAIL" : ""}`
     : "no model";
 console.log(
   `\nVerify and map from the same features and raw matches (WASM, 1 thread, vs COLMAP 3.8 CPU, 1 thread); load average ${loadavg()
@@ -212,33 +277,62 @@ console.log(
     .join(" ")} on ${process.env.HOSTNAME ?? "this machine"}`,
 );
 console.log(
-  "set            | pairs | verify ours s | verify COLMAP s | ratio | map ours s | COLMAP map (our matches) s | ratio | COLMAP map (its verify) s | accuracy ours | COLMAP (our matches) | COLMAP (its verify)",
+  "set            | pairs      | pairs | verify ours s | verify COLMAP s | ratio | mapper      | map ours s | COLMAP map (our matches) s | ratio | COLMAP map (its verify) s | accuracy ours | COLMAP (our matches) | COLMAP (its verify)",
 );
 for (const r of results) {
   const c = r.colmap;
-  console.log(
-    [
-      r.set.padEnd(14),
-      String(r.pairs).padStart(5),
-      f(r.ours.verify.wallSeconds).padStart(13),
-      f(c?.verify.wallSeconds).padStart(15),
-      f(c ? r.ours.verify.wallSeconds / c.verify.wallSeconds : undefined, 2).padStart(5),
-      f(r.ours.map.wallSeconds).padStart(10),
-      f(c?.mapOurVerified.timing?.wallSeconds).padStart(26),
-      f(c?.mapOurVerified.timing ? r.ours.map.wallSeconds / c.mapOurVerified.timing.wallSeconds : undefined, 2).padStart(5),
-      f(c?.mapColmapVerified.timing?.wallSeconds).padStart(25),
-      acc(r.ours.accuracy),
-      c ? acc(c.mapOurVerified.accuracy) : "-",
-      c ? acc(c.mapColmapVerified.accuracy) : "-",
-    ].join(" | "),
-  );
+  for (const m of r.ours.maps) {
+    console.log(
+      [
+        r.set.padEnd(14),
+        r.pairStrategy.padEnd(10),
+        String(r.pairs).padStart(5),
+        f(r.ours.verify.wallSeconds).padStart(13),
+        f(c?.verify.wallSeconds).padStart(15),
+        f(c ? r.ours.verify.wallSeconds / c.verify.wallSeconds : undefined, 2).padStart(5),
+        m.mapper.padEnd(11),
+        f(m.map.wallSeconds).padStart(10),
+        f(c?.mapOurVerified.timing?.wallSeconds).padStart(26),
+        f(c?.mapOurVerified.timing ? m.map.wallSeconds / c.mapOurVerified.timing.wallSeconds : undefined, 2).padStart(5),
+        f(c?.mapColmapVerified.timing?.wallSeconds).padStart(25),
+        acc(m.accuracy) + (m.fallback ? ` (the executor falls back: ${m.fallback})` : ""),
+        c ? acc(c.mapOurVerified.accuracy) : "-",
+        c ? acc(c.mapColmapVerified.accuracy) : "-",
+      ].join(" | "),
+    );
+  }
 }
 console.log(
-  "(accuracy: registered, median rotation error, worst centre error as % of the extent, mean reprojection error; FAIL: misses a bar of issue 5)",
+  "(accuracy: registered, median/max rotation error, worst centre error as % of the extent, mean reprojection error; FAIL: misses a bar of issue 5)",
 );
+if (pipelines.length) {
+  console.log("\nPhotos to model, one thread each side: ours (extraction + matching + verification + mapping) vs COLMAP 3.8's pipeline");
+  console.log("set            | pairs      | mapper      | ours s | COLMAP s (extract + exhaustive match + map) | ratio");
+  for (const { set, timing } of pipelines) {
+    const colmapWall = timing.extract.wallSeconds + timing.match.wallSeconds + timing.map.wallSeconds;
+    for (const r of results.filter((x) => x.set === set && x.extractMatch)) {
+      for (const m of r.ours.maps) {
+        const ours = r.extractMatch!.extractSeconds + r.extractMatch!.matchSeconds + r.ours.verify.wallSeconds + m.map.wallSeconds;
+        console.log(
+          [
+            set.padEnd(14),
+            r.pairStrategy.padEnd(10),
+            m.mapper.padEnd(11),
+            f(ours).padStart(6),
+            `${f(colmapWall)} (${f(timing.extract.wallSeconds)} + ${f(timing.match.wallSeconds)} + ${f(timing.map.wallSeconds)}${timing.map.error ? `, ${timing.map.error}` : ""})`.padStart(
+              43,
+            ),
+            f(ours / colmapWall, 2).padStart(5),
+          ].join(" | "),
+        );
+      }
+    }
+  }
+  console.log("(ours: extraction and matching as timed when bench/results/cache/ was filled, verification and mapping in this run)");
+}
 mkdirSync(join(root, "bench/results"), { recursive: true });
 writeFileSync(
   join(root, "bench/results/mapping.json"),
-  JSON.stringify({ date: new Date().toISOString(), seed, loadAverage: loadavg(), results }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), seed, loadAverage: loadavg(), results, colmapPipelines: pipelines }, null, 2),
 );
 console.log("wrote bench/results/mapping.json");

@@ -253,6 +253,17 @@ type GlobalSpec = Extract<PipelineSpec, { kind: "global" }>;
 const GLOBAL_MIN_REGISTERED_FRACTION = 0.8;
 const GLOBAL_MAX_MEAN_REPROJ_ERR = 2;
 
+/** Why a global model of `registered` images (of `reachable`) at `meanReprojectionError` pixels is poor (see above), or null. */
+export function globalModelShortfall(registered: number, reachable: number, meanReprojectionError: number): string | null {
+  return registered < 2
+    ? "no model"
+    : registered < GLOBAL_MIN_REGISTERED_FRACTION * reachable
+      ? `${registered} of ${reachable} images registered (under ${GLOBAL_MIN_REGISTERED_FRACTION * 100}%)`
+      : meanReprojectionError > GLOBAL_MAX_MEAN_REPROJ_ERR
+        ? `mean reprojection error ${meanReprojectionError.toPrecision(3)} px (over ${GLOBAL_MAX_MEAN_REPROJ_ERR} px)`
+        : null;
+}
+
 /**
  * The global mapper (2.12 `global`, engine-wasm/src/sfm/global_mapper.h): the images' averaged
  * rotations (the view-graph filter's), global positioning of cameras and points, then global
@@ -288,14 +299,7 @@ async function mapGlobally(
     const model = mapping.models()[0];
     const registered = model?.images.length ?? 0;
     const error = model?.meanReprojectionError ?? Infinity;
-    const poor =
-      registered < 2
-        ? "no model"
-        : registered < GLOBAL_MIN_REGISTERED_FRACTION * reachable
-          ? `${registered} of ${reachable} images registered (under ${GLOBAL_MIN_REGISTERED_FRACTION * 100}%)`
-          : error > GLOBAL_MAX_MEAN_REPROJ_ERR
-            ? `mean reprojection error ${error.toPrecision(3)} px (over ${GLOBAL_MAX_MEAN_REPROJ_ERR} px)`
-            : null;
+    const poor = globalModelShortfall(registered, reachable, error);
     if (poor && spec.use_incremental_quality_fallback) {
       ctx.log("WARNING", `the global model is poor (${poor}): the incremental mapper maps the dataset instead`);
       return { outputs: null, poor, positioning };
