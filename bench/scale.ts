@@ -57,7 +57,15 @@ const kill = (c: ChildProcess) => {
 };
 
 const images = photoNames(join(datasetDir(SET).pathname, "images"));
-const runs: Record<string, unknown>[] = [];
+interface Run {
+  stage: "features" | "matches";
+  runners: number;
+  wall_s: number;
+  shards: number | null;
+  by_runner: number[] | null;
+  overhead_per_shard_s: number | null;
+}
+const runs: Run[] = [];
 const versions = JSON.stringify(await localRuntimeVersions());
 for (const count of Array.from({ length: REPEAT }, () => COUNTS).flat()) {
   const server = await startLocalStack({ SVC_RUNTIME_VERSIONS: versions });
@@ -116,15 +124,15 @@ const rows = runs
   .filter((r, i) => runs.findIndex((q) => q.stage === r.stage && q.runners === r.runners) === i)
   .map((r) => {
     const same = runs.filter((q) => q.stage === r.stage && q.runners === r.runners);
-    const walls = same.map((q) => q.wall_s as number);
+    const walls = same.map((q) => q.wall_s);
     const wall = median(walls);
     // The shard spread and overhead shown are those of the run closest to the median.
-    const closest = same.reduce((a, q) => (Math.abs((q.wall_s as number) - wall) < Math.abs((a.wall_s as number) - wall) ? q : a));
-    return { ...closest, wall_s: wall, walls_s: walls };
+    const closest = same.reduce((a, q) => (Math.abs(q.wall_s - wall) < Math.abs(a.wall_s - wall) ? q : a));
+    return { ...closest, wall_s: wall, walls_s: walls, speedup: 1 };
   });
 for (const row of rows) {
   const first = rows.find((r) => r.stage === row.stage && r.runners === COUNTS[0]);
-  row.speedup = Number(((first!.wall_s as number) / (row.wall_s as number)).toFixed(2));
+  row.speedup = Number((first!.wall_s / row.wall_s).toFixed(2));
 }
 const machine = { cpus: availableParallelism(), loadavg_1m: Number(loadavg()[0]!.toFixed(1)) };
 console.log(
@@ -135,7 +143,7 @@ for (const r of rows)
   console.log(
     `${String(r.stage).padEnd(9)} ${String(r.runners).padStart(7)} ${String(r.wall_s).padStart(7)} ${String(r.speedup).padStart(9)} ${String(r.shards).padStart(7)}  ${JSON.stringify(r.by_runner).padEnd(18)} ${String(r.overhead_per_shard_s).padEnd(17)} ${r.walls_s.join(", ")}`,
   );
-const extractMatch = (n: number) => rows.filter((r) => r.runners === n).reduce((a, r) => a + (r.wall_s as number), 0);
+const extractMatch = (n: number) => rows.filter((r) => r.runners === n).reduce((a, r) => a + r.wall_s, 0);
 if (COUNTS.includes(1) && COUNTS.includes(2))
   console.log(
     `2 runners take ${(extractMatch(2) / extractMatch(1)).toFixed(2)} of 1 runner's extraction + matching wall time (issue 17: <= 0.6)`,
