@@ -18,6 +18,13 @@ export interface Verdict {
   undocumented?: boolean;
 }
 
+/**
+ * Operations that take no API key by design (worker/app.ts): a keyless volunteer's token, which
+ * the operator's setting grants (201/200) or refuses (403) whatever the Authorization header says.
+ */
+const KEYLESS_OPERATIONS = new Set(["POST /v1/runner-tokens"]);
+const keyless = (req: FuzzRequest) => !!req.op && KEYLESS_OPERATIONS.has(`${req.op.method} ${req.op.path}`);
+
 export function judge(req: FuzzRequest, res: { status: number; contentType: string; body: string }): Verdict | null {
   const { status } = res;
   const where = req.op ? `${req.op.method} ${req.op.path}` : `${req.method} (no operation)`;
@@ -44,7 +51,7 @@ export function judge(req: FuzzRequest, res: { status: number; contentType: stri
     if (status === 501 && typeof p.capability !== "string") return fail("501 without a capability member");
     if (status === 422 && !Array.isArray(p.errors)) return fail("422 without errors[]");
   }
-  if (req.apiKeyMode && req.target.startsWith("/v1/") && !req.target.startsWith("/v1/admin/") && status !== 401) {
+  if (req.apiKeyMode && req.target.startsWith("/v1/") && !req.target.startsWith("/v1/admin/") && !keyless(req) && status !== 401) {
     return fail(`${status} without a valid API key (expected 401)`);
   }
   // A capability the deployment lacks answers 501 before anything else is looked at (1.1).
