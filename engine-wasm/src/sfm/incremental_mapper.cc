@@ -309,10 +309,12 @@ bool IncrementalMapper::RegisterNextImage(const IncrementalMapperOptions& option
   // estimated (focal only without a prior) and refined with this image.
   Camera camera = reconstruction_->CameraAt(image.camera_id);
   const bool estimate_camera = NumRegImagesForCamera(image.camera_id) == 0 || is_bogus(camera);
-  // Half the inliers suffice where the epipolar check can be made (options), for a held camera.
+  // Half the inliers suffice where the epipolar check can be made (options). It checks the
+  // camera too (the essential matrix is taken through both cameras' intrinsics), so a camera
+  // estimated with this image qualifies: in a wide-baseline collection of per-image cameras
+  // the next image often sees fewer than abs_pose_min_num_inliers of the model's points.
   const auto [partner_id, partner_matches] = BestMatchedRegisteredImage(image_id);
   const bool epipolar_check =
-      !estimate_camera &&
       partner_matches >= static_cast<size_t>(options.abs_pose_epipolar_min_num_matches);
   const size_t min_num_inliers = epipolar_check ? (options.abs_pose_min_num_inliers + 1) / 2
                                                 : options.abs_pose_min_num_inliers;

@@ -18,10 +18,10 @@ struct TwoViewModel {
   std::unique_ptr<IncrementalMapper> mapper;
   IncrementalMapperOptions options;
 
-  TwoViewModel() {
+  explicit TwoViewModel(int num_cameras = 2) {
     SyntheticDatasetOptions scene;
     scene.num_images = 6;
-    scene.num_cameras = 2;
+    scene.num_cameras = num_cameras;
     data = SynthesizeDataset(scene);
     data.input.SetUp(data.correspondence_graph);
     model = data.input;
@@ -125,6 +125,20 @@ TEST(IncrementalMapper, EpipolarSupportAcceptsTheTruePoseAndRejectsAWrongOne) {
       Eigen::Quaterniond(Eigen::AngleAxisd(3 * M_PI / 180, Eigen::Vector3d::UnitX())) *
       turned.rotation;
   EXPECT_LT(m.mapper->EpipolarSupport(3, turned, camera, partner, 4.0), 0.2);
+}
+
+// Per-image cameras: image 3's camera is estimated with it. With more inliers demanded than
+// the two-view model has points, it registers through the epipolar check (which takes the
+// essential matrix through the estimated camera) or not at all.
+TEST(IncrementalMapper, AnImageOfItsOwnCameraWithFewInliersRegistersWhenItsEpipolarGeometryAgrees) {
+  for (const bool epipolar_check : {false, true}) {
+    TwoViewModel m(/*num_cameras=*/6);
+    ASSERT_TRUE(m.mapper->RegisterInitialImagePair(m.options, 1, 2));
+    m.options.abs_pose_min_num_inliers = static_cast<int>(m.model.NumPoints3D()) + 1;
+    if (!epipolar_check) m.options.abs_pose_epipolar_min_num_matches = 1 << 30;
+    ASSERT_EQ(m.mapper->RegisterNextImage(m.options, 3), epipolar_check);
+    if (epipolar_check) EXPECT_NEAR(m.model.CameraAt(3).params[0], 700, 70);
+  }
 }
 
 }  // namespace
