@@ -9,7 +9,8 @@
  *
  * The normalized cut is spectral: the second eigenvector of D^-1/2 W D^-1/2 (power iteration,
  * started from the breadth-first distances across the graph, which already order a chain of
- * photos) ordered and swept for the prefix of least normalized cut. Every part is connected: a
+ * photos) ordered and swept for the prefix of least normalized cut; neighbouring parts that fit
+ * together are then joined again. Every part is connected: a
  * piece a cut leaves apart from its side goes to the other side, to which it is joined. Images on
  * no edge cannot register and are in no cluster; each connected component is cut on its own.
  */
@@ -213,6 +214,37 @@ function leaves(adjacency: Adjacency, part: number[], maxSize: number, out: numb
 }
 
 /**
+ * Leaves joined while two that share edges fit in maxSize together, the smallest such pair first
+ * (ties: the strongest link): halving leaves parts of a quarter of maxSize and less, too few
+ * photos for a model of their own.
+ */
+function joinSmallLeaves(adjacency: Adjacency, leaves: number[][], maxSize: number): number[][] {
+  const parts = leaves.map((l) => [...l]);
+  for (;;) {
+    const owner = new Map<number, number>();
+    parts.forEach((p, k) => p.forEach((n) => owner.set(n, k)));
+    const links = new Map<number, number>();
+    for (const [a, m] of adjacency) {
+      for (const [b, w] of m) {
+        const [x, y] = [owner.get(a), owner.get(b)];
+        if (x === undefined || y === undefined || x >= y) continue;
+        links.set(x * parts.length + y, (links.get(x * parts.length + y) ?? 0) + w);
+      }
+    }
+    let best: { x: number; y: number; size: number; w: number } | null = null;
+    for (const [key, w] of links) {
+      const [x, y] = [Math.floor(key / parts.length), key % parts.length];
+      const size = parts[x]!.length + parts[y]!.length;
+      if (size > maxSize) continue;
+      if (!best || size < best.size || (size === best.size && w > best.w)) best = { x, y, size, w };
+    }
+    if (!best) return parts;
+    parts[best.x] = [...parts[best.x]!, ...parts[best.y]!].sort((a, b) => a - b);
+    parts.splice(best.y, 1);
+  }
+}
+
+/**
  * The view graph's clusters (see the module comment), largest first (ties: lowest image). Image
  * ids are whatever the edges use. Deterministic.
  */
@@ -220,7 +252,11 @@ export function partitionViewGraph(edges: readonly WeightedEdge[], o: PartitionO
   if (!(o.maxSize >= 2)) throw new Error(`cluster_max_size must be at least 2 (got ${o.maxSize})`);
   const adjacency = adjacencyOf(edges);
   const cores: number[][] = [];
-  for (const component of components(adjacency, adjacency.keys())) leaves(adjacency, component, o.maxSize, cores);
+  for (const component of components(adjacency, adjacency.keys())) {
+    const parts: number[][] = [];
+    leaves(adjacency, component, o.maxSize, parts);
+    cores.push(...joinSmallLeaves(adjacency, parts, o.maxSize));
+  }
   const clusterOf = new Map<number, number>();
   cores.forEach((core, c) => core.forEach((n) => clusterOf.set(n, c)));
   return cores
