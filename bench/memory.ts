@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- memory [--set gum] [--pairs sequential|exhaustive] [--mapper incremental|global]`: peak runner memory per
+ * `npm run bench -- memory [--set gum] [--images N] [--pairs sequential|exhaustive] [--mapper incremental|global]`: peak runner memory per
  * stage (issue 18, Memory). One local stack and one runner process (browser-runtime/runner/node-main.ts, wasm) per stage
  * of the pipeline (RUNNER_STAGES), each computing on its own thread's one engine (RUNNER_ENGINE_WORKERS=1), so each
  * process's figures are its stage's alone: the engine's wasm heap after the stage (a heap never shrinks: its peak) and the
@@ -7,9 +7,9 @@
  * (photos, keypoints, pairs, verified pairs, inlier matches). Writes bench/results/memory.json.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { availableParallelism, loadavg } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { createInterface } from "node:readline";
 import { EdgeSfmClient, unwrap } from "../client/index";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
@@ -44,7 +44,11 @@ function startRunner(base: string, stage: string, reported: Map<string, Reported
   return child;
 }
 
-const folder = join(datasetDir(SET).pathname, "images");
+/** `--images N`: the set's first N photos (by name), to see how memory grows with the photos and their pairs. */
+const IMAGES = Number(arg("images", "0"));
+const setFolder = join(datasetDir(SET).pathname, "images");
+const folder = IMAGES > 0 ? mkdtempSync(join(tmpdir(), "memory-bench-")) : setFolder;
+for (const name of IMAGES > 0 ? photoNames(setFolder).slice(0, IMAGES) : []) symlinkSync(join(setFolder, name), join(folder, name));
 const server = await startLocalStack({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
 const reported = new Map<string, Reported>();
 const runners = STAGES.map((stage) => startRunner(server.base, stage, reported));
