@@ -32,7 +32,11 @@ export const CORE_ARTIFACT_KINDS: Record<CoreArtifactKind, { description: string
     media_type: "application/x-sfm-features-v1",
   },
   "features.global.v1": { description: "one global descriptor per image, for retrieval", media_type: "application/octet-stream" },
-  "pairs.image_names.v1": { description: "image pairs to match, one `<image name 1> <image name 2>` line each", media_type: "text/plain" },
+  "pairs.image_names.v1": {
+    description:
+      "image pairs to match, one `<image name 1> <image name 2>` line each; a match task's, one file `pairs/<a>-<b>.txt` per block of its pair list",
+    media_type: "text/plain",
+  },
   "matches.indexed.v1": {
     description: "putative matches of image pairs as keypoint index pairs (`matches.bin`); layout in protocol/README.md",
     media_type: "application/x-sfm-matches-v1",

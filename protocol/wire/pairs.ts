@@ -126,3 +126,21 @@ export function sequencePairs(order: readonly number[], overlap: number): [numbe
     .map(([a, b]) => [Math.min(order[a]!, order[b]!), Math.max(order[a]!, order[b]!)] as [number, number])
     .sort((p, q) => p[0] - q[0] || p[1] - q[1]);
 }
+
+/**
+ * Where a match block's pair list is, beside its matches (issue 18: pair lists are artifacts):
+ * `matches/<a>-<b>.bin` -> `pairs/<a>-<b>.txt`; null for a path that is no match block's.
+ */
+export function blockPairListPath(matchesPath: string): string | null {
+  const block = /^matches\/(.+)\.bin$/.exec(matchesPath);
+  return block ? `pairs/${block[1]}.txt` : null;
+}
+
+/**
+ * A block's pairs as `image_name_pairs_txt` (COLMAP's pairs file): a `#` line naming the block,
+ * then one `image1 image2` row a pair, in the order they were matched; the files of a task's blocks
+ * joined are the task's whole list.
+ */
+export function pairListText(block: string, pairs: readonly { imageName1: string; imageName2: string }[]): string {
+  return `# image pairs of ${block}\n${pairs.map((p) => `${p.imageName1} ${p.imageName2}\n`).join("")}`;
+}

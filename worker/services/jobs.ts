@@ -26,7 +26,7 @@ import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./inp
 import { requireCapability } from "./capabilities";
 import { applyBackendRules, routedSpecsOf } from "./backend";
 import { explicitPairList } from "./explicit-pairs";
-import { type ItemPlan, groupShards, planItems, shardBudget } from "./shards";
+import { type ItemPlan, groupShards, planItems, shardBudget, shardMaxItems } from "./shards";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
 import type { z } from "zod";
@@ -427,6 +427,7 @@ function plannedItems(kind: TaskKind, items: ItemPlan[] | null, hits: Record<str
   groupShards(
     items.filter((it) => !hits[it.key]),
     shardBudget(kind),
+    shardMaxItems(kind),
   ).forEach((shard, idx) => shard.forEach((it) => shardOf.set(it, idx)));
   return items.map((it) => {
     const { weight: _weight, ...item } = it;

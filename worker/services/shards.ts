@@ -221,13 +221,16 @@ export function shardBudget(kind: TaskKind): number {
   return kind === "extract" ? EXTRACT_SHARD_PIXELS : kind === "match" ? MATCH_SHARD_PAIRS : VERIFY_SHARD_PAIRS;
 }
 
-/** Groups items in order into shards of about `budget` weight (an item heavier than it is a shard alone). */
-export function groupShards<T extends { weight: number }>(items: T[], budget: number): T[][] {
+/** The most items of a shard of a task kind: a match item answers two artifacts, its matches and its pair list. */
+export const shardMaxItems = (kind: TaskKind) => (kind === "match" ? MAX_SHARD_ITEMS / 2 : MAX_SHARD_ITEMS);
+
+/** Groups items in order into shards of about `budget` weight and at most `maxItems` items (an item heavier than `budget` is a shard alone). */
+export function groupShards<T extends { weight: number }>(items: T[], budget: number, maxItems = MAX_SHARD_ITEMS): T[][] {
   const shards: T[][] = [];
   let current: T[] = [];
   let weight = 0;
   for (const item of items) {
-    if (current.length > 0 && (weight + item.weight > budget || current.length >= MAX_SHARD_ITEMS)) {
+    if (current.length > 0 && (weight + item.weight > budget || current.length >= maxItems)) {
       shards.push(current);
       current = [];
       weight = 0;

@@ -12,7 +12,7 @@
  * The JobStore keeps the results and applies the judgement; this module compares (reading the
  * blobs in the Worker, not in the job's single-threaded object) and decides.
  */
-import type { TaskOutputs } from "../../protocol";
+import { CORE_ARTIFACT_FORMATS, type TaskOutputs } from "../../protocol";
 import { compareSift, matchAgreement } from "../../protocol/agreement";
 import {
   FEATURES_FORMAT,
@@ -24,6 +24,7 @@ import {
   readFeaturesHeader,
   validateFeatures,
 } from "../../protocol/wire";
+import { pairRowsOfText } from "../../protocol/wire/pairs";
 import { type FieldError, validation } from "../errors";
 import type { Judgement, LeaseScope, ShardContext, ShardResult } from "../storage/job-rows";
 import { blobKey } from "./blobs";
@@ -160,7 +161,8 @@ type ReadHead = (sha: string) => Promise<{ head: Uint8Array; size: number }>;
  * The structure of an untrusted result's files against its shard, read before anything is
  * recorded: features decode, with the keypoint count their summary states; every matched or
  * verified pair joins two images of the item's block, with keypoint indices inside those images'
- * features. Formats other than the core ones are left to the comparison (byte for byte).
+ * features, and so does every pair of a block's pair list. Formats other than the core ones are left
+ * to the comparison (byte for byte).
  */
 export async function structureErrors(read: Read, readHead: ReadHead, context: ShardContext, outputs: TaskOutputs): Promise<FieldError[]> {
   const featureShas = new Map(context.features.map((f) => [f.name, f.blob_sha]));
@@ -173,7 +175,8 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
   };
   const errors: FieldError[] = [];
   for (const [i, artifact] of outputs.artifacts.entries()) {
-    const item = context.items[i]!;
+    // A match shard's pair lists follow its items' matches, in item order.
+    const item = context.items[i % context.items.length]!;
     const file = artifact.files[0]!;
     const path = `outputs_ref.artifacts.${i}.files.0`;
     const inBlock = (a: string, b: string) => {
@@ -201,6 +204,14 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
           const e = await checkPair(p.imageName1, p.imageName2, p.matches);
           if (e) {
             errors.push(e);
+            break;
+          }
+        }
+      } else if (artifact.artifact_format === CORE_ARTIFACT_FORMATS["pairs.image_names.v1"]) {
+        for (const row of pairRowsOfText(new TextDecoder("utf-8", { fatal: true }).decode(await read(file.blob_sha)))) {
+          const e = row.names.length === 2 ? await checkPair(row.names[0]!, row.names[1]!, []) : null;
+          if (e || row.names.length !== 2) {
+            errors.push(e ?? { path, message: `line ${row.row}: expected two image names`, code: "malformed_pair_row" });
             break;
           }
         }

@@ -1,7 +1,7 @@
 // The match executor streams a block's images (issue 18, Memory): a block of 48 images (the
 // pairs between two content groups of 24) is matched holding the features of at most
 // MATCH_HELD_IMAGES images at once, every pair against its own two images' descriptors, and the
-// block's file lists its pairs in pair-list order.
+// block's file lists its pairs in pair-list order, and so does the block's pair list, the shard's second artifact.
 import { describe, expect, it } from "vitest";
 import type { Lease } from "../../../protocol";
 import { encodeFeatures } from "../../../protocol/wire/features";
@@ -83,7 +83,10 @@ describe("match executor", () => {
   it("matches a block of 48 images holding at most MATCH_HELD_IMAGES of them, in pair-list order", async () => {
     const { ctx, written, logs, reads, groupA, groupB } = context();
     const outputs = await match(ctx);
-    expect(outputs.artifacts).toHaveLength(1);
+    expect(outputs.artifacts.map((a) => [a.kind, a.files[0]!.path])).toEqual([
+      ["matches.indexed.v1", "matches/0-1.bin"],
+      ["pairs.image_names.v1", "pairs/0-1.txt"],
+    ]);
     const pairs = decodeMatches(written.get("matches/0-1.bin")!);
     // Every pair across the two groups, as the exhaustive list orders them.
     const expected = names.flatMap((a, i) =>
@@ -95,6 +98,10 @@ describe("match executor", () => {
     expect(expected).toHaveLength(groupA.length * groupB.length);
     expect(pairs.map((p) => [p.imageName1, p.imageName2])).toEqual(expected);
     for (const p of pairs) expect(Array.from(p.matches)).toEqual([names.indexOf(p.imageName1), names.indexOf(p.imageName2)]);
+    // The block's pair list, an artifact of its own: the same pairs in the same order.
+    const list = new TextDecoder().decode(written.get("pairs/0-1.txt")!).split("\n");
+    expect(list[0]).toBe("# image pairs of matches/0-1.bin");
+    expect(list.slice(1, -1)).toEqual(expected.map(([a, b]) => `${a} ${b}`));
 
     const held = /holding the features of at most (\d+) at once \((\d+) reads\)/.exec(logs.join("\n"));
     expect(held).not.toBeNull();

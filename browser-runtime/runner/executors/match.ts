@@ -6,14 +6,16 @@
  * shard holds at most MATCH_HELD_IMAGES images' features at once (held-images.ts; a block of a
  * large set has hundreds of images), visiting the pairs tile by tile. On WASM the shard's pairs are
  * matched on the runner's engine pool, one pair per engine at once (items.ts); each block's file
- * lists its pairs in pair-list order, whatever order they were matched in.
+ * lists its pairs in pair-list order, whatever order they were matched in. After the blocks' matches
+ * the shard answers each block's pair list (`pairs.image_names.v1`, `pairs/<a>-<b>.txt`), whatever
+ * strategy chose it, so the task's pair list is an artifact (runners.md "Shards").
  */
-import { type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
+import { CORE_ARTIFACT_KINDS, type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { BOW_INDEX_PATH, decodeBowIndex } from "../../../protocol/wire/bow";
-import { explicitPairs, pairRowsOfList, pairRowsOfText } from "../../../protocol/wire/pairs";
+import { blockPairListPath, explicitPairs, pairListText, pairRowsOfList, pairRowsOfText } from "../../../protocol/wire/pairs";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
 import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs, sequenceOrder } from "../../stages/pairs";
@@ -89,6 +91,11 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
         num_matches: mine.reduce((s, p) => s + p.matches.length / 2, 0),
       }),
     );
+  }
+  for (const [b, item] of shard.items.entries()) {
+    const text = new TextEncoder().encode(pairListText(item.path, blocks[b]!));
+    const file = await ctx.write(blockPairListPath(item.path)!, text, CORE_ARTIFACT_KINDS["pairs.image_names.v1"].media_type);
+    artifacts.push(coreArtifact("pairs.image_names.v1", "image pairs", [file], { num_pairs: blocks[b]!.length }));
   }
   return { artifacts, result: null };
 }

@@ -3,10 +3,20 @@
  * into shards that runners lease independently. The task stays one Task (spec 2.9): it runs from
  * its first shard's lease, its `phase_progress` counts shards done over shards total, and it
  * succeeds when every shard has, with one artifact whose files are its items' files in item order
- * (no byte is copied: the files are the blobs the runners uploaded). A dying runner loses only its
+ * (no byte is copied: the files are the blobs the runners uploaded); a match task has a second, its
+ * blocks' pair lists (`pairs.image_names.v1`). A dying runner loses only its
  * shard; cancel, resume and the cache work shard by shard and item by item.
  */
-import { type ArtifactDescriptor, type JobStatus, MERGE_PATH, type Phase, type ShardItem, type TaskOutputs } from "../../../protocol";
+import {
+  type ArtifactDescriptor,
+  CORE_ARTIFACT_FORMATS,
+  type JobStatus,
+  MERGE_PATH,
+  type Phase,
+  type ShardItem,
+  type TaskOutputs,
+} from "../../../protocol";
+import { blockPairListPath } from "../../../protocol/wire/pairs";
 import type { LeaseHolder, PlannedItem, ShardNeed, ShardResult } from "../job-rows";
 import type { FieldError } from "../../errors";
 import { first, nowIso } from "../sql";
@@ -97,33 +107,55 @@ export function shardItems(cx: JobContext, shardId: string): ShardItem[] {
     .map((r) => JSON.parse(r.item_json) as ShardItem);
 }
 
+/** The pair list of a match shard's item, its second output (runners.md "Shards"). */
+const PAIR_LIST = { kind: "pairs.image_names.v1", artifact_format: CORE_ARTIFACT_FORMATS["pairs.image_names.v1"] } as const;
+
 /**
  * The structural check of a shard's result before anything is recorded: one artifact per item,
- * in order, all of one kind and format, each with exactly one file at its item's path.
+ * in order, all of one kind and format, each with exactly one file at its item's path; a match
+ * shard may follow them with each block's pair list, in the same order, at the block's pair-list
+ * path (`pairs/<a>-<b>.txt`).
  */
 export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): FieldError[] {
   // A hierarchical map's merge item (protocol/hierarchical.ts) answers the model: one artifact of its files.
   const merge = items.length === 1 && items[0]!.path === MERGE_PATH;
   if (merge && outputs.artifacts.length === 1) return [];
-  if (outputs.artifacts.length !== items.length) {
+  const n = items.length;
+  const lists = outputs.artifacts.length === 2 * n && items.every((it) => blockPairListPath(it.path) !== null);
+  if (outputs.artifacts.length !== n && !lists) {
     return [
       {
         path: "outputs_ref.artifacts",
-        message: `the shard has ${items.length} items: answer one artifact per item, in order`,
+        message: `the shard has ${n} items: answer one artifact per item, in order (a match shard may follow them with each block's pair list)`,
         code: "shard_items",
       },
     ];
   }
   const [head] = outputs.artifacts;
-  return outputs.artifacts.flatMap((a, i) => {
-    const path = `outputs_ref.artifacts.${i}`;
-    if (a.kind !== head!.kind || a.artifact_format !== head!.artifact_format)
-      return [{ path: `${path}.kind`, message: "every item's artifact has the same kind and format", code: "shard_kind" }];
-    if (a.files.length !== 1 || a.files[0]!.path !== items[i]!.path)
-      return [{ path: `${path}.files`, message: `one file at '${items[i]!.path}'`, code: "shard_path" }];
+  return outputs.artifacts.flatMap((a, k) => {
+    const path = `outputs_ref.artifacts.${k}`;
+    const [list, item] = [k >= n, items[k % n]!];
+    const kind = list ? PAIR_LIST : head!;
+    if (a.kind !== kind.kind || a.artifact_format !== kind.artifact_format)
+      return [
+        {
+          path: `${path}.kind`,
+          message: list ? `a block's pair list is a ${PAIR_LIST.kind}` : "every item's artifact has the same kind and format",
+          code: "shard_kind",
+        },
+      ];
+    const at = list ? blockPairListPath(item.path)! : item.path;
+    if (a.files.length !== 1 || a.files[0]!.path !== at)
+      return [{ path: `${path}.files`, message: `one file at '${at}'`, code: "shard_path" }];
     return [];
   });
 }
+
+/** Item `i`'s outputs of a shard's result of `n` items: its artifact, and its pair list when the result has them. */
+const itemOutputs = (outputs: TaskOutputs, n: number, i: number): TaskOutputs => ({
+  artifacts: outputs.artifacts.filter((_, k) => k % n === i),
+  result: null,
+});
 
 // ---- results of untrusted runners (runners.md "Trust") ----
 
@@ -206,7 +238,7 @@ export function recordShard(cx: JobContext, shardId: string, runnerId: string, o
   ords.forEach(({ ord }, i) => {
     cx.sql.exec(
       "UPDATE items SET outputs_json = ? WHERE task_id = ? AND ord = ?",
-      JSON.stringify({ artifacts: [outputs.artifacts[i]], result: null }),
+      JSON.stringify(itemOutputs(outputs, ords.length, i)),
       taskId,
       ord,
     );
@@ -265,22 +297,28 @@ export function cancelPendingShards(cx: JobContext): void {
   cx.sql.exec("UPDATE shards SET status = 'cancelled' WHERE status = 'pending'");
 }
 
-/** The task's one output: per artifact position, the items' files in item order, numeric summaries summed. */
+/**
+ * The task's outputs: per artifact position (the items' artifacts, then a match task's pair lists,
+ * when every item has one), the items' files in item order, numeric summaries summed.
+ */
 export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
   const parts = cx.sql
     .exec<{ outputs_json: string }>("SELECT outputs_json FROM items WHERE task_id = ? ORDER BY ord", taskId)
     .toArray()
     .map((r) => JSON.parse(r.outputs_json) as TaskOutputs);
-  const first = parts[0]!.artifacts[0]!;
-  const summary: Record<string, unknown> = {};
-  for (const a of parts.map((p) => p.artifacts[0]!)) {
-    for (const [k, v] of Object.entries(a.summary)) {
-      if (typeof v === "number") summary[k] = ((summary[k] as number | undefined) ?? 0) + v;
-      else if (!(k in summary)) summary[k] = v;
+  const positions = Math.min(...parts.map((p) => p.artifacts.length));
+  const assembled = (position: number): ArtifactDescriptor => {
+    const artifacts = parts.map((p) => p.artifacts[position]!);
+    const summary: Record<string, unknown> = {};
+    for (const a of artifacts) {
+      for (const [k, v] of Object.entries(a.summary)) {
+        if (typeof v === "number") summary[k] = ((summary[k] as number | undefined) ?? 0) + v;
+        else if (!(k in summary)) summary[k] = v;
+      }
     }
-  }
-  const artifact: ArtifactDescriptor = { ...first, summary, files: parts.flatMap((p) => p.artifacts[0]!.files) };
-  return { artifacts: [artifact], result: null };
+    return { ...artifacts[0]!, summary, files: artifacts.flatMap((a) => a.files) };
+  };
+  return { artifacts: Array.from({ length: positions }, (_, p) => assembled(p)), result: null };
 }
 
 /** Items computed by this job whose outputs the tenant has not recorded in its cache yet. */
