@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--no-batch]`: the dispatcher's
+ * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--leases N] [--no-batch]`: the dispatcher's
  * capacity on the local stack (wrangler's workerd). `--runners` simulated runners (in-process clients
  * of the real protocol, client/runner.ts) long-poll for leases and complete tiny shards at once, as
  * the deployment's own runners (the operator runner token, whose scope is spread over `--shards`
@@ -8,7 +8,9 @@
  * jobs on a dataset of `--images` images (8 to a shard), each item answered with the image's own blob
  * (an input of the job, so nothing is uploaded). Each completion leases the runner's next shard in the
  * same request (`x-lease_next`, runners.md "Batching"), as the runners of this build do; `--no-batch`
- * measures the protocol without it (a lease request per shard). Measures lease+complete operations per second (one
+ * measures the protocol without it (a lease request per shard). `--leases N` (N > 1): each runner asks for N shards
+ * per request (`x-max_leases`) and completes them in one (`:complete_leases`, which leases the next N), as a runner
+ * with N engine lanes does (runners.md "Batching"). Measures lease+complete operations per second (one
  * operation = one shard leased and completed) and lease latency, and checks that no shard was lost or
  * done twice. Prints a table; writes bench/results/dispatch.json.
  *
@@ -19,7 +21,7 @@
  */
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { EdgeSfmClient, RunnerClient, unwrap } from "../client/index";
+import { EdgeSfmClient, type Lease, RunnerClient, unwrap } from "../client/index";
 import { startLocalStack } from "../scripts/local-stack";
 
 const arg = (name: string, d: number) => {
@@ -31,6 +33,7 @@ const JOBS = arg("jobs", 8);
 const IMAGES = arg("images", 1000);
 const SHARDS = arg("shards", 4);
 const BATCH = !process.argv.includes("--no-batch");
+const LEASES = Math.max(1, arg("leases", 1));
 
 const operatorToken = `sfo_dispatch-bench-${Date.now()}`;
 const server = await startLocalStack({
@@ -107,33 +110,56 @@ const completions = new Map<string, number>();
 const leaseMs: number[] = [];
 /** Leases that came with a completion (`x-lease_next`) rather than from a lease request. */
 let leasedWithCompletion = 0;
+/** Leases per answer (1 without `--leases`). */
+const batches: number[] = [];
 let done = 0;
 const cpu0 = { workerd: workerdCpuMs(), runners: process.cpuUsage() };
 const t0 = performance.now();
+/** One artifact per item of a shard, each answered with the image's own blob (an input of the job). */
+const outputsOf = (lease: Lease) => ({
+  artifacts: lease.shard!.items.map((it) => ({
+    kind: "digests.image_sha256",
+    name: "bench",
+    uri: null,
+    artifact_format: "testrunner.image_digests.v1",
+    schema_version: 1,
+    media_type: "application/octet-stream",
+    summary: { images: 1 },
+    metadata: {},
+    files: [{ path: it.path, blob_sha: blob, byte_size: image.byteLength }],
+  })),
+  result: null,
+});
+const completed = (lease: Lease) => {
+  completions.set(lease.shard!.shard_id, (completions.get(lease.shard!.shard_id) ?? 0) + 1);
+  done++;
+};
 await Promise.all(
   clients.map(async ({ client, id }) => {
-    let next: Awaited<ReturnType<typeof client.lease>> = null;
+    let next: Lease[] = [];
     while (done < expected && performance.now() - t0 < 600_000) {
       const asked = performance.now();
-      const lease = next ?? (await client.lease(id, 2));
-      if (!lease) continue;
-      if (next) leasedWithCompletion++;
+      const leases = next.length > 0 ? next : await client.leaseBatch(id, 2, LEASES);
+      if (leases.length === 0) continue;
+      if (next.length > 0) leasedWithCompletion += leases.length;
       else leaseMs.push(performance.now() - asked);
-      const items = lease.shard!.items;
-      const artifacts = items.map((it) => ({
-        kind: "digests.image_sha256",
-        name: "bench",
-        uri: null,
-        artifact_format: "testrunner.image_digests.v1",
-        schema_version: 1,
-        media_type: "application/octet-stream",
-        summary: { images: 1 },
-        metadata: {},
-        files: [{ path: it.path, blob_sha: blob, byte_size: image.byteLength }],
-      }));
-      next = await client.complete(lease.lease_id, { artifacts, result: null }, { leaseNext: BATCH });
-      completions.set(lease.shard!.shard_id, (completions.get(lease.shard!.shard_id) ?? 0) + 1);
-      done++;
+      batches.push(leases.length);
+      if (LEASES === 1) {
+        const lease = leases[0]!;
+        const following = await client.complete(lease.lease_id, outputsOf(lease), { leaseNext: BATCH });
+        next = following ? [following] : [];
+        completed(lease);
+        continue;
+      }
+      const answer = await client.completeLeases(
+        id,
+        leases.map((l) => ({ lease_id: l.lease_id, outputs: outputsOf(l) })),
+        { leaseNext: BATCH, maxLeases: LEASES },
+      );
+      const refused = answer.problems.find((p) => p !== null);
+      if (refused) throw new Error(`a completion was refused: ${refused.detail}`);
+      leases.forEach(completed);
+      next = answer.next;
     }
   }),
 );
@@ -147,6 +173,8 @@ const results = {
   runners: RUNNERS,
   scope: SHARDS > 0 ? `operator, ${SHARDS} dispatcher shards` : "tenant (one dispatcher)",
   protocol: BATCH ? "x-lease_next (completion leases the next shard)" : "a lease request per shard",
+  leases_per_request: LEASES,
+  mean_leases_per_answer: batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length),
   leased_with_completion: leasedWithCompletion,
   jobs: JOBS,
   shards: expected,
@@ -167,6 +195,7 @@ console.table([
   ["simulated runners", RUNNERS],
   ["runner scope", results.scope],
   ["protocol", results.protocol],
+  ["leases asked per request (x-max_leases) / mean got", `${LEASES} / ${results.mean_leases_per_answer.toFixed(1)}`],
   ["shards (lease + complete each)", expected],
   ["shards leased by a completion (x-lease_next)", leasedWithCompletion],
   ["lease+complete operations / s", results.ops_per_second.toFixed(1)],

@@ -4,7 +4,7 @@
  * complete, fail, release. What a compute runner (browser-runtime/runner) speaks.
  */
 import { type Api, createApi, unwrap } from "./api.js";
-import { ProblemError, Transport, type TransportOptions } from "./http.js";
+import { type Problem, ProblemError, Transport, type TransportOptions } from "./http.js";
 import type { components, input } from "./schema.js";
 import { sha256Hex } from "./sha256.js";
 
@@ -26,6 +26,13 @@ export type ServiceVersion = Schemas["VersionResponse"];
 export type ReconstructionFileName = "two_view_geometries.json" | "correspondence_graph.json";
 
 const lease = (lease_id: string) => ({ path: { lease_id } });
+
+/** The leases of one answer: the Lease, then those of its `x-more_leases` (each a Lease of its own). */
+const unbatched = (first: Lease | null): Lease[] => {
+  if (!first) return [];
+  const { "x-more_leases": more = [], ...one } = first;
+  return [one, ...(more as Lease[])];
+};
 
 /**
  * Every call goes through the client's transport: a network failure is retried, and so is a
@@ -91,11 +98,18 @@ export class RunnerClient {
    * `waitSeconds`: the service holds the request open that long (long poll, at most 25 s).
    */
   async lease(runnerId: string, waitSeconds = 0): Promise<Lease | null> {
-    const leased = await unwrap(
-      this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId }, query: { wait: waitSeconds } } }),
-    );
+    return (await this.leaseBatch(runnerId, waitSeconds, 1))[0] ?? null;
+  }
+
+  /**
+   * Up to `max` tasks or shards in one request (`x-max_leases`, runners.md "Batching"), each its
+   * own lease; none when nothing is ready within `waitSeconds`. With `max` 1, the plain lease request.
+   */
+  async leaseBatch(runnerId: string, waitSeconds = 0, max = 1): Promise<Lease[]> {
+    const query = max > 1 ? { wait: waitSeconds, "x-max_leases": max } : { wait: waitSeconds };
+    const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId }, query } }));
     // openapi-fetch widens tuples (a pose's translation) to arrays in what it answers: the schema's type is the exact one.
-    return (leased as Lease | undefined) ?? null;
+    return unbatched((leased as Lease | undefined) ?? null);
   }
 
   heartbeat(leaseId: string): Promise<LeaseState> {
@@ -169,6 +183,28 @@ export class RunnerClient {
     );
     // openapi-fetch widens tuples to arrays in what it answers (as in `lease`): the schema's type is the exact one.
     return ((answer as { "x-lease"?: Lease | null } | undefined)?.["x-lease"] as Lease | undefined) ?? null;
+  }
+
+  /**
+   * Completes several of the runner's leases in one request (runners.md "Batching"); with
+   * `leaseNext` the same request leases its next work, up to `maxLeases`. Answers each completion's
+   * problem (null: completed), in order, and the leases that came along.
+   */
+  async completeLeases(
+    runnerId: string,
+    completions: { lease_id: string; outputs: TaskOutputs }[],
+    { leaseNext = false, maxLeases = 1 } = {},
+  ): Promise<{ problems: (Problem | null)[]; next: Lease[] }> {
+    const answer = await unwrap(
+      this.api.POST("/v1/runners/{rid}:complete_leases", {
+        params: { path: { rid: runnerId } },
+        body: {
+          completions: completions.map((c) => ({ lease_id: c.lease_id, outputs_ref: c.outputs })),
+          ...(leaseNext ? { "x-lease_next": true, "x-max_leases": maxLeases } : {}),
+        },
+      }),
+    );
+    return { problems: answer.completions.map((c) => c.problem), next: unbatched(answer["x-lease"] as Lease | null) };
   }
 
   async fail(leaseId: string, error: { error_class: string; message: string; detail: Record<string, unknown> | null }): Promise<void> {

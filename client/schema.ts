@@ -3818,6 +3818,8 @@ export interface paths {
                 query?: {
                     /** @description seconds to hold the request open until a task is ready (long poll); 0 answers at once */
                     wait?: number;
+                    /** @description extension (2.0): lease up to this many tasks or shards in one request (runners.md "Batching"): the first is the answer, the others its `x-more_leases` */
+                    "x-max_leases"?: number;
                 };
                 header?: never;
                 path: {
@@ -4376,6 +4378,102 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runners/{rid}:complete_leases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Completes several of the runner's leases in one request (runners.md "Batching"), each as its own `:complete` would be, and with `x-lease_next` leases its next work (up to `x-max_leases`) in the same request. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    rid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LeasesComplete"];
+                };
+            };
+            responses: {
+                /** @description each completion's outcome, in order, and the next lease when asked for */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LeasesCompleted"];
+                    };
                 };
                 /** @description Authentication required */
                 401: {
@@ -12238,6 +12336,8 @@ export interface components {
              */
             shard: components["schemas"]["LeaseShard"] | null;
             _links: components["schemas"]["Links"];
+            /** @description extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion) */
+            "x-more_leases"?: components["schemas"]["MoreLease"][];
         };
         StageArtifact: {
             artifact_id: string;
@@ -12310,6 +12410,120 @@ export interface components {
                 byte_size: number;
                 media_type?: string;
             }[];
+        };
+        MoreLease: {
+            lease_id: string;
+            runner_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expires_at: string;
+            ttl_seconds: number;
+            task: {
+                task_id: string;
+                job_id: string;
+                /** @enum {string} */
+                kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                /**
+                 * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
+                 * @enum {string}
+                 */
+                phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
+                attempt: number;
+                /** @description the normalised specs the task runs with */
+                params: {
+                    [key: string]: unknown;
+                };
+            };
+            inputs: {
+                /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
+                dataset: {
+                    dataset_id: string;
+                    manifest_hash: string;
+                    camera_model: string;
+                    intrinsics_mode: string;
+                    is_spherical: boolean;
+                    respect_exif_orientation: boolean;
+                    rig_config: {
+                        [key: string]: unknown;
+                    } | null;
+                    images: {
+                        image_id: string;
+                        name: string;
+                        content_sha: string;
+                        byte_size: number | null;
+                        width: number | null;
+                        height: number | null;
+                        media_type: string | null;
+                        /**
+                         * @description EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)
+                         * @default null
+                         */
+                        focal_length_35mm: number | null;
+                        /**
+                         * @description the image's EXIF GPS position, when it has one
+                         * @default null
+                         */
+                        gps: {
+                            latitude: number;
+                            longitude: number;
+                            /** @default null */
+                            altitude: number | null;
+                            /** @default null */
+                            horizontal_accuracy_m: number | null;
+                        } | null;
+                        /**
+                         * @description the image's pose prior (4.12), when it has one
+                         * @default null
+                         */
+                        pose_prior: {
+                            cam_from_world: {
+                                rotation: {
+                                    w: number;
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                };
+                                translation: [
+                                    number,
+                                    number,
+                                    number
+                                ];
+                            };
+                            /** @description 36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame */
+                            covariance?: number[] | null;
+                            gps?: components["schemas"]["GpsCoord"];
+                            /**
+                             * Format: int64
+                             * @description nanoseconds (any epoch; only their order is used); every digit is kept
+                             */
+                            timestamp_ns?: number;
+                            imu?: components["schemas"]["ImuSample"];
+                        } | null;
+                    }[];
+                } | null;
+                upstream: {
+                    task_id: string;
+                    /** @enum {string} */
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                    outputs_ref: components["schemas"]["TaskOutputs"];
+                }[];
+                /**
+                 * @description resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion
+                 * @default {}
+                 */
+                artifacts: {
+                    [key: string]: components["schemas"]["StageArtifact"];
+                };
+            };
+            checkpoint: components["schemas"]["Checkpoint"] | null;
+            /**
+             * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
+             * @default null
+             */
+            shard: components["schemas"]["LeaseShard"] | null;
+            _links: components["schemas"]["Links"];
         };
         LeaseState: {
             lease_id: string;
@@ -12478,12 +12692,150 @@ export interface components {
                  */
                 shard: components["schemas"]["LeaseShard"] | null;
                 _links: components["schemas"]["Links"];
+                /** @description extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion) */
+                "x-more_leases"?: components["schemas"]["MoreLease"][];
             } | null;
         };
         LeaseComplete: {
             outputs_ref?: unknown;
             /** @description extension (2.0): lease the runner's next task or shard in the same request, without waiting; answered 200 `LeaseCompleted` instead of 204 */
             "x-lease_next"?: boolean;
+        };
+        LeasesCompleted: {
+            /** @description one per completion, in order; one's refusal leaves the others standing */
+            completions: {
+                lease_id: string;
+                /** @description null: completed (what `:complete` answers 204); else the problem `:complete` would have answered */
+                problem: components["schemas"]["Problem"] | null;
+            }[];
+            /** @description with `x-lease_next`: the next lease (more in its `x-more_leases`), or null; else null */
+            "x-lease": {
+                lease_id: string;
+                runner_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                expires_at: string;
+                ttl_seconds: number;
+                task: {
+                    task_id: string;
+                    job_id: string;
+                    /** @enum {string} */
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                    /**
+                     * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
+                     * @enum {string}
+                     */
+                    phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
+                    attempt: number;
+                    /** @description the normalised specs the task runs with */
+                    params: {
+                        [key: string]: unknown;
+                    };
+                };
+                inputs: {
+                    /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
+                    dataset: {
+                        dataset_id: string;
+                        manifest_hash: string;
+                        camera_model: string;
+                        intrinsics_mode: string;
+                        is_spherical: boolean;
+                        respect_exif_orientation: boolean;
+                        rig_config: {
+                            [key: string]: unknown;
+                        } | null;
+                        images: {
+                            image_id: string;
+                            name: string;
+                            content_sha: string;
+                            byte_size: number | null;
+                            width: number | null;
+                            height: number | null;
+                            media_type: string | null;
+                            /**
+                             * @description EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)
+                             * @default null
+                             */
+                            focal_length_35mm: number | null;
+                            /**
+                             * @description the image's EXIF GPS position, when it has one
+                             * @default null
+                             */
+                            gps: {
+                                latitude: number;
+                                longitude: number;
+                                /** @default null */
+                                altitude: number | null;
+                                /** @default null */
+                                horizontal_accuracy_m: number | null;
+                            } | null;
+                            /**
+                             * @description the image's pose prior (4.12), when it has one
+                             * @default null
+                             */
+                            pose_prior: {
+                                cam_from_world: {
+                                    rotation: {
+                                        w: number;
+                                        x: number;
+                                        y: number;
+                                        z: number;
+                                    };
+                                    translation: [
+                                        number,
+                                        number,
+                                        number
+                                    ];
+                                };
+                                /** @description 36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame */
+                                covariance?: number[] | null;
+                                gps?: components["schemas"]["GpsCoord"];
+                                /**
+                                 * Format: int64
+                                 * @description nanoseconds (any epoch; only their order is used); every digit is kept
+                                 */
+                                timestamp_ns?: number;
+                                imu?: components["schemas"]["ImuSample"];
+                            } | null;
+                        }[];
+                    } | null;
+                    upstream: {
+                        task_id: string;
+                        /** @enum {string} */
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                        outputs_ref: components["schemas"]["TaskOutputs"];
+                    }[];
+                    /**
+                     * @description resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion
+                     * @default {}
+                     */
+                    artifacts: {
+                        [key: string]: components["schemas"]["StageArtifact"];
+                    };
+                };
+                checkpoint: components["schemas"]["Checkpoint"] | null;
+                /**
+                 * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
+                 * @default null
+                 */
+                shard: components["schemas"]["LeaseShard"] | null;
+                _links: components["schemas"]["Links"];
+                /** @description extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion) */
+                "x-more_leases"?: components["schemas"]["MoreLease"][];
+            } | null;
+        };
+        LeasesComplete: {
+            /** @description each lease held by this runner, with its result (as `:complete`'s `outputs_ref`) */
+            completions: {
+                lease_id: string;
+                outputs_ref?: unknown;
+            }[];
+            /** @description lease the runner's next work in the same request (as on `:complete`) */
+            "x-lease_next"?: boolean;
+            /** @description with `x-lease_next`: up to this many (as on `:lease`); default 1 */
+            "x-max_leases"?: number;
         };
         LeaseFail: {
             error_class: string;
@@ -17292,6 +17644,8 @@ export namespace input {
                     query?: {
                         /** @description seconds to hold the request open until a task is ready (long poll); 0 answers at once */
                         wait?: number;
+                        /** @description extension (2.0): lease up to this many tasks or shards in one request (runners.md "Batching"): the first is the answer, the others its `x-more_leases` */
+                        "x-max_leases"?: number;
                     };
                     header?: never;
                     path: {
@@ -17850,6 +18204,102 @@ export namespace input {
                             [name: string]: unknown;
                         };
                         content?: never;
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Forbidden */
+                    403: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Conflict */
+                    409: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/runners/{rid}:complete_leases": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            get?: never;
+            put?: never;
+            /** @description Completes several of the runner's leases in one request (runners.md "Batching"), each as its own `:complete` would be, and with `x-lease_next` leases its next work (up to `x-max_leases`) in the same request. */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path: {
+                        rid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody: {
+                    content: {
+                        "application/json": components["schemas"]["LeasesComplete"];
+                    };
+                };
+                responses: {
+                    /** @description each completion's outcome, in order, and the next lease when asked for */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["LeasesCompleted"];
+                        };
                     };
                     /** @description Authentication required */
                     401: {
@@ -25712,6 +26162,8 @@ export namespace input {
                  */
                 shard?: components["schemas"]["LeaseShard"] | null;
                 _links: components["schemas"]["Links"];
+                /** @description extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion) */
+                "x-more_leases"?: components["schemas"]["MoreLease"][];
             };
             StageArtifact: {
                 artifact_id: string;
@@ -25784,6 +26236,120 @@ export namespace input {
                     byte_size: number;
                     media_type?: string;
                 }[];
+            };
+            MoreLease: {
+                lease_id: string;
+                runner_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                expires_at: string;
+                ttl_seconds: number;
+                task: {
+                    task_id: string;
+                    job_id: string;
+                    /** @enum {string} */
+                    kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                    /**
+                     * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
+                     * @enum {string}
+                     */
+                    phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
+                    attempt: number;
+                    /** @description the normalised specs the task runs with */
+                    params: {
+                        [key: string]: unknown;
+                    };
+                };
+                inputs: {
+                    /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
+                    dataset: {
+                        dataset_id: string;
+                        manifest_hash: string;
+                        camera_model: string;
+                        intrinsics_mode: string;
+                        is_spherical: boolean;
+                        respect_exif_orientation: boolean;
+                        rig_config: {
+                            [key: string]: unknown;
+                        } | null;
+                        images: {
+                            image_id: string;
+                            name: string;
+                            content_sha: string;
+                            byte_size: number | null;
+                            width: number | null;
+                            height: number | null;
+                            media_type: string | null;
+                            /**
+                             * @description EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)
+                             * @default null
+                             */
+                            focal_length_35mm?: number | null;
+                            /**
+                             * @description the image's EXIF GPS position, when it has one
+                             * @default null
+                             */
+                            gps?: {
+                                latitude: number;
+                                longitude: number;
+                                /** @default null */
+                                altitude?: number | null;
+                                /** @default null */
+                                horizontal_accuracy_m?: number | null;
+                            } | null;
+                            /**
+                             * @description the image's pose prior (4.12), when it has one
+                             * @default null
+                             */
+                            pose_prior?: {
+                                cam_from_world: {
+                                    rotation: {
+                                        w: number;
+                                        x: number;
+                                        y: number;
+                                        z: number;
+                                    };
+                                    translation: [
+                                        number,
+                                        number,
+                                        number
+                                    ];
+                                };
+                                /** @description 36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame */
+                                covariance?: number[] | null;
+                                gps?: components["schemas"]["GpsCoord"];
+                                /**
+                                 * Format: int64
+                                 * @description nanoseconds (any epoch; only their order is used); every digit is kept
+                                 */
+                                timestamp_ns?: number;
+                                imu?: components["schemas"]["ImuSample"];
+                            } | null;
+                        }[];
+                    } | null;
+                    upstream: {
+                        task_id: string;
+                        /** @enum {string} */
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                        outputs_ref: components["schemas"]["TaskOutputs"];
+                    }[];
+                    /**
+                     * @description resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion
+                     * @default {}
+                     */
+                    artifacts?: {
+                        [key: string]: components["schemas"]["StageArtifact"];
+                    };
+                };
+                checkpoint: components["schemas"]["Checkpoint"] | null;
+                /**
+                 * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
+                 * @default null
+                 */
+                shard?: components["schemas"]["LeaseShard"] | null;
+                _links: components["schemas"]["Links"];
             };
             LeaseState: {
                 lease_id: string;
@@ -25952,12 +26518,150 @@ export namespace input {
                      */
                     shard?: components["schemas"]["LeaseShard"] | null;
                     _links: components["schemas"]["Links"];
+                    /** @description extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion) */
+                    "x-more_leases"?: components["schemas"]["MoreLease"][];
                 } | null;
             };
             LeaseComplete: {
                 outputs_ref?: unknown;
                 /** @description extension (2.0): lease the runner's next task or shard in the same request, without waiting; answered 200 `LeaseCompleted` instead of 204 */
                 "x-lease_next"?: boolean;
+            };
+            LeasesCompleted: {
+                /** @description one per completion, in order; one's refusal leaves the others standing */
+                completions: {
+                    lease_id: string;
+                    /** @description null: completed (what `:complete` answers 204); else the problem `:complete` would have answered */
+                    problem: components["schemas"]["Problem"] | null;
+                }[];
+                /** @description with `x-lease_next`: the next lease (more in its `x-more_leases`), or null; else null */
+                "x-lease": {
+                    lease_id: string;
+                    runner_id: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-01T00:00:00.000Z
+                     */
+                    expires_at: string;
+                    ttl_seconds: number;
+                    task: {
+                        task_id: string;
+                        job_id: string;
+                        /** @enum {string} */
+                        kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                        /**
+                         * @description the task's own phase: the service reports its start and completion; the runner may report progress in it
+                         * @enum {string}
+                         */
+                        phase: "feature_extraction" | "matching" | "geometric_verification" | "incremental_init" | "incremental_register" | "incremental_ba" | "global_rotation_avg" | "global_positioning" | "global_ba" | "hierarchical_cluster" | "hierarchical_merge" | "panorama" | "spherical" | "bundle_adjust" | "triangulate" | "relocalize" | "pose_graph_optimize" | "segment" | "export" | "vlad_index" | "backend_action" | "artifact_conversion" | "artifact_import" | "georegister";
+                        attempt: number;
+                        /** @description the normalised specs the task runs with */
+                        params: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    inputs: {
+                        /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
+                        dataset: {
+                            dataset_id: string;
+                            manifest_hash: string;
+                            camera_model: string;
+                            intrinsics_mode: string;
+                            is_spherical: boolean;
+                            respect_exif_orientation: boolean;
+                            rig_config: {
+                                [key: string]: unknown;
+                            } | null;
+                            images: {
+                                image_id: string;
+                                name: string;
+                                content_sha: string;
+                                byte_size: number | null;
+                                width: number | null;
+                                height: number | null;
+                                media_type: string | null;
+                                /**
+                                 * @description EXIF FocalLengthIn35mmFormat of the image, when it has one: the runner's prior focal length (COLMAP's rule)
+                                 * @default null
+                                 */
+                                focal_length_35mm?: number | null;
+                                /**
+                                 * @description the image's EXIF GPS position, when it has one
+                                 * @default null
+                                 */
+                                gps?: {
+                                    latitude: number;
+                                    longitude: number;
+                                    /** @default null */
+                                    altitude?: number | null;
+                                    /** @default null */
+                                    horizontal_accuracy_m?: number | null;
+                                } | null;
+                                /**
+                                 * @description the image's pose prior (4.12), when it has one
+                                 * @default null
+                                 */
+                                pose_prior?: {
+                                    cam_from_world: {
+                                        rotation: {
+                                            w: number;
+                                            x: number;
+                                            y: number;
+                                            z: number;
+                                        };
+                                        translation: [
+                                            number,
+                                            number,
+                                            number
+                                        ];
+                                    };
+                                    /** @description 36 numbers, a row-major 6x6 symmetric positive semi-definite matrix: rotation (axis-angle of world_from_cam, radians), then camera centre (world units), both in the world frame */
+                                    covariance?: number[] | null;
+                                    gps?: components["schemas"]["GpsCoord"];
+                                    /**
+                                     * Format: int64
+                                     * @description nanoseconds (any epoch; only their order is used); every digit is kept
+                                     */
+                                    timestamp_ns?: number;
+                                    imu?: components["schemas"]["ImuSample"];
+                                } | null;
+                            }[];
+                        } | null;
+                        upstream: {
+                            task_id: string;
+                            /** @enum {string} */
+                            kind: "extract" | "match" | "verify" | "map" | "ba" | "triangulate" | "relocalize" | "pgo" | "export" | "segment" | "vlad" | "convert_artifact" | "backend_action" | "artifact_import" | "projection" | "to_cubemap" | "georegister" | "merge" | "oneshot_features" | "import_kapture" | "frame_extract";
+                            outputs_ref: components["schemas"]["TaskOutputs"];
+                        }[];
+                        /**
+                         * @description resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion
+                         * @default {}
+                         */
+                        artifacts?: {
+                            [key: string]: components["schemas"]["StageArtifact"];
+                        };
+                    };
+                    checkpoint: components["schemas"]["Checkpoint"] | null;
+                    /**
+                     * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
+                     * @default null
+                     */
+                    shard?: components["schemas"]["LeaseShard"] | null;
+                    _links: components["schemas"]["Links"];
+                    /** @description extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion) */
+                    "x-more_leases"?: components["schemas"]["MoreLease"][];
+                } | null;
+            };
+            LeasesComplete: {
+                /** @description each lease held by this runner, with its result (as `:complete`'s `outputs_ref`) */
+                completions: {
+                    lease_id: string;
+                    outputs_ref?: unknown;
+                }[];
+                /** @description lease the runner's next work in the same request (as on `:complete`) */
+                "x-lease_next"?: boolean;
+                /** @description with `x-lease_next`: up to this many (as on `:lease`); default 1 */
+                "x-max_leases"?: number;
             };
             LeaseFail: {
                 error_class: string;

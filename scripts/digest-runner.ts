@@ -93,6 +93,14 @@ export class DigestRunner {
    * stop mid-task); the work stops early when the service says `stop` or `teardown`.
    */
   async work(lease: LeaseLike, onImage?: (done: number) => Promise<void> | void): Promise<"completed" | "stopped"> {
+    const outputs = await this.compute(lease, onImage);
+    if (!outputs) return "stopped";
+    this.next = await this.client.complete(lease.lease_id, outputs, { leaseNext: this.o.leaseNext });
+    return "completed";
+  }
+
+  /** The task's work up to its completion (`work` without completing): its outputs, or null when it stopped. */
+  async compute(lease: LeaseLike, onImage?: (done: number) => Promise<void> | void): Promise<TaskOutputs | null> {
     const all = lease.inputs.dataset?.images ?? [];
     const covered = lease.shard && new Set(lease.shard.items.flatMap((it) => it.images));
     const images = covered ? all.filter((im) => covered.has(im.name)) : all;
@@ -106,7 +114,7 @@ export class DigestRunner {
           message: `${image.name} hashes to ${digest}`,
           detail: null,
         });
-        return "stopped";
+        return null;
       }
       digests.push({
         name: image.name,
@@ -117,10 +125,10 @@ export class DigestRunner {
         { kind: "phase_progress", phase: lease.task.phase, current: i + 1, total: images.length, rate: null },
       ]);
       await onImage?.(i + 1);
-      if (state.directive === "teardown") return "stopped";
+      if (state.directive === "teardown") return null;
       if (state.directive === "stop") {
         await this.client.release(lease.lease_id, "cancel requested");
-        return "stopped";
+        return null;
       }
     }
     const parts = lease.shard
@@ -131,8 +139,7 @@ export class DigestRunner {
       const mine = part.names ? digests.filter((d) => part.names!.has(d.name)) : digests;
       artifacts.push(await this.digestArtifact(lease, part.path, mine));
     }
-    this.next = await this.client.complete(lease.lease_id, { artifacts, result: null }, { leaseNext: this.o.leaseNext });
-    return "completed";
+    return { artifacts, result: null };
   }
 
   private async digestArtifact(

@@ -57,3 +57,28 @@ describe("a completion that brings the next lease", () => {
     expect(calls).toEqual(["lease", "complete L1 +next", "release L2"]);
   });
 });
+
+describe("a runner with several engine lanes (x-max_leases, :complete_leases)", () => {
+  it("asks for one lease per lane, runs them side by side, completes them in one request that brings the next ones", async () => {
+    const calls: string[] = [];
+    const batches = [[leaseOf("L1"), leaseOf("L2")], []];
+    const client = {
+      serviceVersion: async () => ({ "x-runner_protocol": RUNNER_PROTOCOL_VERSION }),
+      register: async () => ({ runner_id: "R", rv_id: "v", service_rv_id: "v", heartbeat_interval_seconds: 10 }),
+      leaseBatch: async (_rid: string, _wait: number, max: number) => {
+        calls.push(`lease x${max}`);
+        return batches.shift() ?? [];
+      },
+      heartbeat: async () => ({ directive: "continue" }),
+      postEvents: async () => ({ directive: "continue" }),
+      completeLeases: async (_rid: string, done: { lease_id: string }[], o: { leaseNext?: boolean; maxLeases?: number }) => {
+        calls.push(`complete ${done.map((d) => d.lease_id).join(",")}${o.leaseNext ? ` +next x${o.maxLeases}` : ""}`);
+        // The first completion brings L4 along; the second, nothing.
+        return { problems: done.map(() => null), next: done[0]!.lease_id === "L1" ? [leaseOf("L4")] : [] };
+      },
+    } as unknown as RunnerClient;
+    const lanes = { ...host, engines: { size: 2, release: () => undefined } } as unknown as RunnerHost;
+    expect(await new Runner(client, lanes).drain()).toBe(3);
+    expect(calls).toEqual(["lease x2", "complete L1,L2 +next x2", "complete L4 +next x2", "lease x2"]);
+  });
+});

@@ -3,7 +3,7 @@
  * heartbeats, runs the task's executor and completes, fails or releases it. One implementation
  * for every host (a browser tab's Web Worker, headless Chromium, Node); the host supplies the
  * engine, the engine pool (one worker per core, pool/engine-pool.ts), the decoder and the blob
- * cache. A runner that vanishes costs at most its one lease: the service reclaims it when the
+ * cache. A runner that vanishes costs at most its leases: the service reclaims each when the
  * heartbeats stop (spec 3.2.3).
  */
 import type { Engine } from "../../engine-wasm/ts/engine";
@@ -15,13 +15,14 @@ import {
   type Runner as RunnerResource,
   type RunnerAbilities,
   type TaskKind,
+  MAX_LEASES,
   runnerProtocolMismatch,
 } from "../../protocol";
 import type { DecodedImage } from "../stages/extract";
 import type { VideoFrames } from "../decode/video-browser";
 import type { BlobCache } from "./blob-cache";
 import type { EnginePool } from "./pool/engine-pool";
-import { type DerivedDatasetRegister, ProblemError, type RunnerClient } from "../../client/index";
+import { type DerivedDatasetRegister, ProblemError, type RunnerClient, type TaskOutputs } from "../../client/index";
 import { EXECUTORS } from "./executors";
 import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
 
@@ -93,8 +94,8 @@ export class RunnerProtocolMismatch extends Error {
 
 export class Runner {
   resource: RunnerResource | null = null;
-  /** The lease the last completion brought along (`x-lease_next`), taken before asking for another. */
-  private following: Lease | null = null;
+  /** The leases the last completion brought along (`x-lease_next`), taken before asking for more. */
+  private following: Lease[] = [];
   private running = false;
   private wake: (() => void) | null = null;
 
@@ -141,10 +142,11 @@ export class Runner {
     this.running = true;
     let idle = false;
     while (this.running) {
-      let lease: Lease | null = null;
+      let leases: Lease[] = [];
       let failed = false;
       try {
-        lease = this.takeFollowing() ?? (await this.client.lease(this.resource!.runner_id, this.o.leaseWaitSeconds ?? LEASE_WAIT_SECONDS));
+        leases = this.takeFollowing();
+        if (leases.length === 0) leases = await this.leases(this.o.leaseWaitSeconds ?? LEASE_WAIT_SECONDS);
       } catch (e) {
         failed = true;
         if (e instanceof ProblemError && (e.status === 401 || e.status === 403)) {
@@ -165,9 +167,9 @@ export class Runner {
           }
         } else this.log(`lease failed: ${(e as Error).message}`);
       }
-      if (lease) {
+      if (leases.length > 0) {
         idle = false;
-        await this.runTask(lease);
+        await this.runLeases(leases);
         continue;
       }
       if (!idle) {
@@ -183,9 +185,8 @@ export class Runner {
         });
       }
     }
-    // Stopped while a completion brought the next lease along: it goes back at once, not at its expiry.
-    const unstarted = this.takeFollowing();
-    if (unstarted) await this.client.release(unstarted.lease_id, "runner stopping").catch(() => {});
+    // Stopped while a completion brought the next leases along: they go back at once, not at their expiry.
+    for (const unstarted of this.takeFollowing()) await this.client.release(unstarted.lease_id, "runner stopping").catch(() => {});
     this.o.onStatus?.({ state: "stopped" });
   }
 
@@ -194,20 +195,85 @@ export class Runner {
     if (!this.resource) await this.register();
     let n = 0;
     this.running = true;
-    const next = async () => this.takeFollowing() ?? (await this.client.lease(this.resource!.runner_id));
-    for (let lease = await next(); lease; lease = await next()) {
-      await this.runTask(lease);
-      n++;
+    const next = async () => {
+      const following = this.takeFollowing();
+      return following.length > 0 ? following : await this.leases(0);
+    };
+    for (let leases = await next(); leases.length > 0; leases = await next()) {
+      await this.runLeases(leases);
+      n += leases.length;
     }
     this.running = false;
     this.host.engines.release();
     return n;
   }
 
-  private takeFollowing(): Lease | null {
-    const lease = this.following;
-    this.following = null;
-    return lease;
+  private takeFollowing(): Lease[] {
+    const leases = this.following;
+    this.following = [];
+    return leases;
+  }
+
+  /**
+   * How many leases the runner takes at once: one per engine lane (runners.md "Batching"), so a
+   * runner with N lanes computes N shards side by side; 1 asks as runners always did.
+   */
+  private get lanes(): number {
+    return Math.max(1, Math.min(MAX_LEASES, this.host.engines.size ?? 1));
+  }
+
+  /** Work to do: up to `lanes` leases in one request (`x-max_leases`), or a plain lease request for one lane. */
+  private async leases(waitSeconds: number): Promise<Lease[]> {
+    const runnerId = this.resource!.runner_id;
+    if (this.lanes > 1) return this.client.leaseBatch(runnerId, waitSeconds, this.lanes);
+    const lease = await this.client.lease(runnerId, waitSeconds);
+    return lease ? [lease] : [];
+  }
+
+  /**
+   * Runs the leases side by side and completes them in one request (`:complete_leases`, which
+   * leases the next ones while the runner goes on); one lease runs and completes as always.
+   * Each lease keeps its heartbeats until its completion is sent, and ends on its own when it
+   * fails, is stopped or lost.
+   */
+  private async runLeases(leases: Lease[]): Promise<void> {
+    if (leases.length === 1 && this.lanes === 1) {
+      await this.runTask(leases[0]!);
+      return;
+    }
+    const ready: { lease_id: string; outputs: TaskOutputs }[] = [];
+    let waiting = leases.length;
+    let allArrived!: () => void;
+    const sent = new Promise<void>((resolve) => (allArrived = resolve)).then(() => this.completeLeases(ready));
+    const arrived = () => {
+      if (--waiting === 0) allArrived();
+    };
+    await Promise.all(
+      leases.map(async (lease) => {
+        let collected = false;
+        await this.runTask(lease, async (outputs) => {
+          collected = true;
+          ready.push({ lease_id: lease.lease_id, outputs });
+          arrived();
+          await sent;
+        });
+        if (!collected) arrived();
+      }),
+    );
+    await sent.catch(() => {});
+  }
+
+  /** One request for the batch's results, bringing the next leases while the runner goes on. */
+  private async completeLeases(ready: { lease_id: string; outputs: TaskOutputs }[]): Promise<void> {
+    if (ready.length === 0) return;
+    const answer = await this.client.completeLeases(this.resource!.runner_id, ready, {
+      leaseNext: this.running,
+      maxLeases: this.lanes,
+    });
+    answer.problems.forEach((p, i) => {
+      if (p) this.log(`the completion of ${ready[i]!.lease_id} was refused: ${p.detail ?? p.title}`);
+    });
+    this.following = answer.next;
   }
 
   /** Stops after the current task (the lease is completed or released, never abandoned; a waiting lease request ends within its long poll). */
@@ -216,8 +282,11 @@ export class Runner {
     this.wake?.();
   }
 
-  /** Runs one leased task to completion, failure or release. */
-  async runTask(lease: Lease): Promise<"completed" | "failed" | "released" | "dropped"> {
+  /** Runs one leased task to completion (by `complete`, default its own `:complete`), failure or release. */
+  async runTask(
+    lease: Lease,
+    complete?: (outputs: TaskOutputs) => Promise<void>,
+  ): Promise<"completed" | "failed" | "released" | "dropped"> {
     const { task } = lease;
     this.o.onStatus?.({ state: "working", task_id: task.task_id, kind: task.kind, job_id: task.job_id });
     this.log(`leased ${task.kind} ${task.task_id} (attempt ${task.attempt})`);
@@ -253,11 +322,19 @@ export class Runner {
       const executor = EXECUTORS[task.kind];
       if (!executor) throw new Error(`this runner has no executor for '${task.kind}'`);
       const outputs = await executor(ctx);
-      clearInterval(timer);
       await flush();
-      if (held.lost) return "dropped";
-      // A runner that goes on asks for its next work in the same request (runners.md "Batching").
-      this.following = await this.client.complete(lease.lease_id, outputs, { leaseNext: this.running });
+      if (held.lost) {
+        clearInterval(timer);
+        return "dropped";
+      }
+      if (complete) await complete(outputs);
+      else {
+        clearInterval(timer);
+        // A runner that goes on asks for its next work in the same request (runners.md "Batching").
+        const following = await this.client.complete(lease.lease_id, outputs, { leaseNext: this.running });
+        this.following = following ? [following] : [];
+      }
+      clearInterval(timer);
       const memory = await this.host.memory?.();
       this.log(
         `completed ${task.kind} ${task.task_id}${memory ? ` (engine heap ${mib(memory.engine_heap_bytes)}, rss ${mib(memory.rss_bytes)}, peak rss ${mib(memory.peak_rss_bytes)})` : ""}`,

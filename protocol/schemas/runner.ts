@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { Phase, RunnerEvent } from "../events";
-import { Id, Links, Sha256, Timestamp, queryNumber } from "./common";
+import { Id, Links, Problem, Sha256, Timestamp, queryNumber } from "./common";
 import { ArtifactFile, StageArtifact } from "../artifacts";
 import { GpsCoord, PosePrior } from "./geo";
 import { TaskKind, TaskOutputs } from "./job";
@@ -170,39 +170,56 @@ export const LeaseShard = z
   .meta({ id: "LeaseShard" });
 export type LeaseShard = z.infer<typeof LeaseShard>;
 
+/** The most leases one request takes or completes (`x-max_leases`, runners.md "Batching"). */
+export const MAX_LEASES = 32;
+
+/** One lease's fields (a Lease adds the others of a multi-shard lease, runners.md "Batching"). */
+const leaseFields = {
+  lease_id: z.string(),
+  runner_id: Id,
+  expires_at: Timestamp,
+  ttl_seconds: z.number().int(),
+  task: z.object({
+    task_id: Id,
+    job_id: Id,
+    kind: TaskKind,
+    phase: Phase.describe("the task's own phase: the service reports its start and completion; the runner may report progress in it"),
+    attempt: z.number().int(),
+    params: z.record(z.string(), z.unknown()).describe("the normalised specs the task runs with"),
+  }),
+  inputs: z.object({
+    dataset: DatasetSnapshot.nullable().describe(
+      "the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset",
+    ),
+    upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
+    artifacts: z
+      .record(z.string(), StageArtifact)
+      .default({})
+      .describe("resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion"),
+  }),
+  // A union, not `.nullable()`: the OpenAPI generator would make the Checkpoint component itself nullable.
+  checkpoint: z.union([Checkpoint, z.null()]),
+  shard: z
+    .union([LeaseShard, z.null()])
+    .default(null)
+    .describe(
+      "a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task",
+    ),
+  _links: Links,
+};
+
+/** One of the further leases of a multi-shard lease (`x-more_leases`): a Lease without more. */
+const MoreLease = z.object(leaseFields).meta({ id: "MoreLease" });
+
 export const Lease = z
   .object({
-    lease_id: z.string(),
-    runner_id: Id,
-    expires_at: Timestamp,
-    ttl_seconds: z.number().int(),
-    task: z.object({
-      task_id: Id,
-      job_id: Id,
-      kind: TaskKind,
-      phase: Phase.describe("the task's own phase: the service reports its start and completion; the runner may report progress in it"),
-      attempt: z.number().int(),
-      params: z.record(z.string(), z.unknown()).describe("the normalised specs the task runs with"),
-    }),
-    inputs: z.object({
-      dataset: DatasetSnapshot.nullable().describe(
-        "the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset",
-      ),
-      upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
-      artifacts: z
-        .record(z.string(), StageArtifact)
-        .default({})
-        .describe("resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion"),
-    }),
-    // A union, not `.nullable()`: the OpenAPI generator would make the Checkpoint component itself nullable.
-    checkpoint: z.union([Checkpoint, z.null()]),
-    shard: z
-      .union([LeaseShard, z.null()])
-      .default(null)
+    ...leaseFields,
+    "x-more_leases": z
+      .array(MoreLease)
+      .optional()
       .describe(
-        "a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task",
+        'extension (2.0): the further leases of a request that asked for several (`x-max_leases`, runners.md "Batching"), each its own lease (id, expiry, heartbeats, completion)',
       ),
-    _links: Links,
   })
   .meta({ id: "Lease" });
 export type Lease = z.infer<typeof Lease>;
@@ -212,6 +229,11 @@ export const LeaseQuery = z.object({
   wait: queryNumber(z.number().int().min(0).max(25))
     .default(0)
     .describe("seconds to hold the request open until a task is ready (long poll); 0 answers at once"),
+  "x-max_leases": queryNumber(z.number().int().min(1).max(MAX_LEASES))
+    .optional()
+    .describe(
+      'extension (2.0): lease up to this many tasks or shards in one request (runners.md "Batching"): the first is the answer, the others its `x-more_leases`',
+    ),
 });
 
 export const LeaseState = z
@@ -237,6 +259,43 @@ export const CompleteRequest = z
       ),
   })
   .meta({ id: "LeaseComplete" });
+/**
+ * `POST /v1/runners/{rid}:complete_leases` (runners.md "Batching"): several of the runner's leases
+ * completed in one request, each as its own `:complete` would be, and optionally its next leases.
+ */
+export const CompleteLeasesRequest = z
+  .object({
+    completions: z
+      .array(z.object({ lease_id: z.string(), outputs_ref: z.unknown() }))
+      .min(1)
+      .max(MAX_LEASES)
+      .describe("each lease held by this runner, with its result (as `:complete`'s `outputs_ref`)"),
+    "x-lease_next": z.boolean().optional().describe("lease the runner's next work in the same request (as on `:complete`)"),
+    "x-max_leases": z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_LEASES)
+      .optional()
+      .describe("with `x-lease_next`: up to this many (as on `:lease`); default 1"),
+  })
+  .meta({ id: "LeasesComplete" });
+export const LeasesCompleted = z
+  .object({
+    completions: z
+      .array(
+        z.object({
+          lease_id: z.string(),
+          problem: z
+            .union([Problem, z.null()])
+            .describe("null: completed (what `:complete` answers 204); else the problem `:complete` would have answered"),
+        }),
+      )
+      .describe("one per completion, in order; one's refusal leaves the others standing"),
+    "x-lease": Lease.nullable().describe("with `x-lease_next`: the next lease (more in its `x-more_leases`), or null; else null"),
+  })
+  .meta({ id: "LeasesCompleted" });
+export type LeasesCompleted = z.infer<typeof LeasesCompleted>;
 export const FailRequest = z
   .object({
     error_class: z.string().min(1).max(128),

@@ -222,6 +222,8 @@ describe("routing (4.16 rule 4) and the dispatcher", () => {
     await expectStatus(call("POST", "/v1/admin/routing/profiles", { name: "cpu", routes: { features: "wasm", matcher: "wasm" } }), 200);
     const set = await expectStatus(call("POST", `/v1/admin/routing/projects/${pid}`, { profile: "cpu" }), 200);
     expect(set.json.project_profiles[pid]).toBe("cpu");
+    // A project no tenant has gets no rule.
+    await expectStatus(call("POST", "/v1/admin/routing/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV", { profile: "cpu" }), 404);
     await expectStatus(call("POST", `/v1/datasets/${did}/features`, {}), 202);
   });
 

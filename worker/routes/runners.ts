@@ -7,6 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import {
   BlobStored,
   Checkpoint,
+  CompleteLeasesRequest,
   CompleteRequest,
   EventsPost,
   FailRequest,
@@ -15,6 +16,7 @@ import {
   LeaseQuery,
   LeaseCompleted,
   LeaseState,
+  LeasesCompleted,
   ReleaseRequest,
   Runner,
   RunnerRegister,
@@ -24,7 +26,7 @@ import {
   TaskOutputs,
 } from "../../protocol";
 import type { AppEnv } from "../context";
-import { conflict, notFound, payloadTooLarge, validation } from "../errors";
+import { conflict, notFound, payloadTooLarge, problemBody, validation } from "../errors";
 import { json, jsonBody, problemResponses } from "../openapi";
 import { createActionRoute, fieldErrors, newRouter } from "../router";
 import { SNIFF_BYTES, blobFacts, blobKey, sha256Hex } from "../services/blobs";
@@ -41,7 +43,7 @@ import {
   runnerResource,
 } from "../services/runners";
 import { dispatcher, runnerDispatcher, tenantStore, unwrap } from "../services/stores";
-import { completeLease } from "../services/validation";
+import { completeLease, completeLeases } from "../services/validation";
 import type { Context } from "hono";
 
 export const runners = newRouter();
@@ -65,7 +67,7 @@ async function lease(c: Context<AppEnv>, leaseId: string) {
     scope: leaseScopeOf(s),
     credential: cred,
     /** The runner no longer holds the lease, so its next lease request needs no check. */
-    ended: (runnerId: string) => runnerDispatcher(c.env, s, runnerId, cred.tokenId).forgetLease(runnerId, leaseId),
+    ended: (runnerId: string) => runnerDispatcher(c.env, s, runnerId, cred.tokenId).forgetLeases(runnerId, [leaseId]),
   };
 }
 
@@ -116,7 +118,10 @@ runners.openapi(
     },
   }),
   async (c) => {
-    const granted = await leaseWaiting(c.env, await credential(c), c.req.valid("param").rid, c.req.valid("query").wait * 1000);
+    const query = c.req.valid("query");
+    const granted = await leaseWaiting(c.env, await credential(c), c.req.valid("param").rid, query.wait * 1000, {
+      max: query["x-max_leases"] ?? 1,
+    });
     // The Lease as the JobStore serialised it (its stored JSON spliced in, not parsed again here).
     return granted ? c.body(granted, 200, { "Content-Type": "application/json" }) : c.body(null, 204);
   },
@@ -295,8 +300,52 @@ runners.openapi(
     }
     // One request ends this lease and leases the next (runners.md "Batching"): one call to the runner's Dispatcher does both.
     // The completion stands whatever the lease attempt meets (say, a runner the Dispatcher forgot): null, and the runner asks again.
-    const next = await leaseWaiting(c.env, cred, runnerId, 0, lease_id).catch(() => null);
+    const next = await leaseWaiting(c.env, cred, runnerId, 0, { ended: [lease_id] }).catch(() => null);
     return c.body(`{"x-lease":${next ?? "null"}}`, 200, { "Content-Type": "application/json" });
+  },
+);
+
+runners.openapi(
+  createActionRoute({
+    method: "post",
+    path: "/v1/runners/{rid}:complete_leases",
+    tags: ["runners"],
+    description:
+      'Completes several of the runner\'s leases in one request (runners.md "Batching"), each as its own `:complete` would be, and with `x-lease_next` leases its next work (up to `x-max_leases`) in the same request.',
+    request: { params: RunnerParams, ...jsonBody(CompleteLeasesRequest) },
+    responses: {
+      200: json(LeasesCompleted, "each completion's outcome, in order, and the next lease when asked for"),
+      ...problemResponses(401, 403, 404, 409, 422),
+    },
+  }),
+  async (c) => {
+    const cred = await credential(c);
+    const { rid } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const ids = body.completions.map((e) => e.lease_id);
+    const refusals = await completeLeases(
+      c.env,
+      {
+        runnerId: rid,
+        tenant: typeof cred.scope === "string" ? null : cred.scope.tenant,
+        scope: leaseScopeOf(cred.scope),
+        confirmed: cred.confirmed,
+      },
+      body.completions,
+    );
+    const dispatch = runnerDispatcher(c.env, cred.scope, rid, cred.tokenId);
+    // As on :complete: the completions stand whatever the lease attempt meets (null, and the runner asks again).
+    const next = body["x-lease_next"]
+      ? await leaseWaiting(c.env, cred, rid, 0, { ended: ids, max: body["x-max_leases"] ?? 1 }).catch(() => null)
+      : (await dispatch.forgetLeases(rid, ids), null);
+    const base = c.var.config?.errorsBase ?? `${new URL(c.req.url).origin}/errors`;
+    const completions = ids.map((id, i) => ({
+      lease_id: id,
+      problem: refusals[i] ? problemBody(refusals[i]!, `/v1/leases/${id}:complete`, base) : null,
+    }));
+    // The Lease as the JobStore serialised it, spliced in as text: the schema above types the answer, which text cannot (hence `never`).
+    const text = `{"completions":${JSON.stringify(completions)},"x-lease":${next ?? "null"}}`;
+    return c.body(text, 200, { "Content-Type": "application/json" }) as never;
   },
 );
 

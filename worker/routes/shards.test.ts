@@ -180,6 +180,108 @@ describe('a completion that leases the next shard (x-lease_next, runners.md "Bat
   }, 180_000);
 });
 
+describe('multi-shard leases (x-max_leases, :complete_leases, runners.md "Batching")', () => {
+  const outputsOf = async (r: DigestRunner, leases: Lease[]) =>
+    Promise.all(leases.map(async (l) => ({ lease_id: l.lease_id, outputs: (await r.compute(l))! })));
+
+  it("a runner leases a task's 3 shards in one request, each its own lease; completes 2 in one request, then the third", async () => {
+    const { did } = await dataset(20);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const r = await newRunner("lanes");
+    const rid = r.runner!.runner_id;
+    const leases = await r.client.leaseBatch(rid, 0, 4);
+    expect(leases.map((l) => l.shard!.index)).toEqual([0, 1, 2]);
+    expect(new Set(leases.map((l) => l.lease_id)).size).toBe(3);
+    expect(leases.every((l) => l.task.task_id === leases[0]!.task.task_id && !("x-more_leases" in l))).toBe(true);
+    // Each is held on its own; the runner holds them, so another lease request is refused, and nothing is left for others.
+    for (const l of leases) expect((await r.heartbeat(l)).directive).toBe("continue");
+    await expect(r.lease()).rejects.toMatchObject({ status: 409 });
+    expect(await (await newRunner("other")).lease()).toBeNull();
+
+    const first = await r.client.completeLeases(rid, await outputsOf(r, leases.slice(0, 2)), { leaseNext: true, maxLeases: 4 });
+    expect(first).toEqual({ problems: [null, null], next: [] });
+    expect((await job(jid)).tasks[0]).toMatchObject({ status: "running", "x-shards": { total: 3, done: 2 } });
+    // Completed leases are gone; the third is still held.
+    expect((await r.heartbeat(leases[0]!)).directive).toBe("teardown");
+    expect((await r.heartbeat(leases[2]!)).directive).toBe("continue");
+    expect((await r.client.completeLeases(rid, await outputsOf(r, leases.slice(2)))).problems).toEqual([null]);
+
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"]).toMatchObject({ total: 3, done: 3, by_runner: { [rid]: 3 } });
+    const log = await events(jid);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    expect(log.filter((e) => e.kind === "phase_started")).toHaveLength(1);
+    expect(log.filter((e) => e.kind === "phase_progress").map((e) => [e.current, e.total])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+    // The runner holds nothing now: a plain lease request answers (no work) instead of 409.
+    expect(await r.lease()).toBeNull();
+  }, 180_000);
+
+  it("one shard of a batch lost (its lease expired) is the only one reclaimed; completing it answers 409, another runner's lease 404, the others complete", async () => {
+    const { did } = await dataset(20);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const r = await newRunner("lanes");
+    const rid = r.runner!.runner_id;
+    const leases = await r.client.leaseBatch(rid, 0, 3);
+    expect(leases).toHaveLength(3);
+    const outputs = await outputsOf(r, leases);
+    const lost = leases[1]!;
+    const stub = env.JOB.get(env.JOB.idFromName(`default/${jid}`));
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("UPDATE leases SET expires_at = 0 WHERE lease_id = ?", lost.lease_id);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await job(jid)).tasks[0]).toMatchObject({ status: "running", "x-shards": { total: 3, done: 0 } });
+    // Another runner takes the reclaimed shard, and nothing else.
+    const other = await newRunner("other");
+    const [retry, ...none] = await other.client.leaseBatch(other.runner!.runner_id, 0, 3);
+    expect(retry!.shard!.shard_id).toBe(lost.shard!.shard_id);
+    expect(none).toEqual([]);
+
+    const answer = await r.client.completeLeases(rid, [...outputs, { lease_id: retry!.lease_id, outputs: outputs[1]!.outputs }]);
+    expect(answer.problems.map((p) => p?.status ?? null)).toEqual([null, 409, null, 404]);
+    expect((await job(jid)).tasks[0]).toMatchObject({ status: "running", "x-shards": { total: 3, done: 2 } });
+    expect(await other.work(retry!)).toBe("completed");
+    const done = await job(jid);
+    expect(done.status).toBe("succeeded");
+    expect(done.tasks[0]["x-shards"].by_runner).toEqual({ [rid]: 2, [other.runner!.runner_id]: 1 });
+    const log = await events(jid);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    expect(log.filter((e) => e.kind === "warning").map((e) => e.message)).toEqual([
+      expect.stringMatching(new RegExp(`expired; its shard ${lost.shard!.shard_id} is queued again`)),
+    ]);
+  }, 180_000);
+
+  it("an invalid result in a batch fails its task (as :complete does) and is answered 422; a completion leases the next batch", async () => {
+    const { did } = await dataset(24);
+    const jobs = [
+      (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id,
+      (await call("POST", `/v1/datasets/${did}/features`, { spec: { seed: 2 } })).json.job_id,
+    ];
+    const r = await newRunner("lanes");
+    const rid = r.runner!.runner_id;
+    const leases = await r.client.leaseBatch(rid, 0, 2);
+    expect(leases.map((l) => [l.task.job_id, l.shard!.index])).toEqual([
+      [jobs[0], 0],
+      [jobs[0], 1],
+    ]);
+    const outputs = await outputsOf(r, leases);
+    // The second result leaves out an item: invalid; the job fails, the first result stands. The next leases come from the other job.
+    const broken = { ...outputs[1]!, outputs: { ...outputs[1]!.outputs, artifacts: outputs[1]!.outputs.artifacts.slice(1) } };
+    const answer = await r.client.completeLeases(rid, [outputs[0]!, broken], { leaseNext: true, maxLeases: 8 });
+    expect(answer.problems.map((p) => p?.status ?? null)).toEqual([null, 422]);
+    expect((await job(jobs[0])).status).toBe("failed");
+    expect(answer.next.map((l) => [l.task.job_id, l.shard!.index])).toEqual([0, 1, 2].map((i) => [jobs[1], i]));
+    const rest = await r.client.completeLeases(rid, await outputsOf(r, answer.next), { leaseNext: true, maxLeases: 8 });
+    expect(rest).toEqual({ problems: [null, null, null], next: [] });
+    expect((await job(jobs[1])).status).toBe("succeeded");
+  }, 180_000);
+});
+
 describe("output blobs", () => {
   it("a JSON output blob larger than the JSON body limit is stored (blobs are bytes, capped at the chunk limit)", async () => {
     const { did } = await dataset(1);

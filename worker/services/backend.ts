@@ -29,7 +29,7 @@ import { type FieldError, conflict, notFound, validation } from "../errors";
 import type { OperatorRouting, RoutingScope } from "../storage/key-registry";
 import { BACKEND, implemented } from "./capabilities";
 import { readConfig } from "../config";
-import { type DispatchScope, dispatchers, keyRegistry } from "./stores";
+import { type DispatchScope, dispatchers, keyRegistry, tenantStore } from "./stores";
 import { runtimeVersions } from "./runtime";
 
 const isProvider = (p: string): p is ProviderId => (PROVIDER_IDS as readonly string[]).includes(p);
@@ -102,6 +102,7 @@ export async function putProfile(env: Env, name: string, routes: Record<string, 
 /** Sets (or with null removes) the rule of a scope; the profile must exist. */
 export async function assignProfile(env: Env, scope: RoutingScope, profile: string | null): Promise<RoutingOut> {
   const registry = keyRegistry(env);
+  if (scope.startsWith("project:")) await requireProject(env, scope.slice("project:".length));
   if (profile !== null && !profiles(await registry.routing()).some((p) => p.name === profile)) {
     throw validation(`no routing profile '${profile}'`, [
       { path: "profile", message: "create it first (POST /v1/admin/routing/profiles)", code: "unknown_profile" },
@@ -109,6 +110,16 @@ export async function assignProfile(env: Env, scope: RoutingScope, profile: stri
   }
   await registry.setRule(scope, profile);
   return routingOut(await registry.routing());
+}
+
+/**
+ * A project of some tenant (an operator's rule names a project deployment-wide, outside any tenant):
+ * 404 when no tenant with a key, nor the default one, has it.
+ */
+async function requireProject(env: Env, projectId: string): Promise<void> {
+  const tenants = new Set([DEFAULT_TENANT, ...(await keyRegistry(env).list()).map((k) => k.tenant_id)]);
+  for (const t of tenants) if (await tenantStore(env, t).getProject(projectId)) return;
+  throw notFound("project");
 }
 
 // ---- plugins (4.17): the providers, built into the runner bundle ----

@@ -121,17 +121,21 @@ export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredent
  * Leases work for the runner, holding the request open up to `waitMs` (long poll) until some is
  * offered: answered the moment a task or shard is ready, so idle runners send one request per
  * ~25 s instead of polling. The runner's Dispatcher claims, has the job's JobStore grant, and
- * settles (storage/dispatcher.ts); the Lease comes back as JSON text, answered as it is.
- * 409 while the runner still holds a live lease; `ended`: a lease it just completed, forgotten first.
+ * settles (storage/dispatcher.ts); the Lease comes back as JSON text, answered as it is, with the
+ * others when the runner asked for up to `max` (`x-more_leases`, runners.md "Batching"), or null.
+ * 409 while the runner still holds a live lease; `ended`: leases it just completed, forgotten first.
  */
 export async function leaseWaiting(
   env: Env,
   { scope, tokenId }: RunnerCredential,
   runnerId: string,
   waitMs: number,
-  ended: string | null = null,
+  { ended = [], max = 1 }: { ended?: string[]; max?: number } = {},
 ): Promise<string | null> {
-  return unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs, ended));
+  const leases = unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs, ended, max));
+  if (leases.length === 0) return null;
+  const [first, ...more] = leases;
+  return more.length === 0 ? first! : `${first!.slice(0, -1)},"x-more_leases":[${more.join(",")}]}`;
 }
 
 /**

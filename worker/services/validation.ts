@@ -12,7 +12,7 @@
  * The JobStore keeps the results and applies the judgement; this module compares (reading the
  * blobs in the Worker, not in the job's single-threaded object) and decides.
  */
-import { CORE_ARTIFACT_FORMATS, type TaskOutputs } from "../../protocol";
+import { CORE_ARTIFACT_FORMATS, TaskOutputs } from "../../protocol";
 import { compareSift, matchAgreement } from "../../protocol/agreement";
 import {
   FEATURES_FORMAT,
@@ -25,10 +25,12 @@ import {
   validateFeatures,
 } from "../../protocol/wire";
 import { pairRowsOfText } from "../../protocol/wire/pairs";
-import { type FieldError, validation } from "../errors";
+import { ApiError, type FieldError, notFound, validation } from "../errors";
+import { fieldErrors } from "../router";
+import { parseLeaseId } from "../storage/job/leases";
 import type { Judgement, LeaseScope, ShardContext, ShardResult } from "../storage/job-rows";
 import { blobKey } from "./blobs";
-import { dispatcher, jobStore, unwrap } from "./stores";
+import { dispatcher, failure, jobStore, unwrap } from "./stores";
 
 /** The validation policy, from the deployment's vars (docs/operations.md). */
 export interface ValidationPolicy {
@@ -354,4 +356,67 @@ export async function completeLease(
     if ((v.verdict === "validated" || v.verdict === "agreed") && !r.trusted) await dispatcher(env, "pool").credit(r.principal);
   }
   return completion.runner_id;
+}
+
+/**
+ * Completes several leases of one runner in one request (`POST /v1/runners/{rid}:complete_leases`,
+ * runners.md "Batching"), each as its own `:complete` would be: a malformed `outputs_ref` fails its
+ * task, a pool runner's results are weighed one by one (completeLease), a trusted runner's go to
+ * each job's JobStore in one call, which tells the job's change once for all of them. Answers each
+ * lease's refusal, or null where it completed, in order: one refusal leaves the others standing.
+ */
+export async function completeLeases(
+  env: Env,
+  who: { runnerId: string; tenant: string | null; scope: LeaseScope; confirmed: number },
+  completions: { lease_id: string; outputs_ref: unknown }[],
+): Promise<(ApiError | null)[]> {
+  const refusals: (ApiError | null)[] = completions.map(() => null);
+  const byJob = new Map<string, { tenant: string; job: string; at: number[]; entries: { lease_id: string; outputs: TaskOutputs }[] }>();
+  for (const [i, { lease_id: leaseId, outputs_ref }] of completions.entries()) {
+    const where = parseLeaseId(leaseId);
+    // A tenant's runner reaches only its tenant's leases (services/runners.ts leaseStore).
+    if (!where || (who.tenant !== null && where.tenant !== who.tenant)) {
+      refusals[i] = notFound("lease");
+      continue;
+    }
+    const store = jobStore(env, where.tenant, where.job);
+    const parsed = TaskOutputs.safeParse(outputs_ref);
+    if (!parsed.success) {
+      // A malformed result fails the task (2.11 rule 3), as on :complete.
+      const errors = fieldErrors(parsed.error, `completions.${i}.outputs_ref`);
+      const failed = await store.fail(leaseId, who.scope, {
+        error_class: "ValidationError",
+        message: "the task's outputs_ref is invalid",
+        detail: { errors },
+      });
+      refusals[i] = failed.ok ? validation("outputs_ref rejected; the task failed with a validation error", errors) : failure(failed);
+      continue;
+    }
+    if (who.scope.pool) {
+      refusals[i] = await completeLease(
+        env,
+        { tenant: where.tenant, job: where.job, leaseId, scope: who.scope, confirmed: who.confirmed },
+        parsed.data,
+      ).then(
+        () => null,
+        (e: unknown) => {
+          if (e instanceof ApiError) return e;
+          throw e;
+        },
+      );
+      continue;
+    }
+    const key = `${where.tenant}/${where.job}`;
+    const group = byJob.get(key) ?? { tenant: where.tenant, job: where.job, at: [], entries: [] };
+    group.at.push(i);
+    group.entries.push({ lease_id: leaseId, outputs: parsed.data });
+    byJob.set(key, group);
+  }
+  for (const g of byJob.values()) {
+    const outcomes = await jobStore(env, g.tenant, g.job).completeMany(who.runnerId, who.scope, g.entries);
+    outcomes.forEach((o, k) => {
+      if (!o.ok) refusals[g.at[k]!] = failure(o);
+    });
+  }
+  return refusals;
 }

@@ -9,7 +9,7 @@
  * entry made stale by a cancel or by a lease through the other queue is simply dropped.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { RunnerAbilities, TaskKind } from "../../protocol";
+import { MAX_LEASES, type RunnerAbilities, type TaskKind } from "../../protocol";
 import type { QueueEntry } from "./job-rows";
 import { type Grant, parseLeaseId } from "./job/leases";
 import { type Outcome, clash, missing, ok } from "./outcome";
@@ -50,6 +50,12 @@ export const MIGRATIONS = [
     `ALTER TABLE runner_tokens ADD COLUMN keyless_address TEXT`,
     `CREATE UNIQUE INDEX runner_tokens_by_address ON runner_tokens(keyless_address)`,
   ],
+  // A runner may hold several leases (runners.md "Batching": a multi-shard lease); the leases it
+  // holds move here from runners.current_lease_id, which is no longer read.
+  [
+    `CREATE TABLE held_leases (runner_id TEXT NOT NULL, lease_id TEXT NOT NULL, PRIMARY KEY (runner_id, lease_id))`,
+    `INSERT INTO held_leases (runner_id, lease_id) SELECT runner_id, current_lease_id FROM runners WHERE current_lease_id IS NOT NULL`,
+  ],
 ];
 
 /** Kinds a real GPU computes faster (SIFT, descriptor matching): runners with one get them first. */
@@ -88,7 +94,6 @@ export interface RunnerRow {
   abilities: RunnerAbilities;
   registered_at: string;
   last_seen_at: string;
-  current_lease_id: string | null;
 }
 
 export interface RunnerTokenRow {
@@ -132,7 +137,6 @@ const runnerOf = (r: Row): RunnerRow => ({
   abilities: JSON.parse(r.abilities_json as string),
   registered_at: r.registered_at as string,
   last_seen_at: r.last_seen_at as string,
-  current_lease_id: (r.current_lease_id as string | null) ?? null,
 });
 
 export class Dispatcher extends DurableObject<Env> {
@@ -154,7 +158,7 @@ export class Dispatcher extends DurableObject<Env> {
    * (sliding window over its runners' registered_at), answered with the wait before the next one.
    */
   registerRunner(
-    input: Omit<RunnerRow, "registered_at" | "last_seen_at" | "current_lease_id">,
+    input: Omit<RunnerRow, "registered_at" | "last_seen_at">,
     tokenId: string | null = null,
     limit: { max: number; windowMs: number } | null = null,
   ): RunnerRow | { retryAfterMs: number } {
@@ -173,7 +177,7 @@ export class Dispatcher extends DurableObject<Env> {
       }
     }
     const now = nowIso();
-    const row: RunnerRow = { ...input, registered_at: now, last_seen_at: now, current_lease_id: null };
+    const row: RunnerRow = { ...input, registered_at: now, last_seen_at: now };
     this.sql.exec(
       `INSERT INTO runners (runner_id, name, stages_json, runtime_json, rv_id, abilities_json, registered_at, last_seen_at, token_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -223,28 +227,30 @@ export class Dispatcher extends DurableObject<Env> {
    * `waitMs` (long poll) until some is offered. The queue only proposes; the job's JobStore grants
    * (or refuses a stale proposal), so a task or shard is never leased twice whatever the race.
    * One call from the Worker per lease request: claiming, granting and settling happen here.
-   * Answers the Lease as JSON text, or null when nothing came within `waitMs`; 404 for an unknown
-   * runner, 409 while it still holds a live lease. `ended`: the lease the runner just completed
-   * (`:complete` with `x-lease_next`), forgotten first in the same call.
+   * Answers the Leases as JSON texts (at most `max`, runners.md "Batching"; empty when nothing came
+   * within `waitMs`); 404 for an unknown runner, 409 while it still holds a live lease. `ended`: the
+   * leases the runner just completed (`:complete` with `x-lease_next`), forgotten first in the same call.
    */
-  async lease(runnerId: string, tokenId: string | null, waitMs: number, ended: string | null = null): Promise<Outcome<string | null>> {
-    if (ended) this.forgetLease(runnerId, ended);
+  async lease(runnerId: string, tokenId: string | null, waitMs: number, ended: string[] = [], max = 1): Promise<Outcome<string[]>> {
+    if (ended.length > 0) this.forgetLeases(runnerId, ended);
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const leased = await this.leaseNext(runnerId, tokenId);
-      if (!leased.ok || leased.value !== null) return leased;
+      const leased = await this.leaseNext(runnerId, tokenId, Math.max(1, Math.min(MAX_LEASES, max)));
+      if (!leased.ok || leased.value.length > 0) return leased;
       const left = deadline - Date.now();
       if (left <= 0) return leased;
       await this.waitForWork(runnerId, left);
     }
   }
 
-  /** One attempt: the oldest ready task (or shard) the runner can compute, leased; null when there is none. */
-  private async leaseNext(runnerId: string, tokenId: string | null): Promise<Outcome<string | null>> {
+  /** One attempt: up to `max` of the oldest ready tasks (or shards) the runner can compute, leased; none when there is none. */
+  private async leaseNext(runnerId: string, tokenId: string | null, max: number): Promise<Outcome<string[]>> {
     // Entries whose job had no shard for this runner (only replicas of its own results): skipped for the rest of this request.
     const skip: string[] = [];
-    for (let i = 0; i < MAX_CLAIMS; i++) {
-      const claimed = this.claim(runnerId, tokenId, skip);
+    const leases: string[] = [];
+    const own: string[] = [];
+    for (let i = 0; i < MAX_CLAIMS && leases.length < max; i++) {
+      const claimed = this.claim(runnerId, tokenId, skip, max - leases.length, own);
       if (!claimed.ok) return claimed;
       const claim = claimed.value;
       if (claim.held !== null) {
@@ -252,47 +258,58 @@ export class Dispatcher extends DurableObject<Env> {
         if (where && (await jobStore(this.env, where.tenant, where.job).leaseActive(claim.held))) {
           return clash(`runner ${runnerId} already holds lease ${claim.held}: complete, fail or release it first`);
         }
-        this.forgetLease(runnerId, claim.held);
+        this.forgetLeases(runnerId, [claim.held]);
         continue;
       }
       const entry = claim.entry;
-      if (!entry) return ok(null);
+      if (!entry) break;
       const pool = tokenId !== null;
-      let granted: Grant = { lease: null, lease_id: null, left: 0 };
+      let granted: Grant = { leases: [], left: 0 };
       try {
         const allowed = !pool || (await tenantStore(this.env, entry.tenant_id).getProject(entry.project_id))?.pool_opt_in === true;
         if (allowed)
-          granted = await jobStore(this.env, entry.tenant_id, entry.job_id).lease(entry.task_id, {
-            runner_id: runnerId,
-            pool,
-            principal: claim.principal,
-          });
+          granted = await jobStore(this.env, entry.tenant_id, entry.job_id).lease(
+            entry.task_id,
+            { runner_id: runnerId, pool, principal: claim.principal },
+            max - leases.length,
+            leases.length > 0,
+          );
       } finally {
         // Settled whatever happened (an object that failed to answer: the entry is offered again).
         this.settleClaim(runnerId, entry, granted);
       }
-      if (granted.lease) return ok(granted.lease);
-      if (granted.left > 0) skip.push(`${entry.tenant_id}/${entry.task_id}`);
+      leases.push(...granted.leases.map((g) => g.lease));
+      own.push(...granted.leases.map((g) => g.lease_id));
+      if (granted.whole && granted.leases.length > 0) break;
+      if (granted.leases.length === 0 && granted.left > 0) skip.push(`${entry.tenant_id}/${entry.task_id}`);
     }
-    return ok(null);
+    return ok(leases);
   }
 
   /**
-   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), one of its
-   * units taken for the runner while the lease is made (the last one held). A runner holds one
-   * lease at a time, so a crashed runner loses at most one (3.2.3): when it already holds one,
-   * the claim names it instead.
+   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), up to `want`
+   * of its units taken for the runner while the lease is made (the last one held). A runner holds
+   * the leases of one request at a time (one, unless it asks for more: runners.md "Batching"), so a
+   * crashed runner loses at most those (3.2.3): when it already holds one, the claim names it instead.
    */
-  private claim(runnerId: string, tokenId: string | null, skip: string[]): Outcome<Claim> {
+  private claim(runnerId: string, tokenId: string | null, skip: string[], want: number, own: string[]): Outcome<Claim> {
     const runner = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
     // A pool runner is used only with the token it registered with: its results are that token's.
     if (!runner || (runner.token_id !== null && runner.token_id !== tokenId)) return missing("runner");
     const principal = (runner.token_id as string | null) ?? runnerId;
     const now = Date.now();
     if ((runner.claiming_until as number) > now) return clash("this runner already has a lease request in flight");
-    if (runner.current_lease_id) {
+    // Leases granted earlier in this request (`own`) do not count: it goes on taking up to its `max`.
+    const held = this.sql
+      .exec<{ lease_id: string }>(
+        "SELECT lease_id FROM held_leases WHERE runner_id = ? AND lease_id NOT IN (SELECT value FROM json_each(?)) LIMIT 1",
+        runnerId,
+        JSON.stringify(own),
+      )
+      .toArray()[0];
+    if (held) {
       this.sql.exec("UPDATE runners SET last_seen_at = ? WHERE runner_id = ?", nowIso(), runnerId);
-      return ok({ entry: null, held: runner.current_lease_id as string, principal });
+      return ok({ entry: null, held: held.lease_id, principal });
     }
     const abilities = JSON.parse(runner.abilities_json as string) as RunnerAbilities;
     // Scheduling by ability: a real GPU takes SIFT and matching first, other runners the rest
@@ -320,9 +337,9 @@ export class Dispatcher extends DurableObject<Env> {
       runnerId,
     );
     if (!entry) return ok({ entry: null, held: null, principal });
-    // An entry with more leases to give stays offered to others; the last one is held while it is leased.
-    if (entry.units > 1)
-      this.sql.exec("UPDATE queue SET units = units - 1 WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
+    // An entry with more leases to give than wanted stays offered to others; the last ones are held while they are leased.
+    if (entry.units > want)
+      this.sql.exec("UPDATE queue SET units = units - ? WHERE tenant_id = ? AND task_id = ?", want, entry.tenant_id, entry.task_id);
     else
       this.sql.exec(
         "UPDATE queue SET held_until = ? WHERE tenant_id = ? AND task_id = ?",
@@ -347,7 +364,9 @@ export class Dispatcher extends DurableObject<Env> {
         entry.task_id,
       );
     else this.sql.exec("DELETE FROM queue WHERE tenant_id = ? AND task_id = ?", entry.tenant_id, entry.task_id);
-    this.sql.exec("UPDATE runners SET claiming_until = 0, current_lease_id = ? WHERE runner_id = ?", granted.lease_id, runnerId);
+    this.sql.exec("UPDATE runners SET claiming_until = 0 WHERE runner_id = ?", runnerId);
+    for (const g of granted.leases)
+      this.sql.exec("INSERT OR IGNORE INTO held_leases (runner_id, lease_id) VALUES (?, ?)", runnerId, g.lease_id);
     if (granted.left > 0 && this.waiters.size > 0) this.wakeFor([{ ...entry, units: granted.left }]);
   }
 
@@ -387,9 +406,13 @@ export class Dispatcher extends DurableObject<Env> {
     }
   }
 
-  /** The runner no longer holds this lease (it ended, or it expired). */
-  forgetLease(runnerId: string, leaseId: string): void {
-    this.sql.exec("UPDATE runners SET current_lease_id = NULL WHERE runner_id = ? AND current_lease_id = ?", runnerId, leaseId);
+  /** The runner no longer holds these leases (they ended, or expired). */
+  forgetLeases(runnerId: string, leaseIds: string[]): void {
+    this.sql.exec(
+      "DELETE FROM held_leases WHERE runner_id = ? AND lease_id IN (SELECT value FROM json_each(?))",
+      runnerId,
+      JSON.stringify(leaseIds),
+    );
   }
 
   // ---- the queue ----

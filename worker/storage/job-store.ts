@@ -16,7 +16,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Checkpoint, RunnerEvent, TaskOutputs } from "../../protocol";
 import type { FieldError } from "../errors";
 import { mayRead, recordBlob } from "./job/blobs";
-import { complete, fail, judge, release } from "./job/completion";
+import { complete, completeMany, fail, judge, release } from "./job/completion";
 import type { JobContext } from "./job/context";
 import { openStream } from "./job/events";
 import { Fanout } from "./job/fanout";
@@ -86,8 +86,9 @@ export class JobStore extends DurableObject<Env> {
 
   // ---- leases (3.2.3) and what their holders report ----
 
-  async lease(taskId: string, holder: LeaseHolder) {
-    return grantLease(this.cx, taskId, holder);
+  /** Up to `count` shards of the task (one for a task that is not sharded, none with `onlyShards`), each its own lease. */
+  async lease(taskId: string, holder: LeaseHolder, count = 1, onlyShards = false) {
+    return grantLease(this.cx, taskId, holder, count, onlyShards);
   }
   leaseActive(leaseId: string) {
     return leaseActive(this.cx, leaseId);
@@ -121,6 +122,10 @@ export class JobStore extends DurableObject<Env> {
 
   async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy?: { replicate: boolean; refused?: FieldError[] }) {
     return complete(this.cx, leaseId, scope, outputs, policy);
+  }
+  /** Several leases of one runner completed in one call (runners.md "Batching"; trusted leases). */
+  async completeMany(runnerId: string, scope: LeaseScope, entries: { lease_id: string; outputs: TaskOutputs }[]) {
+    return completeMany(this.cx, runnerId, scope, entries);
   }
   /** The validation service's decision on a result `complete` answered `compare` for (runners.md "Trust"). */
   async judge(leaseId: string, scope: LeaseScope, resultId: number, judgement: Judgement) {

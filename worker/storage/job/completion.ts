@@ -6,7 +6,7 @@
 import type { Phase, TaskOutputs } from "../../../protocol";
 import type { FieldError } from "../../errors";
 import type { Completion, Judgement, LeaseScope } from "../job-rows";
-import { type Outcome, clash, invalid, ok } from "../outcome";
+import { type Outcome, clash, invalid, missing, ok } from "../outcome";
 import { exists, first, nowIso } from "../sql";
 import { inputSize } from "./blobs";
 import type { JobContext } from "./context";
@@ -47,6 +47,7 @@ export async function complete(
   scope: LeaseScope,
   outputs: TaskOutputs,
   policy: { replicate: boolean; refused?: FieldError[] } = { replicate: false },
+  tell = true,
 ): Promise<Outcome<Completion>> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
@@ -81,7 +82,7 @@ export async function complete(
       returnWork(cx, lease.value, `the result of untrusted runner ${runnerId} was refused (${errors[0]!.message}); it is quarantined`);
       settle(cx);
     });
-    await propagate(cx);
+    if (tell) await propagate(cx);
     return ok({
       state: "rejected",
       task_id: taskId,
@@ -92,7 +93,13 @@ export async function complete(
     });
   }
   if (errors.length > 0) {
-    await fail(cx, leaseId, scope, { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } });
+    await fail(
+      cx,
+      leaseId,
+      scope,
+      { error_class: "ValidationError", message: "the task's outputs_ref is invalid", detail: { errors } },
+      tell,
+    );
     return invalid("outputs_ref rejected; the task failed with a validation error", errors);
   }
   const done = { state: "done" as const, task_id: taskId, runner_id: runnerId };
@@ -101,7 +108,7 @@ export async function complete(
       cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
       succeed(cx, taskId, outputs);
     });
-    await propagate(cx);
+    if (tell) await propagate(cx);
     return ok(done);
   }
   const who = { lease_id: leaseId, runner_id: runnerId, principal: lease.value.principal ?? runnerId, trusted };
@@ -131,8 +138,31 @@ export async function complete(
     } else finishShard(cx, taskId, shardId, runnerId, outputs);
     settle(cx);
   });
-  await propagate(cx);
+  if (tell) await propagate(cx);
   return ok(hold ? { ...done, state: "held" } : done);
+}
+
+/**
+ * Completes several leases of `runnerId` in this job in one call (runners.md "Batching"), each as
+ * `complete` does with a trusted runner's result (the validation service weighs a pool runner's
+ * one by one), and tells the change once for all of them. Answers each lease's outcome, in order:
+ * one lease's refusal (unknown, no longer held, invalid) leaves the others standing.
+ */
+export async function completeMany(
+  cx: JobContext,
+  runnerId: string,
+  scope: LeaseScope,
+  entries: { lease_id: string; outputs: TaskOutputs }[],
+): Promise<Outcome<Completion>[]> {
+  const outcomes: Outcome<Completion>[] = [];
+  for (const { lease_id: leaseId, outputs } of entries) {
+    const lease = heldLease(cx, leaseId, scope);
+    if (lease.ok && lease.value.runner_id !== runnerId) outcomes.push(missing("lease"));
+    else if (lease.ok && lease.value.pool === 1) outcomes.push(clash("a pool lease is completed on its own (:complete)"));
+    else outcomes.push(lease.ok ? await complete(cx, leaseId, scope, outputs, { replicate: false }, false) : lease);
+  }
+  await propagate(cx);
+  return outcomes;
 }
 
 /**
@@ -215,6 +245,7 @@ export async function fail(
   leaseId: string,
   scope: LeaseScope,
   error: { error_class: string; message: string; detail: Record<string, unknown> | null },
+  tell = true,
 ): Promise<Outcome<{ runner_id: string }>> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
@@ -226,7 +257,7 @@ export async function fail(
       returnWork(cx, lease.value, `untrusted runner ${lease.value.runner_id} failed its shard (${error.error_class}: ${error.message})`);
       settle(cx);
     });
-    await propagate(cx);
+    if (tell) await propagate(cx);
     return ok({ runner_id: lease.value.runner_id });
   }
   cx.storage.transactionSync(() => {
@@ -243,7 +274,7 @@ export async function fail(
     appendEvent(cx, taskId, { kind: "error", error_class: error.error_class, message: error.message, detail: error.detail });
     settle(cx);
   });
-  await propagate(cx);
+  if (tell) await propagate(cx);
   return ok({ runner_id: lease.value.runner_id });
 }
 

@@ -34,27 +34,31 @@ export function parseLeaseId(leaseId: string): { tenant: string; job: string } |
   return parts.length === 4 && parts.every((p) => /^[A-Za-z0-9_-]+$/.test(p)) ? { tenant: parts[0]!, job: parts[1]! } : null;
 }
 
-/** What a lease grant answers: the lease as JSON text (null when the task is no longer leasable), and what is left to lease. */
+/** What a lease grant answers: the leases as JSON text (none when the task is no longer leasable), and what is left to lease. */
 export interface Grant {
-  /** The `Lease` as the route answers it, serialised here from the stored JSON (the dataset is not parsed or copied per lease). */
-  lease: string | null;
-  lease_id: string | null;
+  /** Each `Lease` as the route answers it, serialised here from the stored JSON (the dataset is not parsed or copied per lease). */
+  leases: { lease: string; lease_id: string }[];
   /** Further shards of the task the holder's scope may lease (the queue entry's units); 0 for an unsharded task. */
   left: number;
+  /** The lease covers a whole task (not sharded): a multi-shard lease takes nothing beside it. */
+  whole?: boolean;
 }
 
 /**
- * Leases the task (or its next pending shard) to a runner when it is still leasable: the job is
- * live and not being cancelled, the task is pending (a sharded one: has a pending shard) and
- * every dependency succeeded. `lease` is null otherwise (the caller drops its stale queue entry);
- * `left` counts the task's shards still to lease.
+ * Leases the task (or up to `count` of its pending shards, runners.md "Batching": each its own
+ * lease, expiry and reclaim) to a runner when it is still leasable: the job is live and not being
+ * cancelled, the task is pending (a sharded one: has a pending shard) and every dependency
+ * succeeded. `leases` is empty otherwise (the caller drops its stale queue entry); `left` counts
+ * the task's shards still to lease. `onlyShards`: a task that is not sharded is not leased (1 left).
  */
-export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder): Promise<Grant> {
+export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder, count = 1, onlyShards = false): Promise<Grant> {
   const job = jobRow(cx);
   const task = taskRow(cx, taskId);
-  const none = { lease: null, lease_id: null, left: 0 };
+  const none: Grant = { leases: [], left: 0 };
   if (!job || !task || !["pending", "running"].includes(job.status) || job.cancel_requested) return none;
   const sharded = isSharded(task);
+  // A multi-shard lease's further leases are shards only (a whole task, say a map, is never leased beside others): offered on.
+  if (onlyShards && !sharded) return { ...none, left: 1 };
   const left = () => (!sharded ? 0 : holder.pool ? untrustedShards(cx, taskId) : pendingShards(cx, taskId));
   if (sharded ? !["pending", "running"].includes(task.status as string) || !hasPendingShard(cx, taskId) : task.status !== "pending")
     return none;
@@ -62,24 +66,30 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
   // Pending shards, but only replicas of this runner's own results or ones for a trusted runner: others may take them.
   if (sharded && !hasEligibleShard(cx, taskId, holder)) return { ...none, left: left() };
   const ttl = readConfig(cx.env).leaseTtlMs;
-  const leaseId = `${job.tenant_id}.${job.job_id}.${taskId}.${secret()}`;
   const now = Date.now();
-  const shard = cx.storage.transactionSync(() => {
-    const shard = sharded ? takeShard(cx, taskId, holder) : null;
-    cx.sql.exec(
-      "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state, shard_id, principal) VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)",
-      leaseId,
-      taskId,
-      holder.runner_id,
-      holder.pool ? 1 : 0,
-      new Date(now).toISOString(),
-      now + ttl,
-      shard?.shard_id ?? null,
-      principalOf(holder),
-    );
+  const granted = cx.storage.transactionSync(() => {
+    const granted: { lease_id: string; shard_id: string | null }[] = [];
+    for (let k = 0; k < (sharded ? count : 1); k++) {
+      const shard = sharded ? takeShard(cx, taskId, holder) : null;
+      if (sharded && !shard) break;
+      const leaseId = `${job.tenant_id}.${job.job_id}.${taskId}.${secret()}`;
+      cx.sql.exec(
+        "INSERT INTO leases (lease_id, task_id, runner_id, pool, granted_at, expires_at, state, shard_id, principal) VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+        leaseId,
+        taskId,
+        holder.runner_id,
+        holder.pool ? 1 : 0,
+        new Date(now).toISOString(),
+        now + ttl,
+        shard?.shard_id ?? null,
+        principalOf(holder),
+      );
+      granted.push({ lease_id: leaseId, shard_id: shard?.shard_id ?? null });
+    }
     const starting = task.status === "pending";
     cx.sql.exec(
-      `UPDATE tasks SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?)${sharded ? "" : ", progress_current = NULL, progress_total = NULL"} WHERE task_id = ?`,
+      `UPDATE tasks SET status = 'running', attempts = attempts + ?, started_at = COALESCE(started_at, ?)${sharded ? "" : ", progress_current = NULL, progress_total = NULL"} WHERE task_id = ?`,
+      granted.length,
       new Date(now).toISOString(),
       taskId,
     );
@@ -88,7 +98,7 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
       setStatus(cx, "running");
     }
     if (starting) appendEvent(cx, taskId, { kind: "phase_started", phase: task.phase as Phase });
-    return shard;
+    return granted;
   });
   await scheduleAlarm(cx);
   await propagate(cx);
@@ -98,13 +108,6 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
     const dep = taskRow(cx, d)!;
     return `{"task_id":${JSON.stringify(d)},"kind":${JSON.stringify(dep.kind)},"outputs_ref":${dep.outputs_json as string}}`;
   });
-  // A Lease (protocol/schemas/runner.ts) in its field order, the stored JSON spliced in as it is.
-  const head = JSON.stringify({
-    lease_id: leaseId,
-    runner_id: holder.runner_id,
-    expires_at: new Date(now + ttl).toISOString(),
-    ttl_seconds: Math.round(ttl / 1000),
-  });
   const taskHead = JSON.stringify({
     task_id: taskId,
     job_id: job.job_id,
@@ -112,12 +115,23 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
     phase: leased.phase as Phase,
     attempt: leased.attempts as number,
   });
-  const tail = JSON.stringify({ shard: shard ? leaseShard(cx, shard.shard_id) : null, _links: leaseLinks(leaseId) });
-  const lease =
-    `${head.slice(0, -1)},"task":${taskHead.slice(0, -1)},"params":${leased.params_json as string}},` +
+  // What every lease of the grant shares, serialised once.
+  const body =
+    `"task":${taskHead.slice(0, -1)},"params":${leased.params_json as string}},` +
     `"inputs":{"dataset":${datasetJson},"upstream":[${upstream.join(",")}],"artifacts":${artifactsJson}},` +
-    `"checkpoint":${(leased.checkpoint_json as string | null) ?? "null"},${tail.slice(1)}`;
-  return { lease, lease_id: leaseId, left: left() };
+    `"checkpoint":${(leased.checkpoint_json as string | null) ?? "null"},`;
+  // A Lease (protocol/schemas/runner.ts) in its field order, the stored JSON spliced in as it is.
+  const leases = granted.map(({ lease_id: leaseId, shard_id: shardId }) => {
+    const head = JSON.stringify({
+      lease_id: leaseId,
+      runner_id: holder.runner_id,
+      expires_at: new Date(now + ttl).toISOString(),
+      ttl_seconds: Math.round(ttl / 1000),
+    });
+    const tail = JSON.stringify({ shard: shardId ? leaseShard(cx, shardId) : null, _links: leaseLinks(leaseId) });
+    return { lease: `${head.slice(0, -1)},${body}${tail.slice(1)}`, lease_id: leaseId };
+  });
+  return { leases, left: left(), whole: !sharded };
 }
 
 /** Whether the lease is still held (a runner holds at most one lease; see Dispatcher). */
