@@ -154,10 +154,11 @@ class CancelAfterFirstCheckpoint extends RunnerClient {
     super({ baseUrl: base });
   }
 
-  override async lease(runnerId: string): Promise<Lease | null> {
-    const lease = await super.lease(runnerId);
-    if (lease) this.leases.push(lease);
-    return lease;
+  // Every lease request goes through here: a one-lane runner's plain one and a multi-lane runner's batch.
+  override async leaseBatch(runnerId: string, waitSeconds?: number, max?: number): Promise<Lease[]> {
+    const leased = await super.leaseBatch(runnerId, waitSeconds, max);
+    this.leases.push(...leased);
+    return leased;
   }
 
   override async heartbeat(leaseId: string): Promise<LeaseState> {
