@@ -7,6 +7,7 @@
  * .wasm next to the .mjs (or `wasmUrl`), or uses `wasmBinary` when given.
  */
 import createEdgeSfmEngine from "../build/wasm/edgesfm-engine.mjs";
+import { heapAddress } from "./heap";
 
 /** The raw emscripten module: heap views, malloc/free and the flat C API. */
 export interface EngineModule {
@@ -28,12 +29,6 @@ export const ENGINE_ABI_VERSION = 2;
  * default would stop at 2 GiB). Must equal -sMAXIMUM_MEMORY in engine-wasm/CMakeLists.txt.
  */
 export const ENGINE_MAXIMUM_MEMORY_BYTES = 4 * 1024 ** 3;
-
-/**
- * An address the engine answered, as an offset into the heap views. Wasm hands i32 values to JS
- * signed, so an address past 2 GiB arrives negative; every pointer is read through this.
- */
-export const heapAddress = (pointer: number) => pointer >>> 0;
 
 /**
  * A binding refused its input or failed (the C++ message, e.g. "two-view: camera 1: focal

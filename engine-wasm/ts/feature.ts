@@ -3,7 +3,8 @@
  * (src/bindings/feature.cc; the algorithm is specified in src/feature/SIFT.md).
  * Defaults are COLMAP 3.8's SiftExtractionOptions / SiftMatchingOptions.
  */
-import { type Engine, heapAddress } from "./engine";
+import type { Engine } from "./engine";
+import { heapAddress } from "./heap";
 
 /** COLMAP's SIFT extraction options (src/feature/sift_options.h). */
 export interface SiftOptions {

@@ -8,7 +8,8 @@
  */
 import { LOSS_KERNELS, type BundleAdjustmentOptions } from "./ba";
 import { cameraModelId } from "./camera";
-import { type Engine, heapAddress } from "./engine";
+import type { Engine } from "./engine";
+import { heapAddress } from "./heap";
 import { TWO_VIEW_TYPES, type TwoViewType } from "../../protocol/schemas/snapshot";
 
 export interface MappingCamera {
