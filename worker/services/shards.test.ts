@@ -1,17 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { DatasetSnapshot } from "../../protocol";
-import { MATCH_SHARD_PAIRS, type PlannedTask, groupShards, planItems } from "./shards";
+import { MATCH_SHARD_WORK, type PlannedTask, UNIT_DESCRIPTORS, groupShards, planItems, shardBudget } from "./shards";
 import { hashJson } from "./runtime";
 
-/** A dataset of n images with distinct contents (the planner reads names and content hashes). */
-function dataset(n: number): DatasetSnapshot {
+/**
+ * A dataset of n images with distinct contents (the planner reads names, content hashes and sizes):
+ * 4.1 MP by default, about 8192 SIFT keypoints, so that a pair weighs one unit of work.
+ */
+function dataset(n: number, [width, height] = [2048, 2000]): DatasetSnapshot {
   const images = Array.from({ length: n }, (_, i) => ({
     image_id: `im${i}`,
     name: `f${String(i).padStart(3, "0")}.jpg`,
     content_sha: hashJson(["image", i]),
     byte_size: 1,
-    width: 1000,
-    height: 1000,
+    width,
+    height,
     media_type: "image/jpeg",
     focal_length_35mm: null,
     gps: null,
@@ -69,10 +72,10 @@ describe("match and verify items of a pair list known at submission (explicit an
         expect(new Set(it.images)).toEqual(new Set(mine.flat()));
       }
     }
-    const shards = (items: { weight: number }[]) => groupShards(items, MATCH_SHARD_PAIRS).length;
-    // 199 pairs in 528 blocks: 9 shards of at most 64 items, against one per block of about 150 pairs exhaustively.
-    expect(shards(match!)).toBeLessThanOrEqual(Math.ceil(match!.length / 64) + Math.ceil(list.length / MATCH_SHARD_PAIRS));
-    expect(shards(exhaustiveMatch!)).toBeGreaterThanOrEqual((200 * 199) / 2 / MATCH_SHARD_PAIRS);
+    const shards = (items: { weight: number }[]) => groupShards(items, MATCH_SHARD_WORK).length;
+    // 199 pairs in 528 blocks: shards of at most 64 items, against one per block of about 40 pairs exhaustively.
+    expect(shards(match!)).toBeLessThanOrEqual(Math.ceil(match!.length / 64) + Math.ceil(list.length / MATCH_SHARD_WORK));
+    expect(shards(exhaustiveMatch!)).toBe(exhaustiveMatch!.length);
   });
 
   it("a changed pair changes the keys of its block alone (the list's other blocks are reused)", () => {
@@ -111,5 +114,43 @@ describe("match and verify items of a pair list known at submission (explicit an
       expect(home).toHaveLength(1);
       expect(home[0]!.images).toEqual(expect.arrayContaining([x, y]));
     }
+  });
+});
+
+describe("match shards sized by work: pairs times their images' descriptors", () => {
+  /** The match task's shards of an exhaustive incremental chain: per shard, its pairs and weight. */
+  const matchShards = (ds: DatasetSnapshot, features: Record<string, unknown> = {}) => {
+    const [, match] = planItems(ds, [
+      task("extract", { features }),
+      task("match", { pairs: { strategy: "exhaustive" } }),
+      task("verify", {}),
+    ]);
+    const pairsOf = (it: { block: [string[], string[]] | null }) => {
+      const [a, b] = it.block!;
+      return a.join() === b.join() ? (a.length * (a.length - 1)) / 2 : a.length * b.length;
+    };
+    return groupShards(match!, shardBudget("match")).map((shard) => ({
+      pairs: shard.reduce((s, it) => s + pairsOf(it), 0),
+      weight: shard.reduce((s, it) => s + it.weight, 0),
+    }));
+  };
+
+  it("11 photos of 6 MP (sceaux-castle's size) get many small match shards where 11 of 1 MP get one", () => {
+    const small = matchShards(dataset(11, [1000, 1000]));
+    // 2000 keypoints an image: 55 pairs weigh 55 (2000/8192)^2 = 3.3 units, one shard.
+    expect(small.map((s) => s.pairs)).toEqual([55]);
+    // 6 MP: 12,000 keypoints, capped at max_num_features 8192 (the default): a pair weighs 1, groups of 2 images.
+    const large = matchShards(dataset(11, [3000, 2000]));
+    expect(large.reduce((s, sh) => s + sh.pairs, 0)).toBe(55);
+    expect(large.length).toBeGreaterThanOrEqual(Math.ceil(55 / MATCH_SHARD_WORK));
+    expect(Math.max(...large.map((s) => s.pairs))).toBeLessThan(55 / 3);
+    // With max_num_features 16384 the 6 MP photos keep ~12,000 descriptors: heavier pairs, groups of one image, shards of a few pairs.
+    const many = matchShards(dataset(11, [3000, 2000]), { max_num_features: 16384 });
+    const pairWeight = (12_000 / UNIT_DESCRIPTORS) ** 2;
+    expect(many.reduce((s, sh) => s + sh.pairs, 0)).toBe(55);
+    expect(many.length).toBeGreaterThan(large.length);
+    for (const sh of many) expect(sh.weight).toBeCloseTo(sh.pairs * pairWeight, 6);
+    // Groups are buckets of content hashes: a bucket may hold two or three photos, a block a few more pairs than the budget.
+    expect(Math.max(...many.map((s) => s.pairs))).toBeLessThan(55 / 6);
   });
 });

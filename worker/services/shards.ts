@@ -6,8 +6,11 @@
  * images' content (a hash bucket of their SHA-256), so that adding a photo changes only the
  * blocks of its group. When the pair list is known at submission (explicit and sequential pairs),
  * a block holds only its part of the list and reads only those pairs' images. Items are grouped
- * into shards of about a few seconds of one engine's work (by pixels for extraction, by pairs for
- * matching and verification); an item whose key
+ * into shards of about a few seconds of one engine's work (by pixels for extraction; for matching by
+ * pairs times the product of their images' descriptor counts, for verification by pairs times their
+ * descriptor counts, the counts estimated at submission from each image's size and the extraction's
+ * `max_num_features`), and the groups are made small enough that a block of photos with many
+ * descriptors fits one such shard; an item whose key
  * already succeeded in the tenant is reused and never leased again. A hierarchical map task starts
  * as one shard, the partition of its view graph; its clusters' shards are added when that is done
  * (storage/job/hierarchical.ts).
@@ -18,13 +21,26 @@ import { hashJson } from "./runtime";
 
 /** Pixels per extraction shard: SIFT on one engine takes about 0.3-0.5 s per megapixel. */
 export const EXTRACT_SHARD_PIXELS = 8_000_000;
-/** Pairs per matching shard (brute-force matching of two 8k-descriptor sets takes tens of ms on one engine). */
-export const MATCH_SHARD_PAIRS = 64;
-/** Pairs per verification shard (RANSAC of one pair: 10-30 ms). */
-export const VERIFY_SHARD_PAIRS = 128;
+/**
+ * Descriptors of the unit pair of matching and verification work: FeaturesSpec's default
+ * `max_num_features`. A pair of images with `d1` and `d2` descriptors weighs `d1 d2 / 8192^2` in
+ * matching (brute force compares every descriptor with every other) and `sqrt(d1 d2) / 8192` in
+ * verification (RANSAC over matches, about as many as descriptors).
+ */
+export const UNIT_DESCRIPTORS = 8192;
+/**
+ * Matching work per shard, in pairs of two 8k-descriptor sets: brute force of one such pair takes
+ * about half a second on one wasm engine of a quiet machine (sceaux-castle's 55 pairs of 6 MP photos
+ * as one shard ran for minutes on a loaded one, longer than a runner that leaves every minute or two lives).
+ */
+export const MATCH_SHARD_WORK = 8;
+/** Verification work per shard, in pairs of 8k-descriptor images (RANSAC of one pair: 10-30 ms). */
+export const VERIFY_SHARD_WORK = 128;
+/** Image pixels per SIFT keypoint before the `max_num_features` cap (sceaux-castle's 6 MP photos give 10-12k). */
+const PIXELS_PER_DESCRIPTOR = 500;
 /** A shard's items travel in its lease and come back as one artifact each (TaskOutputs holds at most 64). */
 export const MAX_SHARD_ITEMS = 64;
-/** Images per content group: a block of two groups holds about 8 x 8 pairs. */
+/** Images per content group at most: a block of two groups holds about 8 x 8 pairs. */
 const IMAGES_PER_GROUP = 8;
 /** At most 32 groups: 528 blocks, within an artifact's 1024 files. */
 const MAX_GROUPS = 32;
@@ -32,7 +48,7 @@ const MAX_GROUPS = 32;
 const DEFAULT_PIXELS = 1_000_000;
 
 export interface ItemPlan extends ShardItem {
-  /** Work estimate: pixels (extract) or pairs (match, verify). */
+  /** Work estimate: pixels (extract) or pairs weighed by their descriptors (match, verify; see UNIT_DESCRIPTORS). */
   weight: number;
 }
 
@@ -47,11 +63,39 @@ export interface PlannedTask {
   pair_list?: readonly (readonly [number, number])[] | null;
 }
 
-/** The number of content groups for n images: a power of two, so that one more photo rarely changes it. */
-export function groupCount(n: number): number {
+/**
+ * The number of content groups for n images of `perGroup` images at most (imagesPerGroup): a power
+ * of two, so that one more photo rarely changes it.
+ */
+export function groupCount(n: number, perGroup = IMAGES_PER_GROUP): number {
   let g = 1;
-  while (g * IMAGES_PER_GROUP < n && g < MAX_GROUPS) g *= 2;
+  while (g * perGroup < n && g < MAX_GROUPS) g *= 2;
   return g;
+}
+
+/**
+ * Images per content group such that a block of two groups (perGroup^2 pairs) holds at most one
+ * matching shard's work, for images of `descriptors` (their root mean square sets a pair's weight);
+ * at most IMAGES_PER_GROUP.
+ */
+export function imagesPerGroup(descriptors: readonly number[]): number {
+  const meanSquare = descriptors.reduce((s, d) => s + d * d, 0) / Math.max(1, descriptors.length);
+  const pairWeight = meanSquare / UNIT_DESCRIPTORS ** 2;
+  return Math.max(1, Math.min(IMAGES_PER_GROUP, Math.floor(Math.sqrt(MATCH_SHARD_WORK / pairWeight))));
+}
+
+/** An image's descriptors as extraction will find them: its pixels' keypoints, at most `maxFeatures`. */
+export function descriptorEstimate(im: Pick<Image, "width" | "height">, maxFeatures: number): number {
+  const pixels = im.width && im.height ? im.width * im.height : DEFAULT_PIXELS;
+  return Math.max(1, Math.min(maxFeatures, Math.round(pixels / PIXELS_PER_DESCRIPTOR)));
+}
+
+/** The extraction's `max_num_features` when the chain extracts (FeaturesSpec's default otherwise, as from an input artifact). */
+function maxFeaturesOf(chain: readonly PlannedTask[]): number {
+  const extract = chain.find((t) => t.kind === "extract");
+  const features = extract?.params.features as { max_num_features?: unknown; sift_max_num_features?: unknown } | undefined;
+  const max = features?.max_num_features ?? features?.sift_max_num_features;
+  return typeof max === "number" && max > 0 ? max : UNIT_DESCRIPTORS;
 }
 
 /** An image's content group: its bytes' SHA-256 (uniform) modulo the group count. */
@@ -67,7 +111,10 @@ type Image = DatasetSnapshot["images"][number];
 export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[]): (ItemPlan[] | null)[] {
   if (!dataset || dataset.images.length === 0) return chain.map(() => null);
   const images = dataset.images;
-  const groups = groupCount(images.length);
+  // Each image's descriptor estimate weighs its pairs and sizes the groups.
+  const maxFeatures = maxFeaturesOf(chain);
+  const descriptors = new Map(images.map((im) => [im.name, descriptorEstimate(im, maxFeatures)]));
+  const groups = groupCount(images.length, imagesPerGroup([...descriptors.values()]));
   const byGroup = Array.from({ length: groups }, () => [] as Image[]);
   for (const im of images) byGroup[groupOf(im.content_sha, groups)]!.push(im);
   const blocks: [number, number][] = [];
@@ -75,8 +122,9 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
     for (let b = a; b < groups; b++)
       if (byGroup[a]!.length && byGroup[b]!.length && (a !== b || byGroup[a]!.length > 1)) blocks.push([a, b]);
   const names = (g: number) => byGroup[g]!.map((im) => im.name);
-  const blockPairs = ([a, b]: [number, number]) =>
-    a === b ? (byGroup[a]!.length * (byGroup[a]!.length - 1)) / 2 : byGroup[a]!.length * byGroup[b]!.length;
+  const d = (name: string) => descriptors.get(name)! / UNIT_DESCRIPTORS;
+  /** A pair's weight in matching and in verification. */
+  const work = { match: (x: string, y: string) => d(x) * d(y), verify: (x: string, y: string) => Math.sqrt(d(x) * d(y)) };
   const cameras = cameraSignature(dataset);
 
   let features: Map<string, string> | null = null;
@@ -85,6 +133,13 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
   // the images of its own pairs and weighs their number, so a job's shards grow with the pairs, not
   // with the square of the images.
   let listed: ListedBlock[] | null = null;
+  /** The weight of a block's pairs: the listed ones, or every pair of its two groups. */
+  const blockWork = (kind: keyof typeof work, [a, b]: [number, number], k: number) => {
+    if (listed) return listed[k]!.pairs.reduce((s, [x, y]) => s + work[kind](x, y), 0);
+    let sum = 0;
+    for (const [i, x] of names(a).entries()) for (const y of a === b ? names(a).slice(i + 1) : names(b)) sum += work[kind](x, y);
+    return sum;
+  };
   return chain.map((task) => {
     const base = { kind: task.kind, params_hash: task.params_hash, rv_id: task.rv_id };
     // Read from outside the chain (an input artifact): the task's inputs_hash names it.
@@ -124,7 +179,7 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
         path: `matches/${a}-${b}.bin`,
         images: listed ? listed[k]!.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)],
         block: [names(a), names(b)] as [string[], string[]],
-        weight: listed ? listed[k]!.pairs.length : blockPairs([a, b]),
+        weight: blockWork("match", [a, b], k),
       }));
       matches = new Map(items.map((it) => [it.path, it.key]));
       return items;
@@ -141,7 +196,7 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
         path: `two_view_geometries/${a}-${b}.json`,
         images: listed ? listed[k]!.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)],
         block: [names(a), names(b)] as [string[], string[]],
-        weight: listed ? listed[k]!.pairs.length : blockPairs([a, b]),
+        weight: blockWork("verify", [a, b], k),
       }));
       matches = null;
       listed = null;
@@ -218,7 +273,7 @@ function cameraSignature(dataset: DatasetSnapshot): unknown {
 
 /** The shard budget of a task kind, in its items' weight units. */
 export function shardBudget(kind: TaskKind): number {
-  return kind === "extract" ? EXTRACT_SHARD_PIXELS : kind === "match" ? MATCH_SHARD_PAIRS : VERIFY_SHARD_PAIRS;
+  return kind === "extract" ? EXTRACT_SHARD_PIXELS : kind === "match" ? MATCH_SHARD_WORK : VERIFY_SHARD_WORK;
 }
 
 /** The most items of a shard of a task kind: a match item answers two artifacts, its matches and its pair list. */
