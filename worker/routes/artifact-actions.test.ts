@@ -4,7 +4,7 @@ import { StageArtifact } from "../../protocol";
 import { decodePoints } from "../../protocol/wire/points";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, uploadBlob } from "../test/helpers";
+import { BASE, call, expectFieldError, expectProblem, expectStatus, uploadBlob, cancelLiveJobs } from "../test/helpers";
 import { enc, exportRunner, scene, sealedReconstruction } from "../test/scene";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
@@ -32,12 +32,7 @@ beforeAll(async () => {
   colmapText = (await artifactsOf(e.json.job_id))[0]!;
 });
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("POST /v1/artifacts:import (4.10)", () => {
   it("registers a URI without copying bytes, owned by a completed artifact_import job and task", async () => {

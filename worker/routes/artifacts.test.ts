@@ -6,7 +6,17 @@ import { readTar } from "../../protocol/wire/tar";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { BASE, call, collectGarbage, deployment, expectProblem, expectStatus, uploadBlob, selfFetch } from "../test/helpers";
+import {
+  BASE,
+  call,
+  collectGarbage,
+  deployment,
+  expectProblem,
+  expectStatus,
+  uploadBlob,
+  selfFetch,
+  cancelLiveJobs,
+} from "../test/helpers";
 import { enc, scene, sealedReconstruction } from "../test/scene";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
@@ -40,13 +50,7 @@ async function featuresJob(n = 2, reuse?: { did: string }) {
 
 const jobArtifacts = async (jid: string, query = "") => (await expectStatus(call("GET", `/v1/jobs/${jid}/artifacts${query}`), 200)).json;
 
-// The tenant's queue is shared by every test: leave no job a later test's runner could lease.
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("the artifact vocabulary (2.11, 4.10)", () => {
   it("/openapi.json documents the artifact routes", async () => {

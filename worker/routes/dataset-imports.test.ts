@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { KaptureImportResult, StageArtifact } from "../../protocol";
 import { readTar, tarArchive } from "../../protocol/wire/tar";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 import { LUND_01, LUND_02, SACRE_COEUR } from "../test/photos";
 import { splitScene } from "../../test/support/synthetic-model";
 import { exportRunner, sealedReconstruction } from "../test/scene";
@@ -18,12 +18,7 @@ let sealed: Awaited<ReturnType<typeof sealedReconstruction>>;
 /** Our kapture export of `sealed`, photos included, as the tar `/v1/artifacts/{id}/content` downloads. */
 let exportTar: Uint8Array;
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 beforeAll(async () => {
   // Three cameras turned about y by different angles, so the round trip tests rotations too.

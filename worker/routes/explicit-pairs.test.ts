@@ -2,7 +2,17 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TaskKind } from "../../protocol";
 import { MAX_PAIR_LIST_BYTES } from "../../protocol/wire/pairs";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, newDataset, selfFetch, uploadBlob } from "../test/helpers";
+import {
+  BASE,
+  call,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  newDataset,
+  selfFetch,
+  uploadBlob,
+  cancelLiveJobs,
+} from "../test/helpers";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -40,12 +50,7 @@ async function matchLease() {
 
 const pair = (image_name1: string, image_name2: string) => ({ image_name1, image_name2 });
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("explicit pairs (2.12 PairsSpec explicit, 4.6 rule 5)", () => {
   it("are advertised", async () => {

@@ -4,7 +4,7 @@ import { EXPORT_ARTIFACT_TYPES, EXPORT_FORMATS, StageArtifact } from "../../prot
 import { readTar } from "../../protocol/wire/tar";
 import { DEFAULT_TENANT } from "../context";
 import { tenantStore } from "../services/stores";
-import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus } from "../test/helpers";
+import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus, cancelLiveJobs } from "../test/helpers";
 import { exportRunner, scene, sealedReconstruction } from "../test/scene";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
@@ -17,12 +17,7 @@ beforeAll(async () => {
   sealed = await sealedReconstruction(scene(40, 11));
 });
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 const exportOf = (rid: string, body: unknown) => call("POST", `/v1/reconstructions/${rid}/export`, body);
 

@@ -10,7 +10,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lease, TaskOutputs } from "../../protocol";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -65,12 +65,7 @@ const partitionOf = (clusters: string[][]) => ({
   summary: { clusters },
 });
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("hierarchical mapping's work units (2.12 hierarchical)", () => {
   it("the partition makes a shard per cluster, leased by two runners, a lost one reclaimed; the merge reads every cluster and is the task's output", async () => {

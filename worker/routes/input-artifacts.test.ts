@@ -1,7 +1,17 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CORE_ARTIFACT_FORMATS, type CoreArtifactKind, type Lease, type TaskKind } from "../../protocol";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, call, deployment, expectFieldError, expectProblem, expectStatus, uploadBlob, selfFetch } from "../test/helpers";
+import {
+  BASE,
+  call,
+  deployment,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  uploadBlob,
+  selfFetch,
+  cancelLiveJobs,
+} from "../test/helpers";
 import { enc } from "../test/scene";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
@@ -68,12 +78,7 @@ async function produced(did: string, stage: "features" | "matches", kind: CoreAr
 const ref = (a: { artifact_id: string; kind: string }) => ({ artifact_id: a.artifact_id, kind: a.kind });
 const jobCount = async () => (await call("GET", "/v1/jobs?page_size=1")).json.total as number;
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", () => {
   it("a matches job reads an earlier job's features: the lease carries the resolved artifact, whose files the runner may read", async () => {

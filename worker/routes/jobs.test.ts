@@ -4,7 +4,7 @@ import { ProgressEvent, type TaskKind } from "../../protocol";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { EdgeSfmClient, type JobEvent } from "../../client/index";
 import worker from "../index";
-import { BASE, call, deployment, expectProblem, uploadBlob, selfFetch } from "../test/helpers";
+import { BASE, call, deployment, expectProblem, uploadBlob, selfFetch, cancelLiveJobs } from "../test/helpers";
 import { LUND_01 } from "../test/photos";
 
 // Each test drives a whole job through many Durable Object calls; on a loaded machine that takes seconds.
@@ -77,14 +77,7 @@ async function expireLeases(jid: string) {
   expect(await runDurableObjectAlarm(stub)).toBe(true);
 }
 
-// The tenant's queue is shared by every test: leave no job that a later test's runner could lease.
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items) {
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-    }
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("stage jobs (4.6) and the runner protocol", () => {
   it("a features job is accepted, leased, progresses, completes with outputs; the same submission again is a cache hit", async () => {

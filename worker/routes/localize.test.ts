@@ -14,6 +14,7 @@ import {
   selfFetch,
   tenantCallers,
   uploadBlob,
+  cancelLiveJobs,
 } from "../test/helpers";
 import { LUND_01 } from "../test/photos";
 import { enc, scene, sealedReconstruction } from "../test/scene";
@@ -31,12 +32,7 @@ beforeAll(async () => {
   photo = await uploadBlob(LUND_01);
 });
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 const localize = (rid: string, body: unknown, via = call) => via("POST", `/v1/reconstructions/${rid}/localize`, body);
 const jobIds = async () => ((await call("GET", "/v1/jobs?page_size=500")).json.items as { job_id: string }[]).map((j) => j.job_id);

@@ -7,18 +7,13 @@ import { encodeMatches } from "../../protocol/wire/matches";
 import { blockPairListPath, pairListText } from "../../protocol/wire/pairs";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { shardResultErrors } from "../storage/job/shards";
-import { BASE, call, expectStatus, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, expectStatus, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 
 vi.setConfig({ testTimeout: 60_000 });
 
 const enc = (text: string) => new TextEncoder().encode(text);
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("pair lists", () => {
   it("a match task's pair list is an artifact of its own, listed, served, and reused with its blocks by the next job", async () => {

@@ -2,18 +2,23 @@ import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunnerClient } from "../../client/index";
 import { RunnerAbilities } from "../../protocol";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, sha256Hex, uploadBlob } from "../test/helpers";
+import {
+  BASE,
+  call,
+  expectFieldError,
+  expectProblem,
+  expectStatus,
+  selfFetch,
+  sha256Hex,
+  uploadBlob,
+  cancelLiveJobs,
+} from "../test/helpers";
 import { LUND_01, LUND_02 } from "../test/photos";
 import { sealedReconstruction } from "../test/scene";
 
 vi.setConfig({ testTimeout: 60_000 });
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 /** A project with a dataset of two real photos, spherical or not. */
 async function photoDataset(spherical: boolean, names = ["a.jpg", "b.jpg"]) {

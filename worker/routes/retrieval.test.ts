@@ -11,7 +11,7 @@ import {
   vladIndexArtifact,
 } from "../../protocol/wire/vlad";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 import { LUND_01, LUND_02, SACRE_COEUR } from "../test/photos";
 import { enc } from "../test/scene";
 
@@ -70,12 +70,7 @@ async function features(did: string) {
 
 const jobCount = async () => (await call("GET", "/v1/jobs?page_size=1")).json.total as number;
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("retrieval pairs (2.12 PairsSpec retrieval, retrieval_strategy dhash)", () => {
   it("a matches stage without an index answers 422 pointing to :build, and creates no job; after :build its lease carries the index", async () => {

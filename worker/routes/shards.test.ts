@@ -6,7 +6,7 @@ import worker from "../index";
 import { DEFAULT_TENANT } from "../context";
 import { groupCount, groupOf } from "../services/shards";
 import { dispatcher } from "../storage/stubs";
-import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 
 // Whole jobs through many Durable Object calls; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -39,12 +39,7 @@ async function addImage(did: string, name: string, content: string) {
 
 const events = (jid: string): Promise<any[]> => jobEvents(jid);
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 describe("sharded stage work", () => {
   it("one task's shards spread over 3 runners; progress counts shards; one artifact with every image's file, in dataset order", async () => {

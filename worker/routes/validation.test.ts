@@ -8,7 +8,7 @@ import type { FetchLike } from "../../client/index";
 import type { TaskKind } from "../../protocol";
 import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
-import { BASE, type Call, expectProblem, tenantClient, uploadBlob } from "../test/helpers";
+import { BASE, type Call, expectProblem, tenantClient, uploadBlob, cancelLiveJobs } from "../test/helpers";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -33,12 +33,7 @@ const fetchWith =
     return res;
   };
 
-afterEach(async () => {
-  for (const status of ["pending", "running"]) {
-    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
-      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
-  }
-});
+afterEach(cancelLiveJobs);
 
 /** A volunteer: a runner of a fresh pool token (or of `token`). */
 async function volunteer(name: string, opts: { token?: string; lie?: boolean; via?: FetchLike } = {}) {

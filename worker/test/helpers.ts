@@ -49,6 +49,17 @@ export const selfFetch: FetchLike = async (req) => worker.fetch(req, env as Env,
 export const call = caller(selfFetch);
 
 /**
+ * Force-cancels every pending or running job of the default tenant: its queue is shared by every
+ * test of a file, so an `afterEach` leaves no job a later test's runner could lease.
+ */
+export async function cancelLiveJobs(): Promise<void> {
+  for (const status of ["pending", "running"]) {
+    for (const j of (await call("GET", `/v1/jobs?status=${status}&page_size=500`)).json.items)
+      await call("POST", `/v1/jobs/${j.job_id}:cancel?force=true`);
+  }
+}
+
+/**
  * A client of the same Worker deployed with other vars (auth mode, limits, lifetimes), as an
  * operator would set them (the app reads its config from `env` on every request), or with a
  * binding replaced (an R2 bucket that fails, say).
