@@ -185,6 +185,20 @@ describe("bundle adjustment of the merged model", () => {
     });
   });
 
+  it("with keepIds (one dataset) a source's camera of an id the target has is that camera: one camera, refined from both", async () => {
+    const { whole, target, source } = halves();
+    const long = source.model.cameras.cameras.map((c) => ({ ...c, params: [515, c.params[1]!, c.params[2]!] }));
+    const joined = mergeModels(target, [{ input: { ...source, model: { ...source.model, cameras: { cameras: long } } }, sim3: S }], true);
+    expect(joined.cameras.cameras.map((c) => [c.camera_id, c.params[0]])).toEqual([[1, 500]]);
+    expect(new Set(joined.images.images.map((im) => im.camera_id))).toEqual(new Set([1]));
+    const refined = refineMerged(await loadEngine(), joined);
+    expect(Math.abs(refined.cameras.cameras[0]!.params[0]! - 500)).toBeLessThan(0.01);
+    refined.images.images.forEach((im, i) => {
+      const [got, want] = [centreOf(im.cam_from_world), centreOf(whole.poses[i]!)];
+      for (let k = 0; k < 3; k++) expect(Math.abs(got[k]! - want[k]!)).toBeLessThan(1e-3);
+    });
+  });
+
   it("holds a camera the adjustment leaves out of COLMAP's bounds at its merged values, and adjusts again", async () => {
     const { target, source } = halves();
     // A principal point off the image (the adjustment does not move it): bogus whatever the focal becomes.
@@ -273,6 +287,8 @@ describe("joining the clusters of a hierarchical mapping (2.12 hierarchical)", (
     const merged = result!.merged;
     expect(merged.images.images).toHaveLength(14);
     expect(new Set(merged.images.images.map((im) => im.image_id)).size).toBe(14);
+    // Every cluster estimated the dataset's one camera (id 1): the joined model has it once.
+    expect(merged.cameras.cameras.map((c) => c.camera_id)).toEqual([1]);
     // In the first cluster's frame, which is the scene's: every camera where the whole model has it.
     for (const im of merged.images.images) {
       const i = Number(im.name.slice(3, -4));

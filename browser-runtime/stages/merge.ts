@@ -116,8 +116,9 @@ export interface MergedModel extends SnapshotModel {
 
 /**
  * The target with every source joined, each moved by its `target_from_source`. With `keepIds` (models of one
- * dataset, whose ids mean the same everywhere) a source's image and camera keep their ids where the target has
- * none of that id; otherwise they take new ones.
+ * dataset, whose ids mean the same everywhere) a source's image keeps its id where the target has none of that id,
+ * and a source's camera is the target's camera of the same id (else it is added under its own id); otherwise
+ * images and cameras take new ids.
  */
 export function mergeModels(target: MergeInput, sources: { input: MergeInput; sim3: Sim3 }[], keepIds = false): MergedModel {
   const cameras = target.model.cameras.cameras.map((c) => ({ ...c }));
@@ -191,6 +192,12 @@ export function mergeModels(target: MergeInput, sources: { input: MergeInput; si
     const cameraId = new Map<number, number>();
     for (const c of input.model.cameras.cameras) {
       if (!addedCameras.has(c.camera_id)) continue;
+      // With keepIds a camera id the merged model holds already is that camera: its images join it (one camera for
+      // the photos one camera took, however many models estimated it; the adjustment refines it from all of them).
+      if (keepIds && takenCameras.has(c.camera_id)) {
+        cameraId.set(c.camera_id, c.camera_id);
+        continue;
+      }
       const id = newCameraId(c.camera_id);
       cameraId.set(c.camera_id, id);
       takenCameras.add(id);
