@@ -108,6 +108,8 @@ const expected = JOBS * Math.ceil(IMAGES / 8);
 
 const completions = new Map<string, number>();
 const leaseMs: number[] = [];
+/** Latency of each batch completion (`:complete_leases`, with the next leases when `x-lease_next`). */
+const completeMs: number[] = [];
 /** Leases that came with a completion (`x-lease_next`) rather than from a lease request. */
 let leasedWithCompletion = 0;
 /** Leases per answer (1 without `--leases`). */
@@ -151,6 +153,7 @@ await Promise.all(
         completed(lease);
         continue;
       }
+      const sent = performance.now();
       const answer = await client.completeLeases(
         id,
         leases.map((l) => ({ lease_id: l.lease_id, outputs: outputsOf(l) })),
@@ -158,6 +161,7 @@ await Promise.all(
       );
       const refused = answer.problems.find((p) => p !== null);
       if (refused) throw new Error(`a completion was refused: ${refused.detail}`);
+      completeMs.push(performance.now() - sent);
       leases.forEach(completed);
       next = answer.next;
     }
@@ -182,6 +186,8 @@ const results = {
   ops_per_second: expected / seconds,
   lease_ms_p50: quantile(leaseMs, 0.5),
   lease_ms_p99: quantile(leaseMs, 0.99),
+  complete_ms_p50: quantile(completeMs, 0.5),
+  complete_ms_p99: quantile(completeMs, 0.99),
   shards_completed: completions.size,
   shards_done_twice: twice,
   workerd_cpu_ms_per_op: workerdMs === null ? null : workerdMs / expected,
@@ -200,6 +206,10 @@ console.table([
   ["shards leased by a completion (x-lease_next)", leasedWithCompletion],
   ["lease+complete operations / s", results.ops_per_second.toFixed(1)],
   ["lease request latency p50 / p99 (ms)", `${results.lease_ms_p50.toFixed(0)} / ${results.lease_ms_p99.toFixed(0)}`],
+  [
+    "batch completion latency p50 / p99 (ms, --leases > 1)",
+    `${results.complete_ms_p50.toFixed(0)} / ${results.complete_ms_p99.toFixed(0)}`,
+  ],
   [
     "CPU ms per operation: service (workerd) / simulated runners",
     `${results.workerd_cpu_ms_per_op?.toFixed(1) ?? "n/a"} / ${results.runners_cpu_ms_per_op.toFixed(1)}`,

@@ -207,8 +207,8 @@ describe('multi-shard leases (x-max_leases, :complete_leases, runners.md "Batchi
     const log = await events(jid);
     expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
     expect(log.filter((e) => e.kind === "phase_started")).toHaveLength(1);
+    // One phase_progress per batch completion: the task's count once its shards of the batch are recorded.
     expect(log.filter((e) => e.kind === "phase_progress").map((e) => [e.current, e.total])).toEqual([
-      [1, 3],
       [2, 3],
       [3, 3],
     ]);

@@ -48,6 +48,7 @@ export async function complete(
   outputs: TaskOutputs,
   policy: { replicate: boolean; refused?: FieldError[] } = { replicate: false },
   tell = true,
+  batch: Batch | null = null,
 ): Promise<Outcome<Completion>> {
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
@@ -75,6 +76,9 @@ export async function complete(
   }
   // What the validation service found reading the files (runners.md "Trust"): the files' structure against the shard.
   if (errors.length === 0) errors.push(...(policy.refused ?? []));
+  // In a batch, a trusted shard's result is recorded now and its task told once for the batch; anything else tells first what came before it.
+  const deferred = batch !== null && errors.length === 0 && shardId !== null && trusted && !policy.replicate;
+  if (batch && !deferred) batch.flush();
   if (errors.length > 0 && shardId && !trusted) {
     // A volunteer's broken result costs the job nothing: it is discarded and the shard computed again.
     cx.storage.transactionSync(() => {
@@ -129,6 +133,15 @@ export async function complete(
     });
   }
   const hold = !trusted && policy.replicate;
+  if (deferred) {
+    cx.storage.transactionSync(() => {
+      cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
+      addResult(cx, shardId, who, outputs, "accepted");
+      recordShard(cx, shardId, runnerId, outputs);
+    });
+    batch.finished.add(taskId);
+    return ok(done);
+  }
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
     addResult(cx, shardId, who, outputs, hold ? "candidate" : trusted ? "accepted" : "unchecked");
@@ -155,14 +168,34 @@ export async function completeMany(
   entries: { lease_id: string; outputs: TaskOutputs }[],
 ): Promise<Outcome<Completion>[]> {
   const outcomes: Outcome<Completion>[] = [];
+  const batch: Batch = {
+    finished: new Set(),
+    // Each task whose shards this batch finished: one phase_progress, its next work units, its success, then the job's status.
+    flush() {
+      if (this.finished.size === 0) return;
+      cx.storage.transactionSync(() => {
+        for (const taskId of this.finished) finishTask(cx, taskId);
+        settle(cx);
+      });
+      this.finished.clear();
+    },
+  };
   for (const { lease_id: leaseId, outputs } of entries) {
     const lease = heldLease(cx, leaseId, scope);
     if (lease.ok && lease.value.runner_id !== runnerId) outcomes.push(missing("lease"));
     else if (lease.ok && lease.value.pool === 1) outcomes.push(clash("a pool lease is completed on its own (:complete)"));
-    else outcomes.push(lease.ok ? await complete(cx, leaseId, scope, outputs, { replicate: false }, false) : lease);
+    else outcomes.push(lease.ok ? await complete(cx, leaseId, scope, outputs, { replicate: false }, false, batch) : lease);
   }
+  batch.flush();
   await propagate(cx);
   return outcomes;
+}
+
+/** The shards a batch completion (completeMany) recorded, told per task once the batch is done or before anything else happens. */
+interface Batch {
+  /** Tasks with shards recorded but not yet reported. */
+  readonly finished: Set<string>;
+  flush(): void;
 }
 
 /**
@@ -220,6 +253,11 @@ export async function judge(
 /** A shard's accepted result is recorded; the task succeeds with its last shard (unless it already ended, e.g. failed). */
 function finishShard(cx: JobContext, taskId: string, shardId: string, runnerId: string, outputs: TaskOutputs): void {
   recordShard(cx, shardId, runnerId, outputs);
+  finishTask(cx, taskId);
+}
+
+/** After shards of the task were recorded: its progress reported; it succeeds with its last shard (unless it already ended, e.g. failed). */
+function finishTask(cx: JobContext, taskId: string): void {
   // A hierarchical map's next work units, once those before them are done.
   growHierarchical(cx, taskId);
   if (!reportShards(cx, taskId)) return;

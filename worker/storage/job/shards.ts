@@ -233,16 +233,14 @@ export function dropResultsOf(cx: JobContext, principal: string): void {
 
 /** Records a shard's (checked) result: each item's artifact, and the shard done by its runner. */
 export function recordShard(cx: JobContext, shardId: string, runnerId: string, outputs: TaskOutputs): void {
-  const { task_id: taskId } = cx.sql.exec<{ task_id: string }>("SELECT task_id FROM shards WHERE shard_id = ?", shardId).one();
   const ords = cx.sql.exec<{ ord: number }>("SELECT ord FROM items WHERE shard_id = ? ORDER BY ord", shardId).toArray();
-  ords.forEach(({ ord }, i) => {
-    cx.sql.exec(
-      "UPDATE items SET outputs_json = ? WHERE task_id = ? AND ord = ?",
-      JSON.stringify(itemOutputs(outputs, ords.length, i)),
-      taskId,
-      ord,
-    );
-  });
+  // Every item's outputs in one statement (a batch completion records many shards): {ord: outputs_json as text}.
+  const byOrd = Object.fromEntries(ords.map(({ ord }, i) => [ord, JSON.stringify(itemOutputs(outputs, ords.length, i))]));
+  cx.sql.exec(
+    "UPDATE items SET outputs_json = (SELECT value FROM json_each(?) WHERE key = CAST(items.ord AS TEXT)) WHERE shard_id = ?",
+    JSON.stringify(byOrd),
+    shardId,
+  );
   cx.sql.exec("UPDATE shards SET status = 'succeeded', need = 'any', runner_id = ? WHERE shard_id = ?", runnerId, shardId);
 }
 
