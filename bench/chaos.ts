@@ -3,8 +3,8 @@
  * jobs while runner processes are SIGKILLed at random (issue 22, Faults; scripts/runner-chaos.ts), on
  * the local stack. Part 1: `--jobs` (50) digest jobs (scripts/digest-runner.ts processes, `--runners`
  * of them, one killed every 2-5 s, leases of 2 s). Part 2: the incremental pipeline on each of
- * `--sets` (sacre-coeur; sceaux-castle, whose 6 MP photos' match shards are sized by descriptor work,
- * completes too: docs/benchmarks.md), all at once, with `--real-runners` (2) real runner processes
+ * `--sets` (sacre-coeur and sceaux-castle, whose 6 MP photos' match shards are sized by descriptor
+ * work so each ends between kills: docs/benchmarks.md), all at once, with `--real-runners` (2) real runner processes
  * (browser-runtime/runner/node-main.ts, wasm) of which one, busy or idle alike, is killed every
  * `--real-kill-s` (60,120) seconds of a whole, registered fleet (leases of 10 s; a killed map task resumes from its checkpoint).
  * Every job must succeed with one contiguous event log; digest jobs with the right digests, photo jobs
@@ -23,7 +23,7 @@ import { arg } from "./_args";
 
 const JOBS = Number(arg("jobs", "50"));
 const RUNNERS = Number(arg("runners", "3"));
-const SETS = arg("sets", "sacre-coeur")
+const SETS = arg("sets", "sacre-coeur,sceaux-castle")
   .split(",")
   .filter((s) => s && s !== "none");
 const REAL_RUNNERS = Number(arg("real-runners", "2"));
