@@ -323,6 +323,9 @@ runners.openapi(
     const { rid } = c.req.valid("param");
     const body = c.req.valid("json");
     const ids = body.completions.map((e) => e.lease_id);
+    const dispatch = runnerDispatcher(c.env, cred.scope, rid, cred.tokenId);
+    // The runner the path names must be the caller's, as on :lease (the completions name their leases, not it).
+    unwrap(await dispatch.checkRunner(rid, cred.tokenId));
     const refusals = await completeLeases(
       c.env,
       {
@@ -333,7 +336,6 @@ runners.openapi(
       },
       body.completions,
     );
-    const dispatch = runnerDispatcher(c.env, cred.scope, rid, cred.tokenId);
     // As on :complete: the completions stand whatever the lease attempt meets (null, and the runner asks again).
     const next = body["x-lease_next"]
       ? await leaseWaiting(c.env, cred, rid, 0, { ended: ids, max: body["x-max_leases"] ?? 1 }).catch(() => null)

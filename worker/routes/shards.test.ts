@@ -216,6 +216,18 @@ describe('multi-shard leases (x-max_leases, :complete_leases, runners.md "Batchi
     expect(await r.lease()).toBeNull();
   }, 180_000);
 
+  it("a batch completion naming an unknown runner answers 404 and completes nothing; the same batch then completes under its own runner", async () => {
+    const { did } = await dataset(8);
+    const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
+    const r = await newRunner("lanes");
+    const leases = await r.client.leaseBatch(r.runner!.runner_id, 0, 2);
+    const outputs = await outputsOf(r, leases);
+    await expect(r.client.completeLeases("01JZZZZZZZZZZZZZZZZZZZZZZZ", outputs)).rejects.toMatchObject({ status: 404 });
+    expect((await job(jid)).tasks[0]["x-shards"]).toMatchObject({ done: 0 });
+    expect((await r.heartbeat(leases[0]!)).directive).toBe("continue");
+    expect((await r.client.completeLeases(r.runner!.runner_id, outputs)).problems).toEqual(leases.map(() => null));
+  });
+
   it("one shard of a batch lost (its lease expired) is the only one reclaimed; completing it answers 409, another runner's lease 404, the others complete", async () => {
     const { did } = await dataset(20);
     const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;

@@ -292,10 +292,20 @@ export class Dispatcher extends DurableObject<Env> {
    * the leases of one request at a time (one, unless it asks for more: runners.md "Batching"), so a
    * crashed runner loses at most those (3.2.3): when it already holds one, the claim names it instead.
    */
-  private claim(runnerId: string, tokenId: string | null, skip: string[], want: number, own: string[]): Outcome<Claim> {
+  /** A runner of this scope as `tokenId` may use it: a pool runner only with the token it registered with (its results are that token's). */
+  private usableRunner(runnerId: string, tokenId: string | null): Row | null {
     const runner = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
-    // A pool runner is used only with the token it registered with: its results are that token's.
-    if (!runner || (runner.token_id !== null && runner.token_id !== tokenId)) return missing("runner");
+    return runner && (runner.token_id === null || runner.token_id === tokenId) ? runner : null;
+  }
+
+  /** Whether the caller may act as this runner (a batch completion names it): 404 as a lease request would answer. */
+  checkRunner(runnerId: string, tokenId: string | null): Outcome<null> {
+    return this.usableRunner(runnerId, tokenId) ? ok(null) : missing("runner");
+  }
+
+  private claim(runnerId: string, tokenId: string | null, skip: string[], want: number, own: string[]): Outcome<Claim> {
+    const runner = this.usableRunner(runnerId, tokenId);
+    if (!runner) return missing("runner");
     const principal = (runner.token_id as string | null) ?? runnerId;
     const now = Date.now();
     if ((runner.claiming_until as number) > now) return clash("this runner already has a lease request in flight");
