@@ -155,6 +155,11 @@ const BODIES = (w: World): Record<string, { body: unknown; headers?: Record<stri
   "POST /v1/reconstructions/{rid}/export": { body: { format: "ply" } },
   "POST /v1/reconstructions/{rid}/localize": { body: { blob_sha: SHA } },
   "POST /v1/reconstructions/{rid}/georegister": { body: { ...IDENTITY, scale: 1 } },
+  "POST /v1/datasets/{did}:project_images": { body: { projection: "equirectangular_to_cubemap", face_size: 64 } },
+  "POST /v1/leases/{lease_id}/datasets": { body: { images: [{ name: "x.jpg", blob_sha: SHA }] } },
+  "POST /v1/projects/{pid}/datasets:import_kapture": { body: { archive_path: `blob:${SHA}` } },
+  "POST /v1/projects/{pid}/datasets:from_video": { body: { video_path: `blob:${SHA}`, fps: 1 } },
+  "POST /v1/runners/{rid}:complete_leases": { body: { completions: [{ lease_id: "l", outputs_ref: { artifacts: [] } }] } },
 });
 
 /** What a probe sends: a body of the right shape where one is known, else a JSON object on writes. */
