@@ -4,6 +4,7 @@
  * host (wasm engine) without a server.
  */
 import type { Checkpoint, RunnerClient, RunnerEvent } from "../../../client/index";
+import type { MappingInput } from "../../../engine-wasm/ts/mapping";
 import { syntheticMappingInput } from "../../../engine-wasm/ts/testing/synthetic-scenes";
 import type { Lease, TaskOutputs } from "../../../protocol";
 import { FEATURES_MEDIA_TYPE, encodeFeatures } from "../../../protocol/wire/features";
@@ -59,8 +60,9 @@ export function memoryService() {
 }
 
 /**
- * A `map` lease over the synthetic six-image scene, its verified matches passed through `forge`;
- * `spec` overrides the pipeline spec's fields, `checkpoint` is the one it resumes from.
+ * A `map` lease over the synthetic six-image scene (or what `scene` makes of it: fewer images,
+ * other keypoints), its verified matches passed through `forge`; `spec` overrides the pipeline
+ * spec's fields, `checkpoint` is the one it resumes from.
  */
 export async function mapLease(
   service: ReturnType<typeof memoryService>,
@@ -68,8 +70,9 @@ export async function mapLease(
   forge: (f: VerifiedMatchesFile) => VerifiedMatchesFile = (f) => f,
   spec: Record<string, unknown> = {},
   checkpoint: Checkpoint | null = null,
+  scene: (input: MappingInput) => MappingInput = (input) => input,
 ): Promise<Lease> {
-  const input = syntheticMappingInput();
+  const input = scene(syntheticMappingInput());
   const names = input.images.map((_, i) => `img${i}.png`);
   const features: OutputFile[] = [];
   for (const [i, im] of input.images.entries()) {
