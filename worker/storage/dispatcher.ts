@@ -286,12 +286,6 @@ export class Dispatcher extends DurableObject<Env> {
     return ok(leases);
   }
 
-  /**
-   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), up to `want`
-   * of its units taken for the runner while the lease is made (the last one held). A runner holds
-   * the leases of one request at a time (one, unless it asks for more: runners.md "Batching"), so a
-   * crashed runner loses at most those (3.2.3): when it already holds one, the claim names it instead.
-   */
   /** A runner of this scope as `tokenId` may use it: a pool runner only with the token it registered with (its results are that token's). */
   private usableRunner(runnerId: string, tokenId: string | null): Row | null {
     const runner = this.sql.exec("SELECT * FROM runners WHERE runner_id = ?", runnerId).toArray()[0];
@@ -303,6 +297,12 @@ export class Dispatcher extends DurableObject<Env> {
     return this.usableRunner(runnerId, tokenId) ? ok(null) : missing("runner");
   }
 
+  /**
+   * The oldest ready task this runner can compute (its stages, its runtime's rv_id), up to `want`
+   * of its units taken for the runner while the lease is made (the last one held). A runner holds
+   * the leases of one request at a time (one, unless it asks for more: runners.md "Batching"), so a
+   * crashed runner loses at most those (3.2.3): when it already holds one, the claim names it instead.
+   */
   private claim(runnerId: string, tokenId: string | null, skip: string[], want: number, own: string[]): Outcome<Claim> {
     const runner = this.usableRunner(runnerId, tokenId);
     if (!runner) return missing("runner");
