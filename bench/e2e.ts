@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- e2e [set...] [--browser] [--skip-colmap] [--engines N]`: photos to final
+ * `npm run bench -- e2e [set...] [--browser] [--skip-colmap] [--engines N] [--pairs STRATEGY]
+ * [--overlap N] [--mapper incremental|global]`: photos to final
  * snapshot over HTTP on the local stack (workerd) with one runner (Node by default; --browser for
  * headless Chromium), beside COLMAP's own pipeline (feature_extractor, exhaustive_matcher, mapper;
  * CPU, its default threads) run on the same machine in the same invocation. The Node runner
@@ -10,7 +11,9 @@
  * (the runner and its engine workers), workerd and, with --browser, Chromium; COLMAP's is each
  * process under /usr/bin/time. On a machine shared with other work CPU time is the fairer
  * comparison; wall time also shows how well each side uses the cores (COLMAP's threads, our
- * engine workers; our mapper is single-threaded). Our time is
+ * engine workers; our mapper is single-threaded). `--pairs` and `--mapper` choose our recipe (2.12 PairsSpec
+ * strategy, `--overlap` its sequential window; the mapper kind); COLMAP's side stays exhaustive + incremental,
+ * the baseline issue 18 compares against on large sets (`e2e gum --pairs sequential --mapper global`). Our time is
  * split by stage (upload, extract, match, verify, map), each with the part the runner spent
  * waiting on HTTP (transfer: blob reads and writes, seals, checkpoints). Prints the tables; writes bench/results/e2e.json.
  */
@@ -21,7 +24,7 @@ import { launchChromium } from "../browser-runtime/headless/chromium";
 import { localRuntimeVersions, nodeRunnerHost } from "../browser-runtime/runner/node-host";
 import { Runner } from "../browser-runtime/runner/runner";
 import { EdgeSfmClient, RunnerClient, collect } from "../client/index";
-import type { ProgressEvent, TaskKind } from "../protocol";
+import { PairsSpec, type ProgressEvent, type TaskKind } from "../protocol";
 import { startLocalStack } from "../scripts/local-stack";
 import { INTRINSICS, datasetDir, scoreAgainstReference, submitSet } from "../scripts/reference-sets";
 import { processTreeCpuSeconds, root } from "./_args";
@@ -33,8 +36,17 @@ const { values, positionals } = parseArgs({
     browser: { type: "boolean", default: false },
     "skip-colmap": { type: "boolean", default: false },
     engines: { type: "string" },
+    pairs: { type: "string" },
+    overlap: { type: "string" },
+    mapper: { type: "string", default: "incremental" },
   },
 });
+const pairs =
+  values.pairs === undefined
+    ? undefined
+    : PairsSpec.parse({ strategy: values.pairs, ...(values.overlap !== undefined ? { overlap: Number(values.overlap) } : {}) });
+if (values.mapper !== "incremental" && values.mapper !== "global") throw new Error(`--mapper ${values.mapper}: incremental or global`);
+const mapper = values.mapper;
 const engineWorkers = values.engines === undefined ? undefined : Number(values.engines);
 const sets = positionals.length ? positionals : ["sacre-coeur", "sceaux-castle", "opensfm-lund"];
 process.env.QT_QPA_PLATFORM ??= "offscreen";
@@ -99,7 +111,7 @@ try {
     const t0 = performance.now();
     const cpu0 = processTreeCpuSeconds();
     watch.enter("upload");
-    const { job_id, recon_id } = await submitSet(client, set);
+    const { job_id, recon_id } = await submitSet(client, set, {}, pairs, mapper);
     if (!browser) {
       watch.enter("queue");
       const onStatus = (s: { state: string; kind?: TaskKind }) => watch.enter(s.state === "working" ? s.kind! : "queue");
@@ -142,6 +154,7 @@ try {
     rows.push({
       set,
       images: readdirSync(new URL("images/", datasetDir(set))).length,
+      recipe: `${pairs?.strategy ?? "exhaustive"} + ${mapper}`,
       registered: r && `${r.report.numRegistered}/${r.report.numReferenceImages}`,
       ours_wall_s: round(ours.wall_s),
       colmap_wall_s: colmapTotal && round(colmapTotal.wall_s),
@@ -152,6 +165,7 @@ try {
       points: r?.numPoints ?? null,
       colmap_points: r?.colmap.points3D ?? null,
       median_rot_deg: r && round(r.report.medianRotationErrorDeg, 3),
+      max_rot_deg: r && round(r.report.maxRotationErrorDeg, 3),
       max_center_pct: r && round(100 * r.report.maxCenterErrorFraction, 3),
       reproj_px: r && round(r.meanReprojectionError, 3),
       colmap_reproj_px: r?.colmap.mean_reproj_px ?? null,

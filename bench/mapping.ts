@@ -16,7 +16,7 @@
  * matching and mapper, one thread), beside ours from photos to model (extraction and matching as timed when the
  * features and matches were computed, one thread): issue 18's wall-time ratio.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -32,7 +32,7 @@ import { IncrementalMapping, type MappedModel, type MappingInput } from "../engi
 import type { Engine } from "../engine-wasm/ts/engine";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { globalModelShortfall } from "../browser-runtime/runner/executors/map";
-import { INTRINSICS } from "../scripts/reference-sets";
+import { INTRINSICS, colmapResultsFile } from "../scripts/reference-sets";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
 import {
   type ColmapDatabaseInput,
@@ -150,15 +150,10 @@ interface Row {
 const results: Row[] = [];
 /** COLMAP's own pipeline (extraction, exhaustive matching, mapper; one thread) per set of `--colmap-pipeline`. */
 const pipelines: Array<{ set: string; timing: Record<"extract" | "match" | "map", ProcessTiming & { error?: string }> }> = [];
-/** COLMAP 3.8's figures on the set: beside the reference, or (gum, whose reference is the authors') with COLMAP's model. */
-const colmapResultsPath = (set: string) =>
-  [join(datasets, set, "reference/colmap-3.8-results.tsv"), join(datasets, set, "reference/colmap-3.8/colmap-3.8-results.tsv")].find((f) =>
-    existsSync(f),
-  )!;
 for (const set of sets) {
   const reference = await readColmapTextModel(join(datasets, set, "reference"), { points3D: false });
   const refPoses = referencePoses(reference);
-  const colmapReproj = Number(parseColmapResultsTsv(readFileSync(colmapResultsPath(set), "utf8"))[0]!.mean_reproj_px);
+  const colmapReproj = Number(parseColmapResultsTsv(readFileSync(colmapResultsFile(set), "utf8"))[0]!.mean_reproj_px);
   for (const pairStrategy of strategiesOf(set)) {
     const data = await featuresAndMatches(engine, set, engineHash, pairStrategy);
     const setCams = await setCameras(set, data);

@@ -4,7 +4,7 @@
  * Shared by the benchmarks and the end-to-end suites; whoever computes (a Node runner, a headless
  * browser) is the caller's choice.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { EdgeSfmClient } from "../client/index";
 import {
   type AccuracyReport,
@@ -19,6 +19,17 @@ import { decodePointsHeader } from "../protocol/wire/points";
 import { type SubmitOptions, type Submitted, lastSnapshot, submitFolder } from "./photo-folder";
 
 export const datasetDir = (set: string) => new URL(`../../shared/datasets/${set}/`, import.meta.url);
+
+/**
+ * COLMAP 3.8's figures on the set: beside the reference, or (gum, whose reference is the dataset
+ * authors' poses) beside COLMAP's own model in `reference/colmap-3.8/`.
+ */
+export function colmapResultsFile(set: string): URL {
+  const candidates = ["reference/colmap-3.8-results.tsv", "reference/colmap-3.8/colmap-3.8-results.tsv"].map(
+    (f) => new URL(f, datasetDir(set)),
+  );
+  return candidates.find((f) => existsSync(f)) ?? candidates[0]!;
+}
 
 /** The reference's camera setup: one shared camera, except sacre-coeur (one per photo). */
 export const INTRINSICS: Record<string, "single_camera" | "per_image"> = { "sacre-coeur": "per_image" };
@@ -57,8 +68,9 @@ export async function scoreAgainstReference(client: EdgeSfmClient, set: string, 
     return { name: im.name, qvec: [q.w, q.x, q.y, q.z], tvec: im.cam_from_world.translation };
   });
   const dir = datasetDir(set);
-  const reference = await readColmapTextModel(new URL("reference/", dir).pathname);
-  const row = parseColmapResultsTsv(readFileSync(new URL("reference/colmap-3.8-results.tsv", dir), "utf8"))[0]!;
+  // Poses only: a reference of the dataset authors' poses (gum) has no points.
+  const reference = await readColmapTextModel(new URL("reference/", dir).pathname, { points3D: false });
+  const row = parseColmapResultsTsv(readFileSync(colmapResultsFile(set), "utf8"))[0]!;
   const colmap = { points3D: Number(row.points3D), mean_reproj_px: Number(row.mean_reproj_px), total_s: Number(row.total_s) };
   const report = compareToReference(ours, referencePoses(reference));
   return {
