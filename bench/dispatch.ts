@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--leases N] [--no-batch]`: the dispatcher's
+ * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--leases N] [--no-batch] [--whole-leases]`: the dispatcher's
  * capacity on the local stack (wrangler's workerd). `--runners` simulated runners (in-process clients
  * of the real protocol, client/runner.ts) long-poll for leases and complete tiny shards at once, as
  * the deployment's own runners (the operator runner token, whose scope is spread over `--shards`
@@ -10,7 +10,9 @@
  * same request (`x-lease_next`, runners.md "Batching"), as the runners of this build do; `--no-batch`
  * measures the protocol without it (a lease request per shard). `--leases N` (N > 1): each runner asks for N shards
  * per request (`x-max_leases`) and completes them in one (`:complete_leases`, which leases the next N), as a runner
- * with N engine lanes does (runners.md "Batching"). Measures lease+complete operations per second (one
+ * with N engine lanes does (runners.md "Batching"), a task's further leases carrying their inputs by reference to its
+ * first's (`x-inputs_by_ref`, runners.md "Inputs by reference"); `--whole-leases`: every lease whole, as runners that
+ * predate it ask. Measures lease+complete operations per second (one
  * operation = one shard leased and completed) and lease latency, and checks that no shard was lost or
  * done twice. Prints a table; writes bench/results/dispatch.json.
  *
@@ -34,6 +36,7 @@ const IMAGES = arg("images", 1000);
 const SHARDS = arg("shards", 4);
 const BATCH = !process.argv.includes("--no-batch");
 const LEASES = Math.max(1, arg("leases", 1));
+const INPUTS_BY_REF = !process.argv.includes("--whole-leases");
 
 const operatorToken = `sfo_dispatch-bench-${Date.now()}`;
 const server = await startLocalStack({
@@ -90,7 +93,7 @@ for (let i = 0; i < IMAGES; i += 1000) {
 const runtime = await new RunnerClient({ baseUrl: base }).serviceRuntimeVersions();
 const clients = await Promise.all(
   Array.from({ length: RUNNERS }, async (_, i) => {
-    const client = new RunnerClient({ baseUrl: base, ...runnerAuth });
+    const client = new RunnerClient({ baseUrl: base, ...runnerAuth }, { inputsByRef: INPUTS_BY_REF });
     const runner = await client.register({
       name: `sim-${i}`,
       stages: ["extract"],
@@ -178,6 +181,7 @@ const results = {
   scope: SHARDS > 0 ? `operator, ${SHARDS} dispatcher shards` : "tenant (one dispatcher)",
   protocol: BATCH ? "x-lease_next (completion leases the next shard)" : "a lease request per shard",
   leases_per_request: LEASES,
+  inputs_by_ref: LEASES > 1 && INPUTS_BY_REF,
   mean_leases_per_answer: batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length),
   leased_with_completion: leasedWithCompletion,
   jobs: JOBS,
@@ -202,6 +206,7 @@ console.table([
   ["runner scope", results.scope],
   ["protocol", results.protocol],
   ["leases asked per request (x-max_leases) / mean got", `${LEASES} / ${results.mean_leases_per_answer.toFixed(1)}`],
+  ["further leases' inputs by reference (x-inputs_by_ref)", results.inputs_by_ref],
   ["shards (lease + complete each)", expected],
   ["shards leased by a completion (x-lease_next)", leasedWithCompletion],
   ["lease+complete operations / s", results.ops_per_second.toFixed(1)],

@@ -27,11 +27,27 @@ export type ReconstructionFileName = "two_view_geometries.json" | "correspondenc
 
 const lease = (lease_id: string) => ({ path: { lease_id } });
 
-/** The leases of one answer: the Lease, then those of its `x-more_leases` (each a Lease of its own). */
-const unbatched = (first: Lease | null): Lease[] => {
+/**
+ * The leases of one answer, each whole: the Lease, then those of its `x-more_leases` (each a Lease
+ * of its own), a further lease's inputs by reference (`{"x-inputs_of": <lease_id>}`, runners.md
+ * "Inputs by reference") filled back with the inputs of the earlier lease it names, shared, not copied.
+ * A reference to no earlier lease of the answer is the service's error: thrown (the leases it
+ * granted expire and are leased again).
+ */
+export const unbatched = (first: Lease | null): Lease[] => {
   if (!first) return [];
   const { "x-more_leases": more = [], ...one } = first;
-  return [one, ...(more as Lease[])];
+  const inputs = new Map<string, Lease["inputs"]>([[one.lease_id, one.inputs]]);
+  const leases: Lease[] = [one];
+  for (const lease of more) {
+    const ref = (lease.inputs as { "x-inputs_of"?: unknown })["x-inputs_of"];
+    const whole = ref === undefined ? (lease.inputs as Lease["inputs"]) : inputs.get(String(ref));
+    if (!whole)
+      throw new Error(`lease ${lease.lease_id} names the inputs of lease ${String(ref)}, which is not an earlier lease of the same answer`);
+    inputs.set(lease.lease_id, whole);
+    leases.push({ ...lease, inputs: whole });
+  }
+  return leases;
 };
 
 /**
@@ -45,8 +61,16 @@ export class RunnerClient {
   /** The keyless volunteer token the service gave this runner (`register` with `keyless`), used from then on. */
   private volunteer: RunnerToken | null = null;
 
-  /** A runner's own transport (`{baseUrl, authorization}`), or a client's. */
-  constructor(transport: Transport | TransportOptions) {
+  /** Whether multi-shard leases are asked with their inputs by reference (`x-inputs_by_ref`); `unbatched` fills them back. */
+  private readonly inputsByRef: boolean;
+
+  /**
+   * A runner's own transport (`{baseUrl, authorization}`), or a client's. `inputsByRef: false` asks
+   * for every further lease whole, as runners that predate `x-inputs_by_ref` do (the Leases it
+   * answers are whole either way).
+   */
+  constructor(transport: Transport | TransportOptions, { inputsByRef = true }: { inputsByRef?: boolean } = {}) {
+    this.inputsByRef = inputsByRef;
     this.transport =
       transport instanceof Transport
         ? transport
@@ -106,7 +130,8 @@ export class RunnerClient {
    * own lease; none when nothing is ready within `waitSeconds`. With `max` 1, the plain lease request.
    */
   async leaseBatch(runnerId: string, waitSeconds = 0, max = 1): Promise<Lease[]> {
-    const query = max > 1 ? { wait: waitSeconds, "x-max_leases": max } : { wait: waitSeconds };
+    const byRef = this.inputsByRef ? ({ "x-inputs_by_ref": "true" } as const) : {};
+    const query = max > 1 ? { wait: waitSeconds, "x-max_leases": max, ...byRef } : { wait: waitSeconds };
     const leased = await unwrap(this.api.POST("/v1/runners/{rid}:lease", { params: { path: { rid: runnerId }, query } }));
     // openapi-fetch widens tuples (a pose's translation) to arrays in what it answers: the schema's type is the exact one.
     return unbatched((leased as Lease | undefined) ?? null);
@@ -201,6 +226,7 @@ export class RunnerClient {
         body: {
           completions: completions.map((c) => ({ lease_id: c.lease_id, outputs_ref: c.outputs })),
           ...(leaseNext ? { "x-lease_next": true, "x-max_leases": maxLeases } : {}),
+          ...(leaseNext && maxLeases > 1 && this.inputsByRef ? { "x-inputs_by_ref": true } : {}),
         },
       }),
     );

@@ -3820,6 +3820,8 @@ export interface paths {
                     wait?: number;
                     /** @description extension (2.0): lease up to this many tasks or shards in one request (runners.md "Batching"): the first is the answer, the others its `x-more_leases` */
                     "x-max_leases"?: number;
+                    /** @description extension (2.0): with `x-max_leases`, a further lease whose inputs are those of an earlier one in the answer carries `{"x-inputs_of": <its lease_id>}` as its `inputs` (runners.md "Inputs by reference") */
+                    "x-inputs_by_ref"?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -12436,6 +12438,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description the task's inputs, or with `x-inputs_by_ref` those of an earlier lease of the answer (runners.md "Inputs by reference") */
             inputs: {
                 /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
                 dataset: {
@@ -12516,7 +12519,7 @@ export interface components {
                 artifacts: {
                     [key: string]: components["schemas"]["StageArtifact"];
                 };
-            };
+            } | components["schemas"]["LeaseInputsRef"];
             checkpoint: components["schemas"]["Checkpoint"] | null;
             /**
              * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
@@ -12524,6 +12527,10 @@ export interface components {
              */
             shard: components["schemas"]["LeaseShard"] | null;
             _links: components["schemas"]["Links"];
+        };
+        LeaseInputsRef: {
+            /** @description the lease_id of an earlier lease in the same answer whose `inputs` these are */
+            "x-inputs_of": string;
         };
         LeaseState: {
             lease_id: string;
@@ -12836,6 +12843,8 @@ export interface components {
             "x-lease_next"?: boolean;
             /** @description with `x-lease_next`: up to this many (as on `:lease`); default 1 */
             "x-max_leases"?: number;
+            /** @description with `x-lease_next`: the further leases may carry their inputs by reference (as on `:lease`, runners.md "Inputs by reference") */
+            "x-inputs_by_ref"?: boolean;
         };
         LeaseFail: {
             error_class: string;
@@ -17646,6 +17655,8 @@ export namespace input {
                         wait?: number;
                         /** @description extension (2.0): lease up to this many tasks or shards in one request (runners.md "Batching"): the first is the answer, the others its `x-more_leases` */
                         "x-max_leases"?: number;
+                        /** @description extension (2.0): with `x-max_leases`, a further lease whose inputs are those of an earlier one in the answer carries `{"x-inputs_of": <its lease_id>}` as its `inputs` (runners.md "Inputs by reference") */
+                        "x-inputs_by_ref"?: "true" | "false";
                     };
                     header?: never;
                     path: {
@@ -26262,6 +26273,7 @@ export namespace input {
                         [key: string]: unknown;
                     };
                 };
+                /** @description the task's inputs, or with `x-inputs_by_ref` those of an earlier lease of the answer (runners.md "Inputs by reference") */
                 inputs: {
                     /** @description the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset */
                     dataset: {
@@ -26342,7 +26354,7 @@ export namespace input {
                     artifacts?: {
                         [key: string]: components["schemas"]["StageArtifact"];
                     };
-                };
+                } | components["schemas"]["LeaseInputsRef"];
                 checkpoint: components["schemas"]["Checkpoint"] | null;
                 /**
                  * @description a sharded task (extract, match, verify, a hierarchical map): the lease covers these items only; complete with one artifact per item, in order, each with one file at the item's path (a hierarchical map's merge item: the model's files). Null: the lease covers the whole task
@@ -26350,6 +26362,10 @@ export namespace input {
                  */
                 shard?: components["schemas"]["LeaseShard"] | null;
                 _links: components["schemas"]["Links"];
+            };
+            LeaseInputsRef: {
+                /** @description the lease_id of an earlier lease in the same answer whose `inputs` these are */
+                "x-inputs_of": string;
             };
             LeaseState: {
                 lease_id: string;
@@ -26662,6 +26678,8 @@ export namespace input {
                 "x-lease_next"?: boolean;
                 /** @description with `x-lease_next`: up to this many (as on `:lease`); default 1 */
                 "x-max_leases"?: number;
+                /** @description with `x-lease_next`: the further leases may carry their inputs by reference (as on `:lease`, runners.md "Inputs by reference") */
+                "x-inputs_by_ref"?: boolean;
             };
             LeaseFail: {
                 error_class: string;

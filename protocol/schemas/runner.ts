@@ -173,6 +173,28 @@ export type LeaseShard = z.infer<typeof LeaseShard>;
 /** The most leases one request takes or completes (`x-max_leases`, runners.md "Batching"). */
 export const MAX_LEASES = 32;
 
+/** What a leased task reads: its dataset, its upstream tasks' outputs, its input artifacts. */
+const LeaseInputs = z.object({
+  dataset: DatasetSnapshot.nullable().describe(
+    "the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset",
+  ),
+  upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
+  artifacts: z
+    .record(z.string(), StageArtifact)
+    .default({})
+    .describe("resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion"),
+});
+
+/**
+ * A further lease's inputs by reference (`x-inputs_by_ref`, runners.md "Inputs by reference"): those of an
+ * earlier lease of the same answer, which carries them whole.
+ */
+const LeaseInputsRef = z
+  .object({
+    "x-inputs_of": z.string().describe("the lease_id of an earlier lease in the same answer whose `inputs` these are"),
+  })
+  .meta({ id: "LeaseInputsRef" });
+
 /** One lease's fields (a Lease adds the others of a multi-shard lease, runners.md "Batching"). */
 const leaseFields = {
   lease_id: z.string(),
@@ -187,16 +209,7 @@ const leaseFields = {
     attempt: z.number().int(),
     params: z.record(z.string(), z.unknown()).describe("the normalised specs the task runs with"),
   }),
-  inputs: z.object({
-    dataset: DatasetSnapshot.nullable().describe(
-      "the dataset frozen at submission; null for a conversion of an artifact that belongs to no dataset",
-    ),
-    upstream: z.array(z.object({ task_id: Id, kind: TaskKind, outputs_ref: TaskOutputs })),
-    artifacts: z
-      .record(z.string(), StageArtifact)
-      .default({})
-      .describe("resolved `input_artifacts` by role (2.11); `snapshot` or `submodel` for an export, `source` for a conversion"),
-  }),
+  inputs: LeaseInputs,
   // A union, not `.nullable()`: the OpenAPI generator would make the Checkpoint component itself nullable.
   checkpoint: z.union([Checkpoint, z.null()]),
   shard: z
@@ -208,8 +221,18 @@ const leaseFields = {
   _links: Links,
 };
 
-/** One of the further leases of a multi-shard lease (`x-more_leases`): a Lease without more. */
-const MoreLease = z.object(leaseFields).meta({ id: "MoreLease" });
+/**
+ * One of the further leases of a multi-shard lease (`x-more_leases`): a Lease without more. Asked
+ * with `x-inputs_by_ref`, its `inputs` may name an earlier lease's instead of repeating them.
+ */
+const MoreLease = z
+  .object({
+    ...leaseFields,
+    inputs: z
+      .union([LeaseInputs, LeaseInputsRef])
+      .describe('the task\'s inputs, or with `x-inputs_by_ref` those of an earlier lease of the answer (runners.md "Inputs by reference")'),
+  })
+  .meta({ id: "MoreLease" });
 
 export const Lease = z
   .object({
@@ -233,6 +256,13 @@ export const LeaseQuery = z.object({
     .optional()
     .describe(
       'extension (2.0): lease up to this many tasks or shards in one request (runners.md "Batching"): the first is the answer, the others its `x-more_leases`',
+    ),
+  "x-inputs_by_ref": z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true")
+    .describe(
+      'extension (2.0): with `x-max_leases`, a further lease whose inputs are those of an earlier one in the answer carries `{"x-inputs_of": <its lease_id>}` as its `inputs` (runners.md "Inputs by reference")',
     ),
 });
 
@@ -278,6 +308,12 @@ export const CompleteLeasesRequest = z
       .max(MAX_LEASES)
       .optional()
       .describe("with `x-lease_next`: up to this many (as on `:lease`); default 1"),
+    "x-inputs_by_ref": z
+      .boolean()
+      .optional()
+      .describe(
+        'with `x-lease_next`: the further leases may carry their inputs by reference (as on `:lease`, runners.md "Inputs by reference")',
+      ),
   })
   .meta({ id: "LeasesComplete" });
 export const LeasesCompleted = z

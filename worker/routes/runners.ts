@@ -121,6 +121,7 @@ runners.openapi(
     const query = c.req.valid("query");
     const granted = await leaseWaiting(c.env, await credential(c), c.req.valid("param").rid, query.wait * 1000, {
       max: query["x-max_leases"] ?? 1,
+      inputsByRef: query["x-inputs_by_ref"],
     });
     // The Lease as the JobStore serialised it (its stored JSON spliced in, not parsed again here).
     return granted ? c.body(granted, 200, { "Content-Type": "application/json" }) : c.body(null, 204);
@@ -338,7 +339,11 @@ runners.openapi(
     );
     // As on :complete: the completions stand whatever the lease attempt meets (null, and the runner asks again).
     const next = body["x-lease_next"]
-      ? await leaseWaiting(c.env, cred, rid, 0, { ended: ids, max: body["x-max_leases"] ?? 1 }).catch(() => null)
+      ? await leaseWaiting(c.env, cred, rid, 0, {
+          ended: ids,
+          max: body["x-max_leases"] ?? 1,
+          inputsByRef: body["x-inputs_by_ref"] === true,
+        }).catch(() => null)
       : (await dispatch.forgetLeases(rid, ids), null);
     const base = c.var.config?.errorsBase ?? `${new URL(c.req.url).origin}/errors`;
     const completions = ids.map((id, i) => ({

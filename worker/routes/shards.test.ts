@@ -1,6 +1,7 @@
 import { SELF, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lease, TaskKind } from "../../protocol";
+import { unbatched } from "../../client/runner";
 import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
 import { DEFAULT_TENANT } from "../context";
@@ -175,10 +176,11 @@ describe('a completion that leases the next shard (x-lease_next, runners.md "Bat
   }, 180_000);
 });
 
-describe('multi-shard leases (x-max_leases, :complete_leases, runners.md "Batching")', () => {
-  const outputsOf = async (r: DigestRunner, leases: Lease[]) =>
-    Promise.all(leases.map(async (l) => ({ lease_id: l.lease_id, outputs: (await r.compute(l))! })));
+/** Each lease's result as the digest runner computes it, for a batch completion. */
+const outputsOf = async (r: DigestRunner, leases: Lease[]) =>
+  Promise.all(leases.map(async (l) => ({ lease_id: l.lease_id, outputs: (await r.compute(l))! })));
 
+describe('multi-shard leases (x-max_leases, :complete_leases, runners.md "Batching")', () => {
   it("a runner leases a task's 3 shards in one request, each its own lease; completes 2 in one request, then the third", async () => {
     const { did } = await dataset(20);
     const jid = (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id;
@@ -286,6 +288,116 @@ describe('multi-shard leases (x-max_leases, :complete_leases, runners.md "Batchi
     const rest = await r.client.completeLeases(rid, await outputsOf(r, answer.next), { leaseNext: true, maxLeases: 8 });
     expect(rest).toEqual({ problems: [null, null, null], next: [] });
     expect((await job(jobs[1])).status).toBe("succeeded");
+  }, 180_000);
+});
+
+describe('multi-shard leases with inputs by reference (x-inputs_by_ref, runners.md "Inputs by reference")', () => {
+  /** Two jobs of 20 images (3 shards each) and a runner: an answer of 6 leases spans two tasks. */
+  const twoJobs = async () => {
+    const { did } = await dataset(20);
+    const jobs: string[] = [];
+    for (const seed of [1, 2]) jobs.push((await call("POST", `/v1/datasets/${did}/features`, { spec: { seed } })).json.job_id);
+    const r = await newRunner("lanes");
+    return { jobs, r, rid: r.runner!.runner_id };
+  };
+  const answerLeases = (first: any): any[] => [first, ...(first["x-more_leases"] ?? [])];
+
+  it("asked for, a task's further leases name its first lease's inputs; each task's first carries them whole; the client fills them back", async () => {
+    const { jobs, r, rid } = await twoJobs();
+    const res = await call("POST", `/v1/runners/${rid}:lease?x-max_leases=6&x-inputs_by_ref=true`);
+    expect(res.status).toBe(200);
+    const leases = answerLeases(res.json);
+    expect(leases.map((l) => [l.task.job_id, l.shard.index])).toEqual(jobs.flatMap((jid) => [0, 1, 2].map((i) => [jid, i])));
+    // Whole: the first lease of each task, with the frozen dataset of 20 images.
+    for (const k of [0, 3]) expect(leases[k].inputs.dataset.images).toHaveLength(20);
+    // By reference: the others of its task, every other field of theirs as before.
+    expect(leases.map((l) => l.inputs["x-inputs_of"] ?? null)).toEqual([
+      null,
+      leases[0].lease_id,
+      leases[0].lease_id,
+      null,
+      leases[3].lease_id,
+      leases[3].lease_id,
+    ]);
+    for (const l of [leases[1], leases[2], leases[4], leases[5]]) {
+      expect(Object.keys(l.inputs)).toEqual(["x-inputs_of"]);
+      expect(Object.keys(l)).toEqual(Object.keys(leases[0]).filter((k) => k !== "x-more_leases"));
+      expect(l.task).toEqual(leases[l === leases[1] || l === leases[2] ? 0 : 3].task);
+    }
+    // Each reference names an earlier lease of the same answer, of the same task.
+    const ids = leases.map((l) => l.lease_id);
+    for (const [i, l] of leases.entries()) {
+      const ref = l.inputs["x-inputs_of"];
+      if (ref) expect(ids.slice(0, i)).toContain(ref);
+    }
+    // The leases work as whole ones: completed in one batch, which leases nothing more (none left).
+    const filled = await Promise.all(
+      leases.map(async (l) => {
+        const whole = { ...l, inputs: l.inputs["x-inputs_of"] ? leases[ids.indexOf(l.inputs["x-inputs_of"])].inputs : l.inputs };
+        return { lease_id: l.lease_id, outputs: (await r.compute(whole))! };
+      }),
+    );
+    expect(await r.client.completeLeases(rid, filled, { leaseNext: true, maxLeases: 6 })).toEqual({
+      problems: filled.map(() => null),
+      next: [],
+    });
+    for (const jid of jobs) expect((await job(jid)).status).toBe("succeeded");
+  }, 180_000);
+
+  it("a runner that does not ask (x-inputs_by_ref absent or false, or one that predates it) gets every lease whole, as before", async () => {
+    const { rid } = await twoJobs();
+    for (const ask of ["", "&x-inputs_by_ref=false"]) {
+      const res = await call("POST", `/v1/runners/${rid}:lease?x-max_leases=3${ask}`);
+      expect(res.status).toBe(200);
+      const leases = answerLeases(res.json);
+      expect(leases).toHaveLength(3);
+      for (const l of leases) {
+        expect(l.inputs).toEqual(leases[0].inputs);
+        expect(l.inputs.dataset.images).toHaveLength(20);
+      }
+      for (const l of leases) expect((await call("POST", `/v1/leases/${l.lease_id}:release`, { reason: "test" })).status).toBe(204);
+    }
+  }, 180_000);
+
+  it("a batch completion asking with x-lease_next gets the next leases by reference; filled back, they equal whole ones", async () => {
+    const { jobs, r, rid } = await twoJobs();
+    // The runner's client asks by reference (the default): its first batch is job 0's three shards, filled back.
+    const first = await r.client.leaseBatch(rid, 0, 3);
+    expect(first.map((l) => [l.task.job_id, l.shard!.index])).toEqual([0, 1, 2].map((i) => [jobs[0], i]));
+    expect(first.every((l) => l.inputs === first[0]!.inputs && l.inputs.dataset!.images.length === 20)).toBe(true);
+    const outputs = await Promise.all(first.map(async (l) => ({ lease_id: l.lease_id, outputs_ref: (await r.compute(l))! })));
+    const res = await call("POST", `/v1/runners/${rid}:complete_leases`, {
+      completions: outputs,
+      "x-lease_next": true,
+      "x-max_leases": 3,
+      "x-inputs_by_ref": true,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.completions.map((c: any) => c.problem)).toEqual([null, null, null]);
+    const next = answerLeases(res.json["x-lease"]);
+    expect(next.map((l) => [l.task.job_id, l.inputs["x-inputs_of"] ?? null])).toEqual([
+      [jobs[1], null],
+      [jobs[1], next[0].lease_id],
+      [jobs[1], next[0].lease_id],
+    ]);
+    // Filled back (client/runner.ts), each is whole: job 1 froze the same dataset as job 0, with no upstream or artifacts.
+    const filled = unbatched(res.json["x-lease"]);
+    expect(filled.map((l) => l.inputs)).toEqual(next.map(() => first[0]!.inputs));
+    expect(filled.map((l) => l.shard!.shard_id)).toEqual(next.map((l) => l.shard.shard_id));
+    expect((await r.client.completeLeases(rid, await outputsOf(r, filled))).problems).toEqual([null, null, null]);
+    for (const jid of jobs) expect((await job(jid)).status).toBe("succeeded");
+  }, 180_000);
+
+  it("x-inputs_by_ref that is not a boolean is refused (422), on :lease and on :complete_leases, and leases nothing", async () => {
+    const { rid } = await twoJobs();
+    expect((await call("POST", `/v1/runners/${rid}:lease?x-max_leases=3&x-inputs_by_ref=yes`)).status).toBe(422);
+    const bad = await call("POST", `/v1/runners/${rid}:complete_leases`, {
+      completions: [{ lease_id: "a.b.c.d", outputs_ref: {} }],
+      "x-lease_next": true,
+      "x-inputs_by_ref": "yes",
+    });
+    expect(bad.status).toBe(422);
+    expect(answerLeases((await call("POST", `/v1/runners/${rid}:lease?x-max_leases=6`)).json)).toHaveLength(6);
   }, 180_000);
 });
 

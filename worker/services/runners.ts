@@ -124,15 +124,16 @@ export async function registerRunner(env: Env, { scope, tokenId }: RunnerCredent
  * settles (storage/dispatcher.ts); the Lease comes back as JSON text, answered as it is, with the
  * others when the runner asked for up to `max` (`x-more_leases`, runners.md "Batching"), or null.
  * 409 while the runner still holds a live lease; `ended`: leases it just completed, forgotten first.
+ * `inputsByRef` (`x-inputs_by_ref`): a task's further leases name the first's inputs (runners.md "Inputs by reference").
  */
 export async function leaseWaiting(
   env: Env,
   { scope, tokenId }: RunnerCredential,
   runnerId: string,
   waitMs: number,
-  { ended = [], max = 1 }: { ended?: string[]; max?: number } = {},
+  { ended = [], max = 1, inputsByRef = false }: { ended?: string[]; max?: number; inputsByRef?: boolean } = {},
 ): Promise<string | null> {
-  const leases = unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs, ended, max));
+  const leases = unwrap(await runnerDispatcher(env, scope, runnerId, tokenId).lease(runnerId, tokenId, waitMs, ended, max, inputsByRef));
   if (leases.length === 0) return null;
   const [first, ...more] = leases;
   return more.length === 0 ? first! : `${first!.slice(0, -1)},"x-more_leases":[${more.join(",")}]}`;

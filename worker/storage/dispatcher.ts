@@ -230,12 +230,20 @@ export class Dispatcher extends DurableObject<Env> {
    * Answers the Leases as JSON texts (at most `max`, runners.md "Batching"; empty when nothing came
    * within `waitMs`); 404 for an unknown runner, 409 while it still holds a live lease. `ended`: the
    * leases the runner just completed (`:complete` with `x-lease_next`), forgotten first in the same call.
+   * `inputsByRef`: a task's further leases name its first's inputs (runners.md "Inputs by reference").
    */
-  async lease(runnerId: string, tokenId: string | null, waitMs: number, ended: string[] = [], max = 1): Promise<Outcome<string[]>> {
+  async lease(
+    runnerId: string,
+    tokenId: string | null,
+    waitMs: number,
+    ended: string[] = [],
+    max = 1,
+    inputsByRef = false,
+  ): Promise<Outcome<string[]>> {
     if (ended.length > 0) this.forgetLeases(runnerId, ended);
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const leased = await this.leaseNext(runnerId, tokenId, Math.max(1, Math.min(MAX_LEASES, max)));
+      const leased = await this.leaseNext(runnerId, tokenId, Math.max(1, Math.min(MAX_LEASES, max)), inputsByRef);
       if (!leased.ok || leased.value.length > 0) return leased;
       const left = deadline - Date.now();
       if (left <= 0) return leased;
@@ -244,7 +252,7 @@ export class Dispatcher extends DurableObject<Env> {
   }
 
   /** One attempt: up to `max` of the oldest ready tasks (or shards) the runner can compute, leased; none when there is none. */
-  private async leaseNext(runnerId: string, tokenId: string | null, max: number): Promise<Outcome<string[]>> {
+  private async leaseNext(runnerId: string, tokenId: string | null, max: number, inputsByRef: boolean): Promise<Outcome<string[]>> {
     // Entries whose job had no shard for this runner (only replicas of its own results): skipped for the rest of this request.
     const skip: string[] = [];
     const leases: string[] = [];
@@ -273,6 +281,7 @@ export class Dispatcher extends DurableObject<Env> {
             { runner_id: runnerId, pool, principal: claim.principal },
             max - leases.length,
             leases.length > 0,
+            inputsByRef,
           );
       } finally {
         // Settled whatever happened (an object that failed to answer: the entry is offered again).

@@ -86,9 +86,9 @@ export class JobStore extends DurableObject<Env> {
 
   // ---- leases (3.2.3) and what their holders report ----
 
-  /** Up to `count` shards of the task (one for a task that is not sharded, none with `onlyShards`), each its own lease. */
-  async lease(taskId: string, holder: LeaseHolder, count = 1, onlyShards = false) {
-    return grantLease(this.cx, taskId, holder, count, onlyShards);
+  /** Up to `count` shards of the task (one for a task that is not sharded, none with `onlyShards`), each its own lease; `inputsByRef`: see grantLease. */
+  async lease(taskId: string, holder: LeaseHolder, count = 1, onlyShards = false, inputsByRef = false) {
+    return grantLease(this.cx, taskId, holder, count, onlyShards, inputsByRef);
   }
   leaseActive(leaseId: string) {
     return leaseActive(this.cx, leaseId);

@@ -50,8 +50,17 @@ export interface Grant {
  * cancelled, the task is pending (a sharded one: has a pending shard) and every dependency
  * succeeded. `leases` is empty otherwise (the caller drops its stale queue entry); `left` counts
  * the task's shards still to lease. `onlyShards`: a task that is not sharded is not leased (1 left).
+ * `inputsByRef` (the runner asked, runners.md "Inputs by reference"): the grant's further leases carry
+ * `inputs` as `{"x-inputs_of": <the first's lease_id>}` instead of repeating them (the first is whole).
  */
-export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHolder, count = 1, onlyShards = false): Promise<Grant> {
+export async function grantLease(
+  cx: JobContext,
+  taskId: string,
+  holder: LeaseHolder,
+  count = 1,
+  onlyShards = false,
+  inputsByRef = false,
+): Promise<Grant> {
   const job = jobRow(cx);
   const task = taskRow(cx, taskId);
   const none: Grant = { leases: [], left: 0 };
@@ -115,13 +124,16 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
     phase: leased.phase as Phase,
     attempt: leased.attempts as number,
   });
-  // What every lease of the grant shares, serialised once.
-  const body =
-    `"task":${taskHead.slice(0, -1)},"params":${leased.params_json as string}},` +
-    `"inputs":{"dataset":${datasetJson},"upstream":[${upstream.join(",")}],"artifacts":${artifactsJson}},` +
-    `"checkpoint":${(leased.checkpoint_json as string | null) ?? "null"},`;
+  // What every lease of the grant shares, serialised once; by reference, the further leases name the first's inputs.
+  const taskPart = `"task":${taskHead.slice(0, -1)},"params":${leased.params_json as string}},`;
+  const checkpoint = `"checkpoint":${(leased.checkpoint_json as string | null) ?? "null"},`;
+  const body = `${taskPart}"inputs":{"dataset":${datasetJson},"upstream":[${upstream.join(",")}],"artifacts":${artifactsJson}},${checkpoint}`;
+  const byRef =
+    inputsByRef && granted.length > 1
+      ? `${taskPart}"inputs":${JSON.stringify({ "x-inputs_of": granted[0]!.lease_id })},${checkpoint}`
+      : body;
   // A Lease (protocol/schemas/runner.ts) in its field order, the stored JSON spliced in as it is.
-  const leases = granted.map(({ lease_id: leaseId, shard_id: shardId }) => {
+  const leases = granted.map(({ lease_id: leaseId, shard_id: shardId }, k) => {
     const head = JSON.stringify({
       lease_id: leaseId,
       runner_id: holder.runner_id,
@@ -129,7 +141,7 @@ export async function grantLease(cx: JobContext, taskId: string, holder: LeaseHo
       ttl_seconds: Math.round(ttl / 1000),
     });
     const tail = JSON.stringify({ shard: shardId ? leaseShard(cx, shardId) : null, _links: leaseLinks(leaseId) });
-    return { lease: `${head.slice(0, -1)},${body}${tail.slice(1)}`, lease_id: leaseId };
+    return { lease: `${head.slice(0, -1)},${k === 0 ? body : byRef}${tail.slice(1)}`, lease_id: leaseId };
   });
   return { leases, left: left(), whole: !sharded };
 }
