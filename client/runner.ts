@@ -86,6 +86,15 @@ export class RunnerClient {
     this.api = createApi(this.transport);
   }
 
+  /**
+   * Where this runner's requests go and its credential now, for another thread to send heartbeats
+   * with (the runner's keep-alive worker); null where a relative origin has no page to resolve against.
+   */
+  target(): { baseUrl: string; authorization: string | null } | null {
+    if (!this.transport.baseUrl && typeof location === "undefined") return null;
+    return { baseUrl: this.transport.baseUrl, authorization: this.transport.authorization() };
+  }
+
   /** The service's `/version`: what it runs, and the runner protocol it speaks (`x-runner_protocol`). */
   serviceVersion(): Promise<ServiceVersion> {
     return unwrap(this.api.GET("/version"));

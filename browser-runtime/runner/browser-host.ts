@@ -14,7 +14,7 @@ import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
 import { runtimeVersionsOf } from "../runtime-versions";
 import { IdbBlobCache } from "./blob-cache";
-import { type EngineWorkerHandle, createEnginePool } from "./pool/engine-pool";
+import { type WorkerHandle, createEnginePool } from "./pool/engine-pool";
 import type { RunnerHost } from "./runner";
 
 const WASM_URL = new URL("../../engine-wasm/build/wasm/edgesfm-engine.wasm", import.meta.url);
@@ -24,9 +24,11 @@ const SIMD_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
 ]);
 
-/** An engine worker nested in the runner's worker (ended with it). */
-function spawnEngineWorker(): EngineWorkerHandle {
-  const worker = new Worker(new URL("./pool/browser-worker.ts", import.meta.url), { type: "module", name: "edgesfm-engine" });
+/**
+ * A worker nested in the runner's worker (ended with it): an engine worker or the keep-alive. Each is
+ * started by a literal `new Worker(new URL(...))`, the form Vite recognises to bundle its module.
+ */
+function handleOf(worker: Worker): WorkerHandle {
   return {
     endpoint: worker,
     terminate: () => worker.terminate(),
@@ -68,13 +70,20 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
     hardware_concurrency: nav.hardwareConcurrency ?? null,
   };
   const engine = () => loadEngine({ wasmBinary: wasm });
-  const engines = createEnginePool({ abilities, engine, spawn: spawnEngineWorker, wasm });
+  const engines = createEnginePool({
+    abilities,
+    engine,
+    spawn: () => handleOf(new Worker(new URL("./pool/browser-worker.ts", import.meta.url), { type: "module", name: "edgesfm-engine" })),
+    wasm,
+  });
   const host: RunnerHost = {
     name,
     abilities,
     runtimeVersions: await runtimeVersionsOf(wasm, shaders),
     engine,
     engines,
+    keepAlive: () =>
+      handleOf(new Worker(new URL("./keep-alive/browser-worker.ts", import.meta.url), { type: "module", name: "edgesfm-keep-alive" })),
     // Measured once, on first use: WGSL on a real GPU, WASM where the adapter is software.
     sift: () => (sift ??= engine().then((e) => selectSiftStages(e, "error" in gpu ? undefined : gpu, shaders, undefined, engines))),
     decode: (bytes, options) => decodeImageInBrowser(bytes, options),

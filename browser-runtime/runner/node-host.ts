@@ -14,17 +14,18 @@ import { selectSiftStages, type SiftStages } from "../gpu/select";
 import { loadShaderSources } from "../gpu/shader-sources";
 import { runtimeVersionsOf } from "../runtime-versions";
 import { MemoryBlobCache } from "./blob-cache";
-import { type EngineWorkerHandle, createEnginePool } from "./pool/engine-pool";
+import { type WorkerHandle, createEnginePool } from "./pool/engine-pool";
 import type { RunnerHost } from "./runner";
 
 const WASM_FILE = new URL("../../engine-wasm/build/wasm/edgesfm-engine.wasm", import.meta.url);
 const ENGINE_WORKER = new URL("./pool/node-worker.ts", import.meta.url).href;
+const KEEP_ALIVE_WORKER = new URL("./keep-alive/node-worker.ts", import.meta.url).href;
 /** tsx's API, which loads the worker's TypeScript (the Node runner always runs from source under tsx or vitest). */
 const TSX_API = import.meta.resolve("tsx/esm/api");
 
-/** An engine worker thread; unref'd, so an idle pool never keeps the process alive. */
-function spawnEngineWorker(): EngineWorkerHandle {
-  const boot = `import(${JSON.stringify(TSX_API)}).then((tsx) => tsx.tsImport(${JSON.stringify(ENGINE_WORKER)}, ${JSON.stringify(ENGINE_WORKER)}))`;
+/** A worker thread running `file` (an engine worker, the keep-alive); unref'd, so an idle pool never keeps the process alive. */
+function spawnWorker(file: string): WorkerHandle {
+  const boot = `import(${JSON.stringify(TSX_API)}).then((tsx) => tsx.tsImport(${JSON.stringify(file)}, ${JSON.stringify(file)}))`;
   const worker = new Worker(boot, { eval: true });
   worker.unref();
   return {
@@ -56,13 +57,19 @@ export async function nodeRunnerHost(name = "node-runner", o: { engineWorkers?: 
     memory_bytes: totalmem(),
     hardware_concurrency: availableParallelism(),
   };
-  const engines = createEnginePool({ abilities, engine: () => loadEngine(), spawn: spawnEngineWorker, size: o.engineWorkers });
+  const engines = createEnginePool({
+    abilities,
+    engine: () => loadEngine(),
+    spawn: () => spawnWorker(ENGINE_WORKER),
+    size: o.engineWorkers,
+  });
   return {
     name,
     abilities,
     runtimeVersions: await localRuntimeVersions(),
     engine: () => loadEngine(),
     engines,
+    keepAlive: () => spawnWorker(KEEP_ALIVE_WORKER),
     sift: () => (sift ??= loadEngine().then((engine) => selectSiftStages(engine, undefined, undefined, undefined, engines))),
     decode: (bytes, options) => decodeImage(bytes, { respectExifOrientation: options.respectExifOrientation }),
     encode: (image, format, quality) => encodeImage(image, format, quality),

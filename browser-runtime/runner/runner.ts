@@ -21,7 +21,8 @@ import {
 import type { DecodedImage } from "../stages/extract";
 import type { VideoFrames } from "../decode/video-browser";
 import type { BlobCache } from "./blob-cache";
-import type { EnginePool } from "./pool/engine-pool";
+import type { EnginePool, WorkerHandle } from "./pool/engine-pool";
+import { KeepAlive } from "./keep-alive/keep-alive";
 import { type DerivedDatasetRegister, ProblemError, type RunnerClient, type TaskOutputs } from "../../client/index";
 import { EXECUTORS } from "./executors";
 import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
@@ -46,6 +47,8 @@ export interface RunnerHost {
   teardown?(): Promise<void> | void;
   /** What the host can tell of its memory, logged with each completed task (Node: node-host.ts). */
   memory?(): Promise<HostMemory>;
+  /** Starts the runner's keep-alive worker, which heartbeats its leases while an engine call blocks its thread (keep-alive/keep-alive.ts). */
+  keepAlive?(): WorkerHandle;
 }
 
 /** A host's memory after a task: the runner thread's engine heap (never shrinks), the process's resident set and its peak. */
@@ -98,12 +101,15 @@ export class Runner {
   private following: Lease[] = [];
   private running = false;
   private wake: (() => void) | null = null;
+  private readonly keepAlive: KeepAlive | null;
 
   constructor(
     private readonly client: RunnerClient,
     private readonly host: RunnerHost,
     private readonly o: RunnerOptions = {},
-  ) {}
+  ) {
+    this.keepAlive = host.keepAlive ? new KeepAlive(() => host.keepAlive!()) : null;
+  }
 
   /** Stages this runner computes. */
   get stages(): TaskKind[] {
@@ -177,6 +183,7 @@ export class Runner {
         this.o.onStatus?.({ state: "idle" });
         // Nothing to compute: the engine workers' memory goes back (they restart with the next task).
         this.host.engines.release();
+        this.keepAlive?.end();
       }
       if (failed) {
         await new Promise<void>((resolve) => {
@@ -205,6 +212,7 @@ export class Runner {
     }
     this.running = false;
     this.host.engines.release();
+    this.keepAlive?.end();
     return n;
   }
 
@@ -291,16 +299,20 @@ export class Runner {
     this.o.onStatus?.({ state: "working", task_id: task.task_id, kind: task.kind, job_id: task.job_id });
     this.log(`leased ${task.kind} ${task.task_id} (attempt ${task.attempt})`);
     const events = new EventQueue();
-    // Set from heartbeat answers (closures), so kept in an object TypeScript does not narrow.
-    const held = { directive: "continue" as LeaseDirective, lost: false };
+    // Set from heartbeat answers (closures), so kept in an object TypeScript does not narrow;
+    // `keptAt`: when the keep-alive last heartbeat the lease (ms since the epoch).
+    const held = { directive: "continue" as LeaseDirective, lost: false, keptAt: 0 };
     const note = (d: LeaseDirective) => {
       if (d !== "continue") held.directive = d;
     };
     // Posts are chained, so batches reach the service in the order they were taken (the log's order).
     let posted = Promise.resolve();
     const flush = () => (posted = posted.then(postQueued));
+    const interval = Math.min(FLUSH_MS, (this.resource?.heartbeat_interval_seconds ?? 10) * 1000);
     const postQueued = async () => {
       const batch = events.take();
+      // The keep-alive heartbeats the lease (and brings its directives) while it answers: a heartbeat from here too would be one more request.
+      if (batch.length === 0 && Date.now() - held.keptAt < 2 * interval) return;
       try {
         note(
           batch.length > 0
@@ -315,8 +327,21 @@ export class Runner {
         } else this.log(`heartbeat failed: ${(e as Error).message}`);
       }
     };
-    const interval = Math.min(FLUSH_MS, (this.resource?.heartbeat_interval_seconds ?? 10) * 1000);
     const timer = setInterval(() => void flush(), interval);
+    const target = this.keepAlive && this.client.target();
+    if (target) {
+      this.keepAlive!.hold(lease.lease_id, target, interval, (answer) => {
+        held.keptAt = answer.at;
+        if ("lost" in answer) {
+          held.lost = true;
+          held.directive = "teardown";
+        } else note(answer.directive);
+      });
+    }
+    const stopBeating = () => {
+      clearInterval(timer);
+      this.keepAlive?.release(lease.lease_id);
+    };
     const ctx = this.context(lease, events, () => held.directive, flush);
     try {
       const executor = EXECUTORS[task.kind];
@@ -324,24 +349,24 @@ export class Runner {
       const outputs = await executor(ctx);
       await flush();
       if (held.lost) {
-        clearInterval(timer);
+        stopBeating();
         return "dropped";
       }
       if (complete) await complete(outputs);
       else {
-        clearInterval(timer);
+        stopBeating();
         // A runner that goes on asks for its next work in the same request (runners.md "Batching").
         const following = await this.client.complete(lease.lease_id, outputs, { leaseNext: this.running });
         this.following = following ? [following] : [];
       }
-      clearInterval(timer);
+      stopBeating();
       const memory = await this.host.memory?.();
       this.log(
         `completed ${task.kind} ${task.task_id}${memory ? ` (engine heap ${mib(memory.engine_heap_bytes)}, rss ${mib(memory.rss_bytes)}, peak rss ${mib(memory.peak_rss_bytes)})` : ""}`,
       );
       return "completed";
     } catch (e) {
-      clearInterval(timer);
+      stopBeating();
       if (e instanceof TaskStopped || held.lost) {
         if (held.directive === "teardown") {
           this.log(`teardown of ${task.task_id}`);

@@ -21,8 +21,8 @@ let server: Server;
 let doomed: ChildProcess | undefined;
 
 beforeAll(async () => {
-  // A short lease, so the killed runner's task is reclaimed soon; long enough that one engine call
-  // on a loaded 2-core CI machine (heartbeats wait for it) does not outlive a live runner's lease.
+  // A short lease, so the killed runner's task is reclaimed soon (a live runner's keep-alive holds
+  // its lease through long engine calls: browser-runtime/runner/keep-alive/).
   server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()), SVC_LEASE_TTL_SECONDS: "10" });
 });
 afterAll(async () => {

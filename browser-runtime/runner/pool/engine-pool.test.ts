@@ -17,6 +17,8 @@ function memoryService(blobs: Map<string, Uint8Array>) {
   const events: RunnerEvent[] = [];
   const outputs: TaskOutputs[] = [];
   const client = {
+    // In-process: no other thread can reach it, so no keep-alive.
+    target: () => null,
     heartbeat: async () => ({ directive: "continue" }),
     postEvents: async (_: string, batch: RunnerEvent[]) => (events.push(...batch), { directive: "continue" }),
     readBlob: async (_: string, sha: string) => blobs.get(sha)!,

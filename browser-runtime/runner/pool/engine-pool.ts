@@ -32,15 +32,15 @@ export interface EnginePool extends EngineCalls {
   release(): void;
 }
 
-/** One started engine worker, as the host made it. */
-export interface EngineWorkerHandle {
+/** One started worker (an engine worker, or the runner's keep-alive: keep-alive/keep-alive.ts), as the host made it. */
+export interface WorkerHandle {
   endpoint: Comlink.Endpoint;
   terminate(): void;
   /** Called if the worker dies (an uncaught error, its thread exiting). */
   onExit(listener: (error: Error) => void): void;
 }
 
-export type EngineWorkerFactory = () => EngineWorkerHandle;
+export type EngineWorkerFactory = () => WorkerHandle;
 
 /** Assumed when the device does not say (browsers without `navigator.deviceMemory`). */
 const DEFAULT_DEVICE_MEMORY = 8 * 1024 ** 3;
@@ -78,7 +78,7 @@ function inThreadPool(engine: () => Promise<Engine>): EnginePool {
 }
 
 interface Lane {
-  handle: EngineWorkerHandle;
+  handle: WorkerHandle;
   api: Comlink.Remote<EngineWorkerApi>;
   /** Settles when the engine is instantiated. */
   started: Promise<void>;

@@ -41,6 +41,8 @@ export function memoryService() {
       blobs.set(sha, bytes);
       return { blob_sha: sha, byte_size: bytes.byteLength };
     },
+    // In-process: no other thread can reach it, so no keep-alive.
+    target: () => null,
     heartbeat: async (lease: string) => state(lease),
     postEvents: async (lease: string, batch: RunnerEvent[]) => {
       events.set(lease, [...(events.get(lease) ?? []), ...batch]);
