@@ -4,7 +4,9 @@
  * the dataset's index (kind vlad, phase vlad_index) on the runner (dHash first, from the images;
  * VLAD after extraction, from its features), the match task matches the top-`retrieval_k` pairs
  * only, and the model is scored against COLMAP's as the exhaustive pipeline is (pipeline.test.ts).
- * The runner's index is then the one 4.11 queries read.
+ * The runner's index is then the one 4.11 queries read. Vocabulary-tree pairs (2.12 `vocabtree`) run the
+ * same way: the runner computes each image's bag of words in the shipped tree (scripts/train-vocab.ts,
+ * trained on ../shared/datasets/vocab-training only) just before matching.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
@@ -92,6 +94,25 @@ describe(`retrieval pairs on ${SET} (Node runner)`, () => {
 
     const result = await scoreAgainstReference(http.client, SET, recon_id);
     console.log(`${SET} (VLAD retrieval): ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
+    expect(result.report.numRegistered).toBeGreaterThanOrEqual(8);
+  }, 900_000);
+
+  it(`vocabulary-tree pairs: the runner computes the bags of words in the shipped tree, matches the top-${K} pairs only, and reconstructs`, async () => {
+    const http = httpClient(server.base);
+    const { job_id, recon_id } = await submitSet(http.client, SET, {}, PairsSpec.parse({ strategy: "vocabtree", retrieval_k: K }));
+    await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("retrieval-node")).drain();
+    const job = await waitForJob(http, job_id);
+    expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+    expect(job.tasks.map((t: any) => t.kind)).toEqual(["extract", "vlad", "match", "verify", "map"]);
+
+    const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as any[];
+    const pairs = artifacts.filter((a) => a.kind === "matches.indexed.v1").reduce((n, a) => n + a.summary.num_pairs, 0);
+    console.log(`${SET}: ${pairs} vocabulary-tree pairs of 45 (retrieval_k ${K})`);
+    expect(pairs).toBeGreaterThanOrEqual((10 * K) / 2);
+    expect(pairs).toBeLessThan(45);
+
+    const result = await scoreAgainstReference(http.client, SET, recon_id);
+    console.log(`${SET} (vocabulary tree): ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
     expect(result.report.numRegistered).toBeGreaterThanOrEqual(8);
   }, 900_000);
 });

@@ -49,7 +49,7 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // codebook trained by scripts/train-vocab.ts (browser-runtime/stages/vlad.ts; test/e2e/retrieval.test.ts).
   "similarity.vlad",
   // Vocabulary-tree pairs: the runners' vlad task computes bags of words in the tree trained by
-  // scripts/train-vocab.ts (browser-runtime/stages/vocab-tree.ts; worker/routes/retrieval.test.ts).
+  // scripts/train-vocab.ts (browser-runtime/stages/vocab-tree.ts; worker/routes/retrieval.test.ts; a pipeline on a real runner: test/e2e/retrieval.test.ts).
   "pairs.vocabtree",
   "pairs.retrieval",
   // Pairs by position (2.12): GPS in a local ENU frame or pose-prior centres, and prior viewing
