@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- scale [--set gum] [--runners 1,2,4] [--pairs exhaustive|sequential] [--lanes 1]`: one job's
+ * `npm run bench -- scale [--set gum] [--runners 1,2,4] [--pairs exhaustive|sequential] [--lanes 1] [--stages features] [--cpu]`: one job's
  * extraction and matching spread over several runners (issue 17). For each runner count, a fresh
  * local stack (so nothing is a cache hit), that many runner processes (browser-runtime/runner/node-main.ts,
  * wasm) each limited to `--lanes` engines (RUNNER_ENGINE_WORKERS: one lane shows distribution rather
@@ -9,7 +9,10 @@
  * computing a shard (leasing, waiting on dependencies, the tail), (runners x wall - sum of the
  * shards' leased..completed times) / shards. `--repeat N` runs the counts N times interleaved
  * (1, 2, 1, 2, ...) and reports each row's median: wall times on a shared VM vary by up to a third
- * between identical runs, more than the effect measured. Writes bench/results/scale.json.
+ * between identical runs, more than the effect measured. `--cpu` adds each stage's CPU seconds by thread
+ * (/proc, bench/_threads.ts): each runner's main thread (its one lane: the engine runs there) and the
+ * share of the stage it computed, waited for a CPU or idled, its other threads (decoder, GC), workerd,
+ * this process: what a shared machine's noisy wall times hide. Writes bench/results/scale.json.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -22,12 +25,17 @@ import { startLocalStack } from "../scripts/local-stack";
 import { datasetDir } from "../scripts/reference-sets";
 import { photoNames } from "../scripts/photo-folder";
 import { arg, root } from "./_args";
+import { descendants, threadCpu, threadCpuDelta } from "./_threads";
 
 const SET = arg("set", "gum");
 const COUNTS = arg("runners", "1,2,4").split(",").map(Number);
 const PAIRS = arg("pairs", "exhaustive") as "exhaustive" | "sequential";
 const LANES = arg("lanes", "1");
 const REPEAT = Math.max(1, Number(arg("repeat", "1")));
+/** `--stages features`: extraction alone (matching needs it first). */
+const STAGES = arg("stages", "features,matches").split(",") as ("features" | "matches")[];
+/** `--cpu`: each stage's CPU seconds per thread of the runners, of workerd and of this process (/proc, Linux). */
+const CPU = process.argv.includes("--cpu");
 
 /** A runner process that records when each of its tasks (a shard lease) was leased and completed. */
 function startRunner(base: string, name: string, shardSeconds: number[]): ChildProcess {
@@ -56,6 +64,22 @@ const kill = (c: ChildProcess) => {
   }
 };
 
+type CpuReading = { at: number; runners: ReturnType<typeof threadCpu>[]; workerd: ReturnType<typeof threadCpu>[]; bench: number };
+const cpuReading = (runners: ChildProcess[]): CpuReading => ({
+  at: performance.now(),
+  runners: runners.map((r) => threadCpu(r.pid!)),
+  workerd: descendants("workerd").map(threadCpu),
+  bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+});
+const sum = (r: Record<string, number>) => Object.entries(r).reduce((a, [k, v]) => (k === "main_wait" ? a : a + v), 0);
+/** What was spent between two readings: from the stage's submission to its job's end (a little more than its wall time). */
+const cpuSpent = (a: CpuReading, b: CpuReading): NonNullable<Run["cpu"]> => ({
+  seconds: Number(((b.at - a.at) / 1000).toFixed(1)),
+  runners: b.runners.map((after, i) => threadCpuDelta(a.runners[i]!, after)),
+  workerd: Number(b.workerd.reduce((total, after, i) => total + sum(threadCpuDelta(a.workerd[i] ?? new Map(), after)), 0).toFixed(2)),
+  bench: Number((b.bench - a.bench).toFixed(2)),
+});
+
 const images = photoNames(join(datasetDir(SET).pathname, "images"));
 interface Run {
   stage: "features" | "matches";
@@ -64,6 +88,8 @@ interface Run {
   shards: number | null;
   by_runner: number[] | null;
   overhead_per_shard_s: number | null;
+  /** With `--cpu`: CPU seconds by thread name of each runner process, of workerd and of this process (the bench's client). */
+  cpu?: { seconds: number; runners: Record<string, number>[]; workerd: number; bench: number };
 }
 const runs: Run[] = [];
 const versions = JSON.stringify(await localRuntimeVersions());
@@ -88,8 +114,9 @@ for (const count of Array.from({ length: REPEAT }, () => COUNTS).flat()) {
       }),
     );
     const did = { path: { did: dataset.dataset_id } };
-    for (const stage of ["features", "matches"] as const) {
+    for (const stage of STAGES) {
       const before = shardSeconds.length;
+      const cpuBefore = CPU ? cpuReading(runners) : null;
       const submitted =
         stage === "features"
           ? await unwrap(api.POST("/v1/datasets/{did}/features", { params: did, body: {} }))
@@ -100,6 +127,7 @@ for (const count of Array.from({ length: REPEAT }, () => COUNTS).flat()) {
       const wall = (Date.parse(task.finished_at) - Date.parse(task.started_at)) / 1000;
       const shards = task["x-shards"];
       const busy = shardSeconds.slice(before).reduce((a, b) => a + b, 0);
+      const cpu = cpuBefore ? cpuSpent(cpuBefore, cpuReading(runners)) : undefined;
       runs.push({
         stage,
         runners: count,
@@ -107,6 +135,7 @@ for (const count of Array.from({ length: REPEAT }, () => COUNTS).flat()) {
         shards: shards?.total ?? null,
         by_runner: shards ? Object.values(shards.by_runner).sort((a, b) => b - a) : null,
         overhead_per_shard_s: shards?.total ? Number(((count * wall - busy) / shards.total).toFixed(2)) : null,
+        ...(cpu ? { cpu } : {}),
       });
     }
   } finally {
@@ -143,6 +172,21 @@ for (const r of rows)
   console.log(
     `${String(r.stage).padEnd(9)} ${String(r.runners).padStart(7)} ${String(r.wall_s).padStart(7)} ${String(r.speedup).padStart(9)} ${String(r.shards).padStart(7)}  ${JSON.stringify(r.by_runner).padEnd(18)} ${String(r.overhead_per_shard_s).padEnd(17)} ${r.walls_s.join(", ")}`,
   );
+if (CPU) {
+  // With one lane the engine computes in the runner's main thread (pool/engine-pool.ts): over the stage's wall time, the
+  // share it computed, waited for a CPU (taken by another process) and was idle (waiting on the service, the network, a decode).
+  console.log("CPU seconds per stage (--cpu): each runner's threads and its main thread's (the lane's) time; workerd; the bench");
+  const pct = (s: number, wall: number) => `${((s / wall) * 100).toFixed(0)}%`;
+  for (const r of runs)
+    console.log(
+      `${String(r.stage).padEnd(9)} ${String(r.runners).padStart(2)} runner(s) ${String(r.cpu!.seconds).padStart(6)} s: ${r
+        .cpu!.runners.map(
+          (t) =>
+            `${JSON.stringify(t)} lane on CPU ${pct(t.main ?? 0, r.cpu!.seconds)}, waiting for one ${pct(t.main_wait ?? 0, r.cpu!.seconds)}, idle ${pct(r.cpu!.seconds - (t.main ?? 0) - (t.main_wait ?? 0), r.cpu!.seconds)}`,
+        )
+        .join("; ")}; workerd ${r.cpu!.workerd}; bench ${r.cpu!.bench}`,
+    );
+}
 const extractMatch = (n: number) => rows.filter((r) => r.runners === n).reduce((a, r) => a + r.wall_s, 0);
 if (COUNTS.includes(1) && COUNTS.includes(2))
   console.log(

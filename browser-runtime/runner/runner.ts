@@ -85,6 +85,13 @@ export interface RunnerOptions {
 
 /** How often queued events are flushed while a task runs. */
 const FLUSH_MS = 1000;
+/**
+ * A shard lease's bare heartbeat (nothing queued) at most this often, within the service's interval: a
+ * shard is seconds of work whose progress the service counts itself (runners.md "Shards"), and a
+ * heartbeat a second per lease cost the service and the runner's lane more than its shards' results
+ * did (issue 17: `npm run bench -- scale --cpu`).
+ */
+const SHARD_HEARTBEAT_MS = 5000;
 /** A lease request waits this long for work before the service answers "nothing" (long poll). */
 const LEASE_WAIT_SECONDS = 25;
 /** Pause after a failed lease request (the service unreachable), so a runner never spins. */
@@ -307,12 +314,18 @@ export class Runner {
     };
     // Posts are chained, so batches reach the service in the order they were taken (the log's order).
     let posted = Promise.resolve();
+    let postedAt = Date.now();
     const flush = () => (posted = posted.then(postQueued));
-    const interval = Math.min(FLUSH_MS, (this.resource?.heartbeat_interval_seconds ?? 10) * 1000);
+    const heartbeatMs = (this.resource?.heartbeat_interval_seconds ?? 10) * 1000;
+    const interval = Math.min(FLUSH_MS, heartbeatMs);
+    // Queued events go within a second; with none, a task's lease is held every second (its directive read as often), a
+    // shard's every few seconds: by the keep-alive while it answers, else from here.
+    const bare = lease.shard ? Math.min(SHARD_HEARTBEAT_MS, heartbeatMs) : interval;
     const postQueued = async () => {
+      postedAt = Date.now();
       const batch = events.take();
       // The keep-alive heartbeats the lease (and brings its directives) while it answers: a heartbeat from here too would be one more request.
-      if (batch.length === 0 && Date.now() - held.keptAt < 2 * interval) return;
+      if (batch.length === 0 && Date.now() - held.keptAt < 2 * bare) return;
       try {
         note(
           batch.length > 0
@@ -327,10 +340,12 @@ export class Runner {
         } else this.log(`heartbeat failed: ${(e as Error).message}`);
       }
     };
-    const timer = setInterval(() => void flush(), interval);
+    const timer = setInterval(() => {
+      if (events.size > 0 || Date.now() - postedAt >= bare) void flush();
+    }, interval);
     const target = this.keepAlive && this.client.target();
     if (target) {
-      this.keepAlive!.hold(lease.lease_id, target, interval, (answer) => {
+      this.keepAlive!.hold(lease.lease_id, target, bare, (answer) => {
         held.keptAt = answer.at;
         if ("lost" in answer) {
           held.lost = true;
@@ -426,7 +441,12 @@ export class Runner {
         await host.cache.put(stored.blob_sha, bytes);
         return { path, ...stored, media_type: mediaType };
       },
-      progress: (current, total, phase = lease.task.phase) => events.progress(phase, current, total),
+      progress: (current, total, phase = lease.task.phase) => {
+        // A shard's progress in its task's phase is the service's to say (shards done over shards, runners.md "Shards"):
+        // it drops the runner's, so none is sent; a sub-phase's goes.
+        if (lease.shard && phase === lease.task.phase) return;
+        events.progress(phase, current, total);
+      },
       log: (level, message) => events.push({ kind: "log_line", level, message }),
       metric: (key, value) => events.push({ kind: "metric", key, value }),
       async cancelPoint() {

@@ -2,7 +2,7 @@
 // at once, progress counting completed items, and a stop at a cancel point starting no further item.
 import { describe, expect, it } from "vitest";
 import { TaskStopped, type TaskContext } from "../task-context";
-import { eachItem } from "./items";
+import { Ahead, atMost, eachItem } from "./items";
 
 function context(stopAfterStarts = Infinity) {
   const progress: Array<[number, number | null]> = [];
@@ -60,5 +60,49 @@ describe("eachItem", () => {
     });
     await expect(run).rejects.toBeInstanceOf(TaskStopped);
     expect(finished.sort()).toEqual([0, 1]);
+  });
+});
+
+describe("atMost", () => {
+  it("answers in item order with at most `limit` at once; on a failure starts no further item and waits for those under way", async () => {
+    let running = 0;
+    let most = 0;
+    const ended: number[] = [];
+    await expect(
+      atMost(2, [20, 1, 5, 1, 1], async (ms, i) => {
+        most = Math.max(most, ++running);
+        await sleep(ms);
+        running--;
+        ended.push(i);
+        if (i === 1) throw new Error("upload refused");
+        return i;
+      }),
+    ).rejects.toThrow("upload refused");
+    expect(most).toBe(2);
+    // Item 1 failed while item 0 ran: item 2 and later never started, item 0 ended before the failure was thrown.
+    expect(ended.sort()).toEqual([0, 1]);
+    expect(await atMost(3, [3, 1, 2], async (ms, i) => (await sleep(ms), `item ${i}`))).toEqual(["item 0", "item 1", "item 2"]);
+  });
+});
+
+describe("Ahead", () => {
+  it("taking an item prepares the next `depth` once each, holds none it handed out, and a failed preparation rejects only its taker", async () => {
+    const prepared: number[] = [];
+    const ahead = new Ahead(2, 5, async (i) => {
+      prepared.push(i);
+      if (i === 3) throw new Error("unreadable");
+      return `image ${i}`;
+    });
+    expect(await ahead.take(0)).toBe("image 0");
+    expect(prepared).toEqual([0, 1, 2]);
+    expect(await ahead.take(1)).toBe("image 1");
+    expect(await ahead.take(2)).toBe("image 2");
+    // Item 3 failed when it was prepared (while 1 was taken), unobserved until taken: no unhandled rejection meanwhile.
+    expect(prepared).toEqual([0, 1, 2, 3, 4]);
+    expect(ahead.pending()).toHaveLength(2);
+    await expect(ahead.take(3)).rejects.toThrow("unreadable");
+    expect(await ahead.take(4)).toBe("image 4");
+    expect(ahead.pending()).toEqual([]);
+    expect(prepared).toEqual([0, 1, 2, 3, 4]);
   });
 });

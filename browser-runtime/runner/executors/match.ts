@@ -23,7 +23,7 @@ import { siftFor, stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { HeldImages, localityOrder } from "./held-images";
-import { eachItem } from "./items";
+import { atMost, eachItem } from "./items";
 import { blockPairs, shardImages, shardOf } from "./shard";
 
 /** Engine memory of matching one pair: its two descriptor sets beside the engine's own 16 MiB (the matcher works in blocks). */
@@ -34,6 +34,8 @@ const MATCH_BYTES = 32 * 1024 ** 2;
  * to 8 images each fits whole, and is read once.
  */
 export const MATCH_HELD_IMAGES = 24;
+/** A shard's block files uploaded at once. */
+const UPLOADS_AT_ONCE = 8;
 
 export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const pairsSpec = PairsSpec.parse(ctx.params.pairs ?? {});
@@ -80,23 +82,29 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
     "num_matches",
     matched.reduce((s, p) => s + p.matches.length / 2, 0),
   );
-  const artifacts = [];
+  // The blocks' files are uploaded at once (in item order all the same): one after another, a shard of many blocks waited on a
+  // round trip per file (issue 17).
   let next = 0;
-  for (const [b, item] of shard.items.entries()) {
-    const mine = matched.slice(next, (next += blocks[b]!.length));
-    const file = await ctx.write(item.path, encodeMatches(mine), MATCHES_MEDIA_TYPE);
-    artifacts.push(
-      coreArtifact("matches.indexed.v1", "descriptor matches", [file], {
-        num_pairs: mine.length,
-        num_matches: mine.reduce((s, p) => s + p.matches.length / 2, 0),
+  const mine = shard.items.map((_, b) => matched.slice(next, (next += blocks[b]!.length)));
+  const matchFiles = await atMost(UPLOADS_AT_ONCE, shard.items, (item, b) =>
+    ctx.write(item.path, encodeMatches(mine[b]!), MATCHES_MEDIA_TYPE),
+  );
+  const listFiles = await atMost(UPLOADS_AT_ONCE, shard.items, (item, b) =>
+    ctx.write(
+      blockPairListPath(item.path)!,
+      new TextEncoder().encode(pairListText(item.path, blocks[b]!)),
+      CORE_ARTIFACT_KINDS["pairs.image_names.v1"].media_type,
+    ),
+  );
+  const artifacts = [
+    ...mine.map((pairs, b) =>
+      coreArtifact("matches.indexed.v1", "descriptor matches", [matchFiles[b]!], {
+        num_pairs: pairs.length,
+        num_matches: pairs.reduce((s, p) => s + p.matches.length / 2, 0),
       }),
-    );
-  }
-  for (const [b, item] of shard.items.entries()) {
-    const text = new TextEncoder().encode(pairListText(item.path, blocks[b]!));
-    const file = await ctx.write(blockPairListPath(item.path)!, text, CORE_ARTIFACT_KINDS["pairs.image_names.v1"].media_type);
-    artifacts.push(coreArtifact("pairs.image_names.v1", "image pairs", [file], { num_pairs: blocks[b]!.length }));
-  }
+    ),
+    ...blocks.map((pairs, b) => coreArtifact("pairs.image_names.v1", "image pairs", [listFiles[b]!], { num_pairs: pairs.length })),
+  ];
   return { artifacts, result: null };
 }
 
