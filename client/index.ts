@@ -25,6 +25,7 @@ export type { components, paths } from "./schema.js";
 export { sha256Hex } from "./sha256.js";
 export {
   DEFAULT_CHUNK_BYTES,
+  PARALLEL_UPLOADS,
   type Upload,
   type UploadOptions,
   type UploadPhase,

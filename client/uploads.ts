@@ -45,6 +45,12 @@ export interface UploadResult {
 
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 
+/**
+ * How many files a client uploads at once (the demo's photo panel, `npm run reconstruct`): enough to
+ * overlap one file's hashing and round trips with another's transfer, few enough not to crowd a link.
+ */
+export const PARALLEL_UPLOADS = 3;
+
 /** Worth another try: the network, rate limits and server errors; the service's verdicts on the request are not. */
 function retryable(e: unknown): boolean {
   return e instanceof TypeError || (e instanceof ProblemError && (e.status === 429 || e.status >= 500));

@@ -6,7 +6,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { extname, join } from "node:path";
-import { type EdgeSfmClient, type UploadProgress, type components, unwrap } from "../client/index";
+import { type EdgeSfmClient, PARALLEL_UPLOADS, type UploadProgress, type components, unwrap } from "../client/index";
 import { CamerasFile, ImagesFile, SummaryFile } from "../protocol";
 
 type DatasetCreate = components["schemas"]["DatasetCreate"];
@@ -51,12 +51,18 @@ export async function submitFolder(client: EdgeSfmClient, folder: string, o: Sub
   if (names.length === 0) throw new Error(`no photos in ${folder}`);
   const { signal } = o;
   const pid = o.project_id ?? (await unwrap(client.api.POST("/v1/projects", { body: { name: o.name }, signal }))).project_id;
-  const entries = [];
-  for (const [i, name] of names.entries()) {
-    const bytes = new Uint8Array(readFileSync(join(folder, name)));
-    const { blob_sha } = await client.upload(bytes, { signal, onProgress: (p) => o.onUpload?.(i, name, p) });
-    entries.push({ name, blob_sha });
-  }
+  // A few photos at a time (as the demo uploads), each entry in its photo's place.
+  const entries: { name: string; blob_sha: string }[] = [];
+  let next = 0;
+  const uploader = async () => {
+    for (let i = next++; i < names.length; i = next++) {
+      const name = names[i]!;
+      const bytes = new Uint8Array(readFileSync(join(folder, name)));
+      const { blob_sha } = await client.upload(bytes, { signal, onProgress: (p) => o.onUpload?.(i, name, p) });
+      entries[i] = { name, blob_sha };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_UPLOADS, names.length) }, uploader));
   const dataset = await unwrap(
     client.api.POST("/v1/projects/{pid}/datasets", {
       params: { path: { pid } },

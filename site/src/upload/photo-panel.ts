@@ -12,9 +12,8 @@ import { type CameraModel, batchCreateImages, createDataset, createProject } fro
 import { byId, formatBytes, h, say, sayError } from "../ui/dom";
 import { type PickedFile, filesFromDrop, filesFromInput, photosOnly } from "./files";
 import { thumbnailUrl } from "./thumbnails";
+import { PARALLEL_UPLOADS } from "../../../client/index";
 import { type UploadProgress, uploadFile } from "./uploader";
-
-const PARALLEL_UPLOADS = 3;
 
 type TileState = "checking" | "ready" | "unreadable" | "hashing" | "uploading" | "finalizing" | "uploaded" | "registered" | "failed";
 
