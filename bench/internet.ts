@@ -1,11 +1,15 @@
 /**
- * `npx tsx bench/internet.ts [--sets a,b] [--subset K] [--seed N] [--colmap]`: the mapper under
+ * `npx tsx bench/internet.ts [--sets a,b] [--subset K] [--seed N] [--focal-ratio R] [--colmap]`: the mapper under
  * Internet-collection conditions (issue 23) on the shared sets: per-image SIMPLE_RADIAL cameras
  * with EXIF stripped (no prior focal length), every K-th photo (a sparser, wider-baseline set),
  * features and raw matches as the runner computes them (bench/_mapping-data.ts, cached) and our
  * verification. Reports the models built (registered photos each), the models joined by shared
  * photos (the map executor's root), wall time and accuracy against the set's reference; with
  * `--colmap`, `colmap mapper` (3.8, one thread) on the same verified matches and cameras.
+ * `--focal-ratio R` starts the mapper's cameras at R times the larger image side instead of the
+ * guess without EXIF (1.2; still without a prior, so refined): what a better initial focal
+ * length would give (e.g. opensfm-lund's true 728 px is 0.711 of 1024). The lines print the
+ * initial focal lengths and the largest model's.
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +18,7 @@ import { compareToReference, referencePoses } from "../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { IncrementalMapping, type MappedModel, type MappingInput } from "../engine-wasm/ts/mapping";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
-import { datasetCameras } from "../browser-runtime/stages/cameras";
+import { datasetCameras, withFocalLength } from "../browser-runtime/stages/cameras";
 import { joinSubModels } from "../browser-runtime/stages/merge";
 import { modelFiles } from "../browser-runtime/stages/snapshot";
 import { decodePoints } from "../protocol/wire/points";
@@ -26,6 +30,7 @@ const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const subset = Number(arg("subset", "1"));
 const seed = Number(arg("seed", "0"));
 const withColmap = process.argv.includes("--colmap");
+const focalRatio = arg("focal-ratio", "");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
 function everyKth(data: SetData, k: number): SetData {
@@ -62,7 +67,9 @@ for (const set of sets) {
   const wall = performance.now();
   const mapped = await mapStagePairs(engine, data, cams, results, seed);
   const input: MappingInput = {
-    cameras: cams.cameras.map((c) => ({ ...c })),
+    cameras: cams.cameras.map((c) =>
+      focalRatio ? { ...withFocalLength(c, Number(focalRatio) * Math.max(c.width, c.height)), hasPriorFocalLength: false } : { ...c },
+    ),
     images: data.images.map((im, i) => ({ camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
     pairs: mapped.pairs,
   };
@@ -105,7 +112,21 @@ for (const set of sets) {
         ", ",
       )}] in ${f(mapSeconds, 1)} s, ${steps} steps; held ${progress.imagesHeld}/${progress.imagesReachable} reachable${progressWrong ? `, progress over total ${progressWrong} times` : ""}`,
   );
-  if (models[0]) console.log(`  largest: ${describe(posesOf(models[0]), models[0].meanReprojectionError)}`);
+  // Focal lengths: the mapper's initial ones and the largest model's.
+  const focalRange = (fs: number[]) => {
+    const sorted = [...fs].sort((a, b) => a - b);
+    return sorted.length
+      ? `${f(sorted[0]!, 0)}..${f(sorted[sorted.length - 1]!, 0)} (median ${f(sorted[sorted.length >> 1]!, 0)}) px`
+      : "-";
+  };
+  console.log(`  initial focal lengths ${focalRange(input.cameras.map((c) => c.params[0]!))}`);
+  if (models[0]) {
+    console.log(`  largest: ${describe(posesOf(models[0]), models[0].meanReprojectionError)}`);
+    const used = new Set(models[0].images.map((im) => cams.cameraOfImage[im.image]!));
+    console.log(
+      `  largest model's focal lengths ${focalRange(models[0].cameras.filter((_, ci) => used.has(ci)).map((c) => c.params[0]!))}`,
+    );
+  }
   if (joined) {
     const poses = joined.merged.images.images.map((im) => {
       const r = im.cam_from_world.rotation;
