@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--leases N] [--no-batch] [--whole-leases]`: the dispatcher's
+ * `npm run bench -- dispatch [--runners N] [--jobs N] [--images N] [--shards N] [--leases N] [--no-batch] [--whole-leases]
+ * [--idle-runners N --idle-seconds S]`: the dispatcher's
  * capacity on the local stack (wrangler's workerd). `--runners` simulated runners (in-process clients
  * of the real protocol, client/runner.ts) long-poll for leases and complete tiny shards at once, as
  * the deployment's own runners (the operator runner token, whose scope is spread over `--shards`
@@ -20,10 +21,16 @@
  * time workerd (the whole service: Worker and Durable Objects) and this process (the simulated
  * runners) spent per operation, read from /proc (Linux; null elsewhere): the service's capacity on
  * N idle cores is about N x 1000 / (workerd CPU ms per operation).
+ *
+ * `--idle-runners N [--idle-seconds S]`: the idle mode. N registered runners long-poll (`:lease?wait=25`, as the
+ * runners of this build do when idle) with nothing to do, their loops started spread over one wait so they do not
+ * poll in step; after that spread, over S seconds (default 60), it measures workerd's CPU seconds per second of wall
+ * time and the lease requests answered per second, beside the same stack's CPU with no runner (10 s before they
+ * register). Reports them per 1,000 runners; writes bench/results/dispatch-idle.json.
  */
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { EdgeSfmClient, type Lease, RunnerClient, unwrap } from "../client/index";
+import { EdgeSfmClient, type Lease, ProblemError, RunnerClient, unwrap } from "../client/index";
 import { startLocalStack } from "../scripts/local-stack";
 
 const arg = (name: string, d: number) => {
@@ -37,6 +44,10 @@ const SHARDS = arg("shards", 4);
 const BATCH = !process.argv.includes("--no-batch");
 const LEASES = Math.max(1, arg("leases", 1));
 const INPUTS_BY_REF = !process.argv.includes("--whole-leases");
+const IDLE_RUNNERS = arg("idle-runners", 0);
+const IDLE_SECONDS = arg("idle-seconds", 60);
+/** The long poll of the runners of this build (runners.md "Long poll"). */
+const WAIT_SECONDS = 25;
 
 const operatorToken = `sfo_dispatch-bench-${Date.now()}`;
 const server = await startLocalStack({
@@ -91,18 +102,47 @@ for (let i = 0; i < IMAGES; i += 1000) {
 }
 
 const runtime = await new RunnerClient({ baseUrl: base }).serviceRuntimeVersions();
-const clients = await Promise.all(
-  Array.from({ length: RUNNERS }, async (_, i) => {
-    const client = new RunnerClient({ baseUrl: base, ...runnerAuth }, { inputsByRef: INPUTS_BY_REF });
-    const runner = await client.register({
-      name: `sim-${i}`,
-      stages: ["extract"],
-      runtime_versions: runtime,
-      abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 1024 ** 3, hardware_concurrency: 1 },
-    });
-    return { client, id: runner.runner_id };
-  }),
-);
+/** Requests sent again after a 503 of wrangler's dev proxy. */
+let proxyRetries = 0;
+/**
+ * wrangler's dev proxy now and then answers a POST 503 "worker restarted mid-request" under many concurrent
+ * requests though workerd did not restart (workers-sdk#14641): `send` again, up to 5 times. For registrations and
+ * lease requests only (a lease granted but whose answer was lost would stay held until its expiry and the run would
+ * not finish: the bench then fails rather than hides it).
+ */
+async function againAfterProxy503<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (e) {
+      if (!(e instanceof ProblemError && e.status === 503) || attempt === 5) throw e;
+      proxyRetries++;
+    }
+  }
+}
+/** Registers `n` simulated extraction runners, `chunk` at a time. */
+async function registerRunners(n: number, chunk = n) {
+  const registered: { client: RunnerClient; id: string }[] = [];
+  for (let from = 0; from < n; from += chunk) {
+    registered.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(chunk, n - from) }, async (_, k) => {
+          const client = new RunnerClient({ baseUrl: base, ...runnerAuth }, { inputsByRef: INPUTS_BY_REF });
+          const body = {
+            name: `sim-${from + k}`,
+            stages: ["extract" as const],
+            runtime_versions: runtime,
+            abilities: { webgpu: null, wasm: { simd: true, threads: false }, memory_bytes: 1024 ** 3, hardware_concurrency: 1 },
+          };
+          return { client, id: (await againAfterProxy503(() => client.register(body))).runner_id };
+        }),
+      )),
+    );
+  }
+  return registered;
+}
+if (IDLE_RUNNERS > 0) await idleBench();
+const clients = await registerRunners(RUNNERS);
 
 const jobs: string[] = [];
 for (let j = 0; j < JOBS; j++)
@@ -144,7 +184,7 @@ await Promise.all(
     let next: Lease[] = [];
     while (done < expected && performance.now() - t0 < 600_000) {
       const asked = performance.now();
-      const leases = next.length > 0 ? next : await client.leaseBatch(id, 2, LEASES);
+      const leases = next.length > 0 ? next : await againAfterProxy503(() => client.leaseBatch(id, 2, LEASES));
       if (leases.length === 0) continue;
       if (next.length > 0) leasedWithCompletion += leases.length;
       else leaseMs.push(performance.now() - asked);
@@ -194,6 +234,7 @@ const results = {
   complete_ms_p99: quantile(completeMs, 0.99),
   shards_completed: completions.size,
   shards_done_twice: twice,
+  proxy_503_retries: proxyRetries,
   workerd_cpu_ms_per_op: workerdMs === null ? null : workerdMs / expected,
   runners_cpu_ms_per_op: (runnersCpu.user + runnersCpu.system) / 1000 / expected,
   jobs_succeeded: statuses.filter((s) => s.status === "succeeded" && s.tasks[0]?.["x-shards"]?.done === s.tasks[0]?.["x-shards"]?.total)
@@ -220,6 +261,7 @@ console.table([
     `${results.workerd_cpu_ms_per_op?.toFixed(1) ?? "n/a"} / ${results.runners_cpu_ms_per_op.toFixed(1)}`,
   ],
   ["shards completed / done twice", `${results.shards_completed} / ${twice}`],
+  ["requests sent again after a proxy 503", proxyRetries],
   ["jobs succeeded", `${results.jobs_succeeded} / ${JOBS}`],
   ["load average (1 min) at the end", results.load_average.toFixed(1)],
 ]);
@@ -229,4 +271,91 @@ await server.stop();
 if (results.shards_completed !== expected || twice > 0 || results.jobs_succeeded !== JOBS) {
   console.error("a shard was lost or done twice");
   process.exit(1);
+}
+
+/** `--idle-runners N`: N runners long-polling with nothing to do; what they cost the service per second. */
+async function idleBench(): Promise<never> {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const baselineSeconds = 10;
+  const b0 = workerdCpuMs();
+  await sleep(baselineSeconds * 1000);
+  const b1 = workerdCpuMs();
+  const tr = performance.now();
+  const runners = await registerRunners(IDLE_RUNNERS, 50);
+  const registerSeconds = (performance.now() - tr) / 1000;
+  let stopped = false;
+  let answered = 0;
+  let leased = 0;
+  const errors: string[] = [];
+  // Each loop starts at a random point of one wait, as runners that came up at different times.
+  const loops = runners.map(async ({ client, id }) => {
+    await sleep(Math.random() * WAIT_SECONDS * 1000);
+    while (!stopped) {
+      try {
+        leased += (await client.leaseBatch(id, WAIT_SECONDS, 1)).length;
+        answered++;
+      } catch (e) {
+        if (!stopped) errors.push(String(e));
+        if (!stopped) await sleep(1000);
+      }
+    }
+  });
+  await sleep(WAIT_SECONDS * 1000);
+  const c0 = { workerd: workerdCpuMs(), runners: process.cpuUsage(), answered };
+  const t0 = performance.now();
+  await sleep(IDLE_SECONDS * 1000);
+  const seconds = (performance.now() - t0) / 1000;
+  const workerdMs = c0.workerd === null ? null : workerdCpuMs()! - c0.workerd;
+  const runnersCpu = process.cpuUsage(c0.runners);
+  const requests = answered - c0.answered;
+  const per1000 = 1000 / IDLE_RUNNERS;
+  const results = {
+    idle_runners: IDLE_RUNNERS,
+    scope: SHARDS > 0 ? `operator, ${SHARDS} dispatcher shards` : "tenant (one dispatcher)",
+    wait_seconds: WAIT_SECONDS,
+    register_seconds: registerSeconds,
+    proxy_503_retries: proxyRetries,
+    seconds,
+    lease_requests_answered: requests,
+    requests_per_second: requests / seconds,
+    requests_per_second_per_1000_runners: (requests / seconds) * per1000,
+    workerd_cpu_seconds_per_second: workerdMs === null ? null : workerdMs / 1000 / seconds,
+    workerd_cpu_seconds_per_second_per_1000_runners: workerdMs === null ? null : (workerdMs / 1000 / seconds) * per1000,
+    workerd_cpu_ms_per_request: workerdMs === null ? null : workerdMs / Math.max(1, requests),
+    workerd_cpu_seconds_per_second_without_runners: b0 === null ? null : (b1! - b0) / 1000 / baselineSeconds,
+    runners_cpu_seconds_per_second: (runnersCpu.user + runnersCpu.system) / 1e6 / seconds,
+    leases_granted: leased,
+    errors: errors.length,
+    first_error: errors[0] ?? null,
+    cores: availableParallelism(),
+    load_average: loadavg()[0] ?? 0,
+  };
+  const f = (x: number | null, digits: number) => x?.toFixed(digits) ?? "n/a";
+  console.table([
+    ["idle runners (long poll, wait 25 s)", IDLE_RUNNERS],
+    ["runner scope", results.scope],
+    ["registration of all (s) / sent again after a proxy 503", `${registerSeconds.toFixed(1)} / ${proxyRetries}`],
+    ["measured (s)", seconds.toFixed(1)],
+    [
+      "lease requests answered / s (per 1,000 runners)",
+      `${results.requests_per_second.toFixed(1)} (${results.requests_per_second_per_1000_runners.toFixed(1)})`,
+    ],
+    [
+      "workerd CPU s / s (per 1,000 runners)",
+      `${f(results.workerd_cpu_seconds_per_second, 3)} (${f(results.workerd_cpu_seconds_per_second_per_1000_runners, 3)})`,
+    ],
+    ["workerd CPU s / s with no runner", f(results.workerd_cpu_seconds_per_second_without_runners, 3)],
+    ["workerd CPU ms per lease request", f(results.workerd_cpu_ms_per_request, 2)],
+    ["simulated runners' CPU s / s", results.runners_cpu_seconds_per_second.toFixed(3)],
+    ["leases granted / failed lease requests", `${leased} / ${errors.length}`],
+    ["load average (1 min) at the end", results.load_average.toFixed(1)],
+  ]);
+  if (errors[0]) console.error(`first error: ${errors[0]}`);
+  mkdirSync(new URL("results/", import.meta.url), { recursive: true });
+  writeFileSync(new URL("results/dispatch-idle.json", import.meta.url), JSON.stringify(results, null, 2));
+  stopped = true;
+  // The loops' last long polls are still open: stop the stack under them rather than wait up to 25 s.
+  await Promise.race([server.stop().then(() => Promise.all(loops)), sleep(10_000)]);
+  // An idle runner must get nothing; failed polls are shown, not fatal (the proxy's 503s above).
+  process.exit(leased > 0 ? 1 : 0);
 }
