@@ -5,6 +5,24 @@ import { HeldImages, localityOrder } from "./held-images";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("HeldImages", () => {
+  it("warm reads what is not held, unpinned, once; a later acquire takes it without reading again", async () => {
+    const loads: string[] = [];
+    const held = new HeldImages(3, async (name) => {
+      loads.push(name);
+      if (name === "x") throw new Error("unreadable");
+      return name.toUpperCase();
+    });
+    await held.acquire(["a"]);
+    held.warm(["a", "b", "x"]);
+    expect(loads).toEqual(["a", "b", "x"]);
+    expect(await held.acquire(["b"])).toEqual(["B"]);
+    expect(loads).toEqual(["a", "b", "x"]);
+    // A warmed read that failed fails the acquire that meets it, as its own read would have; nothing is left pending.
+    await expect(held.acquire(["x"])).rejects.toThrow("unreadable");
+    await held.settled();
+    expect(held.reads).toBe(3);
+  });
+
   it("holds at most `capacity` images, evicting the least recently used, and reads an image once while held", async () => {
     const loads: string[] = [];
     const held = new HeldImages(2, async (name) => (loads.push(name), name.toUpperCase()));

@@ -48,6 +48,28 @@ export class HeldImages<T> {
     }
   }
 
+  /**
+   * Starts reading the named images that are not held, unpinned (a later `acquire` finds them
+   * there): the next pairs' features are read while this pair is matched. An `acquire` that meets
+   * a failed read fails as its own read would have.
+   */
+  warm(names: readonly string[]): void {
+    for (const name of names) {
+      if (this.entries.has(name)) continue;
+      this.evict(this.capacity - 1);
+      this.reads += 1;
+      const value = this.load(name);
+      value.catch(() => {});
+      this.entries.set(name, { value, pins: 0 });
+      this.peak = Math.max(this.peak, this.entries.size);
+    }
+  }
+
+  /** Settles when every read started so far has (nothing a task started outlives it). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.entries.values()].map((e) => e.value));
+  }
+
   release(names: readonly string[]): void {
     for (const name of names) {
       const entry = this.entries.get(name);

@@ -23,7 +23,7 @@ import { siftFor, stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { HeldImages, localityOrder } from "./held-images";
-import { atMost, eachItem } from "./items";
+import { atMost, eachItem, yieldToIo } from "./items";
 import { blockPairs, shardImages, shardOf } from "./shard";
 
 /** Engine memory of matching one pair: its two descriptor sets beside the engine's own 16 MiB (the matcher works in blocks). */
@@ -64,16 +64,28 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const options = matchOptionsFromSpec(matcher);
   const lanes = sift.matching === "wasm" ? ctx.engines.lanes(MATCH_BYTES) : 1;
   const matched = new Array<PairMatches>(pairs.length);
-  await eachItem(ctx, localityOrder(pairs, MATCH_HELD_IMAGES / 2), { lanes }, async (k) => {
-    const { imageName1, imageName2 } = pairs[k]!;
-    const [features1, features2] = await held.acquire([imageName1, imageName2]);
-    try {
-      const matches = await sift.match(features1!.descriptors, features2!.descriptors, options);
-      matched[k] = { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
-    } finally {
-      held.release([imageName1, imageName2]);
-    }
-  });
+  const order = localityOrder(pairs, MATCH_HELD_IMAGES / 2);
+  try {
+    await eachItem(ctx, order, { lanes }, async (k, i) => {
+      const { imageName1, imageName2 } = pairs[k]!;
+      const [features1, features2] = await held.acquire([imageName1, imageName2]);
+      try {
+        // The features of the pair this lane takes next are read while this one is matched (issue 17: a runner reads
+        // those another extracted), the request sent before a computation in this thread holds it.
+        const after = pairs[order[i + lanes] ?? -1];
+        if (after) {
+          held.warm([after.imageName1, after.imageName2]);
+          await yieldToIo();
+        }
+        const matches = await sift.match(features1!.descriptors, features2!.descriptors, options);
+        matched[k] = { imageName1, imageName2, imageId1: ids.get(imageName1)!, imageId2: ids.get(imageName2)!, matches };
+      } finally {
+        held.release([imageName1, imageName2]);
+      }
+    });
+  } finally {
+    await held.settled();
+  }
   ctx.log(
     "INFO",
     `matched ${pairs.length} pairs of ${shardImages(shard).size} images holding the features of at most ${held.peak} at once (${held.reads} reads)`,
