@@ -138,3 +138,39 @@ export function snapshotModelFiles(model: { cameras: CamerasFile; images: Images
     },
   };
 }
+
+/**
+ * A snapshot model of one dataset back in the mapper's terms (the inverse of modelFiles): images and cameras by
+ * their dataset index (`indexOf` an image name; camera id c + 1 is input camera c), each point's track from the
+ * images' points2D, the points in id order. `cameras`: the mapping input's cameras, whose parameters the model's
+ * cameras replace. What the engine continues a model from (IncrementalMapping.extend).
+ */
+export function mappedModelOf(
+  model: { cameras: CamerasFile; images: ImagesFile; points: PointCloud },
+  cameras: readonly MappedModel["cameras"][number][],
+  indexOf: (name: string) => number | undefined,
+): Pick<MappedModel, "cameras" | "images" | "points" | "tracks"> {
+  const params = new Map(model.cameras.cameras.map((c) => [c.camera_id, c.params]));
+  const pointIndex = new Map(Array.from(model.points.ids, (id, i) => [Number(id), i]));
+  const tracks: number[][] = Array.from(model.points.ids, () => []);
+  const images = model.images.images.map((im) => {
+    const image = indexOf(im.name);
+    if (image === undefined) throw new Error(`the model's image '${im.name}' is not in the mapping input`);
+    im.points2D.forEach((kp, k) => {
+      const p = kp.point3d_id === null ? undefined : pointIndex.get(kp.point3d_id);
+      if (p !== undefined) tracks[p]!.push(image, k);
+    });
+    const { w, x, y, z } = im.cam_from_world.rotation;
+    return {
+      image,
+      qvec: [w, x, y, z] as MappedModel["images"][number]["qvec"],
+      tvec: [...im.cam_from_world.translation] as MappedModel["images"][number]["tvec"],
+    };
+  });
+  return {
+    cameras: cameras.map((c, i) => ({ ...c, params: [...(params.get(i + 1) ?? c.params)] })),
+    images,
+    points: Float64Array.from(model.points.xyz),
+    tracks: Int32Array.from(tracks.flatMap((t) => [t.length / 2, ...t])),
+  };
+}

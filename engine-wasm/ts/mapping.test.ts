@@ -80,6 +80,39 @@ describe("incremental mapping binding", () => {
     }
   });
 
+  it("extends a given model instead of starting one: the images it lacks are registered into it, in its frame", () => {
+    const input = syntheticMappingInput();
+    const full = new IncrementalMapping(engine, input, OPTIONS);
+    const whole = full.run()[0]!;
+    full.free();
+    // The model without images 4 and 5 (as a hierarchical cluster may lose them); their track elements stay and are left out.
+    const seed = { ...whole, images: whole.images.filter((im) => im.image < 4) };
+    const mapping = new IncrementalMapping(engine, input, { ...OPTIONS, multiple_models: false });
+    const leftOut = mapping.extend(seed);
+    let elements = 0;
+    for (let k = 0; k < whole.tracks.length; k += 1 + 2 * whole.tracks[k]!) {
+      for (let e = 0; e < whole.tracks[k]!; e += 1) elements += whole.tracks[k + 1 + 2 * e]! >= 4 ? 1 : 0;
+    }
+    expect(leftOut).toBeGreaterThanOrEqual(elements);
+    expect(mapping.progress()).toEqual({ phase: "grow_model", imagesHeld: 4, imagesReachable: 6 });
+    expect(mapping.models()[0]!.images.map((im) => im.image)).toEqual(seed.images.map((im) => im.image));
+    expect(() => mapping.extend(seed)).toThrow(/started already/);
+    const models = mapping.run();
+    mapping.free();
+    expect(models).toHaveLength(1);
+    expect(models[0]!.images.map((im) => im.image).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(models[0]!.meanReprojectionError).toBeLessThan(0.5);
+    // Continued, not started again: the seed's poses stay where they were.
+    for (const im of seed.images) {
+      const now = models[0]!.images.find((m) => m.image === im.image)!;
+      for (let c = 0; c < 3; c += 1) expect(now.tvec[c]).toBeCloseTo(im.tvec[c]!, 2);
+    }
+
+    const bad = new IncrementalMapping(engine, input, OPTIONS);
+    expect(() => bad.extend({ ...seed, images: [{ image: 9, qvec: [1, 0, 0, 0], tvec: [0, 0, 0] }] })).toThrow(/image index out of range/);
+    bad.free();
+  });
+
   it("rejects invalid input, naming the rule (degenerate.test.ts has the others)", () => {
     const input = syntheticMappingInput();
     expect(() => new IncrementalMapping(engine, { ...input, pairs: [{ image1: 0, image2: 9, matches: new Int32Array(0) }] })).toThrow(

@@ -242,6 +242,33 @@ export class IncrementalMapping {
     this.engine.call("edgesfm_mapping_global_refine", this.handle, formulation === "eliminated_scale" ? 1 : 0);
   }
 
+  /**
+   * Continues from `model` (in this mapping's input indices, as models() gives one) instead of
+   * an initial pair; before the first step. The steps then grow it as any model: the input's
+   * images it does not hold are registered into it where they can be, with triangulation and
+   * local and global bundle adjustment, and the last global refinement finishes it (models
+   * mapped apart and joined: an image no part registered is tried against the whole model).
+   * Answers the number of track elements left out (an image the model does not register, a
+   * keypoint in two tracks, two keypoints of one image in a track).
+   */
+  extend(model: Pick<MappedModel, "cameras" | "images" | "points" | "tracks">): number {
+    if (model.cameras.length !== this.input.cameras.length) throw new Error("extend: one camera per input camera");
+    return this.engine.withHeap((heap) =>
+      this.engine.call(
+        "edgesfm_mapping_extend",
+        this.handle,
+        heap.f64(model.cameras.flatMap((c) => c.params)),
+        model.images.length,
+        heap.i32(model.images.map((im) => im.image)),
+        heap.f64(model.images.flatMap((im) => [...im.qvec, ...im.tvec])),
+        model.points.length / 3,
+        heap.f64(model.points),
+        model.tracks.length,
+        heap.i32(model.tracks),
+      ),
+    );
+  }
+
   /** Up to `maxSteps` steps (start a model, register one image, finish a model). */
   step(maxSteps = 1): MappingStatus {
     const status = this.engine.call("edgesfm_mapping_step", this.handle, maxSteps);

@@ -59,10 +59,9 @@ describe("backend descriptors (4.16)", () => {
         "edgesfm.pipeline.incremental",
         "edgesfm.pipeline.spherical",
         "edgesfm.pipeline.global",
+        "edgesfm.pipeline.hierarchical",
       ]),
     );
-    // Hierarchical mapping does not run here: no action says it does.
-    expect(ids).not.toContain("edgesfm.pipeline.hierarchical");
     expect(list.json.items[0].input_schema).toBeUndefined();
     const withSchemas = await expectStatus(call("GET", "/v1/backend/actions?include_schemas=true&page_size=1"), 200);
     expect(withSchemas.json.items[0].input_schema.type).toBe("object");
@@ -70,7 +69,7 @@ describe("backend descriptors (4.16)", () => {
     const one = await expectStatus(call("GET", `/v1/backend/actions/${encodeURIComponent("edgesfm.stage.features")}`), 200);
     expect(one.json.input_schema.required).toContain("dataset_id");
     expect(one.json).toMatchObject({ stability: "stable", side_effects: "write", required_capabilities: ["features.extract.sift"] });
-    expectProblem(await call("GET", "/v1/backend/actions/edgesfm.pipeline.hierarchical"), 404, "not_found");
+    expectProblem(await call("GET", "/v1/backend/actions/edgesfm.pipeline.dense"), 404, "not_found");
   });
 
   it(":validate normalises the inputs and reports errors, creating no job", async () => {

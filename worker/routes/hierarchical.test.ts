@@ -10,11 +10,10 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lease, TaskOutputs } from "../../protocol";
 import { DigestRunner } from "../../scripts/digest-runner";
-import { BASE, call, deployment, jobEvents, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
+import { BASE, call, jobEvents, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const submitter = deployment({ SVC_TEST_CAPABILITIES: "map.hierarchical,pipelines.hierarchical" });
 const job = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json;
 
 const newRunner = async (name: string) => {
@@ -33,7 +32,7 @@ async function hierarchicalJob(n: number, spec: Record<string, unknown> = {}) {
     const sha = await uploadBlob(new TextEncoder().encode(`image ${i} ${salt}`));
     expect((await call("POST", `/v1/datasets/${did}/images`, { name: `img${i}.jpg`, blob_sha: sha })).status).toBe(201);
   }
-  const r = await submitter("POST", `/v1/projects/${p.json.project_id}/pipelines/hierarchical`, {
+  const r = await call("POST", `/v1/projects/${p.json.project_id}/pipelines/hierarchical`, {
     dataset_id: did,
     spec: { kind: "hierarchical", cluster_max_size: 3, cluster_overlap: 1, ...spec },
   });

@@ -237,10 +237,6 @@ describe("pipelines (4.7)", () => {
   it("501 capability_unavailable names the canonical capability", async () => {
     const { pid, did } = await dataset(1);
     const cases: [Promise<any>, string][] = [
-      [
-        call("POST", `/v1/projects/${pid}/pipelines/hierarchical`, { dataset_id: did, spec: { kind: "hierarchical" } }),
-        "pipelines.hierarchical",
-      ],
       [pipeline(pid, did, { features: { type: "superpoint" } }), "features.extract.superpoint"],
       [pipeline(pid, did, { matcher: { type: "lightglue" } }), "matchers.lightglue"],
       [pipeline(pid, did, { ba: { mode: "featuremetric" } }), "ba.featuremetric"],

@@ -41,6 +41,12 @@ export const IMPLEMENTED: ReadonlySet<OptionalCapability> = new Set<OptionalCapa
   // test/e2e/global-pipeline.test.ts scores it against the COLMAP reference).
   "map.global",
   "pipelines.global",
+  // Hierarchical mapping (2.12 `hierarchical`): the view graph cut into clusters, each mapped as a shard of its own by any
+  // runner, joined by Sim3 with a bundle adjustment, then the photos no cluster model brought in registered into the joined
+  // model (storage/job/hierarchical.ts, runner executors/hierarchical.ts; test/e2e/hierarchical-pipeline.test.ts maps
+  // opensfm-lund in 4 clusters, 29/29 photos within issue 5's bars against the COLMAP reference).
+  "map.hierarchical",
+  "pipelines.hierarchical",
   "projection.cubemap_rig",
   // dHash similarity (4.11): the index built by the Worker on :build or the first query, or by a
   // runner's vlad task (routes/similarity.ts); retrieval pairs from it (2.12, test/e2e/retrieval.test.ts).

@@ -16,7 +16,7 @@
  *   that could not be joined as a component of its own (4.9). Its artifact is the task's
  *   `reconstruction.sparse.v1`.
  */
-import { IncrementalMapping } from "../../../engine-wasm/ts/mapping";
+import { IncrementalMapping, type MappedModel, type MappingInput, type MappingPair } from "../../../engine-wasm/ts/mapping";
 import {
   CLUSTER_MODELS_FORMAT,
   ClusterModelsFile,
@@ -28,11 +28,12 @@ import {
   isClusterPath,
 } from "../../../protocol";
 import { decodePoints } from "../../../protocol/wire/points";
+import type { VerifiedMatchesFile } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
 import { type SnapshotModel, joinSubModels } from "../../stages/merge";
 import { partitionViewGraph } from "../../stages/partition";
 import { mappingPriors } from "../../stages/positions";
-import { type SnapshotImageInput, modelFiles, snapshotModelFiles } from "../../stages/snapshot";
+import { type ModelFiles, type SnapshotImageInput, mappedModelOf, modelFiles, snapshotModelFiles } from "../../stages/snapshot";
 import { mappingPairs } from "../../stages/view-graph";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf } from "./artifact";
@@ -62,8 +63,42 @@ export async function mapHierarchical(ctx: TaskContext): Promise<TaskOutputs> {
   const [item] = shardOf(ctx.lease).items;
   if (item?.path === PARTITION_PATH) return partition(ctx, spec);
   if (item && isClusterPath(item.path)) return mapCluster(ctx, spec, item);
-  if (item?.path === MERGE_PATH) return mergeClusters(ctx, item);
+  if (item?.path === MERGE_PATH) return mergeClusters(ctx, spec, item);
   throw new Error(`no hierarchical mapping work unit at '${item?.path}'`);
+}
+
+/**
+ * Every dataset image as the mapper takes it, alike in every work unit: its keypoints and the dataset's cameras
+ * (shared by size); `input` makes a mapping input of them with the given pairs.
+ */
+async function mappingImages(ctx: TaskContext) {
+  const dataset = datasetOf(ctx.lease);
+  const keypoints = await datasetKeypoints(ctx);
+  const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
+  const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({
+    name: im.name,
+    camera: cameraOfImage[i]!,
+    keypoints: keypoints[i]!.xy,
+  }));
+  const input = (pairs: MappingPair[]): MappingInput => ({
+    cameras: cameras.map((c) => ({ ...c })),
+    images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })),
+    pairs,
+  });
+  return { keypoints, cameras, cameraOfImage, images, input };
+}
+
+/** The verified pairs the mapper takes (stages/view-graph.ts mappingPairs: through the view-graph filter), re-verified on the runner's engines where a pair needs its rotation. */
+function filteredPairs(
+  ctx: TaskContext,
+  spec: HierarchicalSpec,
+  pairs: VerifiedMatchesFile["pairs"],
+  { cameras, cameraOfImage, keypoints }: Awaited<ReturnType<typeof mappingImages>>,
+) {
+  return mappingPairs(pairs, { cameras, cameraOfImage }, keypoints, spec.seed, async (batch) => {
+    await ctx.cancelPoint();
+    return ctx.engines.verify(batch);
+  });
 }
 
 async function partition(ctx: TaskContext, spec: HierarchicalSpec): Promise<TaskOutputs> {
@@ -112,34 +147,21 @@ async function mapCluster(ctx: TaskContext, spec: HierarchicalSpec, item: ShardI
     return i;
   });
   const inCluster = new Set(members);
-  // Every image's keypoints: the cameras (shared by size) are the dataset's, the same in every cluster.
-  const keypoints = await datasetKeypoints(ctx);
-  const { cameras, cameraOfImage } = datasetCameras(dataset, keypoints);
-  const images: SnapshotImageInput[] = dataset.images.map((im, i) => ({
-    name: im.name,
-    camera: cameraOfImage[i]!,
-    keypoints: keypoints[i]!.xy,
-  }));
+  const mi = await mappingImages(ctx);
+  const { images } = mi;
   await addColors(ctx, images, members);
   const verified = await verifiedMatches(ctx);
   const inside = verified.pairs.filter((p) => inCluster.has(p.image_id1 - 1) && inCluster.has(p.image_id2 - 1));
-  const { pairs, withInliers, dropped } = await mappingPairs(inside, { cameras, cameraOfImage }, keypoints, spec.seed, async (batch) => {
-    await ctx.cancelPoint();
-    return ctx.engines.verify(batch);
-  });
+  const { pairs, withInliers, dropped } = await filteredPairs(ctx, spec, inside, mi);
   if (dropped > 0)
     ctx.log("INFO", `view-graph filter: ${dropped} of ${withInliers} verified pairs of the cluster contradict the rest and are not mapped`);
   const priors = mappingPriors(dataset.images);
-  const mapping = new IncrementalMapping(
-    await ctx.engine(),
-    { cameras: cameras.map((c) => ({ ...c })), images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })), pairs },
-    {
-      seed: spec.seed,
-      snapshot_frames_freq: spec.snapshot_frames_freq,
-      ...bundleAdjustmentOptions(ctx),
-      pose_priors: priors?.priors.filter((p) => inCluster.has(p.image)) ?? [],
-    },
-  );
+  const mapping = new IncrementalMapping(await ctx.engine(), mi.input(pairs), {
+    seed: spec.seed,
+    snapshot_frames_freq: spec.snapshot_frames_freq,
+    ...bundleAdjustmentOptions(ctx),
+    pose_priors: priors?.priors.filter((p) => inCluster.has(p.image)) ?? [],
+  });
   let file: ClusterModelsFile;
   try {
     for (;;) {
@@ -186,7 +208,7 @@ async function mapCluster(ctx: TaskContext, spec: HierarchicalSpec, item: ShardI
   };
 }
 
-async function mergeClusters(ctx: TaskContext, item: ShardItem): Promise<TaskOutputs> {
+async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: ShardItem): Promise<TaskOutputs> {
   const reads = item.reads ?? [];
   ctx.progress(0, reads.length + 1, "hierarchical_merge");
   const models: SnapshotModel[] = [];
@@ -212,15 +234,21 @@ async function mergeClusters(ctx: TaskContext, item: ShardItem): Promise<TaskOut
   models.sort((a, b) => b.images.images.length - a.images.images.length);
   await ctx.cancelPoint();
   const joined = joinSubModels(await ctx.engine(), models);
-  // The joined model at the root; each model that could not be joined a component of its own (4.9).
-  const apart = models.filter((_, i) => !joined?.joined.includes(i));
-  const components = (joined ? [joined.merged, ...apart] : apart).map(snapshotModelFiles);
-  components.sort((a, b) => b.summary.num_reg_images - a.summary.num_reg_images);
   if (joined)
     ctx.log(
       "INFO",
       `joined ${joined.joined.length} of ${models.length} cluster models by the Sim3 of their shared photos: ${joined.merged.images.images.length} images, ${joined.merged.points.ids.length} points, mean reprojection error ${joined.merged.mean_reproj_err.toPrecision(3)} px after bundle adjustment`,
     );
+  // The joined model (else the largest) at the root, after the images every cluster left out are registered into it;
+  // each model that could not be joined a component of its own (4.9), unless the root holds all its images now.
+  const joinedIds = joined?.joined ?? [0];
+  const root = joined?.merged ?? models[0]!;
+  const extended = await registerLeftOut(ctx, spec, root);
+  const rootFiles = extended ?? snapshotModelFiles(root);
+  const inRoot = new Set(rootFiles.images.images.map((im) => im.name));
+  const apart = models.filter((m, i) => !joinedIds.includes(i) && m.images.images.some((im) => !inRoot.has(im.name)));
+  const components = [rootFiles, ...apart.map(snapshotModelFiles)];
+  components.sort((a, b) => b.summary.num_reg_images - a.summary.num_reg_images);
   if (apart.length > 0)
     ctx.log(
       "WARNING",
@@ -238,9 +266,67 @@ async function mergeClusters(ctx: TaskContext, item: ShardItem): Promise<TaskOut
         "x-mapper": "hierarchical",
         "x-clusters": reads.length,
         "x-cluster_models": models.length,
-        "x-joined_cluster_models": joined?.joined.length ?? 1,
+        "x-joined_cluster_models": joinedIds.length,
+        "x-registered_after_merge": extended ? extended.images.images.length - root.images.images.length : 0,
       }),
     ],
     result: null,
   };
+}
+
+/**
+ * The final pass of the merge (as COLMAP's incremental mapper ends a model): the images with verified pairs that no
+ * cluster registered, or whose cluster model did not join, tried against the whole joined model. The engine's
+ * incremental mapper continues from the joined model (IncrementalMapping.extend) on every verified pair of the set
+ * (through the view-graph filter, as any mapping): next-best-view registration with triangulation and local bundle
+ * adjustment, then global refinement (retriangulation and bundle adjustment). A cluster too weakly connected to map
+ * its own photos (a chain's last few, attached to the overlap by a weak pair or two) loses them only until here.
+ * Null when the model holds every such image already.
+ */
+async function registerLeftOut(ctx: TaskContext, spec: HierarchicalSpec, root: SnapshotModel): Promise<ModelFiles | null> {
+  const dataset = datasetOf(ctx.lease);
+  const verified = await verifiedMatches(ctx);
+  const held = new Set(root.images.images.map((im) => im.name));
+  const reachable = new Set(verified.pairs.filter((p) => p.num_inliers > 0).flatMap((p) => [p.image_id1 - 1, p.image_id2 - 1]));
+  const leftOut = [...reachable].filter((i) => !held.has(dataset.images[i]!.name));
+  if (leftOut.length === 0) return null;
+  const mi = await mappingImages(ctx);
+  const { images } = mi;
+  const { pairs } = await filteredPairs(ctx, spec, verified.pairs, mi);
+  const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
+  const priors = mappingPriors(dataset.images);
+  const input = mi.input(pairs);
+  const mapping = new IncrementalMapping(await ctx.engine(), input, {
+    seed: spec.seed,
+    multiple_models: false,
+    ...bundleAdjustmentOptions(ctx),
+    pose_priors: priors?.priors ?? [],
+  });
+  let model: MappedModel | undefined;
+  try {
+    mapping.extend(mappedModelOf(root, input.cameras, (name) => indexOf.get(name)));
+    for (;;) {
+      await ctx.cancelPoint();
+      const p = mapping.progress();
+      ctx.progress(p.imagesHeld, p.imagesReachable + 1, "hierarchical_merge");
+      if (mapping.step(1) === "done") break;
+    }
+    model = mapping.models()[0];
+  } finally {
+    mapping.free();
+  }
+  if (!model) throw new NoModelError("the joined model was lost in the final registration pass");
+  const registered = new Set(model.images.map((m) => m.image));
+  await addColors(ctx, images, registered);
+  const names = (list: number[]) => list.map((i) => dataset.images[i]!.name).join(", ");
+  const now = leftOut.filter((i) => registered.has(i));
+  const still = leftOut.filter((i) => !registered.has(i));
+  ctx.log(
+    still.length ? "WARNING" : "INFO",
+    `final registration pass: ${now.length} of the ${leftOut.length} image(s) no joined cluster model held registered into the joined model` +
+      (now.length ? ` (${names(now)})` : "") +
+      (still.length ? `; not registered: ${names(still)}` : "") +
+      `; ${model.images.length} images, mean reprojection error ${model.meanReprojectionError.toPrecision(3)} px after global refinement`,
+  );
+  return modelFiles(model, images);
 }

@@ -313,6 +313,67 @@ EDGESFM_EXPORT int edgesfm_mapping_global_refine(Mapping* mapping, int formulati
   });
 }
 
+// Continues mapping from a model (sfm/incremental_pipeline.h ExtendModel) instead of an
+// initial pair; before the first step. Camera params: every input camera's, concatenated in
+// the input layout. Images: `num_images` input indices with their poses (qw qx qy qz tx ty tz
+// each, cam_from_world). Points: xyz each, and per point its track length then (image index,
+// keypoint index) pairs (the layout edgesfm_mapping_result gives). Returns the number of
+// track elements left out, or -1 on invalid input (edgesfm_last_error).
+EDGESFM_EXPORT int edgesfm_mapping_extend(Mapping* mapping, const double* camera_params,
+                                          int num_images, const int32_t* image_indices,
+                                          const double* poses, int num_points, const double* points,
+                                          int tracks_length, const int32_t* tracks) {
+  using edgesfm::bindings::Require;
+  return edgesfm::bindings::Guarded(-1, [&] {
+    const edgesfm::Reconstruction& input = mapping->pipeline->Input();
+    Require(num_images >= 0 && num_points >= 0 && tracks_length >= 0,
+            "extend model: negative counts");
+    edgesfm::SeedModel seed;
+    size_t offset = 0;
+    for (size_t c = 0; c < mapping->num_cameras; ++c) {
+      const edgesfm::camera_t id = static_cast<edgesfm::camera_t>(c + 1);
+      const size_t n = input.CameraAt(id).params.size();
+      edgesfm::bindings::RequireFinite(camera_params + offset, n,
+                                       "extend model: camera " + std::to_string(c));
+      seed.camera_params[id].assign(camera_params + offset, camera_params + offset + n);
+      offset += n;
+    }
+    for (int k = 0; k < num_images; ++k) {
+      const std::string name = "extend model: image " + std::to_string(k);
+      Require(image_indices[k] >= 0 && image_indices[k] < static_cast<int>(input.NumImages()),
+              name + ": image index out of range");
+      const double* p = poses + 7 * static_cast<size_t>(k);
+      edgesfm::bindings::RequireFinite(p, 7, name + "'s pose");
+      Eigen::Quaterniond q(p[0], p[1], p[2], p[3]);
+      Require(q.norm() > 0.5, name + ": not a unit quaternion");
+      seed.images.emplace_back(static_cast<image_t>(image_indices[k]) + 1,
+                               edgesfm::Rigid3d(q.normalized(), Eigen::Vector3d(p[4], p[5], p[6])));
+    }
+    edgesfm::bindings::RequireFinite(points, 3 * static_cast<size_t>(num_points),
+                                     "extend model: points");
+    size_t t = 0;
+    for (int k = 0; k < num_points; ++k) {
+      const std::string name = "extend model: point " + std::to_string(k);
+      Require(t < static_cast<size_t>(tracks_length), name + ": tracks end early");
+      const int length = tracks[t++];
+      Require(
+          length >= 0 && t + 2 * static_cast<size_t>(length) <= static_cast<size_t>(tracks_length),
+          name + ": track length out of range");
+      std::vector<edgesfm::TrackElement> elements;
+      for (int e = 0; e < length; ++e, t += 2) {
+        Require(
+            tracks[t] >= 0 && tracks[t] < static_cast<int>(input.NumImages()) && tracks[t + 1] >= 0,
+            name + ": track element out of range");
+        elements.emplace_back(static_cast<image_t>(tracks[t]) + 1,
+                              static_cast<edgesfm::point2D_t>(tracks[t + 1]));
+      }
+      seed.points.emplace_back(Eigen::Vector3d(points[3 * k], points[3 * k + 1], points[3 * k + 2]),
+                               std::move(elements));
+    }
+    return static_cast<int>(mapping->pipeline->ExtendModel(seed));
+  });
+}
+
 // Runs up to `max_steps` steps, stopping early after a step that makes a snapshot due.
 // Returns 0 when mapping is done, 1 when more work remains, 2 when a snapshot is due
 // (more work may remain).

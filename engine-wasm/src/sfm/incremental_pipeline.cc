@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <unordered_set>
 
 namespace edgesfm {
 
@@ -147,6 +149,63 @@ void IncrementalPipeline::RequestFinish() {
   finish_requested_ = true;
   if (phase_ == Phase::kGrowModel) phase_ = Phase::kFinishModel;
   if (phase_ == Phase::kStartModel) phase_ = Phase::kDone;
+}
+
+size_t IncrementalPipeline::ExtendModel(const SeedModel& seed) {
+  if (phase_ != Phase::kStartModel || has_current_ || !models_.empty() || num_models_started_ > 0) {
+    throw std::invalid_argument("extend model: the pipeline has started already");
+  }
+  Reconstruction model = input_;
+  for (const auto& [camera_id, params] : seed.camera_params) {
+    if (!model.ExistsCamera(camera_id)) {
+      throw std::invalid_argument("extend model: unknown camera " + std::to_string(camera_id));
+    }
+    Camera& camera = model.CameraAt(camera_id);
+    if (params.size() != camera.params.size()) {
+      throw std::invalid_argument("extend model: camera " + std::to_string(camera_id) + " takes " +
+                                  std::to_string(camera.params.size()) + " parameters");
+    }
+    camera.params = params;
+  }
+  for (const auto& [image_id, cam_from_world] : seed.images) {
+    if (!model.ExistsImage(image_id)) {
+      throw std::invalid_argument("extend model: unknown image " + std::to_string(image_id));
+    }
+    if (model.IsImageRegistered(image_id)) continue;
+    model.ImageAt(image_id).cam_from_world = cam_from_world;
+    model.RegisterImage(image_id);
+  }
+  size_t left_out = 0;
+  for (const auto& [xyz, elements] : seed.points) {
+    Track track;
+    std::unordered_set<image_t> seen;
+    for (const TrackElement& e : elements) {
+      const bool usable = model.ExistsImage(e.image_id) && model.IsImageRegistered(e.image_id) &&
+                          e.point2D_idx < model.ImageAt(e.image_id).NumPoints2D() &&
+                          !model.ImageAt(e.image_id).Point2DAt(e.point2D_idx).HasPoint3D() &&
+                          seen.insert(e.image_id).second;
+      if (usable) {
+        track.AddElement(e);
+      } else {
+        left_out += 1;
+      }
+    }
+    if (track.Length() < 2) {
+      left_out += track.Length();
+      continue;
+    }
+    model.AddPoint3D(xyz, std::move(track));
+  }
+  current_ = std::move(model);
+  has_current_ = true;
+  refined_without_registration_ = false;
+  mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_,
+                                                &init_pair_cache_);
+  num_models_started_ += 1;
+  num_reg_images_at_global_ba_ = current_.NumRegImages();
+  num_points_at_global_ba_ = current_.NumPoints3D();
+  phase_ = Phase::kGrowModel;
+  return left_out;
 }
 
 void IncrementalPipeline::StartModel() {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sfm/incremental_mapper.h"
@@ -87,6 +88,15 @@ CorrespondenceGraph BuildCorrespondenceGraph(const Reconstruction& images,
                                              const std::vector<ImagePairMatches>& pairs,
                                              int min_num_matches);
 
+// A model to continue mapping from (IncrementalPipeline::ExtendModel), in the input's ids:
+// each camera's parameters (cameras not listed keep the input's), the registered images with
+// their poses, and the 3D points with their tracks.
+struct SeedModel {
+  std::unordered_map<camera_t, std::vector<double>> camera_params;
+  std::vector<std::pair<image_t, Rigid3d>> images;
+  std::vector<std::pair<Eigen::Vector3d, std::vector<TrackElement>>> points;
+};
+
 class IncrementalPipeline {
  public:
   enum class Phase : int { kStartModel = 0, kGrowModel = 1, kFinishModel = 2, kDone = 3 };
@@ -94,6 +104,19 @@ class IncrementalPipeline {
   // `input`: cameras and images with keypoints, nothing registered.
   IncrementalPipeline(const IncrementalPipelineOptions& options, Reconstruction input,
                       CorrespondenceGraph correspondence_graph);
+
+  // Continues from `seed` instead of starting from an initial pair (before the first Step):
+  // it becomes the model being built, and the steps grow it as any model, so the input's
+  // images it does not hold are registered into it where they can be (next-best-view
+  // registration, triangulation, local and global bundle adjustment), and it is finished
+  // by the last global refinement. For models mapped apart and joined (hierarchical
+  // mapping): an image no part registered is tried against the whole model. Track
+  // elements that cannot be kept (an image not registered, a keypoint out of range or
+  // observing another point already, a second keypoint of one image) are left out, and a
+  // point left with fewer than two is not added. Returns the number of elements left out;
+  // throws std::invalid_argument for an unknown camera or image, or parameters of the
+  // wrong count.
+  size_t ExtendModel(const SeedModel& seed);
 
   // One unit of work; false once the pipeline is done.
   bool Step();

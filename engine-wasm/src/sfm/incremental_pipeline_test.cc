@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <tuple>
 
 #include "geometry/sim3.h"
@@ -332,6 +334,75 @@ TEST(IncrementalPipeline, RequestFinishKeepsTheCurrentModelAndStartsNoOther) {
   ASSERT_EQ(pipeline.FinishedModels().size(), 1u);
   EXPECT_EQ(pipeline.FinishedModels()[0].NumRegImages(), registered);
   EXPECT_EQ(pipeline.NumImagesHeld(), registered);
+}
+
+// `model` without the images `dropped` as a model to continue from; its tracks keep every
+// element, the dropped images' too (ExtendModel leaves those out).
+SeedModel SeedWithout(const Reconstruction& model, const std::vector<image_t>& dropped) {
+  SeedModel seed;
+  for (const auto& [id, camera] : model.Cameras()) seed.camera_params[id] = camera.params;
+  for (image_t id : model.RegImageIds()) {
+    if (std::find(dropped.begin(), dropped.end(), id) == dropped.end()) {
+      seed.images.emplace_back(id, model.ImageAt(id).cam_from_world);
+    }
+  }
+  for (const auto& [id, point] : model.Points3D()) {
+    seed.points.emplace_back(point.xyz, point.track.Elements());
+  }
+  return seed;
+}
+
+TEST(IncrementalPipeline, AModelWithoutSomeImagesIsExtendedByRegisteringThem) {
+  // A model of the whole scene with two of its images taken out (as a part of a hierarchical
+  // run may lose them): continued from it, the pipeline registers them again and refines.
+  const SyntheticDataset data = SynthesizeDataset(SceneOptions());
+  IncrementalPipelineOptions options;
+  options.mapper.init_min_tri_angle = 8;
+  const Reconstruction full = ExpectAccurateModel(data, options);
+  const SeedModel seed = SeedWithout(full, {3, 8});
+  ASSERT_EQ(seed.images.size(), data.truth.NumRegImages() - 2);
+
+  options.multiple_models = false;
+  IncrementalPipeline pipeline(options, UncalibratedInput(data), data.correspondence_graph);
+  const size_t left_out = pipeline.ExtendModel(seed);
+  // Every observation of images 3 and 8 is left out, and with them points seen only twice.
+  size_t expected = 0;
+  for (const auto& [id, point] : full.Points3D()) {
+    size_t kept = 0;
+    for (const TrackElement& e : point.track.Elements()) kept += e.image_id != 3 && e.image_id != 8;
+    expected += kept >= 2 ? point.track.Length() - kept : point.track.Length();
+  }
+  EXPECT_EQ(left_out, expected);
+  EXPECT_EQ(pipeline.phase(), IncrementalPipeline::Phase::kGrowModel);
+  EXPECT_EQ(pipeline.Models().size(), 1u);
+  EXPECT_EQ(pipeline.Models()[0]->NumRegImages(), data.truth.NumRegImages() - 2);
+  pipeline.Run();
+  ASSERT_EQ(pipeline.FinishedModels().size(), 1u);
+  const Reconstruction& model = pipeline.FinishedModels()[0];
+  const Accuracy a = Measure(model, data.truth);
+  EXPECT_EQ(a.num_registered, data.truth.NumRegImages());
+  EXPECT_LT(a.max_rotation_error_deg, 0.1);
+  EXPECT_LT(a.max_center_error_fraction, 0.005);
+  // The model continued: the seed's frame is kept (no new initial pair), poses within 1% of
+  // the extent of the camera centres.
+  double extent = 0;
+  for (image_t i : full.RegImageIds()) {
+    for (image_t j : full.RegImageIds()) {
+      extent = std::max(
+          extent, (full.ImageAt(i).ProjectionCenter() - full.ImageAt(j).ProjectionCenter()).norm());
+    }
+  }
+  EXPECT_LT(MaxPoseDifference(full, model), 0.01 * extent);
+
+  // Only before the first step, and only of the input's images and cameras.
+  EXPECT_THROW(pipeline.ExtendModel(seed), std::invalid_argument);
+  IncrementalPipeline other(options, UncalibratedInput(data), data.correspondence_graph);
+  SeedModel unknown = seed;
+  unknown.images.emplace_back(99, Rigid3d());
+  EXPECT_THROW(other.ExtendModel(unknown), std::invalid_argument);
+  SeedModel wrong_params = seed;
+  wrong_params.camera_params[1].push_back(0);
+  EXPECT_THROW(other.ExtendModel(wrong_params), std::invalid_argument);
 }
 
 TEST(IncrementalPipeline, GivenInitialPairStartsTheModel) {
