@@ -3,6 +3,7 @@
  * Specification v1) for browsers, Web Workers, Node and Workers.
  */
 export { type Api, type Page, collect, pages, unwrap } from "./api.js";
+export { atMost } from "./at-most.js";
 export { type ClientOptions, EdgeSfmClient, createEdgeSfmClient } from "./client.js";
 export {
   type EventStreamOptions,

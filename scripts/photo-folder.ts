@@ -6,7 +6,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { extname, join } from "node:path";
-import { type EdgeSfmClient, PARALLEL_UPLOADS, type UploadProgress, type components, unwrap } from "../client/index";
+import { type EdgeSfmClient, PARALLEL_UPLOADS, atMost, type UploadProgress, type components, unwrap } from "../client/index";
 import { CamerasFile, ImagesFile, SummaryFile } from "../protocol";
 
 type DatasetCreate = components["schemas"]["DatasetCreate"];
@@ -52,17 +52,11 @@ export async function submitFolder(client: EdgeSfmClient, folder: string, o: Sub
   const { signal } = o;
   const pid = o.project_id ?? (await unwrap(client.api.POST("/v1/projects", { body: { name: o.name }, signal }))).project_id;
   // A few photos at a time (as the demo uploads), each entry in its photo's place.
-  const entries: { name: string; blob_sha: string }[] = [];
-  let next = 0;
-  const uploader = async () => {
-    for (let i = next++; i < names.length; i = next++) {
-      const name = names[i]!;
-      const bytes = new Uint8Array(readFileSync(join(folder, name)));
-      const { blob_sha } = await client.upload(bytes, { signal, onProgress: (p) => o.onUpload?.(i, name, p) });
-      entries[i] = { name, blob_sha };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_UPLOADS, names.length) }, uploader));
+  const entries = await atMost(PARALLEL_UPLOADS, names, async (name, i) => {
+    const bytes = new Uint8Array(readFileSync(join(folder, name)));
+    const { blob_sha } = await client.upload(bytes, { signal, onProgress: (p) => o.onUpload?.(i, name, p) });
+    return { name, blob_sha };
+  });
   const dataset = await unwrap(
     client.api.POST("/v1/projects/{pid}/datasets", {
       params: { path: { pid } },

@@ -4,9 +4,10 @@
  * first, so a task's outputs are the same bytes with one lane or many. Each item starts after a
  * cancel point and `phase_progress` counts the items completed (6.3, 3.1). On the first failure
  * (or a stop at a cancel point) no further item starts; the ones in flight are awaited, then the
- * failure is thrown, so no engine call outlives its task. `atMost` is that loop without cancel points
- * and progress (a shard's uploads); `Ahead` prepares the next items while the current ones compute.
+ * failure is thrown, so no engine call outlives its task. `atMost` (the client's) is that loop without
+ * cancel points and progress (a shard's uploads); `Ahead` prepares the next items while the current ones compute.
  */
+import { atMost } from "../../../client/index";
 import type { TaskContext } from "../task-context";
 
 export interface EachItemOptions<T> {
@@ -33,30 +34,6 @@ export async function eachItem<T, R>(
     ctx.progress(done, total);
     return result;
   });
-}
-
-/**
- * `work` on every item, at most `limit` at once, the results in item order (uploads of a shard's
- * files: at once rather than a round trip each, without opening a connection per file). On a failure
- * no further item starts and the ones under way are awaited before it is thrown.
- */
-export async function atMost<T, R>(limit: number, items: readonly T[], work: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failure: { error: unknown } | null = null;
-  const lane = async () => {
-    while (failure === null && next < items.length) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index]!, index);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
-  if (failure !== null) throw (failure as { error: unknown }).error;
-  return results;
 }
 
 /**

@@ -23,7 +23,8 @@ import { siftFor, stagesFor } from "../../gpu/select";
 import type { TaskContext } from "../task-context";
 import { coreArtifact, datasetOf, featuresPath, inputFiles } from "./artifact";
 import { HeldImages, localityOrder } from "./held-images";
-import { atMost, eachItem, yieldToIo } from "./items";
+import { atMost } from "../../../client/index";
+import { eachItem, yieldToIo } from "./items";
 import { blockPairs, shardImages, shardOf } from "./shard";
 
 /** Engine memory of matching one pair: its two descriptor sets beside the engine's own 16 MiB (the matcher works in blocks). */

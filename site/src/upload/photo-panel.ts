@@ -12,7 +12,7 @@ import { type CameraModel, batchCreateImages, createDataset, createProject } fro
 import { byId, formatBytes, h, say, sayError } from "../ui/dom";
 import { type PickedFile, filesFromDrop, filesFromInput, photosOnly } from "./files";
 import { thumbnailUrl } from "./thumbnails";
-import { PARALLEL_UPLOADS } from "../../../client/index";
+import { PARALLEL_UPLOADS, atMost } from "../../../client/index";
 import { type UploadProgress, uploadFile } from "./uploader";
 
 type TileState = "checking" | "ready" | "unreadable" | "hashing" | "uploading" | "finalizing" | "uploaded" | "registered" | "failed";
@@ -192,10 +192,7 @@ export class PhotoPanel {
     say(this.status, "Uploading…");
     try {
       const queue = this.tiles.filter((t) => t.state === "ready" || t.state === "failed");
-      const workers = Array.from({ length: PARALLEL_UPLOADS }, async () => {
-        for (let t = queue.shift(); t; t = queue.shift()) await this.uploadOne(t);
-      });
-      await Promise.all(workers);
+      await atMost(PARALLEL_UPLOADS, queue, (t) => this.uploadOne(t));
       await this.register();
     } catch (e) {
       sayError(this.status, e, "Registration failed: ");
