@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CORE_ARTIFACT_FORMATS, type CoreArtifactKind, type Lease, type TaskKind } from "../../protocol";
+import type { Lease, TaskKind } from "../../protocol";
+import { validateFeatures } from "../../protocol/wire/features";
 import { DigestRunner } from "../../scripts/digest-runner";
 import {
   BASE,
@@ -13,6 +14,7 @@ import {
   cancelLiveJobs,
 } from "../test/helpers";
 import { enc } from "../test/scene";
+import { blockMatches, featuresFile, shardOutputs } from "../test/shard-outputs";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -37,41 +39,28 @@ const runner = async (stages: TaskKind[]) => {
 };
 
 /**
- * Completes the lease with one core artifact of `kind` made of `files` (the test stands in for the
- * stage's runner); a shard lease with one such artifact per item, its one file at the item's path
- * holding the first of `files` (runners.md "Shards").
+ * Completes a shard lease with one `kind` artifact per item (runners.md "Shards"), a real wire file
+ * each (the test stands in for the stage's runner): features of 3 keypoints, other bytes at each
+ * call; matches of one pair of the item's block.
  */
-async function completeWith(r: DigestRunner, lease: Lease, kind: CoreArtifactKind, files: Record<string, unknown>) {
-  const parts = lease.shard ? lease.shard.items.map((it) => ({ [it.path]: Object.values(files)[0] })) : [files];
-  const artifacts = [];
-  for (const part of parts) {
-    const entries = [];
-    for (const [path, v] of Object.entries(part)) {
-      const bytes = enc(v);
-      entries.push({ path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" });
-    }
-    artifacts.push({
-      kind,
-      name: kind,
-      uri: null,
-      artifact_format: CORE_ARTIFACT_FORMATS[kind],
-      schema_version: 1,
-      media_type: "application/json",
-      summary: {},
-      metadata: {},
-      files: entries,
-    });
-  }
-  await r.client.complete(lease.lease_id, { artifacts, result: null });
+async function completeWith(r: DigestRunner, lease: Lease, kind: "features.local.v1" | "matches.indexed.v1") {
+  const seed = Math.random();
+  const bytes = kind === "features.local.v1" ? () => featuresFile(3, seed) : blockMatches;
+  await r.client.complete(lease.lease_id, await shardOutputs(r, lease, kind, bytes));
 }
 
 /** A finished single-stage job whose task produced a `kind` artifact; answers the artifact. */
-async function produced(did: string, stage: "features" | "matches", kind: CoreArtifactKind, body: Record<string, unknown> = {}) {
+async function produced(
+  did: string,
+  stage: "features" | "matches",
+  kind: "features.local.v1" | "matches.indexed.v1",
+  body: Record<string, unknown> = {},
+) {
   const job = await expectStatus(call("POST", `/v1/datasets/${did}/${stage}`, { spec: {}, ...body }), 202);
   const r = await runner([stage === "features" ? "extract" : "match"]);
   const lease = (await r.lease())!;
   expect(lease.task.job_id).toBe(job.json.job_id);
-  await completeWith(r, lease, kind, { [`${kind}.json`]: { kind, job: job.json.job_id, nonce: Math.random() } });
+  await completeWith(r, lease, kind);
   return (await call("GET", `/v1/jobs/${job.json.job_id}/artifacts`)).json.items[0];
 }
 
@@ -91,8 +80,8 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     expect(lease.inputs.artifacts).toEqual({ features });
     expect(lease.inputs.upstream).toEqual([]);
     const bytes = await r.client.readBlob(lease.lease_id, features.files[0].blob_sha);
-    expect(JSON.parse(new TextDecoder().decode(bytes)).kind).toBe("features.local.v1");
-    await completeWith(r, lease, "matches.indexed.v1", { "matches.json": { from: features.artifact_id } });
+    expect(validateFeatures(bytes).count).toBe(3);
+    await completeWith(r, lease, "matches.indexed.v1");
     const matches = (await call("GET", `/v1/jobs/${m.json.job_id}/artifacts`)).json.items[0];
     expect(matches).toMatchObject({ kind: "matches.indexed.v1", dataset_id: did, task_id: m.json.task_ids[0] });
 
@@ -177,10 +166,10 @@ describe("input_artifacts (2.11) on stage requests (4.6) and pipelines (4.7)", (
     const extractRunner = await runner(["extract"]);
     const extract = (await extractRunner.lease())!;
     expect(extract.task.job_id).toBe(p.json.job_id);
-    await completeWith(extractRunner, extract, "features.local.v1", { "f.json": { nonce: Math.random() } });
+    await completeWith(extractRunner, extract, "features.local.v1");
     const matchRunner = await runner(["match"]);
     const match = (await matchRunner.lease())!;
-    await completeWith(matchRunner, match, "matches.indexed.v1", { "m.json": { nonce: Math.random() } });
+    await completeWith(matchRunner, match, "matches.indexed.v1");
     const own = (await call("GET", `/v1/jobs/${p.json.job_id}/artifacts`)).json.items;
     await expectStatus(call("POST", `/v1/jobs/${p.json.job_id}:cancel?force=true`), 200);
     await produced(did, "features", "features.local.v1", { spec: { max_num_features: 300 } });

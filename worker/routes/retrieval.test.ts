@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CORE_ARTIFACT_FORMATS, type Lease, RETRIEVAL_INDEX_ROLE, type TaskKind } from "../../protocol";
+import { type Lease, RETRIEVAL_INDEX_ROLE, type TaskKind } from "../../protocol";
 import { DEFAULT_VOCAB_TREE_ID } from "../../protocol/wire/bow";
 import { DHASH_INDEX_MEDIA_TYPE, DHASH_INDEX_PATH, dhashIndexArtifact, encodeDhashIndex } from "../../protocol/wire/dhash";
 import {
@@ -13,7 +13,7 @@ import {
 import { DigestRunner } from "../../scripts/digest-runner";
 import { BASE, call, expectFieldError, expectProblem, expectStatus, selfFetch, uploadBlob, cancelLiveJobs } from "../test/helpers";
 import { LUND_01, LUND_02, SACRE_COEUR } from "../test/photos";
-import { enc } from "../test/scene";
+import { featuresFile, shardOutputs } from "../test/shard-outputs";
 
 // Whole jobs run through the Durable Objects; slow on a loaded machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -39,25 +39,9 @@ const runner = async (stages: TaskKind[]) => {
   return r;
 };
 
-/** Completes an extract lease with a stand-in features file per image (the test stands in for the extraction runner). */
+/** Completes an extract lease with a features file per image (the test stands in for the extraction runner). */
 async function completeExtract(r: DigestRunner, lease: Lease) {
-  const artifacts = [];
-  for (const it of lease.shard!.items) {
-    const bytes = enc({ features: it.path });
-    const file = { path: it.path, blob_sha: await r.upload(lease, bytes), byte_size: bytes.byteLength, media_type: "application/json" };
-    artifacts.push({
-      kind: "features.local.v1",
-      name: "f",
-      uri: null,
-      artifact_format: CORE_ARTIFACT_FORMATS["features.local.v1"],
-      schema_version: 1,
-      media_type: "application/json",
-      summary: {},
-      metadata: {},
-      files: [file],
-    });
-  }
-  await r.client.complete(lease.lease_id, { artifacts, result: null });
+  await r.client.complete(lease.lease_id, await shardOutputs(r, lease, "features.local.v1", () => featuresFile(3)));
 }
 
 /** The features of the dataset, as a finished features job. */

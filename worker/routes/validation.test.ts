@@ -5,10 +5,12 @@
 import { createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FetchLike } from "../../client/index";
-import type { TaskKind } from "../../protocol";
+import type { Lease, ShardItem, TaskKind, TaskOutputs } from "../../protocol";
+import { encodeMatches } from "../../protocol/wire/matches";
 import { DigestRunner } from "../../scripts/digest-runner";
 import worker from "../index";
 import { BASE, type Call, expectProblem, tenantClient, uploadBlob, cancelLiveJobs } from "../test/helpers";
+import { blockMatches, featuresFile, shardOutputs } from "../test/shard-outputs";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -355,4 +357,88 @@ describe("untrusted results", () => {
     expect((await job(second)).status).toBe("succeeded");
     expect(await shards(second)).toMatchObject({ done: 1, validated: 0, awaiting_validation: 0 });
   });
+});
+
+describe('trusted results are checked too (runners.md "Trust")', () => {
+  /** Features whose files have 3 keypoints and whose summary says `stated`. */
+  const featuresOf = (r: DigestRunner, lease: Lease, stated: number) =>
+    shardOutputs(
+      r,
+      lease,
+      "features.local.v1",
+      () => featuresFile(3),
+      () => ({ num_keypoints: stated }),
+    );
+  /** One match of each item's pair `pair` (two image names). */
+  const matchesOf = (r: DigestRunner, lease: Lease, pair: (item: ShardItem) => [string, string]) =>
+    shardOutputs(r, lease, "matches.indexed.v1", (item) => {
+      const [a, b] = pair(item);
+      return encodeMatches([{ imageName1: a, imageName2: b, matches: Uint32Array.from([0, 0]) }]);
+    });
+
+  /** Completes one lease by `:complete` or by `:complete_leases`: the status and the problem's field errors. */
+  async function complete(r: DigestRunner, lease: Lease, outputs: TaskOutputs, batch: boolean) {
+    if (!batch) {
+      const res = await call("POST", `/v1/leases/${lease.lease_id}:complete`, { outputs_ref: outputs });
+      return { status: res.status, errors: res.json?.errors ?? [] };
+    }
+    const res = await call("POST", `/v1/runners/${r.runner!.runner_id}:complete_leases`, {
+      completions: [{ lease_id: lease.lease_id, outputs_ref: outputs }],
+    });
+    expect(res.status).toBe(200);
+    const problem = res.json.completions[0].problem;
+    return { status: problem?.status ?? 204, errors: problem?.errors ?? [] };
+  }
+
+  /** The runner's next lease of job `jid` (work of jobs another test left behind is done first). */
+  async function leaseOf(r: DigestRunner, jid: string, kind: TaskKind = "extract"): Promise<Lease> {
+    for (let lease = await r.lease(); lease; lease = await r.lease()) {
+      if (lease.task.job_id === jid && lease.task.kind === kind) return lease;
+      await r.work(lease);
+    }
+    throw new Error(`no ${kind} shard of ${jid} was offered`);
+  }
+
+  const quarantined = async () => (await call("GET", "/v1/admin/runner-tokens")).json.filter((t: any) => t.quarantined_at !== null);
+
+  for (const batch of [false, true]) {
+    const via = batch ? ":complete_leases" : ":complete";
+    it(`features whose keypoint count disagrees with their summary are refused (422) on ${via}: the shard unrecorded, the task failed, no quarantine`, async () => {
+      const before = (await quarantined()).length;
+      const jid = await features((await dataset(4)).did);
+      const own = await trusted("own");
+      const lease = await leaseOf(own, jid);
+      const answer = await complete(own, lease, await featuresOf(own, lease, 4), batch);
+      expect(answer.status).toBe(422);
+      expect(answer.errors[0]).toMatchObject({ path: "outputs_ref.artifacts.0.files.0", code: "summary_mismatch" });
+      expect(answer.errors[0].message).toMatch(/3 keypoints, the summary says 4/);
+      const after = await job(jid);
+      expect(after.tasks[0]["x-shards"]).toMatchObject({ done: 0 });
+      expect(after.tasks[0].status).toBe("failed");
+      expect((await quarantined()).length).toBe(before);
+      // The same runner's correct result completes.
+      const next = await features((await dataset(4)).did);
+      const again = await leaseOf(own, next);
+      expect((await complete(own, again, await featuresOf(own, again, 3), batch)).status).toBe(204);
+      expect((await job(next)).status).toBe("succeeded");
+    });
+
+    it(`matches of a pair outside the shard's block are refused (422) on ${via}; matches within it complete`, async () => {
+      const { pid, did } = await dataset(6);
+      const run = async () =>
+        (await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } })).json.job_id;
+      const own = await trusted("own");
+      const jid = await run();
+      const lease = await leaseOf(own, jid, "match");
+      const answer = await complete(own, lease, await matchesOf(own, lease, (item) => [item.images[0]!, "not-in-the-block.jpg"]), batch);
+      expect(answer.status).toBe(422);
+      expect(answer.errors[0]).toMatchObject({ path: "outputs_ref.artifacts.0.files.0", code: "outside_block" });
+      const after = await job(jid);
+      expect(after.tasks[1]["x-shards"]).toMatchObject({ done: 0 });
+      expect(after.tasks[1].status).toBe("failed");
+      // A pair within each item's block completes (a new run: its extraction is cached).
+      const good = await leaseOf(own, await run(), "match");
+      expect((await complete(own, good, await shardOutputs(own, good, "matches.indexed.v1", blockMatches), batch)).status).toBe(204);
+    });
+  }
 });

@@ -238,6 +238,27 @@ describe("structureErrors", () => {
     });
   });
 
+  it("a trusted result's features by their header only: count and size checked, keypoint values not read", async () => {
+    const ctx = context("extract", [item("features/a.jpg", null, ["a.jpg"])]);
+    const whole = async () => {
+      throw new Error("a trusted result's features are not read whole");
+    };
+    const header = { headerOnly: true };
+    expect(await structureErrors(whole, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 10 }), header)).toEqual([]);
+    expect((await structureErrors(whole, readHead, ctx, outputs(FEATURES_FORMAT, kp, { num_keypoints: 11 }), header))[0]).toMatchObject({
+      code: "summary_mismatch",
+    });
+    // A size that disagrees with the header's count and descriptor dimension.
+    expect((await structureErrors(whole, readHead, ctx, outputs(FEATURES_FORMAT, kp.subarray(0, 40)), header))[0]).toMatchObject({
+      code: "invalid_file",
+    });
+    // A non-finite keypoint passes the header check (a volunteer's full read catches it).
+    const nan = kp.slice();
+    new DataView(nan.buffer).setFloat32(32, NaN, true);
+    expect(await structureErrors(whole, readHead, ctx, outputs(FEATURES_FORMAT, nan), header)).toEqual([]);
+    expect((await structureErrors(read, readHead, ctx, outputs(FEATURES_FORMAT, nan)))[0]).toMatchObject({ code: "invalid_file" });
+  });
+
   it("matches and verified matches: pairs inside the item's block, indices inside the images' keypoints", async () => {
     const ctx = (kind: ShardContext["kind"]) => context(kind, [item("m", [["a.jpg"], ["b.jpg", "c.jpg"]], ["a.jpg", "b.jpg", "c.jpg"])]);
     const matches = (n1: string, n2: string, index: number) =>

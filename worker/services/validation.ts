@@ -7,7 +7,7 @@
  * untrusted results that disagree wait for a trusted runner, whose result decides; a result
  * that disagrees with a trusted one, or that breaks the shard's structure, is discarded and its
  * runner's token quarantined. Trusted runners' results (the tenant's own key, the operator's
- * token) are accepted as computed.
+ * token) are accepted as computed once their structure holds (a broken one fails its task).
  *
  * The JobStore keeps the results and applies the judgement; this module compares (reading the
  * blobs in the Worker, not in the job's single-threaded object) and decides.
@@ -160,13 +160,22 @@ function jaccard(a: Map<string, Uint32Array>, b: Map<string, Uint32Array>, what:
 type ReadHead = (sha: string) => Promise<{ head: Uint8Array; size: number }>;
 
 /**
- * The structure of an untrusted result's files against its shard, read before anything is
+ * The structure of a shard result's files against its shard, read before anything is
  * recorded: features decode, with the keypoint count their summary states; every matched or
  * verified pair joins two images of the item's block, with keypoint indices inside those images'
  * features, and so does every pair of a block's pair list. Formats other than the core ones are left
- * to the comparison (byte for byte).
+ * to the comparison (byte for byte). A trusted result's features are read by their 32-byte header
+ * only (`headerOnly`: the count against the summary, the size against count and descriptor
+ * dimension), not whole: a features file is large, and a trusted runner is checked for mistakes,
+ * not forgeries.
  */
-export async function structureErrors(read: Read, readHead: ReadHead, context: ShardContext, outputs: TaskOutputs): Promise<FieldError[]> {
+export async function structureErrors(
+  read: Read,
+  readHead: ReadHead,
+  context: ShardContext,
+  outputs: TaskOutputs,
+  { headerOnly = false }: { headerOnly?: boolean } = {},
+): Promise<FieldError[]> {
   const featureShas = new Map(context.features.map((f) => [f.name, f.blob_sha]));
   const counts = new Map<string, Promise<number | null>>();
   const keypoints = (name: string) => {
@@ -197,7 +206,9 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
     };
     try {
       if (artifact.artifact_format === FEATURES_FORMAT) {
-        const header = validateFeatures(await read(file.blob_sha));
+        const header = headerOnly
+          ? await readHead(file.blob_sha).then(({ head, size }) => readFeaturesHeader(head, size))
+          : validateFeatures(await read(file.blob_sha));
         const stated = artifact.summary.num_keypoints;
         if (typeof stated === "number" && stated !== header.count)
           errors.push({ path, message: `the file has ${header.count} keypoints, the summary says ${stated}`, code: "summary_mismatch" });
@@ -241,6 +252,29 @@ export async function structureErrors(read: Read, readHead: ReadHead, context: S
     }
   }
   return errors;
+}
+
+/** Reads a tenant's blobs whole, or their first 32 bytes and size (a features header; memoised: a batch's match shards share images). */
+function blobReaders(env: Env, tenant: string): { read: Read; readHead: ReadHead } {
+  const heads = new Map<string, ReturnType<ReadHead>>();
+  return {
+    read: async (sha) => {
+      const object = await env.BLOBS.get(blobKey(tenant, sha));
+      if (!object) throw new Error(`blob ${sha} is missing`);
+      return new Uint8Array(await object.arrayBuffer());
+    },
+    readHead: (sha) => {
+      if (!heads.has(sha))
+        heads.set(
+          sha,
+          env.BLOBS.get(blobKey(tenant, sha), { range: { offset: 0, length: 32 } }).then(async (object) => {
+            if (!object) throw new Error(`blob ${sha} is missing`);
+            return { head: new Uint8Array(await object.arrayBuffer()), size: object.size };
+          }),
+        );
+      return heads.get(sha)!;
+    },
+  };
 }
 
 /** A compared result: the runner's, with how it agrees with each earlier open result of the shard. */
@@ -308,20 +342,12 @@ export async function completeLease(
   const store = jobStore(env, tenant, job);
   const policy = validationPolicy(env);
   const replicate = scope.pool && replicates(policy, confirmed, Math.random());
-  const read = async (sha: string) => {
-    const object = await env.BLOBS.get(blobKey(tenant, sha));
-    if (!object) throw new Error(`blob ${sha} is missing`);
-    return new Uint8Array(await object.arrayBuffer());
-  };
-  const readHead = async (sha: string) => {
-    const object = await env.BLOBS.get(blobKey(tenant, sha), { range: { offset: 0, length: 32 } });
-    if (!object) throw new Error(`blob ${sha} is missing`);
-    return { head: new Uint8Array(await object.arrayBuffer()), size: object.size };
-  };
-  // An untrusted result's files are read against its shard first (a trusted runner's are not: they cost a read each).
+  const { read, readHead } = blobReaders(env, tenant);
+  // Every shard result's files are read against its shard first; a trusted runner's features by their headers only.
+  // A trusted result refused here fails its task (2.11 rule 3), as a wrong size does; only a volunteer's is requeued and quarantined.
   // (Cast: RPC typing widens the block tuple.)
-  const context = scope.pool ? (unwrap(await store.shardContext(leaseId, scope)) as ShardContext | null) : null;
-  const refused = context ? await structureErrors(read, readHead, context, outputs) : [];
+  const context = unwrap(await store.shardContext(leaseId, scope)) as ShardContext | null;
+  const refused = context ? await structureErrors(read, readHead, context, outputs, { headerOnly: !scope.pool }) : [];
   const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate, refused }));
   if (completion.state === "rejected") {
     await dispatcher(env, "pool").quarantine(
@@ -361,8 +387,9 @@ export async function completeLease(
 /**
  * Completes several leases of one runner in one request (`POST /v1/runners/{rid}:complete_leases`,
  * runners.md "Batching"), each as its own `:complete` would be: a malformed `outputs_ref` fails its
- * task, a pool runner's results are weighed one by one (completeLease), a trusted runner's go to
- * each job's JobStore in one call, which tells the job's change once for all of them. Answers each
+ * task, a pool runner's results are weighed one by one (completeLease), a trusted runner's are read
+ * against their shards (each job's contexts in one call) and go to each job's JobStore in one call,
+ * which tells the job's change once for all of them. Answers each
  * lease's refusal, or null where it completed, in order: one refusal leaves the others standing.
  */
 export async function completeLeases(
@@ -413,7 +440,20 @@ export async function completeLeases(
     byJob.set(key, group);
   }
   for (const g of byJob.values()) {
-    const outcomes = await jobStore(env, g.tenant, g.job).completeMany(who.runnerId, who.scope, g.entries);
+    const store = jobStore(env, g.tenant, g.job);
+    // The batch's shard contexts in one call, its files read here (features by their headers), then one call records them all.
+    const contexts = (await store.shardContexts(
+      g.entries.map((e) => e.lease_id),
+      who.scope,
+    )) as (ShardContext | null)[];
+    const { read, readHead } = blobReaders(env, g.tenant);
+    const checked = await Promise.all(
+      g.entries.map(async (e, k) => ({
+        ...e,
+        refused: contexts[k] ? await structureErrors(read, readHead, contexts[k], e.outputs, { headerOnly: true }) : [],
+      })),
+    );
+    const outcomes = await store.completeMany(who.runnerId, who.scope, checked);
     outcomes.forEach((o, k) => {
       if (!o.ok) refusals[g.at[k]!] = failure(o);
     });

@@ -102,6 +102,13 @@ export class JobStore extends DurableObject<Env> {
   shardContext(leaseId: string, scope: LeaseScope) {
     return shardContext(this.cx, leaseId, scope);
   }
+  /** Each lease's ShardContext, null for a whole-task lease or one not held (its completion refuses it): one call for a batch. */
+  shardContexts(leaseIds: string[], scope: LeaseScope) {
+    return leaseIds.map((id) => {
+      const context = shardContext(this.cx, id, scope);
+      return context.ok ? context.value : null;
+    });
+  }
   postEvents(leaseId: string, scope: LeaseScope, events: RunnerEvent[]) {
     return postEvents(this.cx, leaseId, scope, events);
   }
@@ -124,7 +131,7 @@ export class JobStore extends DurableObject<Env> {
     return complete(this.cx, leaseId, scope, outputs, policy);
   }
   /** Several leases of one runner completed in one call (runners.md "Batching"; trusted leases). */
-  async completeMany(runnerId: string, scope: LeaseScope, entries: { lease_id: string; outputs: TaskOutputs }[]) {
+  async completeMany(runnerId: string, scope: LeaseScope, entries: { lease_id: string; outputs: TaskOutputs; refused?: FieldError[] }[]) {
     return completeMany(this.cx, runnerId, scope, entries);
   }
   /** The validation service's decision on a result `complete` answered `compare` for (runners.md "Trust"). */

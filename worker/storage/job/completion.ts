@@ -157,15 +157,15 @@ export async function complete(
 
 /**
  * Completes several leases of `runnerId` in this job in one call (runners.md "Batching"), each as
- * `complete` does with a trusted runner's result (the validation service weighs a pool runner's
- * one by one), and tells the change once for all of them. Answers each lease's outcome, in order:
+ * `complete` does with a trusted runner's result (`refused`: what the validation service found in
+ * its files; it weighs a pool runner's one by one), and tells the change once for all of them. Answers each lease's outcome, in order:
  * one lease's refusal (unknown, no longer held, invalid) leaves the others standing.
  */
 export async function completeMany(
   cx: JobContext,
   runnerId: string,
   scope: LeaseScope,
-  entries: { lease_id: string; outputs: TaskOutputs }[],
+  entries: { lease_id: string; outputs: TaskOutputs; refused?: FieldError[] }[],
 ): Promise<Outcome<Completion>[]> {
   const outcomes: Outcome<Completion>[] = [];
   const batch: Batch = {
@@ -180,11 +180,11 @@ export async function completeMany(
       this.finished.clear();
     },
   };
-  for (const { lease_id: leaseId, outputs } of entries) {
+  for (const { lease_id: leaseId, outputs, refused } of entries) {
     const lease = heldLease(cx, leaseId, scope);
     if (lease.ok && lease.value.runner_id !== runnerId) outcomes.push(missing("lease"));
     else if (lease.ok && lease.value.pool === 1) outcomes.push(clash("a pool lease is completed on its own (:complete)"));
-    else outcomes.push(lease.ok ? await complete(cx, leaseId, scope, outputs, { replicate: false }, false, batch) : lease);
+    else outcomes.push(lease.ok ? await complete(cx, leaseId, scope, outputs, { replicate: false, refused }, false, batch) : lease);
   }
   batch.flush();
   await propagate(cx);
