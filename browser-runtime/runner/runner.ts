@@ -23,7 +23,7 @@ import type { VideoFrames } from "../decode/video-browser";
 import type { BlobCache } from "./blob-cache";
 import type { EnginePool, WorkerHandle } from "./pool/engine-pool";
 import { KeepAlive } from "./keep-alive/keep-alive";
-import { type DerivedDatasetRegister, ProblemError, type RunnerClient, type TaskOutputs } from "../../client/index";
+import { type DerivedDatasetRegister, type Problem, ProblemError, type RunnerClient, type TaskOutputs } from "../../client/index";
 import { EXECUTORS } from "./executors";
 import { EventQueue, type TaskContext, TaskStopped } from "./task-context";
 
@@ -96,6 +96,13 @@ const SHARD_HEARTBEAT_MS = 5000;
 const LEASE_WAIT_SECONDS = 25;
 /** Pause after a failed lease request (the service unreachable), so a runner never spins. */
 const RETRY_MS = 2000;
+/**
+ * Refusals of a completion after which the lease is over (runners.md "Routes", "Trust"): 422 failed
+ * the task, or discarded a volunteer's result and queued its shard again; 404 and 409, the lease is
+ * not (or no longer) the runner's. Any other failure of the completion (5xx, the network) leaves
+ * the lease held, so the runner `:fail`s it.
+ */
+const LEASE_ENDED = new Set([404, 409, 422]);
 
 /** The service speaks another major version of the runner protocol: this runner must not work for it. */
 export class RunnerProtocolMismatch extends Error {
@@ -270,7 +277,9 @@ export class Runner {
           collected = true;
           ready.push({ lease_id: lease.lease_id, outputs });
           arrived();
-          await sent;
+          // This lease's refusal ends its task run as a refused `:complete` would.
+          const refused = (await sent).get(lease.lease_id);
+          if (refused) throw new ProblemError(refused);
         });
         if (!collected) arrived();
       }),
@@ -278,17 +287,19 @@ export class Runner {
     await sent.catch(() => {});
   }
 
-  /** One request for the batch's results, bringing the next leases while the runner goes on. */
-  private async completeLeases(ready: { lease_id: string; outputs: TaskOutputs }[]): Promise<void> {
-    if (ready.length === 0) return;
+  /** One request for the batch's results, bringing the next leases while the runner goes on; answers the refusals by lease. */
+  private async completeLeases(ready: { lease_id: string; outputs: TaskOutputs }[]): Promise<Map<string, Problem>> {
+    const refusals = new Map<string, Problem>();
+    if (ready.length === 0) return refusals;
     const answer = await this.client.completeLeases(this.resource!.runner_id, ready, {
       leaseNext: this.running,
       maxLeases: this.lanes,
     });
     answer.problems.forEach((p, i) => {
-      if (p) this.log(`the completion of ${ready[i]!.lease_id} was refused: ${p.detail ?? p.title}`);
+      if (p) refusals.set(ready[i]!.lease_id, p);
     });
     this.following = answer.next;
+    return refusals;
   }
 
   /** Stops after the current task (the lease is completed or released, never abandoned; a waiting lease request ends within its long poll). */
@@ -358,6 +369,7 @@ export class Runner {
       this.keepAlive?.release(lease.lease_id);
     };
     const ctx = this.context(lease, events, () => held.directive, flush);
+    let completing = false;
     try {
       const executor = EXECUTORS[task.kind];
       if (!executor) throw new Error(`this runner has no executor for '${task.kind}'`);
@@ -367,6 +379,7 @@ export class Runner {
         stopBeating();
         return "dropped";
       }
+      completing = true;
       if (complete) await complete(outputs);
       else {
         stopBeating();
@@ -393,6 +406,11 @@ export class Runner {
         this.log(`released ${task.task_id} (cancel)`);
         return "released";
       }
+      if (completing && e instanceof ProblemError && LEASE_ENDED.has(e.status)) {
+        // The refusal ended the lease (runners.md): a `:fail` now would only be refused (409).
+        this.log(`the completion of ${task.kind} ${task.task_id} was refused: ${e.message}`);
+        return "failed";
+      }
       const err = e instanceof Error ? e : new Error(String(e));
       this.log(`failed ${task.kind} ${task.task_id}: ${err.message}`);
       await flush();
@@ -400,7 +418,8 @@ export class Runner {
         .fail(lease.lease_id, {
           error_class: err.name === "Error" ? "RunnerError" : err.name,
           message: err.message.slice(0, 8000),
-          detail: err.stack ? { stack: err.stack.slice(0, 4000) } : null,
+          // The service's problem says what went wrong (a completion's); otherwise where the runner failed.
+          detail: err instanceof ProblemError ? { problem: err.problem } : err.stack ? { stack: err.stack.slice(0, 4000) } : null,
         })
         .catch((f) => this.log(`could not report the failure: ${(f as Error).message}`));
       return "failed";

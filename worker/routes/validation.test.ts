@@ -412,6 +412,8 @@ describe('trusted results are checked too (runners.md "Trust")', () => {
       expect(answer.status).toBe(422);
       expect(answer.errors[0]).toMatchObject({ path: "outputs_ref.artifacts.0.files.0", code: "summary_mismatch" });
       expect(answer.errors[0].message).toMatch(/3 keypoints, the summary says 4/);
+      // The refusal ended the lease at once (browser-runtime/runner/refused-completion.test.ts: the runner sends nothing more).
+      expect((await own.heartbeat(lease)).directive).toBe("teardown");
       const after = await job(jid);
       expect(after.tasks[0]["x-shards"]).toMatchObject({ done: 0 });
       expect(after.tasks[0].status).toBe("failed");
