@@ -3323,6 +3323,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{jid}/shard-results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every result runners answered for the job's shards (our extension, 2.0; runners.md "Trust"), in the order they arrived: who computed it, whether the runner was trusted, the verdict, and the SHA-256 of each of its files. `task_id` filters by task. */
+        get: {
+            parameters: {
+                query?: {
+                    page_token?: string;
+                    page_size?: number;
+                    task_id?: string;
+                };
+                header?: never;
+                path: {
+                    jid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of shard results */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ShardResultPage"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description any other error: RFC 7807 problem details (7) */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{jid}:cancel": {
         parameters: {
             query?: never;
@@ -11985,6 +12063,37 @@ export interface components {
                 total: number | null;
             }[];
         };
+        ShardResultPage: {
+            items: components["schemas"]["ShardResultRecord"][];
+            next_page_token: string | null;
+            total: number | null;
+        };
+        ShardResultRecord: {
+            /** @description the job's results in the order they arrived */
+            result_id: number;
+            task_id: string;
+            shard_index: number;
+            runner_id: string;
+            /** @description a runner of the tenant's own key or the operator's token; false for a pool volunteer */
+            trusted: boolean;
+            /**
+             * @description used by the task: `accepted` (a trusted runner's), `unchecked` (a volunteer's the sampling did not replicate), `validated` (confirmed by another principal, or a trusted runner's that decided); not used: `agreed` (confirmed a used one), `candidate` (held for a replica), `comparing` (being compared), `rejected` (disagreed with the decision, or its token was quarantined), `refused` (broke the shard's structure, or named files not uploaded: discarded)
+             * @enum {string}
+             */
+            verdict: "accepted" | "unchecked" | "candidate" | "comparing" | "validated" | "agreed" | "rejected" | "refused";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /** @description the result's files in its artifacts' order, each named by the SHA-256 of its bytes (checked at upload; a refused result may name blobs never uploaded) */
+            files: {
+                path: string;
+                blob_sha: string;
+                byte_size: number;
+                media_type?: string;
+            }[];
+        };
         ProgressEvent: {
             /** @enum {string} */
             kind: "phase_started";
@@ -17132,6 +17241,84 @@ export namespace input {
                     };
                     /** @description Not found */
                     404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description any other error: RFC 7807 problem details (7) */
+                    default: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                };
+            };
+            put?: never;
+            post?: never;
+            delete?: never;
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
+        "/v1/jobs/{jid}/shard-results": {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Every result runners answered for the job's shards (our extension, 2.0; runners.md "Trust"), in the order they arrived: who computed it, whether the runner was trusted, the verdict, and the SHA-256 of each of its files. `task_id` filters by task. */
+            get: {
+                parameters: {
+                    query?: {
+                        page_token?: string;
+                        page_size?: number;
+                        task_id?: string;
+                    };
+                    header?: never;
+                    path: {
+                        jid: string;
+                    };
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    /** @description a page of shard results */
+                    200: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/json": components["schemas"]["ShardResultPage"];
+                        };
+                    };
+                    /** @description Authentication required */
+                    401: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Not found */
+                    404: {
+                        headers: {
+                            [name: string]: unknown;
+                        };
+                        content: {
+                            "application/problem+json": components["schemas"]["Problem"];
+                        };
+                    };
+                    /** @description Validation failed */
+                    422: {
                         headers: {
                             [name: string]: unknown;
                         };
@@ -25818,6 +26005,37 @@ export namespace input {
                     elapsed_seconds: number | null;
                     current: number | null;
                     total: number | null;
+                }[];
+            };
+            ShardResultPage: {
+                items: components["schemas"]["ShardResultRecord"][];
+                next_page_token: string | null;
+                total: number | null;
+            };
+            ShardResultRecord: {
+                /** @description the job's results in the order they arrived */
+                result_id: number;
+                task_id: string;
+                shard_index: number;
+                runner_id: string;
+                /** @description a runner of the tenant's own key or the operator's token; false for a pool volunteer */
+                trusted: boolean;
+                /**
+                 * @description used by the task: `accepted` (a trusted runner's), `unchecked` (a volunteer's the sampling did not replicate), `validated` (confirmed by another principal, or a trusted runner's that decided); not used: `agreed` (confirmed a used one), `candidate` (held for a replica), `comparing` (being compared), `rejected` (disagreed with the decision, or its token was quarantined), `refused` (broke the shard's structure, or named files not uploaded: discarded)
+                 * @enum {string}
+                 */
+                verdict: "accepted" | "unchecked" | "candidate" | "comparing" | "validated" | "agreed" | "rejected" | "refused";
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                created_at: string;
+                /** @description the result's files in its artifacts' order, each named by the SHA-256 of its bytes (checked at upload; a refused result may name blobs never uploaded) */
+                files: {
+                    path: string;
+                    blob_sha: string;
+                    byte_size: number;
+                    media_type?: string;
                 }[];
             };
             ProgressEvent: {

@@ -1,6 +1,6 @@
 /** @module Job, Task, progress and the long-running-operation answer (spec 2.9, 3.1, 3.2, 4.8). */
 import { z } from "zod";
-import { ArtifactDescriptor } from "../artifacts";
+import { ArtifactDescriptor, ArtifactFile } from "../artifacts";
 import { JobStatus, Phase } from "../events";
 import { Id, Links, Sha256, Timestamp } from "./common";
 import { TaskKind } from "./task-kind";
@@ -37,6 +37,32 @@ export const TaskShards = z
   })
   .meta({ id: "TaskShards" });
 export type TaskShards = z.infer<typeof TaskShards>;
+
+/**
+ * One result a runner answered for a shard, with the digests of its files (our extension, 2.0): the
+ * audit trail of runners.md "Trust", every result the service weighed, used or not.
+ */
+export const ShardResultRecord = z
+  .object({
+    result_id: z.number().int().describe("the job's results in the order they arrived"),
+    task_id: Id,
+    shard_index: z.number().int(),
+    runner_id: z.string(),
+    trusted: z.boolean().describe("a runner of the tenant's own key or the operator's token; false for a pool volunteer"),
+    verdict: z
+      .enum(["accepted", "unchecked", "candidate", "comparing", "validated", "agreed", "rejected", "refused"])
+      .describe(
+        "used by the task: `accepted` (a trusted runner's), `unchecked` (a volunteer's the sampling did not replicate), `validated` (confirmed by another principal, or a trusted runner's that decided); not used: `agreed` (confirmed a used one), `candidate` (held for a replica), `comparing` (being compared), `rejected` (disagreed with the decision, or its token was quarantined), `refused` (broke the shard's structure, or named files not uploaded: discarded)",
+      ),
+    created_at: Timestamp,
+    files: z
+      .array(ArtifactFile)
+      .describe(
+        "the result's files in its artifacts' order, each named by the SHA-256 of its bytes (checked at upload; a refused result may name blobs never uploaded)",
+      ),
+  })
+  .meta({ id: "ShardResultRecord" });
+export type ShardResultRecord = z.infer<typeof ShardResultRecord>;
 
 export const Task = z
   .object({

@@ -19,6 +19,7 @@ import {
   PageQuery,
   PipelineRequest,
   ProgressEvent,
+  ShardResultRecord,
   VerifyRequest,
 } from "../../protocol";
 import type { AppEnv } from "../context";
@@ -34,6 +35,7 @@ import type { Context } from "hono";
 export const jobs = newRouter();
 
 const JobPage = Page(Job, "JobPage");
+const ShardResultPage = Page(ShardResultRecord, "ShardResultPage");
 const DatasetParams = z.object({ did: Id });
 const JobParams = z.object({ jid: Id });
 const accepted = {
@@ -158,6 +160,22 @@ jobs.openapi(
     const progress = await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).progress();
     if (!progress) throw notFound("job");
     return c.json(progress, 200);
+  },
+);
+
+jobs.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/jobs/{jid}/shard-results",
+    tags: ["jobs"],
+    description:
+      'Every result runners answered for the job\'s shards (our extension, 2.0; runners.md "Trust"), in the order they arrived: who computed it, whether the runner was trusted, the verdict, and the SHA-256 of each of its files. `task_id` filters by task.',
+    request: { params: JobParams, query: PageQuery.extend({ task_id: Id.optional() }) },
+    responses: { 200: json(ShardResultPage, "a page of shard results"), ...problemResponses(401, 404, 422) },
+  }),
+  async (c) => {
+    const { task_id: taskId, ...page } = c.req.valid("query");
+    return c.json(await (await ownJob(c.env, c.var.tenantId, c.req.valid("param").jid)).shardResults(taskId ?? null, page), 200);
   },
 );
 

@@ -75,6 +75,11 @@ async function dataset(n: number) {
 const features = async (did: string) => (await call("POST", `/v1/datasets/${did}/features`, { spec: {} })).json.job_id as string;
 const job = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json;
 const shards = async (jid: string) => (await job(jid)).tasks[0]["x-shards"];
+/** The job's shard results with their files' digests (`GET /v1/jobs/{jid}/shard-results`), as runner, trust and verdict, and the page. */
+async function trail(jid: string, query = "") {
+  const page = (await call("GET", `/v1/jobs/${jid}/shard-results${query}`)).json;
+  return { page, who: page.items.map((r: any) => [r.runner_id, r.trusted, r.verdict]) };
+}
 
 /** The job's event log so far, read from its object (the SSE stream stays open while the job runs). */
 async function events(jid: string): Promise<any[]> {
@@ -124,6 +129,15 @@ describe("untrusted results", () => {
       rejected_by: {},
     });
     expect((await events(jid)).filter((e: any) => e.kind === "warning")).toEqual([]);
+    // The audit trail: both results with their files' digests, the held one used.
+    const { page, who } = await trail(jid);
+    expect(who).toEqual([
+      [a.runner!.runner_id, false, "validated"],
+      [b.runner!.runner_id, false, "agreed"],
+    ]);
+    expect(page.items[0]).toMatchObject({ task_id: done.tasks[0].task_id, shard_index: 0 });
+    expect(page.items[0].files).toEqual(done.tasks[0].outputs_ref.artifacts[0].files);
+    expectProblem(await call("GET", "/v1/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV/shard-results"), 404, "not_found");
     // Both volunteers are still welcome.
     expect(
       (await call("GET", "/v1/admin/runner-tokens")).json.filter(
@@ -168,6 +182,15 @@ describe("untrusted results", () => {
     expect(files.flatMap((f) => f.images.map((im: { sha256: string }) => im.sha256)).sort()).toEqual(
       images.map((im) => im.content_sha).sort(),
     );
+    // The audit trail, a page at a time: the liar's result and its digests beside the trusted one the task uses.
+    const first = await trail(jid, "?page_size=1");
+    expect(first.who).toEqual([[liar.runner!.runner_id, false, "rejected"]]);
+    expect(first.page.total).toBe(2);
+    const second = await trail(jid, `?page_size=1&page_token=${first.page.next_page_token}`);
+    expect(second.who).toEqual([[own.runner!.runner_id, true, "validated"]]);
+    expect(second.page.next_page_token).toBeNull();
+    expect(second.page.items[0].files).toEqual(done.tasks[0].outputs_ref.artifacts[0].files);
+    expect(first.page.items[0].files.map((f: any) => f.blob_sha)).not.toEqual(second.page.items[0].files.map((f: any) => f.blob_sha));
     const warning = (await events(jid)).find((e: any) => e.kind === "warning");
     expect(warning.message).toMatch(
       new RegExp(
@@ -408,7 +431,8 @@ describe('trusted results are checked too (runners.md "Trust")', () => {
       const jid = await features((await dataset(4)).did);
       const own = await trusted("own");
       const lease = await leaseOf(own, jid);
-      const answer = await complete(own, lease, await featuresOf(own, lease, 4), batch);
+      const outputs = await featuresOf(own, lease, 4);
+      const answer = await complete(own, lease, outputs, batch);
       expect(answer.status).toBe(422);
       expect(answer.errors[0]).toMatchObject({ path: "outputs_ref.artifacts.0.files.0", code: "summary_mismatch" });
       expect(answer.errors[0].message).toMatch(/3 keypoints, the summary says 4/);
@@ -418,6 +442,10 @@ describe('trusted results are checked too (runners.md "Trust")', () => {
       expect(after.tasks[0]["x-shards"]).toMatchObject({ done: 0 });
       expect(after.tasks[0].status).toBe("failed");
       expect((await quarantined()).length).toBe(before);
+      // The refused result stays in the audit trail, with its digests.
+      const refused = await trail(jid);
+      expect(refused.who).toEqual([[own.runner!.runner_id, true, "refused"]]);
+      expect(refused.page.items[0].files.map((f: any) => f.blob_sha)).toEqual(outputs.artifacts.map((a) => a.files[0]!.blob_sha));
       // The same runner's correct result completes.
       const next = await features((await dataset(4)).did);
       const again = await leaseOf(own, next);
@@ -438,6 +466,12 @@ describe('trusted results are checked too (runners.md "Trust")', () => {
       const after = await job(jid);
       expect(after.tasks[1]["x-shards"]).toMatchObject({ done: 0 });
       expect(after.tasks[1].status).toBe("failed");
+      // By task: the extraction's accepted result, the matching's refused one.
+      for (const [k, verdict] of [
+        [0, "accepted"],
+        [1, "refused"],
+      ] as const)
+        expect((await trail(jid, `?task_id=${after.tasks[k].task_id}`)).who).toEqual([[own.runner!.runner_id, true, verdict]]);
       // A pair within each item's block completes (a new run: its extraction is cached).
       const good = await leaseOf(own, await run(), "match");
       expect((await complete(own, good, await shardOutputs(own, good, "matches.indexed.v1", blockMatches), batch)).status).toBe(204);

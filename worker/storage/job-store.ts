@@ -26,10 +26,11 @@ import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
 import { detail, frozenDataset, inputArtifacts, jobRow, oneshotAbandoned } from "./job/records";
 import { announceSnapshots, postEvents, putCheckpoint } from "./job/reports";
+import { shardResultPage } from "./job/shards";
 import { cancel, enforceRuntime, resume } from "./job/status";
 import { JOB_MIGRATIONS } from "./job-migrations";
 import { type JobPlan, type Judgement, type LeaseHolder, type LeaseScope, ONESHOT_RECIPE, oneshotPrefix } from "./job-rows";
-import { migrate } from "./sql";
+import { type PageRequest, migrate } from "./sql";
 
 export class JobStore extends DurableObject<Env> {
   private readonly cx: JobContext;
@@ -62,6 +63,10 @@ export class JobStore extends DurableObject<Env> {
   }
   progress() {
     return progress(this.cx);
+  }
+  /** A page of the job's shard results with their files' digests (runners.md "Trust"). */
+  shardResults(taskId: string | null, page: PageRequest) {
+    return shardResultPage(this.cx, taskId, page);
   }
   frozenDataset() {
     return frozenDataset(this.cx);

@@ -79,6 +79,9 @@ export async function complete(
   // In a batch, a trusted shard's result is recorded now and its task told once for the batch; anything else tells first what came before it.
   const deferred = batch !== null && errors.length === 0 && shardId !== null && trusted && !policy.replicate;
   if (batch && !deferred) batch.flush();
+  const who = { lease_id: leaseId, runner_id: runnerId, principal: lease.value.principal ?? runnerId, trusted };
+  // A refused shard result is kept, with its files' digests, as every result is (runners.md "Trust": the audit trail).
+  if (errors.length > 0 && shardId) addResult(cx, shardId, who, outputs, "refused");
   if (errors.length > 0 && shardId && !trusted) {
     // A volunteer's broken result costs the job nothing: it is discarded and the shard computed again.
     cx.storage.transactionSync(() => {
@@ -115,7 +118,6 @@ export async function complete(
     if (tell) await propagate(cx);
     return ok(done);
   }
-  const who = { lease_id: leaseId, runner_id: runnerId, principal: lease.value.principal ?? runnerId, trusted };
   const others = shardResults(cx, shardId, "candidate");
   if (others.length > 0) {
     // Compared by the validation service, outside this object; the lease stays held (a service that dies meanwhile loses only this result).

@@ -14,12 +14,13 @@ import {
   MERGE_PATH,
   type Phase,
   type ShardItem,
+  type ShardResultRecord,
   type TaskOutputs,
 } from "../../../protocol";
 import { blockPairListPath } from "../../../protocol/wire/pairs";
 import type { LeaseHolder, PlannedItem, ShardNeed, ShardResult } from "../job-rows";
 import type { FieldError } from "../../errors";
-import { first, nowIso } from "../sql";
+import { type PageRequest, type PageResult, first, nowIso, paginate } from "../sql";
 import type { JobContext } from "./context";
 import { appendEvent } from "./events";
 import { type Row, shardStats } from "./records";
@@ -198,6 +199,44 @@ export function shardResults(cx: JobContext, shardId: string, verdict: string): 
       trusted: r.trusted === 1,
       outputs: JSON.parse(r.outputs_json) as TaskOutputs,
     }));
+}
+
+/**
+ * A page of the job's shard results (of `taskId` when given) in the order they arrived, each with
+ * its files' digests (runners.md "Trust": what an auditor reads).
+ */
+export function shardResultPage(cx: JobContext, taskId: string | null, page: PageRequest): PageResult<ShardResultRecord> {
+  type R = {
+    result_id: number;
+    task_id: string;
+    idx: number;
+    runner_id: string;
+    trusted: number;
+    verdict: string;
+    created_at: string;
+    outputs_json: string;
+  };
+  return paginate<R, ShardResultRecord>(
+    cx.sql,
+    {
+      table: `(SELECT r.result_id, s.task_id, s.idx, r.runner_id, r.trusted, r.verdict, r.created_at, r.outputs_json
+               FROM shard_results r JOIN shards s ON s.shard_id = r.shard_id)`,
+      key: "result_id",
+      where: taskId ? "task_id = ?" : "1 = 1",
+      params: taskId ? [taskId] : [],
+    },
+    page,
+    (r) => ({
+      result_id: r.result_id,
+      task_id: r.task_id,
+      shard_index: r.idx,
+      runner_id: r.runner_id,
+      trusted: r.trusted === 1,
+      verdict: r.verdict as ShardResultRecord["verdict"],
+      created_at: r.created_at,
+      files: (JSON.parse(r.outputs_json) as TaskOutputs).artifacts.flatMap((a) => a.files),
+    }),
+  );
 }
 
 /** A shard waiting for another result: pending again, for whom `need` says. */
