@@ -3,10 +3,13 @@
  * on the job and on the task ready to be leased, naming the task kind and runtime; null once a
  * runner that computes it asks for work. `/readyz` keeps the spec's meaning (storage only).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DigestRunner } from "../../scripts/digest-runner";
 import type { TaskKind } from "../../protocol";
 import { BASE, call, expectStatus, newDataset, tenantClient, uploadBlob } from "../test/helpers";
+
+// A whole job's tasks run through the Durable Objects; slow on a loaded machine.
+vi.setConfig({ testTimeout: 60_000 });
 
 describe("x-waiting_for", () => {
   it("names the runner a ready task waits for, on the task and the job, until one that computes it asks for work", async () => {
