@@ -154,7 +154,9 @@ export const ShardItem = z
     reads: z
       .array(ArtifactFile)
       .optional()
-      .describe("a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models)"),
+      .describe(
+        "a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of an index's pairs: the task's pair list",
+      ),
   })
   .meta({ id: "ShardItem" });
 export type ShardItem = z.infer<typeof ShardItem>;

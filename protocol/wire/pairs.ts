@@ -128,6 +128,16 @@ export function sequencePairs(order: readonly number[], overlap: number): [numbe
 }
 
 /**
+ * The item of a match task whose pairs come from an index (retrieval, vocabtree): its first shard
+ * chooses the whole list, one `image_name_pairs_txt` file at this path, and the service then plans
+ * the blocks that hold its pairs, each reading that file (runners.md "Shards").
+ */
+export const PAIR_LIST_PATH = "pairs.txt";
+
+/** Pair strategies whose list is chosen from an index a task of the job builds, by a match task's first shard. */
+export const INDEXED_PAIR_STRATEGIES: readonly string[] = ["retrieval", "vocabtree"];
+
+/**
  * Where a match block's pair list is, beside its matches (issue 18: pair lists are artifacts):
  * `matches/<a>-<b>.bin` -> `pairs/<a>-<b>.txt`; null for a path that is no match block's.
  */

@@ -19,14 +19,14 @@ import type {
   TaskOutputs,
 } from "../../protocol";
 import { notFound, validation } from "../errors";
-import type { AdoptedSnapshot, JobPlan, JobRow, PlannedItem, TaskPlan, TaskRow } from "../storage/job-rows";
+import type { AdoptedSnapshot, JobPlan, JobRow, TaskPlan, TaskRow } from "../storage/job-rows";
 import type { Outcome } from "../storage/outcome";
 import type { BlobFacts, DatasetRow, ImageRow } from "../storage/tenant-rows";
 import { type RoleNeeds, resolveInputArtifacts, withDatasetOutputs } from "./input-artifacts";
 import { requireCapability } from "./capabilities";
 import { applyBackendRules, routedSpecsOf } from "./backend";
 import { explicitPairList } from "./explicit-pairs";
-import { type ItemPlan, groupShards, planItems, shardBudget, shardMaxItems } from "./shards";
+import { planItems, plannedItems, reusable } from "./shards";
 import { cacheKeyOf, hashJson, runtimeVersions, rvIdOf } from "./runtime";
 import { jobStore, tenantStore, unwrap } from "./stores";
 import type { z } from "zod";
@@ -359,12 +359,8 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     ...(s.input_blobs ?? []).map((b) => b.blob_sha),
   ];
   // Sharded stages (extract, match, verify): their content-keyed items, each reusable on its own.
-  const items = s.imported
-    ? tasks.map(() => null)
-    : planItems(
-        s.dataset,
-        tasks.map((t, i) => ({ ...t, pair_list: s.stages[i]!.pair_list ?? null })),
-      );
+  const chain = tasks.map((t, i) => ({ ...t, pair_list: s.stages[i]!.pair_list ?? null }));
+  let items = s.imported ? tasks.map(() => null) : planItems(s.dataset, chain);
   type Registered = {
     hits: Record<string, TaskOutputs>;
     item_hits: Record<string, TaskOutputs>;
@@ -379,8 +375,8 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       made_blobs: s.made_blobs ?? [],
       // A job done at submission has nothing to reuse.
       cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
-      // A hierarchical map's items are its own work units, never reused (their shards grow with the job).
-      item_keys: items.flatMap((list, i) => (tasks[i]!.kind === "map" ? [] : (list?.map((it) => it.key) ?? []))),
+      // A hierarchical map's items are its own work units, never reused (their shards grow with the job), as is an index's pair list.
+      item_keys: items.flatMap((list, i) => (tasks[i]!.kind === "map" ? [] : (list?.filter(reusable).map((it) => it.key) ?? []))),
       recon:
         s.recon && "pipeline" in s.recon
           ? {
@@ -393,6 +389,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
           : s.recon,
     })) as Outcome<Registered>,
   );
+  // A match task of an index's pairs reused whole never chooses its list again: the verify task after it covers every block.
+  if (tasks.some((t, i) => hits[t.cache_key] && items[i]?.some((it) => !reusable(it))))
+    items = planItems(
+      s.dataset,
+      chain.map((t) => ({ ...t, reused: Boolean(hits[t.cache_key]) })),
+    );
   const project = await tenant.getProject(s.projectId);
   const plan: JobPlan = {
     ...job,
@@ -405,7 +407,12 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       ...t,
       cached: hits[t.cache_key] ?? null,
       imported: s.imported ?? null,
-      items: plannedItems(t.kind, items[i] ?? null, item_hits),
+      items: plannedItems(
+        t.kind,
+        items[i] ?? null,
+        item_hits,
+        t.kind === "verify" && items.slice(0, i).some((list) => list?.some((it) => !reusable(it))),
+      ),
     })),
     adopted_snapshot: adopted,
     max_runtime_seconds: s.recon && "pipeline" in s.recon ? s.recon.pipeline.max_runtime_seconds : null,
@@ -418,21 +425,6 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
     throw err;
   }
   return { job_id: job.job_id, task_ids: tasks.map((t) => t.task_id), recon_id };
-}
-
-/** A task's items with their cache hits; the others grouped, in order, into shards of about a few seconds' work. */
-function plannedItems(kind: TaskKind, items: ItemPlan[] | null, hits: Record<string, TaskOutputs>): PlannedItem[] | null {
-  if (!items || items.length === 0) return null;
-  const shardOf = new Map<ItemPlan, number>();
-  groupShards(
-    items.filter((it) => !hits[it.key]),
-    shardBudget(kind),
-    shardMaxItems(kind),
-  ).forEach((shard, idx) => shard.forEach((it) => shardOf.set(it, idx)));
-  return items.map((it) => {
-    const { weight: _weight, ...item } = it;
-    return { item, cached: hits[it.key] ?? null, shard: shardOf.get(it) ?? null };
-  });
 }
 
 /**

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { DatasetSnapshot } from "../../protocol";
-import { MATCH_SHARD_WORK, type PlannedTask, UNIT_DESCRIPTORS, groupShards, planItems, shardBudget } from "./shards";
+import { PAIR_LIST_PATH } from "../../protocol/wire/pairs";
+import { MATCH_SHARD_WORK, UNIT_DESCRIPTORS, groupShards, shardBudget } from "../storage/job/sizing";
+import { type ItemFile, type PlannedTask, planItems, reusable } from "./shards";
 import { hashJson } from "./runtime";
 
 /**
@@ -32,13 +34,19 @@ function dataset(n: number, [width, height] = [2048, 2000]): DatasetSnapshot {
   } as DatasetSnapshot;
 }
 
-const task = (kind: "extract" | "match" | "verify", params: Record<string, unknown>, pair_list?: [number, number][]): PlannedTask => ({
+const task = (
+  kind: "extract" | "match" | "verify",
+  params: Record<string, unknown>,
+  pair_list?: [number, number][],
+  pair_list_file?: ItemFile,
+): PlannedTask => ({
   kind,
   params,
   inputs_hash: hashJson([kind, "inputs"]),
   params_hash: hashJson(params),
   rv_id: "rv",
   pair_list,
+  pair_list_file,
 });
 
 /** Each image with its next: n - 1 pairs. */
@@ -58,8 +66,12 @@ describe("match and verify items of a pair list known at submission (explicit an
     const [, exhaustiveMatch] = planItems(ds, chain());
     const list = chainList(200);
     const [, match, verify] = planItems(ds, chain(list));
-    // The same blocks (paths), so verification and mapping read the same files.
-    expect(match!.map((it) => it.path)).toEqual(exhaustiveMatch!.map((it) => it.path));
+    // Only the blocks holding pairs, each a block of the groups (its path), verified block by block.
+    expect(match!.length).toBeLessThan(exhaustiveMatch!.length);
+    expect(exhaustiveMatch!.map((it) => it.path)).toEqual(expect.arrayContaining(match!.map((it) => it.path)));
+    expect(verify!.map((it) => it.path.replace("two_view_geometries/", "matches/").replace(".json", ".bin"))).toEqual(
+      match!.map((it) => it.path),
+    );
     for (const items of [match!, verify!]) {
       expect(items.reduce((s, it) => s + it.weight, 0)).toBe(list.length);
       // An item reads exactly the images of its pairs.
@@ -83,11 +95,14 @@ describe("match and verify items of a pair list known at submission (explicit an
     const list = chainList(200);
     const [, before] = planItems(ds, chain(list));
     const [, after] = planItems(ds, chain([...list.slice(0, -1), [0, 199]]));
-    const changed = before!.filter((it, k) => it.key !== after![k]!.key).map((it) => it.path);
-    const touched = before!.filter((it, k) => it.weight !== after![k]!.weight || it.images.join() !== after![k]!.images.join());
+    // By block (a block that loses its last pair is gone, one that gains its first is new).
+    const [b, a] = [before!, after!].map((items) => new Map(items.map((it) => [it.path, it] as const)));
+    const paths = [...new Set([...b!.keys(), ...a!.keys()])];
+    const changed = paths.filter((p) => b!.get(p)?.key !== a!.get(p)?.key);
+    const touched = paths.filter((p) => b!.get(p)?.weight !== a!.get(p)?.weight || b!.get(p)?.images.join() !== a!.get(p)?.images.join());
     expect(changed.length).toBeGreaterThan(0);
     expect(changed.length).toBeLessThanOrEqual(2);
-    expect(changed).toEqual(touched.map((it) => it.path));
+    expect(changed).toEqual(touched);
   });
 
   it("sequential pairs are known at submission too: their blocks weigh the window's pairs", () => {
@@ -152,5 +167,73 @@ describe("match shards sized by work: pairs times their images' descriptors", ()
     for (const sh of many) expect(sh.weight).toBeCloseTo(sh.pairs * pairWeight, 6);
     // Groups are buckets of content hashes: a bucket may hold two or three photos, a block a few more pairs than the budget.
     expect(Math.max(...many.map((s) => s.pairs))).toBeLessThan(55 / 6);
+  });
+});
+
+describe("match and verify items of an index's pairs (retrieval, vocabtree), planned once its list is chosen", () => {
+  const LIST_FILE: ItemFile = { path: PAIR_LIST_PATH, blob_sha: "a".repeat(64), byte_size: 1, media_type: "text/plain" };
+  /** Each image with its 3 nearest in name order, as an index would choose: about 3 n pairs. */
+  const nearList = (n: number) =>
+    Array.from({ length: n }, (_, i) => [1, 2, 3].filter((k) => i + k < n).map((k) => [i, i + k] as [number, number])).flat();
+  const indexed = (pairs: Record<string, unknown>, list?: [number, number][], matcher: Record<string, unknown> = {}) => [
+    task("extract", {}),
+    task("match", { pairs, matcher }, list, list && LIST_FILE),
+    task("verify", {}),
+  ];
+
+  it("before its list, the match task is one item, the list's, and the verify task has none", () => {
+    const [, match, verify] = planItems(dataset(100), indexed({ strategy: "vocabtree", retrieval_k: 5 }));
+    expect(match).toMatchObject([{ path: PAIR_LIST_PATH, block: null }]);
+    expect(match![0]!.images).toHaveLength(100);
+    expect(verify).toEqual([]);
+    expect(reusable(match![0]!)).toBe(false);
+  });
+
+  it("from its list: only the blocks holding pairs, each reading the list; keys hold the block's pairs, not the spec that chose them", () => {
+    const ds = dataset(100);
+    const list = nearList(100);
+    const [, all] = planItems(ds, chain());
+    const [, match, verify] = planItems(ds, indexed({ strategy: "retrieval", retrieval_k: 3 }, list));
+    // 294 pairs of 100 images (16 groups: 136 blocks): the blocks that hold them, weighing their pairs alone (where every
+    // block weighed every pair of its groups, 4,950).
+    expect(match!.length).toBeLessThan(all!.length);
+    expect(match!.length).toBeLessThanOrEqual(list.length);
+    expect(match!.reduce((s, it) => s + it.weight, 0)).toBe(list.length);
+    expect(all!.reduce((s, it) => s + it.weight, 0)).toBe((100 * 99) / 2);
+    expect(match!.every((it) => it.reads?.length === 1 && it.reads[0]!.path === PAIR_LIST_PATH)).toBe(true);
+    expect(verify!.map((it) => it.path.replace("two_view_geometries/", "matches/").replace(".json", ".bin"))).toEqual(
+      match!.map((it) => it.path),
+    );
+    // The same pairs chosen by another spec are the same blocks; another matcher is not.
+    const [, vocab] = planItems(ds, indexed({ strategy: "vocabtree", retrieval_k: 8 }, list));
+    expect(vocab!.map((it) => it.key)).toEqual(match!.map((it) => it.key));
+    const [, other] = planItems(ds, indexed({ strategy: "retrieval", retrieval_k: 3 }, list, { max_ratio: 0.7 }));
+    expect(other!.every((it, k) => it.key !== match![k]!.key)).toBe(true);
+  });
+
+  it("a task reused whole chooses no list: its verify task covers every block", () => {
+    const ds = dataset(20);
+    const chained = indexed({ strategy: "vocabtree", retrieval_k: 5 }).map((t) => ({ ...t, reused: t.kind === "match" }));
+    const [, match, verify] = planItems(ds, chained);
+    const [, exhaustive] = planItems(ds, chain());
+    expect(match!.map((it) => it.path)).toEqual(exhaustive!.map((it) => it.path));
+    expect(verify).toHaveLength(exhaustive!.length);
+  });
+});
+
+describe("blocks weighed by the extraction's keypoint counts", () => {
+  it("weigh each pair by its images' keypoints; the groups, and so the blocks' keys, stay those of the estimates", () => {
+    const ds = dataset(40, [1000, 1000]);
+    const keypoints = new Map(ds.images.map((im, i) => [im.name, i % 2 === 0 ? 8192 : 4096]));
+    const [, estimated] = planItems(ds, chain());
+    const [, counted] = planItems(ds, chain(), keypoints);
+    expect(counted!.map((it) => it.key)).toEqual(estimated!.map((it) => it.key));
+    for (const it of counted!) {
+      const [a, b] = it.block!;
+      const same = a.join() === b.join();
+      const pairs = a.flatMap((x, i) => (same ? a.slice(i + 1) : b).map((y) => [x, y] as const));
+      const weight = pairs.reduce((s, [x, y]) => s + (keypoints.get(x)! * keypoints.get(y)!) / UNIT_DESCRIPTORS ** 2, 0);
+      expect(it.weight).toBeCloseTo(weight, 9);
+    }
   });
 });

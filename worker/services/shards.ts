@@ -4,42 +4,36 @@
  * by the content it reads: extraction has one item per image; matching and verification one per
  * *block* of the pair list, the pairs between two groups of images, the groups chosen by the
  * images' content (a hash bucket of their SHA-256), so that adding a photo changes only the
- * blocks of its group. When the pair list is known at submission (explicit and sequential pairs),
- * a block holds only its part of the list and reads only those pairs' images. Items are grouped
- * into shards of about a few seconds of one engine's work (by pixels for extraction; for matching by
- * pairs times the product of their images' descriptor counts, for verification by pairs times their
- * descriptor counts, the counts estimated at submission from each image's size and the extraction's
- * `max_num_features`), and the groups are made small enough that a block of photos with many
- * descriptors fits one such shard; an item whose key
- * already succeeded in the tenant is reused and never leased again. A hierarchical map task starts
- * as one shard, the partition of its view graph; its clusters' shards are added when that is done
- * (storage/job/hierarchical.ts).
+ * blocks of its group. When the pair list is known (explicit and sequential pairs at submission;
+ * retrieval and vocabulary-tree pairs once the match task's first shard has chosen them from the
+ * index, storage/job/pair-list.ts), only the blocks holding pairs are planned, each with its part
+ * of the list, reading only those pairs' images. Items are grouped into shards of about a few
+ * seconds of one engine's work (storage/job/sizing.ts: by pixels for extraction; for matching by
+ * pairs times the product of their images' descriptor counts, for verification by pairs times
+ * their descriptor counts: at submission counts estimated from each image's size and the
+ * extraction's `max_num_features`, weighed again by the real keypoints once extraction has run),
+ * and the groups are made small enough that a block of photos with many descriptors fits one
+ * such shard; an item whose key already succeeded in the tenant is reused and never leased again.
+ * A hierarchical map task starts as one shard, the partition of its view graph; its clusters'
+ * shards are added when that is done (storage/job/hierarchical.ts).
  */
-import { type DatasetSnapshot, PARTITION_PATH, type ShardItem, type TaskKind } from "../../protocol";
-import { sequenceOrderIndices, sequencePairs } from "../../protocol/wire/pairs";
+import { type DatasetSnapshot, PARTITION_PATH, type ShardItem, type TaskKind, type TaskOutputs } from "../../protocol";
+import { INDEXED_PAIR_STRATEGIES, PAIR_LIST_PATH, sequenceOrderIndices, sequencePairs } from "../../protocol/wire/pairs";
+import type { PlannedItem } from "../storage/job-rows";
+import {
+  MATCH_SHARD_WORK,
+  UNIT_DESCRIPTORS,
+  blockWork,
+  groupShards,
+  packHeaviestFirst,
+  shardBudget,
+  shardMaxItems,
+} from "../storage/job/sizing";
 import { hashJson } from "./runtime";
 
-/** Pixels per extraction shard: SIFT on one engine takes about 0.3-0.5 s per megapixel. */
-export const EXTRACT_SHARD_PIXELS = 8_000_000;
-/**
- * Descriptors of the unit pair of matching and verification work: FeaturesSpec's default
- * `max_num_features`. A pair of images with `d1` and `d2` descriptors weighs `d1 d2 / 8192^2` in
- * matching (brute force compares every descriptor with every other) and `sqrt(d1 d2) / 8192` in
- * verification (RANSAC over matches, about as many as descriptors).
- */
-export const UNIT_DESCRIPTORS = 8192;
-/**
- * Matching work per shard, in pairs of two 8k-descriptor sets: brute force of one such pair takes
- * about half a second on one wasm engine of a quiet machine (sceaux-castle's 55 pairs of 6 MP photos
- * as one shard ran for minutes on a loaded one, longer than a runner that leaves every minute or two lives).
- */
-export const MATCH_SHARD_WORK = 8;
-/** Verification work per shard, in pairs of 8k-descriptor images (RANSAC of one pair: 10-30 ms). */
-export const VERIFY_SHARD_WORK = 128;
 /** Image pixels per SIFT keypoint before the `max_num_features` cap (sceaux-castle's 6 MP photos give 10-12k). */
 const PIXELS_PER_DESCRIPTOR = 500;
-/** A shard's items travel in its lease and come back as one artifact each (TaskOutputs holds at most 64). */
-export const MAX_SHARD_ITEMS = 64;
+
 /** Images per content group at most: a block of two groups holds about 8 x 8 pairs. */
 const IMAGES_PER_GROUP = 8;
 /** At most 32 groups: 528 blocks, within an artifact's 1024 files. */
@@ -50,7 +44,12 @@ const DEFAULT_PIXELS = 1_000_000;
 export interface ItemPlan extends ShardItem {
   /** Work estimate: pixels (extract) or pairs weighed by their descriptors (match, verify; see UNIT_DESCRIPTORS). */
   weight: number;
+  /** A listed block's pairs by image name (null: every pair of its groups), kept to weigh it again (storage/job/sizing.ts). */
+  pairs?: [string, string][] | null;
 }
+
+/** A file an item reads (ShardItem `reads`). */
+export type ItemFile = NonNullable<ShardItem["reads"]>[number];
 
 /** A task of the job as the planner sees it: its kind, hashes and specs. */
 export interface PlannedTask {
@@ -59,8 +58,15 @@ export interface PlannedTask {
   inputs_hash: string;
   params_hash: string;
   rv_id: string;
-  /** A match task's explicit pair list (indices into the dataset's images), known at submission. */
+  /**
+   * A match task's pair list (indices into the dataset's images): an explicit one known at
+   * submission, or an index's, chosen by the task's first shard (`pair_list_file` its file).
+   */
   pair_list?: readonly (readonly [number, number])[] | null;
+  /** The file of an index's pair list (PAIR_LIST_PATH), which the blocks planned from it read. */
+  pair_list_file?: ItemFile | null;
+  /** The task is reused whole (its cache key succeeded): a match task of an index's pairs chooses no list. */
+  reused?: boolean;
 }
 
 /**
@@ -108,10 +114,15 @@ type Image = DatasetSnapshot["images"][number];
  * of the same image or block upstream, when the upstream task is in the chain). Unsharded tasks
  * get no items.
  */
-export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[]): (ItemPlan[] | null)[] {
+export function planItems(
+  dataset: DatasetSnapshot | null,
+  chain: PlannedTask[],
+  keypoints: ReadonlyMap<string, number> | null = null,
+): (ItemPlan[] | null)[] {
   if (!dataset || dataset.images.length === 0) return chain.map(() => null);
   const images = dataset.images;
-  // Each image's descriptor estimate weighs its pairs and sizes the groups.
+  // Each image's descriptor estimate sizes the groups (so the blocks and their keys are the same whenever they are planned);
+  // its pairs weigh its keypoints once the extraction has run, else the estimate.
   const maxFeatures = maxFeaturesOf(chain);
   const descriptors = new Map(images.map((im) => [im.name, descriptorEstimate(im, maxFeatures)]));
   const groups = groupCount(images.length, imagesPerGroup([...descriptors.values()]));
@@ -122,28 +133,27 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
     for (let b = a; b < groups; b++)
       if (byGroup[a]!.length && byGroup[b]!.length && (a !== b || byGroup[a]!.length > 1)) blocks.push([a, b]);
   const names = (g: number) => byGroup[g]!.map((im) => im.name);
-  const d = (name: string) => descriptors.get(name)! / UNIT_DESCRIPTORS;
-  /** A pair's weight in matching and in verification. */
-  const work = { match: (x: string, y: string) => d(x) * d(y), verify: (x: string, y: string) => Math.sqrt(d(x) * d(y)) };
+  const descriptorsOf = (name: string) => keypoints?.get(name) ?? descriptors.get(name)!;
   const cameras = cameraSignature(dataset);
 
   let features: Map<string, string> | null = null;
   let matches: Map<string, string> | null = null;
-  // The blocks of a pair list known at submission (explicit and sequential pairs): each item reads
-  // the images of its own pairs and weighs their number, so a job's shards grow with the pairs, not
-  // with the square of the images.
-  let listed: ListedBlock[] | null = null;
-  /** The weight of a block's pairs: the listed ones, or every pair of its two groups. */
-  const blockWork = (kind: keyof typeof work, [a, b]: [number, number], k: number) => {
-    if (listed) return listed[k]!.pairs.reduce((s, [x, y]) => s + work[kind](x, y), 0);
-    let sum = 0;
-    for (const [i, x] of names(a).entries()) for (const y of a === b ? names(a).slice(i + 1) : names(b)) sum += work[kind](x, y);
-    return sum;
-  };
+  // The blocks of the match task's pairs: every block of the content groups (exhaustive pairs, and
+  // strategies chosen by the runner), or those holding pairs of a known list (explicit, sequential,
+  // an index's once chosen), each reading the images of its own pairs, so a job's shards grow with
+  // the pairs, not with the square of the images. Null while an index's list is still to be chosen.
+  let planned: PlannedBlock[] | null = null;
+  let deferred = false;
+  const weigh = (kind: "match" | "verify", { ab: [a, b], listed }: PlannedBlock) =>
+    blockWork(kind, [names(a), names(b)], listed ? listed.pairs : null, descriptorsOf);
+  const blockImages = ({ ab: [a, b], listed }: PlannedBlock) =>
+    listed ? listed.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)];
   return chain.map((task) => {
     const base = { kind: task.kind, params_hash: task.params_hash, rv_id: task.rv_id };
     // Read from outside the chain (an input artifact): the task's inputs_hash names it.
     const featureKeys = (ims: Image[]) => (features ? ims.map((im) => features!.get(im.name)) : task.inputs_hash);
+    const blockFeatures = ({ ab: [a, b], listed }: PlannedBlock) =>
+      listed ? featureKeys(listed.images) : [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)];
     if (task.kind === "extract") {
       const items = images.map((im) => ({
         key: hashJson({
@@ -160,46 +170,68 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
       return items;
     }
     if (task.kind === "match") {
-      // Exhaustive pairs of a block depend on its images alone, listed pairs on the block's part of
-      // the list; other strategies on the whole dataset.
       const pairs = (task.params.pairs ?? {}) as { strategy?: string; overlap?: number };
-      const exhaustive = (pairs.strategy ?? "exhaustive") === "exhaustive";
+      const strategy = pairs.strategy ?? "exhaustive";
       const sequence = () => sequenceOrderIndices(images.map((im) => im.pose_prior?.timestamp_ns));
-      const list = task.pair_list ?? (pairs.strategy === "sequential" ? sequencePairs(sequence(), pairs.overlap ?? 10) : null);
-      listed = list ? listedBlocks(images, list, groups, blocks) : null;
-      // A listed block's key holds its own pairs, not the whole list (which its params name).
-      const params_hash = listed ? hashJson({ ...task.params, pairs: { ...pairs, ...UNLISTED } }) : base.params_hash;
-      const items = blocks.map(([a, b], k) => ({
+      const list = task.pair_list ?? (strategy === "sequential" ? sequencePairs(sequence(), pairs.overlap ?? 10) : null);
+      if (!list && !task.reused && INDEXED_PAIR_STRATEGIES.includes(strategy)) {
+        // An index's pairs: the first shard chooses the list; the blocks follow from it (and the verify task's with them).
+        deferred = true;
+        return [
+          {
+            key: hashJson({ ...base, inputs_hash: task.inputs_hash, item: PAIR_LIST_PATH }),
+            path: PAIR_LIST_PATH,
+            images: images.map((im) => im.name),
+            block: null,
+            weight: 1,
+          },
+        ];
+      }
+      planned = list
+        ? listedBlocks(images, list, groups, blocks).flatMap((listed, k) => (listed.pairs.length > 0 ? [{ ab: blocks[k]!, listed }] : []))
+        : blocks.map((ab) => ({ ab, listed: null }));
+      // Exhaustive pairs of a block depend on its images alone, a listed block on its own pairs (whatever
+      // chose them, so not on the pair spec), other strategies on the whole dataset.
+      const exhaustive = strategy === "exhaustive";
+      const params_hash = list ? hashJson({ ...task.params, pairs: null }) : base.params_hash;
+      const reads = task.pair_list_file ? { reads: [task.pair_list_file] } : {};
+      const items = planned.map((b) => ({
         key: hashJson({
           ...base,
           params_hash,
-          features: listed ? featureKeys(listed[k]!.images) : [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
-          pairs: exhaustive ? null : listed ? listed[k]!.pairs : task.inputs_hash,
+          features: blockFeatures(b),
+          pairs: exhaustive ? null : b.listed ? b.listed.pairs : task.inputs_hash,
         }),
-        path: `matches/${a}-${b}.bin`,
-        images: listed ? listed[k]!.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)],
-        block: [names(a), names(b)] as [string[], string[]],
-        weight: blockWork("match", [a, b], k),
+        path: `matches/${b.ab[0]}-${b.ab[1]}.bin`,
+        images: blockImages(b),
+        block: [names(b.ab[0]), names(b.ab[1])] as [string[], string[]],
+        ...reads,
+        weight: weigh("match", b),
+        pairs: b.listed?.pairs ?? null,
       }));
       matches = new Map(items.map((it) => [it.path, it.key]));
       return items;
     }
     if (task.kind === "verify") {
       // Verification follows the blocks of the matches it reads: a listed block verifies its pairs alone.
-      const items = blocks.map(([a, b], k) => ({
+      // After an index's list still to be chosen, its blocks come with the match task's.
+      const verified = deferred ? [] : (planned ?? blocks.map((ab) => ({ ab, listed: null })));
+      const items = verified.map((b) => ({
         key: hashJson({
           ...base,
-          matches: matches?.get(`matches/${a}-${b}.bin`) ?? task.inputs_hash,
-          features: listed ? featureKeys(listed[k]!.images) : [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)],
+          matches: matches?.get(`matches/${b.ab[0]}-${b.ab[1]}.bin`) ?? task.inputs_hash,
+          features: blockFeatures(b),
           cameras,
         }),
-        path: `two_view_geometries/${a}-${b}.json`,
-        images: listed ? listed[k]!.images.map((im) => im.name) : a === b ? names(a) : [...names(a), ...names(b)],
-        block: [names(a), names(b)] as [string[], string[]],
-        weight: blockWork("verify", [a, b], k),
+        path: `two_view_geometries/${b.ab[0]}-${b.ab[1]}.json`,
+        images: blockImages(b),
+        block: [names(b.ab[0]), names(b.ab[1])] as [string[], string[]],
+        weight: weigh("verify", b),
+        pairs: b.listed?.pairs ?? null,
       }));
       matches = null;
-      listed = null;
+      planned = null;
+      deferred = false;
       return items;
     }
     if (task.kind === "map" && (task.params.spec as { kind?: string } | undefined)?.kind === "hierarchical") {
@@ -218,8 +250,14 @@ export function planItems(dataset: DatasetSnapshot | null, chain: PlannedTask[])
   });
 }
 
-/** The fields of an explicit PairsSpec that name its list. */
-const UNLISTED = { image_pairs: null, pairs_blob_sha: null };
+/** Whether an item's result may be reused by another job: not an index's pair list, whose blocks the job plans from it. */
+export const reusable = (item: Pick<ShardItem, "path">) => item.path !== PAIR_LIST_PATH;
+
+/** A block of two content groups (`ab`), with its part of a known pair list. */
+interface PlannedBlock {
+  ab: [number, number];
+  listed: ListedBlock | null;
+}
 
 interface ListedBlock {
   /** The block's pairs of the list, by name, in list order. */
@@ -271,28 +309,29 @@ function cameraSignature(dataset: DatasetSnapshot): unknown {
   return { ...settings, heads: [...heads.values()].map((im) => [im.name, im.content_sha]) };
 }
 
-/** The shard budget of a task kind, in its items' weight units. */
-export function shardBudget(kind: TaskKind): number {
-  return kind === "extract" ? EXTRACT_SHARD_PIXELS : kind === "match" ? MATCH_SHARD_WORK : VERIFY_SHARD_WORK;
-}
-
-/** The most items of a shard of a task kind: a match item answers two artifacts, its matches and its pair list. */
-export const shardMaxItems = (kind: TaskKind) => (kind === "match" ? MAX_SHARD_ITEMS / 2 : MAX_SHARD_ITEMS);
-
-/** Groups items in order into shards of about `budget` weight and at most `maxItems` items (an item heavier than `budget` is a shard alone). */
-export function groupShards<T extends { weight: number }>(items: T[], budget: number, maxItems = MAX_SHARD_ITEMS): T[][] {
-  const shards: T[][] = [];
-  let current: T[] = [];
-  let weight = 0;
-  for (const item of items) {
-    if (current.length > 0 && (weight + item.weight > budget || current.length >= maxItems)) {
-      shards.push(current);
-      current = [];
-      weight = 0;
-    }
-    current.push(item);
-    weight += item.weight;
-  }
-  if (current.length > 0) shards.push(current);
-  return shards;
+/**
+ * A task's items with their cache hits; the others grouped into shards of about a few seconds' work:
+ * extraction's in order, match and verify blocks heaviest first (storage/job/sizing.ts; packed again
+ * by real keypoint counts once the extraction has run).
+ */
+export function plannedItems(
+  kind: TaskKind,
+  items: ItemPlan[] | null,
+  hits: Record<string, TaskOutputs>,
+  awaitingList: boolean,
+): PlannedItem[] | null {
+  // A verify task after an index's pairs is sharded with no items yet: its blocks come with the match task's.
+  if (awaitingList) return [];
+  if (!items || items.length === 0) return null;
+  const shardOf = new Map<ItemPlan, number>();
+  const pack = kind === "match" || kind === "verify" ? packHeaviestFirst : groupShards;
+  pack(
+    items.filter((it) => !hits[it.key]),
+    shardBudget(kind),
+    shardMaxItems(kind),
+  ).forEach((shard, idx) => shard.forEach((it) => shardOf.set(it, idx)));
+  return items.map((it) => {
+    const { weight: _weight, pairs, ...item } = it;
+    return { item, cached: hits[it.key] ?? null, shard: shardOf.get(it) ?? null, pairs };
+  });
 }

@@ -29,7 +29,9 @@ import { ApiError, type FieldError, notFound, validation } from "../errors";
 import { fieldErrors } from "../router";
 import { parseLeaseId } from "../storage/job/leases";
 import type { Judgement, LeaseScope, ShardContext, ShardResult } from "../storage/job-rows";
+import type { PairListContext } from "../storage/job/pair-list";
 import { blobKey } from "./blobs";
+import { isPairListResult, planPairListBlocks } from "./pair-list";
 import { dispatcher, failure, jobStore, unwrap } from "./stores";
 
 /** The validation policy, from the deployment's vars (docs/operations.md). */
@@ -348,7 +350,12 @@ export async function completeLease(
   // (Cast: RPC typing widens the block tuple.)
   const context = unwrap(await store.shardContext(leaseId, scope)) as ShardContext | null;
   const refused = context ? await structureErrors(read, readHead, context, outputs, { headerOnly: !scope.pool }) : [];
-  const completion = unwrap(await store.complete(leaseId, scope, outputs, { replicate, refused }));
+  // An index's pair list: the blocks that hold its pairs are planned here and added with it (services/pair-list.ts).
+  const listContext = isPairListResult(outputs) ? (unwrap(await store.pairListContext(leaseId, scope)) as PairListContext | null) : null;
+  const listed = listContext ? await planPairListBlocks(env, { tenant, job }, listContext, outputs) : null;
+  const completion = unwrap(
+    await store.complete(leaseId, scope, outputs, { replicate, refused: [...refused, ...(listed?.errors ?? [])], blocks: listed?.blocks }),
+  );
   if (completion.state === "rejected") {
     await dispatcher(env, "pool").quarantine(
       completion.principal,
@@ -419,7 +426,8 @@ export async function completeLeases(
       refusals[i] = failed.ok ? validation("outputs_ref rejected; the task failed with a validation error", errors) : failure(failed);
       continue;
     }
-    if (who.scope.pool) {
+    // A pool runner's result is weighed on its own, and an index's pair list has its blocks planned (services/pair-list.ts).
+    if (who.scope.pool || isPairListResult(parsed.data)) {
       refusals[i] = await completeLease(
         env,
         { tenant: where.tenant, job: where.job, leaseId, scope: who.scope, confirmed: who.confirmed },

@@ -59,4 +59,7 @@ export const JOB_MIGRATIONS: readonly (readonly string[])[] = [
   [`ALTER TABLE job ADD COLUMN max_runtime_seconds INTEGER`],
   // A backend action's job (4.16 :run): its tasks are reported with kind backend_action.
   [`ALTER TABLE job ADD COLUMN action_id TEXT`],
+  // A match or verify block's listed pairs by image name (null: every pair of its groups), which weigh it when its shards
+  // are packed again by the extraction's keypoint counts (job/sizing.ts).
+  [`ALTER TABLE items ADD COLUMN pairs_json TEXT`],
 ];

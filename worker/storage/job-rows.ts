@@ -47,6 +47,8 @@ export interface PlannedItem {
   item: ShardItem;
   cached: TaskOutputs | null;
   shard: number | null;
+  /** A listed match or verify block's pairs by image name (null: every pair of its groups), what weighs it. */
+  pairs?: [string, string][] | null;
 }
 
 /** A task as planned by the submission service, with its cached outputs when its key already succeeded. */

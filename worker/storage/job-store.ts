@@ -21,6 +21,7 @@ import type { JobContext } from "./job/context";
 import { openStream } from "./job/events";
 import { Fanout } from "./job/fanout";
 import { expireLeases, grantLease, heartbeat, leaseActive, leaseTask, shardContext } from "./job/leases";
+import { type ListedBlocks, pairListContext } from "./job/pair-list";
 import { createJob } from "./job/plan";
 import { progress } from "./job/progress";
 import { propagate, scheduleAlarm } from "./job/propagate";
@@ -114,6 +115,9 @@ export class JobStore extends DurableObject<Env> {
       return context.ok ? context.value : null;
     });
   }
+  pairListContext(leaseId: string, scope: LeaseScope) {
+    return pairListContext(this.cx, leaseId, scope);
+  }
   postEvents(leaseId: string, scope: LeaseScope, events: RunnerEvent[]) {
     return postEvents(this.cx, leaseId, scope, events);
   }
@@ -132,7 +136,12 @@ export class JobStore extends DurableObject<Env> {
 
   // ---- how a leased task ends (3.1, 3.2) ----
 
-  async complete(leaseId: string, scope: LeaseScope, outputs: TaskOutputs, policy?: { replicate: boolean; refused?: FieldError[] }) {
+  async complete(
+    leaseId: string,
+    scope: LeaseScope,
+    outputs: TaskOutputs,
+    policy?: { replicate: boolean; refused?: FieldError[]; blocks?: ListedBlocks },
+  ) {
     return complete(this.cx, leaseId, scope, outputs, policy);
   }
   /** Several leases of one runner completed in one call (runners.md "Batching"; trusted leases). */

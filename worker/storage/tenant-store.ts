@@ -167,6 +167,9 @@ export class TenantStore extends DurableObject<Env> {
   forgetJob(jobId: string) {
     return jobs.forget(this.db, jobId);
   }
+  itemHits(jobId: string, keys: string[]) {
+    return jobs.itemHits(this.db, jobId, keys);
+  }
   syncJob(job: JobRow, version: number, completed: JobCompletions) {
     return jobs.sync(this.db, job, version, completed);
   }

@@ -8,14 +8,23 @@
  * matched on the runner's engine pool, one pair per engine at once (items.ts); each block's file
  * lists its pairs in pair-list order, whatever order they were matched in. After the blocks' matches
  * the shard answers each block's pair list (`pairs.image_names.v1`, `pairs/<a>-<b>.txt`), whatever
- * strategy chose it, so the task's pair list is an artifact (runners.md "Shards").
+ * strategy chose it, so the task's pair list is an artifact (runners.md "Shards"). Retrieval and
+ * vocabulary-tree pairs are chosen once, by the task's first shard (one item at PAIR_LIST_PATH,
+ * answered with the whole list); the blocks the service plans from it read that file.
  */
 import { CORE_ARTIFACT_KINDS, type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
 import { decodeFeatures, type LocalFeatures } from "../../../protocol/wire/features";
 import { VLAD_INDEX_PATH, decodeVladIndex } from "../../../protocol/wire/vlad";
 import { BOW_INDEX_PATH, decodeBowIndex } from "../../../protocol/wire/bow";
-import { blockPairListPath, explicitPairs, pairListText, pairRowsOfList, pairRowsOfText } from "../../../protocol/wire/pairs";
+import {
+  PAIR_LIST_PATH,
+  blockPairListPath,
+  explicitPairs,
+  pairListText,
+  pairRowsOfList,
+  pairRowsOfText,
+} from "../../../protocol/wire/pairs";
 import { MATCHES_MEDIA_TYPE, encodeMatches, type PairMatches } from "../../../protocol/wire/matches";
 import { matchOptionsFromSpec } from "../../stages/match";
 import { type ImagePair, type RetrievalIndex, pairPositions, selectPairs, sequenceOrder } from "../../stages/pairs";
@@ -53,11 +62,16 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const names = images.map((i) => i.name);
   const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
   const indexed = pairsSpec.strategy === "retrieval" || pairsSpec.strategy === "vocabtree";
-  const all = indexed
-    ? await retrievalPairs(ctx, names, pairsSpec)
-    : pairsSpec.strategy === "explicit"
-      ? await listedPairs(ctx, names, pairsSpec)
-      : selectPairs(pairsSpec.strategy === "sequential" ? sequenceOrder(images) : names, pairsSpec, null, located);
+  // An index's pairs are chosen once, by the task's first shard; the blocks planned from them read that list.
+  const chosen = shard.items.flatMap((it) => it.reads ?? []).find((f) => f.path === PAIR_LIST_PATH);
+  const all = chosen
+    ? await chosenPairs(ctx, chosen.blob_sha)
+    : indexed
+      ? await retrievalPairs(ctx, names, pairsSpec)
+      : pairsSpec.strategy === "explicit"
+        ? await listedPairs(ctx, names, pairsSpec)
+        : selectPairs(pairsSpec.strategy === "sequential" ? sequenceOrder(images) : names, pairsSpec, null, located);
+  if (shard.items.length === 1 && shard.items[0]!.path === PAIR_LIST_PATH) return pairList(ctx, all);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
@@ -140,6 +154,24 @@ async function retrievalPairs(ctx: TaskContext, names: string[], spec: PairsSpec
     throw new Error("retrieval pairs: the lease carries no similarity index (neither a resolved index nor an upstream vlad output)");
   const key = JSON.stringify([file.blob_sha, spec.strategy, spec.retrieval_k, spec.overlap, names]);
   return cachedPairs(key, async () => selectPairs(names, spec, await retrievalIndex(ctx, file, names)));
+}
+
+/** The pair list the task's first shard chose (PAIR_LIST_PATH), as its blocks read it. */
+async function chosenPairs(ctx: TaskContext, sha: string): Promise<ImagePair[]> {
+  return cachedPairs(JSON.stringify(["chosen", sha]), async () =>
+    pairRowsOfText(new TextDecoder().decode(await ctx.read(sha))).map(({ names: [imageName1, imageName2] }) => ({
+      imageName1: imageName1!,
+      imageName2: imageName2!,
+    })),
+  );
+}
+
+/** The list shard of an index's pairs: the whole list, one file, from which the service plans the task's blocks. */
+async function pairList(ctx: TaskContext, pairs: ImagePair[]): Promise<TaskOutputs> {
+  const kind = CORE_ARTIFACT_KINDS["pairs.image_names.v1"];
+  const file = await ctx.write(PAIR_LIST_PATH, new TextEncoder().encode(pairListText("the index", pairs)), kind.media_type);
+  ctx.log("INFO", `chose ${pairs.length} pairs from the index`);
+  return { artifacts: [coreArtifact("pairs.image_names.v1", "image pairs", [file], { num_pairs: pairs.length })], result: null };
 }
 
 /**

@@ -15,6 +15,7 @@ import { extendLease, heldLease, returnWork, rollUpTask } from "./leases";
 import { propagate } from "./propagate";
 import { taskRow } from "./records";
 import { growHierarchical, partitionErrors, shardedOutputs } from "./hierarchical";
+import { type ListedBlocks, addListedBlocks, isPairList } from "./pair-list";
 import {
   addResult,
   awaitResult,
@@ -26,6 +27,7 @@ import {
   shardResultErrors,
   shardResults,
 } from "./shards";
+import { packByKeypoints } from "./sizing";
 import { settle } from "./status";
 
 /**
@@ -46,7 +48,7 @@ export async function complete(
   leaseId: string,
   scope: LeaseScope,
   outputs: TaskOutputs,
-  policy: { replicate: boolean; refused?: FieldError[] } = { replicate: false },
+  policy: { replicate: boolean; refused?: FieldError[]; blocks?: ListedBlocks } = { replicate: false },
   tell = true,
   batch: Batch | null = null,
 ): Promise<Outcome<Completion>> {
@@ -70,12 +72,13 @@ export async function complete(
   );
   const { task_id: taskId, runner_id: runnerId, shard_id: shardId } = lease.value;
   const trusted = lease.value.pool === 0;
-  if (shardId) {
-    const items = shardItems(cx, shardId);
-    errors.push(...shardResultErrors(items, outputs), ...partitionErrors(cx, items, outputs));
-  }
+  const items = shardId ? shardItems(cx, shardId) : [];
+  if (shardId) errors.push(...shardResultErrors(items, outputs), ...partitionErrors(cx, items, outputs));
   // What the validation service found reading the files (runners.md "Trust"): the files' structure against the shard.
   if (errors.length === 0) errors.push(...(policy.refused ?? []));
+  // An index's pair list comes with the blocks the service planned from it (services/validation.ts completeLease).
+  if (errors.length === 0 && isPairList(items) && !policy.blocks)
+    return clash("an index's pair list is completed on its own (:complete), where its blocks are planned");
   // In a batch, a trusted shard's result is recorded now and its task told once for the batch; anything else tells first what came before it.
   const deferred = batch !== null && errors.length === 0 && shardId !== null && trusted && !policy.replicate;
   if (batch && !deferred) batch.flush();
@@ -146,6 +149,8 @@ export async function complete(
   }
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
+    // The blocks of an index's pairs become work units before the list shard is counted done (pair-list.ts).
+    if (policy.blocks) addListedBlocks(cx, taskId, policy.blocks);
     addResult(cx, shardId, who, outputs, hold ? "candidate" : trusted ? "accepted" : "unchecked");
     if (hold) {
       awaitResult(cx, shardId, "replica");
@@ -276,6 +281,8 @@ function succeed(cx: JobContext, taskId: string, outputs: TaskOutputs): void {
     taskId,
   );
   appendEvent(cx, taskId, { kind: "phase_completed", phase: task.phase as Phase });
+  // The blocks that read these features are weighed by their real keypoints before any is leased.
+  if (task.kind === "extract") packByKeypoints(cx);
   settle(cx);
 }
 

@@ -3,7 +3,7 @@
  * each heartbeat and report extends, and lost when it expires (the task goes back to the queue).
  * A lease id names its tenant and job, so any route can find the job's object.
  */
-import { type LeaseDirective, type LeaseState, type Phase, type TaskKind, type TaskOutputs, TERMINAL_STATUSES } from "../../../protocol";
+import { type LeaseDirective, type LeaseState, type Phase, type TaskKind, TERMINAL_STATUSES } from "../../../protocol";
 import { readConfig } from "../../config";
 import type { LeaseHolder, LeaseScope, ShardContext } from "../job-rows";
 import { secret } from "../key-registry";
@@ -12,7 +12,7 @@ import { exists, first, nowIso } from "../sql";
 import type { JobContext } from "./context";
 import { appendEvent, latestEventId } from "./events";
 import { propagate, scheduleAlarm } from "./propagate";
-import { ancestors, dependsOn, frozen, inputArtifacts, jobDataset, jobRow, taskRow } from "./records";
+import { ancestors, dependsOn, featureFiles, frozen, jobDataset, jobRow, taskRow } from "./records";
 import {
   hasEligibleShard,
   hasPendingShard,
@@ -209,20 +209,11 @@ export function shardContext(cx: JobContext, leaseId: string, scope: LeaseScope)
   const lease = heldLease(cx, leaseId, scope);
   if (!lease.ok) return lease;
   if (!lease.value.shard_id) return ok(null);
-  const given = inputArtifacts(cx).features;
-  const upstream = ancestors(cx, lease.value.task_id)
-    .map((d) => taskRow(cx, d)!)
-    .filter((t) => t.kind === "extract" && t.outputs_json)
-    .flatMap((t) => (JSON.parse(t.outputs_json as string) as TaskOutputs).artifacts)
-    .find((a) => a.kind === "features.local.v1");
-  const files = given?.files ?? upstream?.files ?? [];
   return ok({
     kind: taskRow(cx, lease.value.task_id)!.kind as TaskKind,
     items: shardItems(cx, lease.value.shard_id),
     images: (jobDataset(cx)?.images ?? []).map((im) => ({ name: im.name, width: im.width ?? null, height: im.height ?? null })),
-    features: files
-      .filter((f) => f.path.startsWith("features/"))
-      .map((f) => ({ name: f.path.slice("features/".length), blob_sha: f.blob_sha })),
+    features: [...featureFiles(cx, lease.value.task_id)].map(([name, f]) => ({ name, blob_sha: f.blob_sha })),
   });
 }
 

@@ -3,6 +3,7 @@
  * dependencies; a cached task (its key already succeeded in the tenant) or an imported one
  * (4.10) is born succeeded, with its events, and is never enqueued.
  */
+import { PAIR_LIST_PATH } from "../../../protocol/wire/pairs";
 import type { JobPlan, JobRow } from "../job-rows";
 import type { JobContext } from "./context";
 import { recordFiles } from "./blobs";
@@ -10,6 +11,7 @@ import { appendEvent } from "./events";
 import { propagate } from "./propagate";
 import { jobRow } from "./records";
 import { assembledOutputs, insertItems } from "./shards";
+import { packByKeypoints } from "./sizing";
 import { setStatus, settle } from "./status";
 
 export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> {
@@ -58,6 +60,9 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       if (t.items && !done) {
         cx.sql.exec("UPDATE tasks SET sharded = 1 WHERE task_id = ?", t.task_id);
         insertItems(cx, t.task_id, t.items);
+        // An index's pair list decides the task's blocks: a trusted runner's work (runners.md "Trust").
+        if (t.items.some((it) => it.item.path === PAIR_LIST_PATH && it.shard !== null))
+          cx.sql.exec("UPDATE shards SET need = 'trusted' WHERE task_id = ?", t.task_id);
         for (const it of t.items) if (it.cached) recordFiles(cx, it.cached.artifacts);
         // Every item reused: the task is done as planned, its artifact assembled from the cached items.
         if (t.items.length > 0 && t.items.every((it) => it.cached)) {
@@ -75,6 +80,8 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       if (done) recordFiles(cx, done.artifacts);
     });
     appendEvent(cx, null, { kind: "job_status", status: "pending", error_class: null });
+    // Features that exist already (an input artifact, a reused extraction) give their keypoint counts at once.
+    packByKeypoints(cx);
     const bornDone = (t: (typeof plan.tasks)[number]) => t.cached || t.imported || allItemsCached.has(t.task_id);
     for (const t of plan.tasks.filter(bornDone)) {
       const how = t.cached

@@ -183,6 +183,21 @@ export function ancestors(cx: JobContext, taskId: string): string[] {
   return [...seen];
 }
 
+/**
+ * The `features/<name>` files a task reads: its input features artifact, else the output of the
+ * extraction it follows (once succeeded); by image name.
+ */
+export function featureFiles(cx: JobContext, taskId: string): Map<string, { blob_sha: string; byte_size: number }> {
+  const given = inputArtifacts(cx).features;
+  const upstream = ancestors(cx, taskId)
+    .map((d) => taskRow(cx, d)!)
+    .filter((t) => t.kind === "extract" && t.outputs_json)
+    .flatMap((t) => (JSON.parse(t.outputs_json as string) as TaskOutputs).artifacts)
+    .find((a) => a.kind === "features.local.v1");
+  const files = given?.files ?? upstream?.files ?? [];
+  return new Map(files.filter((f) => f.path.startsWith("features/")).map((f) => [f.path.slice("features/".length), f]));
+}
+
 /** `x-shards` of a task: shards done over total, items reused from the cache, shards by runner. */
 export function shardStats(cx: JobContext, taskId: string): TaskShards | null {
   const items = cx.sql

@@ -17,7 +17,7 @@ import {
   type ShardResultRecord,
   type TaskOutputs,
 } from "../../../protocol";
-import { blockPairListPath } from "../../../protocol/wire/pairs";
+import { PAIR_LIST_PATH, blockPairListPath } from "../../../protocol/wire/pairs";
 import type { LeaseHolder, PlannedItem, ShardNeed, ShardResult } from "../job-rows";
 import type { FieldError } from "../../errors";
 import { type PageRequest, type PageResult, first, nowIso, paginate } from "../sql";
@@ -35,7 +35,7 @@ export function insertItems(cx: JobContext, taskId: string, items: PlannedItem[]
     const shardId = it.cached || it.shard === null ? null : shardIdOf(taskId, it.shard);
     if (shardId) shards.add(it.shard!);
     cx.sql.exec(
-      "INSERT INTO items (task_id, ord, item_key, item_json, shard_id, outputs_json, cache_hit) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO items (task_id, ord, item_key, item_json, shard_id, outputs_json, cache_hit, pairs_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       taskId,
       ord,
       it.item.key,
@@ -43,6 +43,7 @@ export function insertItems(cx: JobContext, taskId: string, items: PlannedItem[]
       shardId,
       it.cached ? JSON.stringify(it.cached) : null,
       it.cached ? 1 : 0,
+      it.pairs ? JSON.stringify(it.pairs) : null,
     );
   });
   for (const idx of shards)
@@ -133,6 +134,8 @@ export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): Fie
     ];
   }
   const [head] = outputs.artifacts;
+  if (n === 1 && items[0]!.path === PAIR_LIST_PATH && head!.kind !== PAIR_LIST.kind)
+    return [{ path: "outputs_ref.artifacts.0.kind", message: `an index's pair list is a ${PAIR_LIST.kind}`, code: "shard_kind" }];
   return outputs.artifacts.flatMap((a, k) => {
     const path = `outputs_ref.artifacts.${k}`;
     const [list, item] = [k >= n, items[k % n]!];
@@ -339,8 +342,13 @@ export function cancelPendingShards(cx: JobContext): void {
  * when every item has one), the items' files in item order, numeric summaries summed.
  */
 export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
+  // An index's pair list (pair-list.ts) is the job's own work, not a part of the task's artifacts.
   const parts = cx.sql
-    .exec<{ outputs_json: string }>("SELECT outputs_json FROM items WHERE task_id = ? ORDER BY ord", taskId)
+    .exec<{ outputs_json: string }>(
+      "SELECT outputs_json FROM items WHERE task_id = ? AND item_json ->> '$.path' <> ? ORDER BY ord",
+      taskId,
+      PAIR_LIST_PATH,
+    )
     .toArray()
     .map((r) => JSON.parse(r.outputs_json) as TaskOutputs);
   const positions = Math.min(...parts.map((p) => p.artifacts.length));
@@ -362,9 +370,11 @@ export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
 export function unrecordedItems(cx: JobContext): { task_id: string; ord: number; cache_key: string; outputs_json: string }[] {
   return cx.sql
     .exec<{ task_id: string; ord: number; item_key: string; outputs_json: string }>(
-      // A hierarchical map's items are its own work units (hierarchical.ts), not reusable: never recorded.
+      // A hierarchical map's items and an index's pair list are the job's own work units (hierarchical.ts, pair-list.ts),
+      // not reusable: never recorded.
       `SELECT task_id, ord, item_key, outputs_json FROM items WHERE outputs_json IS NOT NULL AND cache_hit = 0 AND recorded = 0
-         AND task_id NOT IN (SELECT task_id FROM tasks WHERE kind = 'map')`,
+         AND task_id NOT IN (SELECT task_id FROM tasks WHERE kind = 'map') AND item_json ->> '$.path' <> ?`,
+      PAIR_LIST_PATH,
     )
     .toArray()
     .map((r) => ({ task_id: r.task_id, ord: r.ord, cache_key: r.item_key, outputs_json: r.outputs_json }));

@@ -67,17 +67,28 @@ export function register(
         if (key === input.cache_keys.at(-1)) sealer = row.task_id;
       }
       const adopted = driven && reconId && sealer ? snapshots.adopt(db, reconId, sealer) : null;
-      const itemHits: Record<string, TaskOutputs> = {};
-      for (const key of input.item_keys ?? []) {
-        const row = first<{ outputs_json: string }>(db.sql, "SELECT outputs_json FROM task_cache WHERE cache_key = ?", key);
-        if (!row) continue;
-        const outputs = JSON.parse(row.outputs_json) as TaskOutputs;
-        for (const f of outputs.artifacts.flatMap((a) => a.files)) blobs.hold(db, "job", job.job_id, f.blob_sha);
-        itemHits[key] = outputs;
-      }
-      return { hits, item_hits: itemHits, recon_id: reconId, adopted };
+      return { hits, item_hits: holdItemHits(db, job.job_id, input.item_keys ?? []), recon_id: reconId, adopted };
     }),
   );
+}
+
+/** The cached outputs of the items among `keys` that succeeded in this tenant, whose blobs the job now holds. */
+function holdItemHits(db: DurableObjectStorage, jobId: string, keys: readonly string[]): Record<string, TaskOutputs> {
+  const hits: Record<string, TaskOutputs> = {};
+  for (const key of keys) {
+    const row = first<{ outputs_json: string }>(db.sql, "SELECT outputs_json FROM task_cache WHERE cache_key = ?", key);
+    if (!row) continue;
+    const outputs = JSON.parse(row.outputs_json) as TaskOutputs;
+    for (const f of outputs.artifacts.flatMap((a) => a.files)) blobs.hold(db, "job", jobId, f.blob_sha);
+    hits[key] = outputs;
+  }
+  return hits;
+}
+
+/** Items planned after submission (an index's blocks, storage/job/pair-list.ts): their cache hits, held by the job as at registration. */
+export function itemHits(db: DurableObjectStorage, jobId: string, keys: readonly string[]): Record<string, TaskOutputs> {
+  if (!exists(db.sql, "SELECT 1 FROM jobs WHERE job_id = ?", jobId)) return {};
+  return db.transactionSync(() => holdItemHits(db, jobId, keys));
 }
 
 /** Undoes `register` when the job's own object could not be created. */
