@@ -50,9 +50,11 @@ describe(`incremental recipe on ${SET} (Node runner)`, () => {
   it("reconstructs every image within issue 5's bars against COLMAP", async () => {
     const http = httpClient(server.base);
     const { job_id, recon_id } = await submitSet(http.client, SET);
-    expect(await runner.drain()).toBe(4);
+    const leases = await runner.drain();
     const job = await waitForJob(http, job_id);
     expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+    // One lease a shard (match and verify shards packed by the photos' real keypoints), one for the map task.
+    expect(leases).toBe(job.tasks.reduce((n: number, t: any) => n + (t["x-shards"]?.total ?? 1), 0));
     const result = await scoreAgainstReference(http.client, SET, recon_id);
     console.log(`${SET}: ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`);
     expect(result.failures).toEqual([]);
