@@ -3,7 +3,7 @@ import { CORE_ARTIFACT_FORMATS, CORE_ARTIFACT_KINDS, type Lease } from "../../pr
 import { PAIR_LIST_PATH } from "../../protocol/wire/pairs";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { descriptorEstimate, groupCount, groupOf, imagesPerGroup } from "../services/shards";
-import { BASE, call, cancelLiveJobs, jobEvents, selfFetch, uploadBlob } from "../test/helpers";
+import { BASE, call, cancelLiveJobs, jobEvents, selfFetch, textDataset } from "../test/helpers";
 
 // Whole jobs through many Durable Object calls; slow on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -14,21 +14,6 @@ const newRunner = async (name: string) => {
   return r;
 };
 const job = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json;
-
-/** n images of distinct contents (no decodable size: estimated at 1 MP, about 2,000 descriptors each). */
-async function dataset(n: number) {
-  const p = await call("POST", "/v1/projects", { name: "planning" });
-  const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } });
-  const did = d.json.dataset_id as string;
-  const salt = Math.random();
-  for (let i = 0; i < n; i++) {
-    const sha = await uploadBlob(new TextEncoder().encode(`image ${i} ${salt}`));
-    expect((await call("POST", `/v1/datasets/${did}/images`, { name: `img${String(i).padStart(3, "0")}.jpg`, blob_sha: sha })).status).toBe(
-      201,
-    );
-  }
-  return { pid: p.json.project_id as string, did };
-}
 
 /**
  * An extraction shard answered with a features file of each image's keypoint count (a SIFT file of N keypoints is
@@ -88,7 +73,7 @@ afterEach(cancelLiveJobs);
 
 describe('match and verify shards planned when their inputs exist (runners.md "Shards")', () => {
   it("vocabulary-tree pairs: the first match shard chooses the list; only the blocks holding its pairs follow, heaviest first, verify's with them; a re-run reuses them", async () => {
-    const { pid, did } = await dataset(12);
+    const { pid, did } = await textDataset(12);
     // The content groups as planned (services/shards.ts): images of no decodable size are estimated alike.
     const images = (await call("GET", `/v1/datasets/${did}/images?page_size=100`)).json.items as { name: string; content_sha: string }[];
     const groups = groupCount(12, imagesPerGroup(images.map(() => descriptorEstimate({ width: null, height: null }, 8192))));
@@ -179,7 +164,7 @@ describe('match and verify shards planned when their inputs exist (runners.md "S
   });
 
   it("a list that names an unknown image fails the task as any invalid result", async () => {
-    const { pid, did } = await dataset(4);
+    const { pid, did } = await textDataset(4);
     const jid = (
       await call("POST", `/v1/projects/${pid}/pipelines/incremental`, {
         dataset_id: did,
@@ -197,7 +182,7 @@ describe('match and verify shards planned when their inputs exist (runners.md "S
   });
 
   it("exhaustive pairs: once extraction has run, the blocks are weighed by its keypoint counts and packed again, heaviest first", async () => {
-    const { pid, did } = await dataset(12);
+    const { pid, did } = await textDataset(12);
     const jid = (await call("POST", `/v1/projects/${pid}/pipelines/incremental`, { dataset_id: did, spec: { kind: "incremental" } })).json
       .job_id as string;
     // Estimated at about 2,000 descriptors an image, the 66 pairs fit one match shard.

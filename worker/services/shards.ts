@@ -152,6 +152,14 @@ export function planItems(
     const base = { kind: task.kind, params_hash: task.params_hash, rv_id: task.rv_id };
     // Read from outside the chain (an input artifact): the task's inputs_hash names it.
     const featureKeys = (ims: Image[]) => (features ? ims.map((im) => features!.get(im.name)) : task.inputs_hash);
+    /** The one first item of work made as it becomes known (an index's pair list, a hierarchical map's partition): it reads every image. */
+    const wholeSetItem = (path: string) => ({
+      key: hashJson({ ...base, inputs_hash: task.inputs_hash, item: path }),
+      path,
+      images: images.map((im) => im.name),
+      block: null,
+      weight: 1,
+    });
     const blockFeatures = ({ ab: [a, b], listed }: PlannedBlock) =>
       listed ? featureKeys(listed.images) : [featureKeys(byGroup[a]!), featureKeys(byGroup[b]!)];
     if (task.kind === "extract") {
@@ -177,15 +185,7 @@ export function planItems(
       if (!list && !task.reused && INDEXED_PAIR_STRATEGIES.includes(strategy)) {
         // An index's pairs: the first shard chooses the list; the blocks follow from it (and the verify task's with them).
         deferred = true;
-        return [
-          {
-            key: hashJson({ ...base, inputs_hash: task.inputs_hash, item: PAIR_LIST_PATH }),
-            path: PAIR_LIST_PATH,
-            images: images.map((im) => im.name),
-            block: null,
-            weight: 1,
-          },
-        ];
+        return [wholeSetItem(PAIR_LIST_PATH)];
       }
       planned = list
         ? listedBlocks(images, list, groups, blocks).flatMap((listed, k) => (listed.pairs.length > 0 ? [{ ab: blocks[k]!, listed }] : []))
@@ -236,15 +236,7 @@ export function planItems(
     }
     if (task.kind === "map" && (task.params.spec as { kind?: string } | undefined)?.kind === "hierarchical") {
       // Hierarchical mapping (protocol/hierarchical.ts): the partition of the view graph; the clusters and the merge follow.
-      return [
-        {
-          key: hashJson({ ...base, inputs_hash: task.inputs_hash, item: PARTITION_PATH }),
-          path: PARTITION_PATH,
-          images: images.map((im) => im.name),
-          block: null,
-          weight: 1,
-        },
-      ];
+      return [wholeSetItem(PARTITION_PATH)];
     }
     return null;
   });

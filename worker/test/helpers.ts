@@ -188,3 +188,17 @@ export async function expireUploads(where: string, ...params: SqlStorageValue[])
 export async function collectGarbage(): Promise<void> {
   await runInDurableObject(tenantStore(env, DEFAULT_TENANT), (o) => o.alarm());
 }
+
+/** A new project's dataset of n images of distinct contents (`img000.jpg`, ...: text, no decodable size, 1 MP to the planner). */
+export async function textDataset(n: number, project: Record<string, unknown> = {}) {
+  const p = await call("POST", "/v1/projects", { name: "text images", ...project });
+  const d = await call("POST", `/v1/projects/${p.json.project_id}/datasets`, { name: "d", source: { kind: "upload", entries: [] } });
+  const did = d.json.dataset_id as string;
+  const salt = Math.random();
+  for (let i = 0; i < n; i++) {
+    const sha = await uploadBlob(new TextEncoder().encode(`image ${i} ${salt}`));
+    const r = await call("POST", `/v1/datasets/${did}/images`, { name: `img${String(i).padStart(3, "0")}.jpg`, blob_sha: sha });
+    if (r.status !== 201) throw new Error(`image ${i}: ${r.status}`);
+  }
+  return { pid: p.json.project_id as string, did };
+}
