@@ -4,6 +4,7 @@ import { PAIR_LIST_PATH } from "../../protocol/wire/pairs";
 import { DigestRunner } from "../../scripts/digest-runner";
 import { descriptorEstimate, groupCount, groupOf, imagesPerGroup } from "../services/shards";
 import { BASE, call, cancelLiveJobs, jobEvents, selfFetch, textDataset } from "../test/helpers";
+import { featuresFile } from "../test/shard-outputs";
 
 // Whole jobs through many Durable Object calls; slow on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -17,13 +18,13 @@ const job = async (jid: string) => (await call("GET", `/v1/jobs/${jid}`)).json;
 
 /**
  * An extraction shard answered with a features file of each image's keypoint count (a SIFT file of N keypoints is
- * 32 + 144 N bytes; the service weighs blocks by these sizes, not reading the bytes).
+ * 32 + 144 N bytes; the service weighs blocks by these sizes, and checks each file's header against its summary).
  */
 async function extract(r: DigestRunner, lease: Lease, keypoints: (name: string) => number) {
   const kind = "features.local.v1";
   const artifacts = [];
   for (const item of lease.shard!.items) {
-    const bytes = new Uint8Array(32 + 144 * keypoints(item.images[0]!));
+    const bytes = featuresFile(keypoints(item.images[0]!));
     const file = {
       path: item.path,
       blob_sha: await r.upload(lease, bytes),
