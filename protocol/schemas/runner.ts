@@ -155,7 +155,7 @@ export const ShardItem = z
       .array(ArtifactFile)
       .optional()
       .describe(
-        "a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of an index's pairs: the task's pair list",
+        "a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of pairs chosen on a runner: the task's pair list",
       ),
   })
   .meta({ id: "ShardItem" });

@@ -128,14 +128,19 @@ export function sequencePairs(order: readonly number[], overlap: number): [numbe
 }
 
 /**
- * The item of a match task whose pairs come from an index (retrieval, vocabtree): its first shard
- * chooses the whole list, one `image_name_pairs_txt` file at this path, and the service then plans
- * the blocks that hold its pairs, each reading that file (runners.md "Shards").
+ * The item of a match task whose pairs a runner chooses (RUNNER_CHOSEN_PAIR_STRATEGIES): its first
+ * shard chooses the whole list, one `image_name_pairs_txt` file at this path, and the service then
+ * plans the blocks that hold its pairs, each reading that file (runners.md "Shards").
  */
 export const PAIR_LIST_PATH = "pairs.txt";
 
-/** Pair strategies whose list is chosen from an index a task of the job builds, by a match task's first shard. */
-export const INDEXED_PAIR_STRATEGIES: readonly string[] = ["retrieval", "vocabtree"];
+/**
+ * Pair strategies whose list a match task's first shard chooses on a runner: from an index a task of
+ * the job builds (retrieval, vocabtree), or from the images' positions (spatial, from_poses: GPS in a
+ * local frame and pose priors, browser-runtime/stages/positions.ts). Planned before the list exists,
+ * every block of the content groups would be a shard, nearly all of them without a pair.
+ */
+export const RUNNER_CHOSEN_PAIR_STRATEGIES: readonly string[] = ["retrieval", "vocabtree", "spatial", "from_poses"];
 
 /**
  * Where a match block's pair list is, beside its matches (issue 18: pair lists are artifacts):

@@ -3,7 +3,7 @@
  * the Node runner: sacre-coeur's photos uploaded as a dataset, each given a PosePrior through the bulk
  * route (COLMAP 3.8 reference poses moved by a known similarity into a frame of their own, with a
  * covariance of 0.5 degree and 1% of the scene extent), read back through the per-image and bulk
- * routes, then reconstructed: the model must come out in the priors' frame with no alignment
+ * routes, then reconstructed with from-poses pairs: the model must come out in the priors' frame with no alignment
  * afterwards (issue 19: the mapper keeps priors as soft constraints), every registered camera within
  * 1 degree and 2% of the scene extent of its prior (measured: 10/10 registered, at worst 0.18 degree and 0.29%).
  * And the priors written after a reconstruction made without them: georegister with our `x-from_gps`
@@ -111,11 +111,12 @@ async function succeeded(jobId: string) {
   return done;
 }
 
-/** Reconstructs the dataset with the incremental recipe; answers the reconstruction's id. */
-async function reconstruct(pid: string, did: string) {
+/** Reconstructs the dataset with the incremental recipe (exhaustive pairs unless `pairs` says); answers the reconstruction's id. */
+async function reconstruct(pid: string, did: string, pairs?: Record<string, unknown>) {
   const job = await httpClient(server.base)("POST", `/v1/projects/${pid}/pipelines/incremental`, {
     dataset_id: did,
     spec: { kind: "incremental" },
+    ...(pairs ? { pairs } : {}),
   });
   expect(job.status, JSON.stringify(job.json)).toBe(202);
   await succeeded(job.json.job_id);
@@ -146,7 +147,9 @@ describe(`pose priors on ${SET} (Node runner)`, () => {
     const frame = await priorsFrame();
     const { pid, did, images } = await photoDataset();
     await writePriors(did, images, frame);
-    const worst = await errorsInPriorsFrame(await reconstruct(pid, did), frame, "mapped with pose priors");
+    // From-poses pairs within the whole scene (every pair here): chosen on the runner, the blocks planned from its list.
+    const pairs = { strategy: "from_poses", overlap_distance_m: 2 * frame.extent };
+    const worst = await errorsInPriorsFrame(await reconstruct(pid, did, pairs), frame, "mapped with pose priors");
     expect(worst.registered).toBeGreaterThanOrEqual(images.length - 1);
     expect(worst.rotationDeg).toBeLessThan(1);
     expect(worst.centre).toBeLessThan(0.02);

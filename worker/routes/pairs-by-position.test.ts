@@ -44,8 +44,16 @@ describe("pairs by position (2.12 spatial, from_poses)", () => {
   it("accept a dataset whose images have pose priors (both strategies) or EXIF GPS (spatial only)", async () => {
     const posed = await datasetOf([null, null]);
     await expectStatus(call("PUT", `/v1/datasets/${posed.did}/pose_priors`, { [posed.ids[0]!]: prior(0), [posed.ids[1]!]: prior(1) }), 200);
-    await expectStatus(pipeline(posed.pid, posed.did, { strategy: "spatial", overlap_distance_m: 2 }), 202);
-    await expectStatus(pipeline(posed.pid, posed.did, { strategy: "from_poses", overlap_distance_m: 2, max_angle_deg: 20 }), 202);
+    const jobs = [
+      await expectStatus(pipeline(posed.pid, posed.did, { strategy: "spatial", overlap_distance_m: 2 }), 202),
+      await expectStatus(pipeline(posed.pid, posed.did, { strategy: "from_poses", overlap_distance_m: 2, max_angle_deg: 20 }), 202),
+    ];
+    // The pairs are chosen on a runner by the match task's first shard; the blocks holding them are planned from its list.
+    for (const { json } of jobs) {
+      const tasks = (await call("GET", `/v1/jobs/${json.job_id}`)).json.tasks as { kind: string; "x-shards": unknown }[];
+      expect(tasks.find((t) => t.kind === "match")!["x-shards"]).toMatchObject({ total: 1, items: 1 });
+      expect(tasks.find((t) => t.kind === "verify")!["x-shards"]).toBeNull();
+    }
 
     const located = await datasetOf([LUND_01, LUND_02]);
     const images = (await call("GET", `/v1/datasets/${located.did}/images`)).json.items;

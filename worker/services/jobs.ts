@@ -375,7 +375,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
       made_blobs: s.made_blobs ?? [],
       // A job done at submission has nothing to reuse.
       cache_keys: s.imported ? [] : tasks.map((t) => t.cache_key),
-      // A hierarchical map's items are its own work units, never reused (their shards grow with the job), as is an index's pair list.
+      // A hierarchical map's items are its own work units, never reused (their shards grow with the job), as is a chosen pair list.
       item_keys: items.flatMap((list, i) => (tasks[i]!.kind === "map" ? [] : (list?.filter(reusable).map((it) => it.key) ?? []))),
       recon:
         s.recon && "pipeline" in s.recon
@@ -389,7 +389,7 @@ export async function submitJob(env: Env, s: Submission): Promise<JobAccepted> {
           : s.recon,
     })) as Outcome<Registered>,
   );
-  // A match task of an index's pairs reused whole never chooses its list again: the verify task after it covers every block.
+  // A match task of pairs chosen on a runner reused whole never chooses its list again: the verify task after it covers every block.
   if (tasks.some((t, i) => hits[t.cache_key] && items[i]?.some((it) => !reusable(it))))
     items = planItems(
       s.dataset,

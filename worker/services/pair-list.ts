@@ -1,5 +1,5 @@
 /**
- * @module The blocks of an index's pairs (retrieval and vocabulary-tree pairs, issue 18), planned
+ * @module The blocks of pairs chosen on a runner (retrieval, vocabulary-tree, spatial and from-poses pairs, issue 18), planned
  * when the match task's first shard has chosen the list (runners.md "Shards"): the list file is
  * read and checked against the dataset's names as an explicit list is at submission
  * (protocol/wire/pairs.ts), cut into the content groups' blocks that hold its pairs (shards.ts
@@ -15,7 +15,7 @@ import { blobKey } from "./blobs";
 import { planItems, plannedItems } from "./shards";
 import { tenantStore } from "./stores";
 
-/** Whether a result is an index's pair list (one file at PAIR_LIST_PATH): only such a result needs its blocks planned. */
+/** Whether a result is a chosen pair list (one file at PAIR_LIST_PATH): only such a result needs its blocks planned. */
 export const isPairListResult = (outputs: TaskOutputs) =>
   outputs.artifacts.length === 1 && outputs.artifacts[0]!.files.length === 1 && outputs.artifacts[0]!.files[0]!.path === PAIR_LIST_PATH;
 

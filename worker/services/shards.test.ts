@@ -170,7 +170,7 @@ describe("match shards sized by work: pairs times their images' descriptors", ()
   });
 });
 
-describe("match and verify items of an index's pairs (retrieval, vocabtree), planned once its list is chosen", () => {
+describe("match and verify items of pairs chosen on a runner (retrieval, vocabtree), planned once its list is chosen", () => {
   const LIST_FILE: ItemFile = { path: PAIR_LIST_PATH, blob_sha: "a".repeat(64), byte_size: 1, media_type: "text/plain" };
   /** Each image with its 3 nearest in name order, as an index would choose: about 3 n pairs. */
   const nearList = (n: number) =>

@@ -5,8 +5,8 @@
  * *block* of the pair list, the pairs between two groups of images, the groups chosen by the
  * images' content (a hash bucket of their SHA-256), so that adding a photo changes only the
  * blocks of its group. When the pair list is known (explicit and sequential pairs at submission;
- * retrieval and vocabulary-tree pairs once the match task's first shard has chosen them from the
- * index, storage/job/pair-list.ts), only the blocks holding pairs are planned, each with its part
+ * retrieval, vocabulary-tree, spatial and from-poses pairs once the match task's first shard has
+ * chosen them on a runner, storage/job/pair-list.ts), only the blocks holding pairs are planned, each with its part
  * of the list, reading only those pairs' images. Items are grouped into shards of about a few
  * seconds of one engine's work (storage/job/sizing.ts: by pixels for extraction; for matching by
  * pairs times the product of their images' descriptor counts, for verification by pairs times
@@ -18,7 +18,7 @@
  * shards are added when that is done (storage/job/hierarchical.ts).
  */
 import { type DatasetSnapshot, PARTITION_PATH, type ShardItem, type TaskKind, type TaskOutputs } from "../../protocol";
-import { INDEXED_PAIR_STRATEGIES, PAIR_LIST_PATH, sequenceOrderIndices, sequencePairs } from "../../protocol/wire/pairs";
+import { RUNNER_CHOSEN_PAIR_STRATEGIES, PAIR_LIST_PATH, sequenceOrderIndices, sequencePairs } from "../../protocol/wire/pairs";
 import type { PlannedItem } from "../storage/job-rows";
 import {
   MATCH_SHARD_WORK,
@@ -60,12 +60,12 @@ export interface PlannedTask {
   rv_id: string;
   /**
    * A match task's pair list (indices into the dataset's images): an explicit one known at
-   * submission, or an index's, chosen by the task's first shard (`pair_list_file` its file).
+   * submission, or one chosen on a runner by the task's first shard (`pair_list_file` its file).
    */
   pair_list?: readonly (readonly [number, number])[] | null;
-  /** The file of an index's pair list (PAIR_LIST_PATH), which the blocks planned from it read. */
+  /** The file of a chosen pair list (PAIR_LIST_PATH), which the blocks planned from it read. */
   pair_list_file?: ItemFile | null;
-  /** The task is reused whole (its cache key succeeded): a match task of an index's pairs chooses no list. */
+  /** The task is reused whole (its cache key succeeded): a match task of pairs chosen on a runner chooses no list. */
   reused?: boolean;
 }
 
@@ -138,10 +138,9 @@ export function planItems(
 
   let features: Map<string, string> | null = null;
   let matches: Map<string, string> | null = null;
-  // The blocks of the match task's pairs: every block of the content groups (exhaustive pairs, and
-  // strategies chosen by the runner), or those holding pairs of a known list (explicit, sequential,
-  // an index's once chosen), each reading the images of its own pairs, so a job's shards grow with
-  // the pairs, not with the square of the images. Null while an index's list is still to be chosen.
+  // The blocks of the match task's pairs: every block of the content groups (exhaustive pairs), or
+  // those holding pairs of a known list (explicit, sequential, or one a runner chose), each reading the images of its own pairs, so a job's shards grow with
+  // the pairs, not with the square of the images. Null while a list is still to be chosen.
   let planned: PlannedBlock[] | null = null;
   let deferred = false;
   const weigh = (kind: "match" | "verify", { ab: [a, b], listed }: PlannedBlock) =>
@@ -152,7 +151,7 @@ export function planItems(
     const base = { kind: task.kind, params_hash: task.params_hash, rv_id: task.rv_id };
     // Read from outside the chain (an input artifact): the task's inputs_hash names it.
     const featureKeys = (ims: Image[]) => (features ? ims.map((im) => features!.get(im.name)) : task.inputs_hash);
-    /** The one first item of work made as it becomes known (an index's pair list, a hierarchical map's partition): it reads every image. */
+    /** The one first item of work made as it becomes known (a chosen pair list, a hierarchical map's partition): it reads every image. */
     const wholeSetItem = (path: string) => ({
       key: hashJson({ ...base, inputs_hash: task.inputs_hash, item: path }),
       path,
@@ -182,8 +181,8 @@ export function planItems(
       const strategy = pairs.strategy ?? "exhaustive";
       const sequence = () => sequenceOrderIndices(images.map((im) => im.pose_prior?.timestamp_ns));
       const list = task.pair_list ?? (strategy === "sequential" ? sequencePairs(sequence(), pairs.overlap ?? 10) : null);
-      if (!list && !task.reused && INDEXED_PAIR_STRATEGIES.includes(strategy)) {
-        // An index's pairs: the first shard chooses the list; the blocks follow from it (and the verify task's with them).
+      if (!list && !task.reused && RUNNER_CHOSEN_PAIR_STRATEGIES.includes(strategy)) {
+        // Pairs chosen on a runner: the first shard chooses the list; the blocks follow from it (and the verify task's with them).
         deferred = true;
         return [wholeSetItem(PAIR_LIST_PATH)];
       }
@@ -214,7 +213,7 @@ export function planItems(
     }
     if (task.kind === "verify") {
       // Verification follows the blocks of the matches it reads: a listed block verifies its pairs alone.
-      // After an index's list still to be chosen, its blocks come with the match task's.
+      // After a list still to be chosen, its blocks come with the match task's.
       const verified = deferred ? [] : (planned ?? blocks.map((ab) => ({ ab, listed: null })));
       const items = verified.map((b) => ({
         key: hashJson({
@@ -242,7 +241,7 @@ export function planItems(
   });
 }
 
-/** Whether an item's result may be reused by another job: not an index's pair list, whose blocks the job plans from it. */
+/** Whether an item's result may be reused by another job: not a chosen pair list, whose blocks the job plans from it. */
 export const reusable = (item: Pick<ShardItem, "path">) => item.path !== PAIR_LIST_PATH;
 
 /** A block of two content groups (`ab`), with its part of a known pair list. */
@@ -312,7 +311,7 @@ export function plannedItems(
   hits: Record<string, TaskOutputs>,
   awaitingList: boolean,
 ): PlannedItem[] | null {
-  // A verify task after an index's pairs is sharded with no items yet: its blocks come with the match task's.
+  // A verify task after pairs chosen on a runner is sharded with no items yet: its blocks come with the match task's.
   if (awaitingList) return [];
   if (!items || items.length === 0) return null;
   const shardOf = new Map<ItemPlan, number>();

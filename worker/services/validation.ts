@@ -350,7 +350,7 @@ export async function completeLease(
   // (Cast: RPC typing widens the block tuple.)
   const context = unwrap(await store.shardContext(leaseId, scope)) as ShardContext | null;
   const refused = context ? await structureErrors(read, readHead, context, outputs, { headerOnly: !scope.pool }) : [];
-  // An index's pair list: the blocks that hold its pairs are planned here and added with it (services/pair-list.ts).
+  // A chosen pair list: the blocks that hold its pairs are planned here and added with it (services/pair-list.ts).
   const listContext = isPairListResult(outputs) ? (unwrap(await store.pairListContext(leaseId, scope)) as PairListContext | null) : null;
   const listed = listContext ? await planPairListBlocks(env, { tenant, job }, listContext, outputs) : null;
   const completion = unwrap(
@@ -426,7 +426,7 @@ export async function completeLeases(
       refusals[i] = failed.ok ? validation("outputs_ref rejected; the task failed with a validation error", errors) : failure(failed);
       continue;
     }
-    // A pool runner's result is weighed on its own, and an index's pair list has its blocks planned (services/pair-list.ts).
+    // A pool runner's result is weighed on its own, and a chosen pair list has its blocks planned (services/pair-list.ts).
     if (who.scope.pool || isPairListResult(parsed.data)) {
       refusals[i] = await completeLease(
         env,

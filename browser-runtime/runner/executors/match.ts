@@ -8,9 +8,9 @@
  * matched on the runner's engine pool, one pair per engine at once (items.ts); each block's file
  * lists its pairs in pair-list order, whatever order they were matched in. After the blocks' matches
  * the shard answers each block's pair list (`pairs.image_names.v1`, `pairs/<a>-<b>.txt`), whatever
- * strategy chose it, so the task's pair list is an artifact (runners.md "Shards"). Retrieval and
- * vocabulary-tree pairs are chosen once, by the task's first shard (one item at PAIR_LIST_PATH,
- * answered with the whole list); the blocks the service plans from it read that file.
+ * strategy chose it, so the task's pair list is an artifact (runners.md "Shards"). Retrieval,
+ * vocabulary-tree, spatial and from-poses pairs are chosen once, by the task's first shard (one item
+ * at PAIR_LIST_PATH, answered with the whole list); the blocks the service plans from it read that file.
  */
 import { CORE_ARTIFACT_KINDS, type Lease, MatcherSpec, PairsSpec, RETRIEVAL_INDEX_ROLE, type TaskOutputs } from "../../../protocol";
 import { DHASH_INDEX_PATH, decodeDhashIndex } from "../../../protocol/wire/dhash";
@@ -62,7 +62,7 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
   const names = images.map((i) => i.name);
   const located = pairsSpec.strategy === "spatial" || pairsSpec.strategy === "from_poses" ? pairPositions(images) : null;
   const indexed = pairsSpec.strategy === "retrieval" || pairsSpec.strategy === "vocabtree";
-  // An index's pairs are chosen once, by the task's first shard; the blocks planned from them read that list.
+  // Pairs chosen on a runner are chosen once, by the task's first shard; the blocks planned from them read that list.
   const chosen = shard.items.flatMap((it) => it.reads ?? []).find((f) => f.path === PAIR_LIST_PATH);
   const all = chosen
     ? await chosenPairs(ctx, chosen.blob_sha)
@@ -71,7 +71,7 @@ export async function match(ctx: TaskContext): Promise<TaskOutputs> {
       : pairsSpec.strategy === "explicit"
         ? await listedPairs(ctx, names, pairsSpec)
         : selectPairs(pairsSpec.strategy === "sequential" ? sequenceOrder(images) : names, pairsSpec, null, located);
-  if (shard.items.length === 1 && shard.items[0]!.path === PAIR_LIST_PATH) return pairList(ctx, all);
+  if (shard.items.length === 1 && shard.items[0]!.path === PAIR_LIST_PATH) return pairList(ctx, all, pairsSpec.strategy);
   const blocks = shard.items.map((item) => blockPairs(all, item));
   const pairs = blocks.flat();
   // use_gpu: false (2.12) keeps the task on the WASM path, whatever this device's calibration chose.
@@ -166,11 +166,11 @@ async function chosenPairs(ctx: TaskContext, sha: string): Promise<ImagePair[]> 
   );
 }
 
-/** The list shard of an index's pairs: the whole list, one file, from which the service plans the task's blocks. */
-async function pairList(ctx: TaskContext, pairs: ImagePair[]): Promise<TaskOutputs> {
+/** The list shard of pairs chosen on a runner: the whole list, one file, from which the service plans the task's blocks. */
+async function pairList(ctx: TaskContext, pairs: ImagePair[], strategy: string): Promise<TaskOutputs> {
   const kind = CORE_ARTIFACT_KINDS["pairs.image_names.v1"];
-  const file = await ctx.write(PAIR_LIST_PATH, new TextEncoder().encode(pairListText("the index", pairs)), kind.media_type);
-  ctx.log("INFO", `chose ${pairs.length} pairs from the index`);
+  const file = await ctx.write(PAIR_LIST_PATH, new TextEncoder().encode(pairListText(`the ${strategy} pairs`, pairs)), kind.media_type);
+  ctx.log("INFO", `chose ${pairs.length} ${strategy} pairs`);
   return { artifacts: [coreArtifact("pairs.image_names.v1", "image pairs", [file], { num_pairs: pairs.length })], result: null };
 }
 

@@ -76,9 +76,9 @@ export async function complete(
   if (shardId) errors.push(...shardResultErrors(items, outputs), ...partitionErrors(cx, items, outputs));
   // What the validation service found reading the files (runners.md "Trust"): the files' structure against the shard.
   if (errors.length === 0) errors.push(...(policy.refused ?? []));
-  // An index's pair list comes with the blocks the service planned from it (services/validation.ts completeLease).
+  // A chosen pair list comes with the blocks the service planned from it (services/validation.ts completeLease).
   if (errors.length === 0 && isPairList(items) && !policy.blocks)
-    return clash("an index's pair list is completed on its own (:complete), where its blocks are planned");
+    return clash("a chosen pair list is completed on its own (:complete), where its blocks are planned");
   // In a batch, a trusted shard's result is recorded now and its task told once for the batch; anything else tells first what came before it.
   const deferred = batch !== null && errors.length === 0 && shardId !== null && trusted && !policy.replicate;
   if (batch && !deferred) batch.flush();
@@ -149,7 +149,7 @@ export async function complete(
   }
   cx.storage.transactionSync(() => {
     cx.sql.exec("UPDATE leases SET state = 'completed' WHERE lease_id = ?", leaseId);
-    // The blocks of an index's pairs become work units before the list shard is counted done (pair-list.ts).
+    // The blocks of pairs chosen on a runner become work units before the list shard is counted done (pair-list.ts).
     if (policy.blocks) addListedBlocks(cx, taskId, policy.blocks);
     addResult(cx, shardId, who, outputs, hold ? "candidate" : trusted ? "accepted" : "unchecked");
     if (hold) {

@@ -1,5 +1,5 @@
 /**
- * @module The blocks of an index's pairs, planned when the list exists (runners.md "Shards";
+ * @module The blocks of pairs chosen on a runner, planned when the list exists (runners.md "Shards";
  * issue 18): a match task of retrieval or vocabulary-tree pairs starts with one shard, one item at
  * PAIR_LIST_PATH, where a trusted runner chooses the whole list from the index. Its result comes
  * with the blocks the submission service planned from that list (services/pair-list.ts: only the
@@ -21,10 +21,10 @@ import { dependsOn, jobDataset, taskRows } from "./records";
 import { assembledOutputs, insertItems, shardItems } from "./shards";
 import { keypointCounts } from "./sizing";
 
-/** Whether a shard's items are an index's pair list (its one item at PAIR_LIST_PATH). */
+/** Whether a shard's items are a chosen pair list (its one item at PAIR_LIST_PATH). */
 export const isPairList = (items: readonly ShardItem[]) => items.length === 1 && items[0]!.path === PAIR_LIST_PATH;
 
-/** What the service plans an index's blocks from: the job's dataset and tasks, and the images' keypoints when the job extracted them. */
+/** What the service plans a chosen list's blocks from: the job's dataset and tasks, and the images' keypoints when the job extracted them. */
 export interface PairListContext {
   dataset: DatasetSnapshot;
   tasks: { task_id: string; kind: TaskKind; params: Record<string, unknown>; inputs_hash: string; params_hash: string; rv_id: string }[];

@@ -60,7 +60,7 @@ export async function createJob(cx: JobContext, plan: JobPlan): Promise<JobRow> 
       if (t.items && !done) {
         cx.sql.exec("UPDATE tasks SET sharded = 1 WHERE task_id = ?", t.task_id);
         insertItems(cx, t.task_id, t.items);
-        // An index's pair list decides the task's blocks: a trusted runner's work (runners.md "Trust").
+        // A chosen pair list decides the task's blocks: a trusted runner's work (runners.md "Trust").
         if (t.items.some((it) => it.item.path === PAIR_LIST_PATH && it.shard !== null))
           cx.sql.exec("UPDATE shards SET need = 'trusted' WHERE task_id = ?", t.task_id);
         for (const it of t.items) if (it.cached) recordFiles(cx, it.cached.artifacts);

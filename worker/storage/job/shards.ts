@@ -135,7 +135,7 @@ export function shardResultErrors(items: ShardItem[], outputs: TaskOutputs): Fie
   }
   const [head] = outputs.artifacts;
   if (n === 1 && items[0]!.path === PAIR_LIST_PATH && head!.kind !== PAIR_LIST.kind)
-    return [{ path: "outputs_ref.artifacts.0.kind", message: `an index's pair list is a ${PAIR_LIST.kind}`, code: "shard_kind" }];
+    return [{ path: "outputs_ref.artifacts.0.kind", message: `a chosen pair list is a ${PAIR_LIST.kind}`, code: "shard_kind" }];
   return outputs.artifacts.flatMap((a, k) => {
     const path = `outputs_ref.artifacts.${k}`;
     const [list, item] = [k >= n, items[k % n]!];
@@ -342,7 +342,7 @@ export function cancelPendingShards(cx: JobContext): void {
  * when every item has one), the items' files in item order, numeric summaries summed.
  */
 export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
-  // An index's pair list (pair-list.ts) is the job's own work, not a part of the task's artifacts.
+  // A chosen pair list (pair-list.ts) is the job's own work, not a part of the task's artifacts.
   const parts = cx.sql
     .exec<{ outputs_json: string }>(
       "SELECT outputs_json FROM items WHERE task_id = ? AND item_json ->> '$.path' <> ? ORDER BY ord",
@@ -370,7 +370,7 @@ export function assembledOutputs(cx: JobContext, taskId: string): TaskOutputs {
 export function unrecordedItems(cx: JobContext): { task_id: string; ord: number; cache_key: string; outputs_json: string }[] {
   return cx.sql
     .exec<{ task_id: string; ord: number; item_key: string; outputs_json: string }>(
-      // A hierarchical map's items and an index's pair list are the job's own work units (hierarchical.ts, pair-list.ts),
+      // A hierarchical map's items and a chosen pair list are the job's own work units (hierarchical.ts, pair-list.ts),
       // not reusable: never recorded.
       `SELECT task_id, ord, item_key, outputs_json FROM items WHERE outputs_json IS NOT NULL AND cache_hit = 0 AND recorded = 0
          AND task_id NOT IN (SELECT task_id FROM tasks WHERE kind = 'map') AND item_json ->> '$.path' <> ?`,

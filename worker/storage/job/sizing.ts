@@ -150,7 +150,7 @@ export function packByKeypoints(cx: JobContext): void {
         const pairs = r.pairs_json ? (JSON.parse(r.pairs_json) as [string, string][]) : null;
         return { ord: r.ord, weight: item.block ? blockWork(kind, item.block, pairs, (name) => counts[name] ?? 0) : NaN };
       });
-    // (NaN: an index's pair list, whose blocks are planned by their real keypoints when they come, pair-list.ts.)
+    // (NaN: a chosen pair list, whose blocks are planned by their real keypoints when they come, pair-list.ts.)
     if (items.length === 0 || items.some((it) => !Number.isFinite(it.weight))) continue;
     const shards = packHeaviestFirst(items, shardBudget(kind), shardMaxItems(kind));
     cx.sql.exec("DELETE FROM shards WHERE task_id = ?", taskId);

@@ -85,7 +85,7 @@ function holdItemHits(db: DurableObjectStorage, jobId: string, keys: readonly st
   return hits;
 }
 
-/** Items planned after submission (an index's blocks, storage/job/pair-list.ts): their cache hits, held by the job as at registration. */
+/** Items planned after submission (a chosen list's blocks, storage/job/pair-list.ts): their cache hits, held by the job as at registration. */
 export function itemHits(db: DurableObjectStorage, jobId: string, keys: readonly string[]): Record<string, TaskOutputs> {
   if (!exists(db.sql, "SELECT 1 FROM jobs WHERE job_id = ?", jobId)) return {};
   return db.transactionSync(() => holdItemHits(db, jobId, keys));
