@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the engine: (a) native Release static library + gtest binaries (ctest), and
-# (b) the wasm module engine-wasm/build/wasm/edgesfm-engine.{mjs,wasm}.
+# (b) the wasm modules engine-wasm/build/wasm/edgesfm-engine{,-mt}.{mjs,wasm} (plain and threaded).
 # Incremental: a re-run with nothing changed only re-checks the globs (seconds).
 # Usage: engine-wasm/build.sh [--native-only | --wasm-only]
 # Env: EDGESFM_JOBS (default 2; the machine is shared).
@@ -48,5 +48,5 @@ if [[ $want_wasm -eq 1 ]]; then
   export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
   configure "$here/build/wasm-cmake" emcmake cmake -DEDGESFM_WASM_OUTPUT_DIR="$here/build/wasm"
   cmake --build "$here/build/wasm-cmake" -j "$jobs"
-  echo "engine: wasm build in $((SECONDS - start)) s (build/wasm/edgesfm-engine.{mjs,wasm})"
+  echo "engine: wasm build in $((SECONDS - start)) s (build/wasm/edgesfm-engine{,-mt}.{mjs,wasm})"
 fi

@@ -5,6 +5,10 @@
  * Node: the .wasm is read from disk and handed to the factory as `wasmBinary` (Debian
  * emscripten 3.1.6 cannot fetch a file path). Browsers/workers: the factory fetches the
  * .wasm next to the .mjs (or `wasmUrl`), or uses `wasmBinary` when given.
+ *
+ * Two modules come from the same objects (engine-wasm/README.md): the plain one, and a threaded
+ * one (shared memory, pthreads) whose parallel loops use the device's cores with the same
+ * results; `{threads: true}` loads the threaded one, in cross-origin isolated browsers only.
  */
 import createEdgeSfmEngine from "../build/wasm/edgesfm-engine.mjs";
 import { heapAddress } from "./heap";
@@ -18,6 +22,9 @@ export interface EngineModule {
   HEAPF64: Float64Array;
   _malloc(bytes: number): number;
   _free(ptr: number): void;
+  /** The threaded module's pthread workers and shared memory (emscripten's runtime). */
+  PThread?: { terminateAllThreads(): void };
+  wasmMemory?: WebAssembly.Memory;
   [cFunction: `_edgesfm_${string}`]: (...args: number[]) => number;
 }
 
@@ -52,9 +59,26 @@ export interface LoadEngineOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Where browsers fetch the .wasm from (default: beside the .mjs). */
   wasmUrl?: string | URL;
+  /**
+   * The threaded module (the other options do not apply): browsers with SharedArrayBuffer on a
+   * cross-origin isolated page. Throws where it cannot load, or after `threadsTimeoutMs`.
+   */
+  threads?: boolean;
+  /** How long the threaded module may take to start its pthread workers (default 60 s). */
+  threadsTimeoutMs?: number;
 }
 
 const WASM_URL = new URL("../build/wasm/edgesfm-engine.wasm", import.meta.url);
+/**
+ * The threaded module's files, each named for the bundler: its pthread workers import the
+ * module by URL, so it is an asset of its own, not part of a bundle.
+ */
+const THREADED_FILES = {
+  module: new URL("../build/wasm/edgesfm-engine-mt.mjs", import.meta.url),
+  "edgesfm-engine-mt.wasm": new URL("../build/wasm/edgesfm-engine-mt.wasm", import.meta.url),
+  "edgesfm-engine-mt.worker.js": new URL("../build/wasm/edgesfm-engine-mt.worker.js", import.meta.url),
+};
+const DEFAULT_THREADS_TIMEOUT_MS = 60_000;
 
 function isNode(): boolean {
   const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
@@ -75,12 +99,28 @@ async function readWasmInNode(): Promise<Uint8Array> {
 export class Engine {
   /** Why the module stopped, once it trapped. */
   private trap: string | null = null;
+  /** The cores each call may use (shareCores). */
+  private cores: (() => number) | null = null;
 
   constructor(readonly module: EngineModule) {}
 
   /** False once the module trapped: its memory may be inconsistent, so it is not used again. */
   get usable(): boolean {
     return this.trap === null;
+  }
+
+  /** Threads the engine's parallel loops use at most: 1 in the plain module. */
+  get threads(): number {
+    return this.module._edgesfm_parallel_threads!();
+  }
+
+  /**
+   * Each later call's parallel loops use at most `cores()` threads (at least one): the cores
+   * that the runner's other engines leave free when the call starts. Results do not depend on it.
+   */
+  shareCores(cores: () => number): this {
+    this.cores = cores;
+    return this;
   }
 
   /**
@@ -92,14 +132,18 @@ export class Engine {
       throw new EngineError(`${name}: this engine instance stopped earlier (${this.trap}); load a new one`, name, true);
     const fn = this.module[`_${name}`];
     if (typeof fn !== "function") throw new Error(`engine: no exported function ${name}`);
+    if (this.cores) this.module._edgesfm_set_parallel_threads!(Math.max(1, Math.floor(this.cores())));
     let result: number;
     try {
       result = fn(...args);
     } catch (e) {
       if (!(e instanceof WebAssembly.RuntimeError)) throw e;
       this.trap = e.message;
+      // A discarded threaded module's pool workers would otherwise live as long as this worker.
+      this.module.PThread?.terminateAllThreads();
       throw new EngineError(`${name}: the engine trapped (${e.message}); this instance is discarded`, name, true);
     }
+    this.refreshViews();
     const error = this.module._edgesfm_last_error!();
     if (error !== 0) {
       const message = this.readString(error);
@@ -107,6 +151,23 @@ export class Engine {
       throw new EngineError(`${name}: ${message}`, name);
     }
     return result;
+  }
+
+  /**
+   * A pthread that grows the threaded module's shared memory leaves this thread's heap views on the
+   * old, shorter buffer (emscripten refreshes them only when this thread grows it): new views on the
+   * grown one.
+   */
+  private refreshViews(): void {
+    const buffer = this.module.wasmMemory?.buffer;
+    if (!buffer || buffer === this.module.HEAPU8.buffer) return;
+    Object.assign(this.module, {
+      HEAPU8: new Uint8Array(buffer),
+      HEAP32: new Int32Array(buffer),
+      HEAPU32: new Uint32Array(buffer),
+      HEAPF32: new Float32Array(buffer),
+      HEAPF64: new Float64Array(buffer),
+    });
   }
 
   /** Runs `body` with a scope whose allocations are all freed afterwards. */
@@ -136,7 +197,8 @@ export class Engine {
     const start = heapAddress(ptr);
     let end = start;
     while (heap[end] !== 0) end += 1;
-    return new TextDecoder().decode(heap.subarray(start, end));
+    // A copy: TextDecoder refuses views of the threaded module's shared memory.
+    return new TextDecoder().decode(heap.slice(start, end));
   }
 }
 
@@ -187,11 +249,42 @@ let sharedEngine: Engine | null = null;
 
 /** Instantiates a new engine (its own memory). */
 export async function createEngine(options: LoadEngineOptions = {}): Promise<Engine> {
+  if (options.threads) return checked(await instantiateThreaded(options.threadsTimeoutMs ?? DEFAULT_THREADS_TIMEOUT_MS));
   const wasmBinary = options.wasmBinary ?? (isNode() ? await readWasmInNode() : undefined);
   const module = (await createEdgeSfmEngine({
     ...(wasmBinary ? { wasmBinary } : {}),
     ...(options.wasmUrl ? { locateFile: () => String(options.wasmUrl) } : {}),
   })) as EngineModule;
+  return checked(module);
+}
+
+/**
+ * Emscripten 3.1.6's pthread workers (EXPORT_ES6) are classic workers that `import()` the
+ * module from `mainScriptUrlOrBlob`; `locateFile` names the worker script and the .wasm, so the
+ * bundler's hashed asset names work. The factory settles only once every pool worker has
+ * loaded, and never if one cannot: hence the timeout.
+ */
+async function instantiateThreaded(timeoutMs: number): Promise<EngineModule> {
+  if (isNode()) throw new Error("engine: the threaded module runs in browsers only (pthreads under Node need a CommonJS build)");
+  if (typeof SharedArrayBuffer === "undefined" || globalThis.crossOriginIsolated !== true) {
+    throw new Error("engine: the threaded module needs a cross-origin isolated page (COOP same-origin, COEP require-corp)");
+  }
+  const moduleUrl = String(THREADED_FILES.module);
+  const { default: factory } = (await import(/* @vite-ignore */ moduleUrl)) as { default: typeof createEdgeSfmEngine };
+  const files: Record<string, URL> = THREADED_FILES;
+  const starting = factory({ mainScriptUrlOrBlob: moduleUrl, locateFile: (path) => String(files[path] ?? path) });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`engine: the threaded module did not start within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return (await Promise.race([starting, timeout])) as EngineModule;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function checked(module: EngineModule): Engine {
   const engine = new Engine(module);
   // Asked directly: a module older than the error reporting has no edgesfm_last_error.
   const abi = module._edgesfm_abi_version!();
@@ -201,7 +294,10 @@ export async function createEngine(options: LoadEngineOptions = {}): Promise<Eng
   return engine;
 }
 
-/** The process-wide (or worker-wide) engine, instantiated once on first use, and again after a trap. */
+/**
+ * The process-wide (or worker-wide) engine, instantiated once on first use, and again after a
+ * trap. The first call's options choose the module.
+ */
 export function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
   if (sharedEngine && !sharedEngine.usable) {
     shared = undefined;

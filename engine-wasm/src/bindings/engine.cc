@@ -6,6 +6,7 @@
 #include "bindings/export.h"
 #include "bindings/guard.h"
 #include "scene/camera_models.h"
+#include "util/parallel_for.h"
 
 namespace edgesfm::bindings {
 std::string& LastError() {
@@ -26,6 +27,15 @@ EDGESFM_EXPORT const char* edgesfm_last_error() {
 
 // Forgets the last error once the caller has read it.
 EDGESFM_EXPORT void edgesfm_clear_error() { edgesfm::bindings::LastError().clear(); }
+
+// Threads the engine's parallel loops use (util/parallel_for.h): 1 in the plain module, the
+// device's hardware threads (at most 8) in the threaded one.
+EDGESFM_EXPORT int edgesfm_parallel_threads() { return edgesfm::ParallelThreads(); }
+
+// Caps the threads of later calls (0: none), so that a runner's other engines keep their cores.
+EDGESFM_EXPORT void edgesfm_set_parallel_threads(int threads) {
+  edgesfm::SetParallelThreadLimit(threads);
+}
 
 // Model id for a NUL-terminated COLMAP model name, or -1.
 EDGESFM_EXPORT int edgesfm_camera_model_id(const char* name) {

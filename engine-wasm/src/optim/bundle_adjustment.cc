@@ -9,6 +9,7 @@
 
 #include "optim/reduced_camera_system.h"
 #include "optim/reprojection_error.h"
+#include "util/parallel_for.h"
 
 namespace edgesfm {
 namespace {
@@ -22,6 +23,19 @@ constexpr double kMaxDiagonal = 1e32;
 constexpr double kInitialLambda = 1e-4;
 constexpr double kMaxLambda = 1e16;
 constexpr int kMaxIntrinsics = 16;
+// Chunk sizes of the parallel loops (util/parallel_for.h): fixed, so that the solution does not
+// depend on the number of threads.
+constexpr size_t kObservationChunk = 1024;
+constexpr size_t kPointChunk = 512;
+constexpr size_t kBlockChunk = 8;
+constexpr size_t kSlotChunk = 1024;
+// Eliminating the points sums every point's W V^-1 W^T into the shared blocks of S: chunks of
+// points after the first sum into their own copy of S's blocks, added to S in chunk order. At
+// most kMaxSchurChunks chunks of at least kMinSchurChunkPoints points, and the copies within
+// kSchurPartialBudgetBytes; the chunking follows from the problem alone.
+constexpr size_t kMaxSchurChunks = 8;
+constexpr size_t kMinSchurChunkPoints = 256;
+constexpr size_t kSchurPartialBudgetBytes = size_t{32} << 20;
 
 using JacobianRow2 = Eigen::Matrix<double, 2, Eigen::Dynamic, 0, 2, kMaxIntrinsics>;
 // A camera block's coupling with a point (dim(block) x 3), on the stack: the normal equations
@@ -121,7 +135,10 @@ struct Layout {
   std::vector<std::vector<int>> pose_vars;    // free entries of (rotation step, translation)
   std::vector<int> block_dims;
   std::vector<bool> point_variable;
+  // Observation indices (ascending) of each point, pose and camera.
   std::vector<std::vector<int>> point_observations;
+  std::vector<std::vector<int>> pose_observations;
+  std::vector<std::vector<int>> camera_observations;
   int CameraBlock(int camera) const { return camera; }
   int PoseBlock(int pose) const { return num_cameras + pose; }
 };
@@ -132,11 +149,15 @@ Layout BuildLayout(const BundleAdjustmentOptions& options, const BundleAdjustmen
   std::vector<bool> camera_used(problem.cameras.size(), false);
   std::vector<bool> pose_used(problem.poses.size(), false);
   layout.point_observations.resize(problem.points.size());
+  layout.pose_observations.resize(problem.poses.size());
+  layout.camera_observations.resize(problem.cameras.size());
   for (size_t o = 0; o < problem.observations.size(); ++o) {
     const auto& obs = problem.observations[o];
     camera_used[obs.camera] = true;
     pose_used[obs.pose] = true;
     layout.point_observations[obs.point].push_back(static_cast<int>(o));
+    layout.pose_observations[obs.pose].push_back(static_cast<int>(o));
+    layout.camera_observations[obs.camera].push_back(static_cast<int>(o));
   }
   layout.camera_vars.resize(problem.cameras.size());
   for (size_t c = 0; c < problem.cameras.size(); ++c) {
@@ -187,47 +208,52 @@ struct Linearization {
 
 double EvaluateCost(const BundleAdjustmentOptions& options, const BundleAdjustmentProblem& problem,
                     std::vector<Linearization>* linearizations) {
+  const bool want_jacobians = linearizations != nullptr;
+  std::vector<double> rho(problem.observations.size());
+  ParallelFor(problem.observations.size(), kObservationChunk, [&](int, size_t begin, size_t end) {
+    Eigen::Matrix<double, 2, 3> d_cam_point;
+    Eigen::Matrix<double, 2, Eigen::Dynamic> d_params;
+    for (size_t o = begin; o < end; ++o) {
+      const auto& obs = problem.observations[o];
+      const auto& camera = problem.cameras[obs.camera];
+      const auto& pose = problem.poses[obs.pose];
+      const Eigen::Matrix3d rotation = pose.rotation->toRotationMatrix();
+      const Eigen::Vector3d rotated = rotation * *problem.points[obs.point].xyz;
+      const Rigid3d* sensor = obs.sensor >= 0 ? &problem.sensors_from_rig[obs.sensor] : nullptr;
+      const Eigen::Vector3d in_cam =
+          sensor ? *sensor * (rotated + *pose.translation) : rotated + *pose.translation;
+      Eigen::Vector2d projected;
+      const bool ok = ProjectWithJacobians(
+          camera.model_id, camera.params, camera.width, camera.height, in_cam, &projected,
+          want_jacobians ? &d_cam_point : nullptr, want_jacobians ? &d_params : nullptr);
+      // Through a rig, the point in the rig frame reaches the camera by the sensor's fixed
+      // rotation: the chain rule multiplies every Jacobian below by it.
+      if (sensor && want_jacobians && ok)
+        d_cam_point = d_cam_point * sensor->rotation.toRotationMatrix();
+      double squared_error = kUnimageableSquaredError;
+      if (ok) squared_error = (projected - obs.xy).squaredNorm();
+      const LossEvaluation loss =
+          EvaluateLoss(options.loss_kernel, options.loss_threshold, squared_error);
+      rho[o] = loss.rho;
+      if (!want_jacobians) continue;
+      Linearization& lin = (*linearizations)[o];
+      lin.valid = ok;
+      if (!ok) continue;
+      lin.weight = loss.rho_prime;
+      lin.residual = projected - obs.xy;
+      // d(R X + t) / d(rotation step) = -[R X]x for R <- exp(step) R.
+      Eigen::Matrix3d skew;
+      skew << 0, -rotated.z(), rotated.y(), rotated.z(), 0, -rotated.x(), -rotated.y(), rotated.x(),
+          0;
+      lin.d_pose.leftCols<3>() = -d_cam_point * skew;
+      lin.d_pose.rightCols<3>() = d_cam_point;
+      lin.d_point = d_cam_point * rotation;
+      lin.d_intrinsics = d_params;
+    }
+  });
+  // Summed in observation order, as one thread would.
   double cost = 0;
-  Eigen::Matrix<double, 2, 3> d_cam_point;
-  Eigen::Matrix<double, 2, Eigen::Dynamic> d_params;
-  for (size_t o = 0; o < problem.observations.size(); ++o) {
-    const auto& obs = problem.observations[o];
-    const auto& camera = problem.cameras[obs.camera];
-    const auto& pose = problem.poses[obs.pose];
-    const Eigen::Matrix3d rotation = pose.rotation->toRotationMatrix();
-    const Eigen::Vector3d rotated = rotation * *problem.points[obs.point].xyz;
-    const Rigid3d* sensor = obs.sensor >= 0 ? &problem.sensors_from_rig[obs.sensor] : nullptr;
-    const Eigen::Vector3d in_cam =
-        sensor ? *sensor * (rotated + *pose.translation) : rotated + *pose.translation;
-    Eigen::Vector2d projected;
-    const bool want_jacobians = linearizations != nullptr;
-    const bool ok = ProjectWithJacobians(
-        camera.model_id, camera.params, camera.width, camera.height, in_cam, &projected,
-        want_jacobians ? &d_cam_point : nullptr, want_jacobians ? &d_params : nullptr);
-    // Through a rig, the point in the rig frame reaches the camera by the sensor's fixed
-    // rotation: the chain rule multiplies every Jacobian below by it.
-    if (sensor && want_jacobians && ok)
-      d_cam_point = d_cam_point * sensor->rotation.toRotationMatrix();
-    double squared_error = kUnimageableSquaredError;
-    if (ok) squared_error = (projected - obs.xy).squaredNorm();
-    const LossEvaluation loss =
-        EvaluateLoss(options.loss_kernel, options.loss_threshold, squared_error);
-    cost += 0.5 * loss.rho;
-    if (!want_jacobians) continue;
-    Linearization& lin = (*linearizations)[o];
-    lin.valid = ok;
-    if (!ok) continue;
-    lin.weight = loss.rho_prime;
-    lin.residual = projected - obs.xy;
-    // d(R X + t) / d(rotation step) = -[R X]x for R <- exp(step) R.
-    Eigen::Matrix3d skew;
-    skew << 0, -rotated.z(), rotated.y(), rotated.z(), 0, -rotated.x(), -rotated.y(), rotated.x(),
-        0;
-    lin.d_pose.leftCols<3>() = -d_cam_point * skew;
-    lin.d_pose.rightCols<3>() = d_cam_point;
-    lin.d_point = d_cam_point * rotation;
-    lin.d_intrinsics = d_params;
-  }
+  for (const double r : rho) cost += 0.5 * r;
   return cost;
 }
 
@@ -290,63 +316,89 @@ struct NormalEquations {
 // Slots of each observation's (camera, camera), (camera, pose), (pose, pose) blocks.
 using ObservationSlots = std::array<int, 3>;
 
+// Every block of U, segment of the gradient and point term is written by the one loop that owns
+// it, adding its observations in their order: the sums one thread makes. Poses own their
+// (pose, pose) and (camera, pose) blocks, cameras their (camera, camera) block.
 void BuildNormalEquations(const BundleAdjustmentProblem& problem, const Layout& layout,
                           const std::vector<Linearization>& lins,
                           const std::vector<ObservationSlots>& obs_slots, NormalEquations* eq) {
   eq->camera_hessian.SetZero();
   eq->camera_gradient.setZero(eq->camera_hessian.dim());
-  for (auto& term : eq->points) {
-    term.hessian.setZero();
-    term.gradient.setZero();
-    term.blocks.clear();
-    term.coupling.clear();
-  }
-  for (size_t o = 0; o < problem.observations.size(); ++o) {
-    const Linearization& lin = lins[o];
-    if (!lin.valid || lin.weight == 0) continue;
-    const auto& obs = problem.observations[o];
-    const double w = lin.weight;
-    const int blocks[2] = {layout.CameraBlock(obs.camera), layout.PoseBlock(obs.pose)};
-    JacobianRow2 jacobians[2] = {SelectColumns(lin.d_intrinsics, layout.camera_vars[obs.camera]),
-                                 SelectColumns(lin.d_pose, layout.pose_vars[obs.pose])};
-    for (int i = 0; i < 2; ++i) {
-      if (jacobians[i].cols() == 0) continue;
-      const int offset = eq->camera_hessian.block_offset(blocks[i]);
-      eq->camera_gradient.segment(offset, jacobians[i].cols()) -=
-          w * jacobians[i].transpose() * lin.residual;
-      for (int j = i; j < 2; ++j) {
-        if (jacobians[j].cols() == 0) continue;
-        // Camera blocks precede pose blocks: (i, j) is already (lo, hi).
-        AddJacobianProduct(w, jacobians[i], jacobians[j],
-                           &eq->camera_hessian.SlotBlock(obs_slots[o][i + j]));
+  const auto contributes = [&](int o) { return lins[o].valid && lins[o].weight != 0; };
+  ParallelFor(problem.poses.size(), kBlockChunk, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      const auto& vars = layout.pose_vars[p];
+      if (vars.empty()) continue;
+      const int offset = eq->camera_hessian.block_offset(layout.PoseBlock(static_cast<int>(p)));
+      for (const int o : layout.pose_observations[p]) {
+        if (!contributes(o)) continue;
+        const Linearization& lin = lins[o];
+        const double w = lin.weight;
+        const JacobianRow2 pose = SelectColumns(lin.d_pose, vars);
+        const JacobianRow2 camera =
+            SelectColumns(lin.d_intrinsics, layout.camera_vars[problem.observations[o].camera]);
+        if (camera.cols() > 0)
+          AddJacobianProduct(w, camera, pose, &eq->camera_hessian.SlotBlock(obs_slots[o][1]));
+        eq->camera_gradient.segment(offset, pose.cols()) -= w * pose.transpose() * lin.residual;
+        AddJacobianProduct(w, pose, pose, &eq->camera_hessian.SlotBlock(obs_slots[o][2]));
       }
     }
-    if (!layout.point_variable[obs.point]) continue;
-    NormalEquations::PointTerm& term = eq->points[obs.point];
-    term.hessian += w * lin.d_point.transpose() * lin.d_point;
-    term.gradient -= w * lin.d_point.transpose() * lin.residual;
-    for (int i = 0; i < 2; ++i) {
-      if (jacobians[i].cols() == 0) continue;
-      const CouplingBlock coupling = JacobianCoupling(w, jacobians[i], lin.d_point);
-      const auto it = std::find(term.blocks.begin(), term.blocks.end(), blocks[i]);
-      if (it == term.blocks.end()) {
-        term.blocks.push_back(blocks[i]);
-        term.coupling.push_back(coupling);
-      } else {
-        term.coupling[it - term.blocks.begin()] += coupling;
+  });
+  ParallelFor(problem.cameras.size(), 1, [&](int, size_t c, size_t) {
+    const auto& vars = layout.camera_vars[c];
+    if (vars.empty()) return;
+    const int offset = eq->camera_hessian.block_offset(layout.CameraBlock(static_cast<int>(c)));
+    for (const int o : layout.camera_observations[c]) {
+      if (!contributes(o)) continue;
+      const Linearization& lin = lins[o];
+      const double w = lin.weight;
+      const JacobianRow2 camera = SelectColumns(lin.d_intrinsics, vars);
+      eq->camera_gradient.segment(offset, camera.cols()) -= w * camera.transpose() * lin.residual;
+      AddJacobianProduct(w, camera, camera, &eq->camera_hessian.SlotBlock(obs_slots[o][0]));
+    }
+  });
+  ParallelFor(problem.points.size(), kPointChunk, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      NormalEquations::PointTerm& term = eq->points[p];
+      term.hessian.setZero();
+      term.gradient.setZero();
+      term.blocks.clear();
+      term.coupling.clear();
+      if (layout.point_variable[p]) {
+        for (const int o : layout.point_observations[p]) {
+          if (!contributes(o)) continue;
+          const Linearization& lin = lins[o];
+          const auto& obs = problem.observations[o];
+          const double w = lin.weight;
+          const int blocks[2] = {layout.CameraBlock(obs.camera), layout.PoseBlock(obs.pose)};
+          const JacobianRow2 jacobians[2] = {
+              SelectColumns(lin.d_intrinsics, layout.camera_vars[obs.camera]),
+              SelectColumns(lin.d_pose, layout.pose_vars[obs.pose])};
+          term.hessian += w * lin.d_point.transpose() * lin.d_point;
+          term.gradient -= w * lin.d_point.transpose() * lin.residual;
+          for (int i = 0; i < 2; ++i) {
+            if (jacobians[i].cols() == 0) continue;
+            const CouplingBlock coupling = JacobianCoupling(w, jacobians[i], lin.d_point);
+            const auto it = std::find(term.blocks.begin(), term.blocks.end(), blocks[i]);
+            if (it == term.blocks.end()) {
+              term.blocks.push_back(blocks[i]);
+              term.coupling.push_back(coupling);
+            } else {
+              term.coupling[it - term.blocks.begin()] += coupling;
+            }
+          }
+        }
+      }
+      // The blocks seeing a point change only when an observation drops out (behind a camera).
+      if (term.blocks == term.slot_blocks) continue;
+      term.slot_blocks = term.blocks;
+      term.pair_slots.clear();
+      for (size_t i = 0; i < term.blocks.size(); ++i) {
+        for (size_t j = i; j < term.blocks.size(); ++j)
+          term.pair_slots.push_back(eq->camera_hessian.Slot(term.blocks[i], term.blocks[j]));
       }
     }
-  }
-  // The blocks seeing a point change only when an observation drops out (behind a camera).
-  for (auto& term : eq->points) {
-    if (term.blocks == term.slot_blocks) continue;
-    term.slot_blocks = term.blocks;
-    term.pair_slots.clear();
-    for (size_t i = 0; i < term.blocks.size(); ++i) {
-      for (size_t j = i; j < term.blocks.size(); ++j)
-        term.pair_slots.push_back(eq->camera_hessian.Slot(term.blocks[i], term.blocks[j]));
-    }
-  }
+  });
 }
 
 // The pose priors' terms of the normal equations: each prior touches its pose's block alone.
@@ -416,6 +468,68 @@ double ParameterNorm(const BundleAdjustmentProblem& problem, const Layout& layou
   return std::sqrt(sq);
 }
 
+// The points' share of the damped reduced camera system: S -= sum W V^-1 W^T and
+// rhs -= sum W V^-1 g over the points, with V^-1 kept per point for the back-substitution.
+class PointElimination {
+ public:
+  PointElimination(const ReducedCameraSystem& pattern, size_t num_points)
+      : num_points_(num_points) {
+    const size_t copy_bytes = (pattern.num_values() + pattern.dim()) * sizeof(double);
+    const size_t max_chunks = std::clamp<size_t>(
+        1 + kSchurPartialBudgetBytes / std::max<size_t>(copy_bytes, 1), 1, kMaxSchurChunks);
+    chunk_points_ = std::max(kMinSchurChunkPoints, (num_points + max_chunks - 1) / max_chunks);
+    const int num_chunks = NumChunks(num_points, chunk_points_);
+    partials_.assign(std::max(0, num_chunks - 1), pattern);
+    partial_rhs_.assign(partials_.size(), Eigen::VectorXd::Zero(pattern.dim()));
+  }
+
+  void Eliminate(const Layout& layout, const NormalEquations& eq, double lambda,
+                 const std::vector<Eigen::Vector3d>& point_diagonals,
+                 std::vector<Eigen::Matrix3d>* point_inverses, ReducedCameraSystem* schur,
+                 Eigen::VectorXd* rhs) {
+    ParallelFor(num_points_, chunk_points_, [&](int chunk, size_t begin, size_t end) {
+      ReducedCameraSystem& s = chunk == 0 ? *schur : partials_[chunk - 1];
+      Eigen::VectorXd& r = chunk == 0 ? *rhs : partial_rhs_[chunk - 1];
+      if (chunk > 0) {
+        s.SetZero();
+        r.setZero();
+      }
+      for (size_t p = begin; p < end; ++p) {
+        if (!layout.point_variable[p]) continue;
+        const auto& term = eq.points[p];
+        Eigen::Matrix3d damped = term.hessian;
+        damped.diagonal() += lambda * point_diagonals[p];
+        (*point_inverses)[p] = damped.inverse();
+        const int* slot = term.pair_slots.data();
+        for (size_t i = 0; i < term.blocks.size(); ++i) {
+          const CouplingBlock wv = CouplingTimes(term.coupling[i], (*point_inverses)[p]);
+          r.segment(s.block_offset(term.blocks[i]), s.block_dim(term.blocks[i])) -=
+              wv * term.gradient;
+          for (size_t j = i; j < term.blocks.size(); ++j, ++slot) {
+            if (term.blocks[i] <= term.blocks[j]) {
+              SubtractCouplingProduct(wv, term.coupling[j], &s.SlotBlock(*slot));
+            } else {
+              SubtractCouplingProduct(term.coupling[j], wv, &s.SlotBlock(*slot));
+            }
+          }
+        }
+      }
+    });
+    if (partials_.empty()) return;
+    ParallelFor(schur->num_slots(), kSlotChunk, [&](int, size_t begin, size_t end) {
+      for (const ReducedCameraSystem& partial : partials_)
+        schur->AddValuesFrom(partial, begin, end);
+    });
+    for (const Eigen::VectorXd& r : partial_rhs_) *rhs += r;
+  }
+
+ private:
+  size_t num_points_;
+  size_t chunk_points_;
+  std::vector<ReducedCameraSystem> partials_;
+  std::vector<Eigen::VectorXd> partial_rhs_;
+};
+
 void ApplyStep(const Layout& layout, const ReducedCameraSystem& system,
                const Eigen::VectorXd& camera_step, const std::vector<Eigen::Vector3d>& point_steps,
                BundleAdjustmentProblem* problem) {
@@ -440,9 +554,11 @@ void ApplyStep(const Layout& layout, const ReducedCameraSystem& system,
     }
     *problem->poses[p].translation += step.tail<3>();
   }
-  for (size_t p = 0; p < problem->points.size(); ++p) {
-    if (layout.point_variable[p]) *problem->points[p].xyz += point_steps[p];
-  }
+  ParallelFor(problem->points.size(), kPointChunk, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      if (layout.point_variable[p]) *problem->points[p].xyz += point_steps[p];
+    }
+  });
 }
 
 }  // namespace
@@ -515,8 +631,13 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   std::vector<Eigen::Matrix3d> point_inverses(problem->points.size());
   std::vector<Eigen::Vector3d> point_steps(problem->points.size(), Eigen::Vector3d::Zero());
   std::vector<Eigen::Vector3d> point_diagonals(problem->points.size());
+  // Each point's share of the predicted decrease and of the step's squared norm, summed in
+  // point order after the parallel back-substitution.
+  std::vector<double> point_predicted(problem->points.size(), 0);
+  std::vector<double> point_step_sq(problem->points.size(), 0);
   Eigen::VectorXd camera_diagonal;
   ReducedCameraSystem schur = eq.camera_hessian;
+  PointElimination elimination(schur, problem->points.size());
   summary.termination = "max_num_iterations";
   for (int iteration = 0; iteration < options.max_num_iterations; ++iteration) {
     summary.num_iterations = iteration + 1;
@@ -543,26 +664,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     schur.CopyValuesFrom(eq.camera_hessian);
     schur.AddToDiagonal(lambda * camera_diagonal);
     Eigen::VectorXd rhs = eq.camera_gradient;
-    for (size_t p = 0; p < eq.points.size(); ++p) {
-      if (!layout.point_variable[p]) continue;
-      const auto& term = eq.points[p];
-      Eigen::Matrix3d damped = term.hessian;
-      damped.diagonal() += lambda * point_diagonals[p];
-      point_inverses[p] = damped.inverse();
-      const int* slot = term.pair_slots.data();
-      for (size_t i = 0; i < term.blocks.size(); ++i) {
-        const CouplingBlock wv = CouplingTimes(term.coupling[i], point_inverses[p]);
-        rhs.segment(schur.block_offset(term.blocks[i]), schur.block_dim(term.blocks[i])) -=
-            wv * term.gradient;
-        for (size_t j = i; j < term.blocks.size(); ++j, ++slot) {
-          if (term.blocks[i] <= term.blocks[j]) {
-            SubtractCouplingProduct(wv, term.coupling[j], &schur.SlotBlock(*slot));
-          } else {
-            SubtractCouplingProduct(term.coupling[j], wv, &schur.SlotBlock(*slot));
-          }
-        }
-      }
-    }
+    elimination.Eliminate(layout, eq, lambda, point_diagonals, &point_inverses, &schur, &rhs);
     Eigen::VectorXd camera_step;
     if (!schur.Solve(rhs, &camera_step)) {
       lambda *= lambda_growth;
@@ -578,20 +680,27 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     double predicted = 0.5 * camera_step.dot(eq.camera_gradient +
                                              lambda * camera_diagonal.cwiseProduct(camera_step));
     double step_sq = camera_step.squaredNorm();
+    ParallelFor(eq.points.size(), kPointChunk, [&](int, size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        if (!layout.point_variable[p]) continue;
+        const auto& term = eq.points[p];
+        Eigen::Vector3d reduced = term.gradient;
+        for (size_t i = 0; i < term.blocks.size(); ++i) {
+          reduced -=
+              term.coupling[i].transpose() * camera_step.segment(schur.block_offset(term.blocks[i]),
+                                                                 schur.block_dim(term.blocks[i]));
+        }
+        point_steps[p] = point_inverses[p] * reduced;
+        point_predicted[p] =
+            0.5 * point_steps[p].dot(term.gradient +
+                                     lambda * point_diagonals[p].cwiseProduct(point_steps[p]));
+        point_step_sq[p] = point_steps[p].squaredNorm();
+      }
+    });
     for (size_t p = 0; p < eq.points.size(); ++p) {
       if (!layout.point_variable[p]) continue;
-      const auto& term = eq.points[p];
-      Eigen::Vector3d reduced = term.gradient;
-      for (size_t i = 0; i < term.blocks.size(); ++i) {
-        reduced -=
-            term.coupling[i].transpose() * camera_step.segment(schur.block_offset(term.blocks[i]),
-                                                               schur.block_dim(term.blocks[i]));
-      }
-      point_steps[p] = point_inverses[p] * reduced;
-      predicted +=
-          0.5 * point_steps[p].dot(term.gradient +
-                                   lambda * point_diagonals[p].cwiseProduct(point_steps[p]));
-      step_sq += point_steps[p].squaredNorm();
+      predicted += point_predicted[p];
+      step_sq += point_step_sq[p];
     }
     const double parameter_norm = ParameterNorm(*problem, layout);
     if (std::sqrt(step_sq) <=

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "geometry/sim3.h"
+#include "util/parallel_for.h"
 
 namespace edgesfm {
 namespace {
@@ -147,6 +148,31 @@ TEST(BundleAdjustment, ConvergesToTruthFromPerturbedStart) {
   EXPECT_NEAR(scene.intrinsics[3], scene.true_intrinsics[3], 0.01);
   // Held by the gauge.
   EXPECT_TRUE(scene.translations[0].isApprox(scene.true_translations[0]));
+}
+
+// The hot loops run on util/parallel_for.h's fixed chunks (here 2000 points: 8 chunks of the
+// point elimination, 20 of the observations), so one thread and all of them give the same bits.
+TEST(BundleAdjustment, ThreadsGiveBitIdenticalResults) {
+  const auto solve = [](int threads) {
+    SetParallelThreadLimit(threads);
+    SyntheticScene scene(10, 2000, 0.5, 0.05, 11);
+    BundleAdjustmentOptions options;
+    options.loss_kernel = LossKernel::kCauchy;
+    const BundleAdjustmentSummary summary = SolveBundleAdjustment(options, &scene.problem);
+    SetParallelThreadLimit(0);
+    return std::make_pair(summary, scene);
+  };
+  const auto [serial, serial_scene] = solve(1);
+  const auto [parallel, parallel_scene] = solve(0);
+  EXPECT_TRUE(serial.converged) << serial.termination;
+  EXPECT_EQ(parallel.num_iterations, serial.num_iterations);
+  EXPECT_EQ(parallel.final_cost, serial.final_cost);
+  EXPECT_EQ(parallel_scene.intrinsics, serial_scene.intrinsics);
+  for (size_t i = 0; i < serial_scene.rotations.size(); ++i) {
+    EXPECT_EQ(parallel_scene.rotations[i].coeffs(), serial_scene.rotations[i].coeffs()) << i;
+    EXPECT_EQ(parallel_scene.translations[i], serial_scene.translations[i]) << i;
+  }
+  EXPECT_EQ(parallel_scene.points, serial_scene.points);
 }
 
 TEST(BundleAdjustment, SparseAndIterativeSolversAgreeWithDense) {

@@ -52,6 +52,17 @@ void ReducedCameraSystem::CopyValuesFrom(const ReducedCameraSystem& other) {
   for (size_t slot = 0; slot < blocks_.size(); ++slot) blocks_[slot] = other.blocks_[slot];
 }
 
+void ReducedCameraSystem::AddValuesFrom(const ReducedCameraSystem& other, size_t begin,
+                                        size_t end) {
+  for (size_t slot = begin; slot < end; ++slot) blocks_[slot] += other.blocks_[slot];
+}
+
+size_t ReducedCameraSystem::num_values() const {
+  size_t values = 0;
+  for (const Eigen::MatrixXd& b : blocks_) values += static_cast<size_t>(b.size());
+  return values;
+}
+
 Eigen::VectorXd ReducedCameraSystem::Diagonal() const {
   Eigen::VectorXd d = Eigen::VectorXd::Zero(dim_);
   for (int i = 0; i < num_blocks(); ++i) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -44,6 +45,9 @@ class ReducedCameraSystem {
   int block_offset(int i) const { return offsets_[i]; }
   int block_dim(int i) const { return dims_[i]; }
   int num_blocks() const { return static_cast<int>(dims_.size()); }
+  // Stored blocks (declared couplings, diagonal included) and the numbers they hold.
+  size_t num_slots() const { return blocks_.size(); }
+  size_t num_values() const;
 
   void SetZero();
   // Adds M (dim_a x dim_b, any Eigen expression: products are evaluated straight into the
@@ -65,6 +69,8 @@ class ReducedCameraSystem {
   Eigen::MatrixXd& SlotBlock(int slot) { return blocks_[slot]; }
   // Takes another system's values (same pattern), reusing this one's storage.
   void CopyValuesFrom(const ReducedCameraSystem& other);
+  // Adds another system's blocks in slots [begin, end) to this one's (same pattern).
+  void AddValuesFrom(const ReducedCameraSystem& other, size_t begin, size_t end);
   // The diagonal of the whole matrix, and adding to it (LM damping).
   Eigen::VectorXd Diagonal() const;
   void AddToDiagonal(const Eigen::VectorXd& d);

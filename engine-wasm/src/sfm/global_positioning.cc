@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "optim/reduced_camera_system.h"
+#include "util/parallel_for.h"
 
 namespace edgesfm {
 namespace {
@@ -48,15 +49,25 @@ struct State {
   std::vector<double> scales;
 };
 
+// Chunk sizes of the parallel loops (util/parallel_for.h): fixed, so that the result does not
+// depend on the number of threads.
+constexpr size_t kObservationChunk = 1024;
+constexpr size_t kPointChunk = 512;
+
 double Cost(const GlobalPositioningOptions& options, const GlobalPositioningProblem& problem,
             const State& s) {
+  std::vector<double> rho(problem.observations.size());
+  ParallelFor(rho.size(), kObservationChunk, [&](int, size_t begin, size_t end) {
+    for (size_t o = begin; o < end; ++o) {
+      const PositioningObservation& ob = problem.observations[o];
+      const Eigen::Vector3d r = Residual(options.formulation, s.centres[ob.camera],
+                                         s.points[ob.point], s.scales[o], ob.direction);
+      rho[o] = HuberRho(r.squaredNorm(), options.loss_threshold);
+    }
+  });
+  // Summed in observation order, as one thread would.
   double cost = 0;
-  for (size_t o = 0; o < problem.observations.size(); ++o) {
-    const PositioningObservation& ob = problem.observations[o];
-    const Eigen::Vector3d r = Residual(options.formulation, s.centres[ob.camera],
-                                       s.points[ob.point], s.scales[o], ob.direction);
-    cost += HuberRho(r.squaredNorm(), options.loss_threshold);
-  }
+  for (const double r : rho) cost += r;
   return 0.5 * cost;
 }
 
@@ -126,7 +137,9 @@ double Minimise(const GlobalPositioningOptions& options, const GlobalPositioning
   for (int iteration = 0; iteration < options.max_num_iterations; ++iteration) {
     *num_iterations += 1;
     system.SetZero();
-    for (size_t o = 0; o < obs.size(); ++o) lin[o] = Linearise(options, obs[o], s, o, lambda);
+    ParallelFor(obs.size(), kObservationChunk, [&](int, size_t begin, size_t end) {
+      for (size_t o = begin; o < end; ++o) lin[o] = Linearise(options, obs[o], s, o, lambda);
+    });
     // Marquardt's damping: each diagonal entry scaled by 1 + lambda. The scales' blocks are
     // damped in Linearise (before their elimination), cameras' and points' here.
     Eigen::VectorXd rhs = Eigen::VectorXd::Zero(system.dim());
@@ -140,17 +153,23 @@ double Minimise(const GlobalPositioningOptions& options, const GlobalPositioning
     }
     std::vector<Eigen::Matrix3d> point_inverse(problem.num_points);
     std::vector<Eigen::Vector3d> point_rhs(problem.num_points);
-    for (int j = 0; j < problem.num_points; ++j) {
-      Eigen::Matrix3d h = Eigen::Matrix3d::Zero();
-      Eigen::Vector3d b = Eigen::Vector3d::Zero();
-      for (size_t o : point_obs[j]) {
-        h += lin[o].h_xx;
-        b += lin[o].b_x;
+    ParallelFor(problem.num_points, kPointChunk, [&](int, size_t begin, size_t end) {
+      for (size_t j = begin; j < end; ++j) {
+        Eigen::Matrix3d h = Eigen::Matrix3d::Zero();
+        Eigen::Vector3d b = Eigen::Vector3d::Zero();
+        for (size_t o : point_obs[j]) {
+          h += lin[o].h_xx;
+          b += lin[o].b_x;
+        }
+        h.diagonal() *= 1 + lambda;
+        h.diagonal().array() += 1e-12;
+        point_inverse[j] = h.inverse();
+        point_rhs[j] = b;
       }
-      h.diagonal() *= 1 + lambda;
-      h.diagonal().array() += 1e-12;
-      point_inverse[j] = h.inverse();
-      point_rhs[j] = b;
+    });
+    // The camera blocks are shared between points: summed on one thread, in point order.
+    for (int j = 0; j < problem.num_points; ++j) {
+      const Eigen::Vector3d& b = point_rhs[j];
       for (size_t a : point_obs[j]) {
         const int ca = obs[a].camera;
         if (dims[ca] == 0) continue;
@@ -176,18 +195,22 @@ double Minimise(const GlobalPositioningOptions& options, const GlobalPositioning
       camera_step[c] = dc.segment<3>(system.block_offset(c));
       candidate.centres[c] += camera_step[c];
     }
-    for (int j = 0; j < problem.num_points; ++j) {
-      Eigen::Vector3d b = point_rhs[j];
-      for (size_t o : point_obs[j]) b -= lin[o].h_cx.transpose() * camera_step[obs[o].camera];
-      const Eigen::Vector3d dx = point_inverse[j] * b;
-      candidate.points[j] += dx;
-      if (options.formulation != PositioningFormulation::kExplicitScale) continue;
-      for (size_t o : point_obs[j]) {
-        const double dd =
-            (lin[o].b_d - lin[o].wd * lin[o].u.dot(dx - camera_step[obs[o].camera])) / lin[o].h_dd;
-        candidate.scales[o] = std::max(kMinScale, s.scales[o] + dd);
+    // Each point and its observations' scales are its own.
+    ParallelFor(problem.num_points, kPointChunk, [&](int, size_t begin, size_t end) {
+      for (size_t j = begin; j < end; ++j) {
+        Eigen::Vector3d b = point_rhs[j];
+        for (size_t o : point_obs[j]) b -= lin[o].h_cx.transpose() * camera_step[obs[o].camera];
+        const Eigen::Vector3d dx = point_inverse[j] * b;
+        candidate.points[j] += dx;
+        if (options.formulation != PositioningFormulation::kExplicitScale) continue;
+        for (size_t o : point_obs[j]) {
+          const double dd =
+              (lin[o].b_d - lin[o].wd * lin[o].u.dot(dx - camera_step[obs[o].camera])) /
+              lin[o].h_dd;
+          candidate.scales[o] = std::max(kMinScale, s.scales[o] + dd);
+        }
       }
-    }
+    });
     const double cost = Cost(options, problem, candidate);
     if (cost < final_cost) {
       const double decrease = (final_cost - cost) / std::max(final_cost, 1e-300);

@@ -5,6 +5,8 @@
 #include <Eigen/Geometry>
 #include <random>
 
+#include "util/parallel_for.h"
+
 namespace edgesfm {
 namespace {
 
@@ -107,6 +109,19 @@ TEST(GlobalPositioning, DeterministicForASeed) {
   const GlobalPositioningResult a = SolveGlobalPositioning(options, scene.problem);
   const GlobalPositioningResult b = SolveGlobalPositioning(options, scene.problem);
   for (size_t i = 0; i < a.centres.size(); ++i) EXPECT_EQ(a.centres[i], b.centres[i]);
+}
+
+// 1500 points and ~9000 observations: several chunks of every parallel loop.
+TEST(GlobalPositioning, ThreadsGiveBitIdenticalResults) {
+  const Scene scene = MakeScene(10, 1500, 0.6, 0.1, 0.05, 13);
+  GlobalPositioningOptions options;
+  options.seed = 5;
+  SetParallelThreadLimit(1);
+  const GlobalPositioningResult serial = SolveGlobalPositioning(options, scene.problem);
+  SetParallelThreadLimit(0);
+  const GlobalPositioningResult parallel = SolveGlobalPositioning(options, scene.problem);
+  EXPECT_EQ(parallel.centres, serial.centres);
+  EXPECT_EQ(parallel.points, serial.points);
 }
 
 TEST(GlobalPositioning, AngleError) {
