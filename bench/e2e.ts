@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- e2e [set...] [--browser] [--skip-colmap] [--engines N] [--pairs STRATEGY]
+ * `npm run bench -- e2e [set...] [--browser [--threads off]] [--skip-colmap] [--engines N] [--pairs STRATEGY]
  * [--overlap N] [--mapper incremental|global]`: photos to final
  * snapshot over HTTP on the local stack (workerd) with one runner (Node by default; --browser for
  * headless Chromium), beside COLMAP's own pipeline (feature_extractor, exhaustive_matcher, mapper;
@@ -11,8 +11,9 @@
  * (the runner and its engine workers), workerd and, with --browser, Chromium; COLMAP's is each
  * process under /usr/bin/time. On a machine shared with other work CPU time is the fairer
  * comparison; wall time also shows how well each side uses the cores (COLMAP's threads, our
- * engine workers; our mapper is single-threaded). `--pairs` and `--mapper` choose our recipe (2.12 PairsSpec
- * strategy, `--overlap` its sequential window; the mapper kind); COLMAP's side stays exhaustive + incremental,
+ * engine workers; our mapper is single-threaded, except in a browser runner on the threaded engine,
+ * which the runner page loads where it is cross-origin isolated: `--threads off` opens it with the
+ * plain one). `--pairs` and `--mapper` choose our recipe (2.12 PairsSpec strategy, `--overlap` its sequential window; the mapper kind); COLMAP's side stays exhaustive + incremental,
  * the baseline issue 18 compares against on large sets (`e2e gum --pairs sequential --mapper global`). Our time is
  * split by stage (upload, extract, match, verify, map), each with the part the runner spent
  * waiting on HTTP (transfer: blob reads and writes, seals, checkpoints). Prints the tables; writes bench/results/e2e.json.
@@ -34,6 +35,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     browser: { type: "boolean", default: false },
+    threads: { type: "string", default: "on" },
     "skip-colmap": { type: "boolean", default: false },
     engines: { type: "string" },
     pairs: { type: "string" },
@@ -100,7 +102,8 @@ class Stopwatch {
 const server = await startLocalStack({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
 const client = new EdgeSfmClient({ baseUrl: server.base });
 const browser = values.browser ? await launchChromium() : null;
-if (browser) await (await browser.context.newPage()).goto(`${server.base}/runner.html?name=bench`);
+if (browser)
+  await (await browser.context.newPage()).goto(`${server.base}/runner.html?name=bench${values.threads === "off" ? "&threads=0" : ""}`);
 const haveColmap = !values["skip-colmap"] && ensureColmap(root);
 const load = { before: loadavg().map((l) => round(l, 2)), after: [] as number[] };
 const rows: Record<string, unknown>[] = [];

@@ -32,6 +32,9 @@ export default defineConfig({
     target: "es2022",
     sourcemap: true,
     rollupOptions: { input: { index: here("./index.html"), runner: here("./runner.html") } },
+    // The threaded engine's pthread worker script is small enough to be inlined as a data: URL,
+    // whose opaque origin could not share the engine's memory: it stays a file of the origin.
+    assetsInlineLimit: (file) => (file.endsWith(".worker.js") ? false : undefined),
     // The 3D view's chunk is three.js's WebGLRenderer (about 550 kB minified, not splittable);
     // it loads on its own after the page is usable (site/src/main.ts).
     chunkSizeWarningLimit: 700,

@@ -3,8 +3,12 @@
  * also give the runtime version, and each engine worker of the pool instantiates them), WebGPU
  * adapter facts when the browser has WebGPU, the platform image decoder, an IndexedDB blob cache,
  * and a pool of engine workers as nested dedicated Web Workers (pool/engine-pool.ts).
+ *
+ * On a cross-origin isolated page the runner's own engine (mapping, global positioning, merging:
+ * long calls that ran on one core while the pool's workers idled) is the threaded module, whose
+ * parallel loops take the cores the pool leaves free; elsewhere the plain one, as before.
  */
-import { loadEngine } from "../../engine-wasm/ts/engine";
+import { type Engine, loadEngine } from "../../engine-wasm/ts/engine";
 import type { RunnerAbilities } from "../../protocol";
 import { decodeImageInBrowser, encodeImageInBrowser } from "../decode/browser";
 import { decodeVideoInBrowser, hasWebCodecs } from "../decode/video-browser";
@@ -52,11 +56,27 @@ async function webgpuAbilities(gpu: GpuContext | { error: string }): Promise<Run
   };
 }
 
-export async function browserRunnerHost(name: string, onTeardown: () => void): Promise<RunnerHost> {
+/**
+ * Whether the threaded engine loads here (then it is the worker's shared engine). Where the page
+ * is isolated but it does not load (no wasm threads, a worker that fails), the plain one serves.
+ */
+async function threadedEngineLoads(): Promise<boolean> {
+  if (typeof SharedArrayBuffer === "undefined" || globalThis.crossOriginIsolated !== true) return false;
+  try {
+    await loadEngine({ threads: true });
+    return true;
+  } catch (e) {
+    console.warn(`[runner] the threaded engine did not load, computing on the plain one: ${e instanceof Error ? e.message : String(e)}`);
+    return false;
+  }
+}
+
+/** `threads: false` keeps the plain engine on an isolated page too (the runner page's `?threads=0`). */
+export async function browserRunnerHost(name: string, onTeardown: () => void, o: { threads?: boolean } = {}): Promise<RunnerHost> {
   const res = await fetch(WASM_URL);
   if (!res.ok) throw new Error(`engine wasm: HTTP ${res.status}`);
   const wasm = new Uint8Array(await res.arrayBuffer());
-  const [shaders, gpu] = await Promise.all([loadShaderSources(), acquireGpu()]);
+  const [shaders, gpu, threads] = await Promise.all([loadShaderSources(), acquireGpu(), o.threads !== false && threadedEngineLoads()]);
   const nav = navigator as Navigator & { deviceMemory?: number };
   let sift: Promise<SiftStages> | undefined;
   let projector: Promise<Projector> | undefined;
@@ -64,12 +84,15 @@ export async function browserRunnerHost(name: string, onTeardown: () => void): P
     webgpu: await webgpuAbilities(gpu),
     wasm: {
       simd: WebAssembly.validate(SIMD_PROBE),
-      threads: typeof SharedArrayBuffer !== "undefined" && globalThis.crossOriginIsolated === true,
+      threads,
     },
     memory_bytes: nav.deviceMemory ? Math.round(nav.deviceMemory * 1024 ** 3) : null,
     hardware_concurrency: nav.hardwareConcurrency ?? null,
   };
-  const engine = () => loadEngine({ wasmBinary: wasm });
+  // The threaded engine computes on the cores whose pool workers are idle, so a map call beside
+  // another lease's extraction does not oversubscribe the device.
+  const engine = (): Promise<Engine> =>
+    threads ? loadEngine({ threads: true }).then((e) => e.shareCores(() => engines.size - engines.busy)) : loadEngine({ wasmBinary: wasm });
   const engines = createEnginePool({
     abilities,
     engine,

@@ -15,6 +15,8 @@ export interface BrowserRunnerOptions {
   /** Without `authorization`, in `api_key` mode: ask the service for a keyless volunteer token (runners.md "Who may run what"). */
   keyless?: boolean;
   name?: string;
+  /** False: the plain engine even where the page could run the threaded one (browser-host.ts). */
+  threads?: boolean;
   onStatus?: (s: RunnerStatus) => void;
   onLog?: (line: string) => void;
   onStarted?: (info: { runner_id: string; abilities: unknown; outdated: boolean }) => void;
@@ -42,6 +44,7 @@ export class BrowserRunner {
         authorization: this.o.authorization,
         keyless: this.o.keyless,
         name: this.o.name ?? `browser-${Math.random().toString(36).slice(2, 8)}`,
+        threads: this.o.threads,
       },
       callbacks,
     );

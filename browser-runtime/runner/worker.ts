@@ -14,6 +14,8 @@ export interface WorkerRunnerConfig {
   /** Without `authorization`, in `api_key` mode: a keyless volunteer (Runner's `keyless`). */
   keyless?: boolean;
   name: string;
+  /** False: the plain engine even on a cross-origin isolated page. */
+  threads?: boolean | undefined;
 }
 
 export interface WorkerRunnerCallbacks {
@@ -32,7 +34,7 @@ const api = {
     config: WorkerRunnerConfig,
     callbacks: WorkerRunnerCallbacks,
   ): Promise<{ runner_id: string; abilities: unknown; outdated: boolean }> {
-    const host = await browserRunnerHost(config.name, () => callbacks.teardown());
+    const host = await browserRunnerHost(config.name, () => callbacks.teardown(), { threads: config.threads !== false });
     runner = new Runner(new RunnerClient({ baseUrl: config.base, authorization: config.authorization }), host, {
       keyless: config.keyless === true && !config.authorization,
       onStatus: (s) => callbacks.status(s),

@@ -26,6 +26,8 @@ import type { EngineWorkerApi } from "./engine-worker";
 export interface EnginePool extends EngineCalls {
   /** Engines computing at once; 1 is the runner's own thread. */
   readonly size: number;
+  /** Engine workers computing now (0 on the single-thread path, whose engine is the runner's own). */
+  readonly busy: number;
   /** How many calls that each need `bytes` of engine memory may run at once: 1 to `size`. */
   lanes(bytes: number): number;
   /** Ends the engine workers, freeing their memory (none may be computing); later calls start fresh ones. */
@@ -69,6 +71,7 @@ function inThreadPool(engine: () => Promise<Engine>): EnginePool {
   const own = () => (calls ??= engine().then(engineCalls));
   return {
     size: 1,
+    busy: 0,
     lanes: () => 1,
     release() {},
     extract: async (gray, width, height, options) => (await own()).extract(gray, width, height, options),
@@ -98,6 +101,10 @@ class WorkerPool implements EnginePool {
     private readonly spawn: EngineWorkerFactory,
     private readonly wasm: Uint8Array | undefined,
   ) {}
+
+  get busy(): number {
+    return this.lanesStarted.length - this.idle.length;
+  }
 
   lanes(bytes: number): number {
     return Math.max(1, Math.min(this.size, Math.floor(this.budgetBytes / Math.max(1, bytes))));
