@@ -12514,7 +12514,7 @@ export interface components {
                 string[],
                 string[]
             ] | null;
-            /** @description a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of an index's pairs: the task's pair list */
+            /** @description a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of pairs chosen on a runner: the task's pair list */
             reads?: {
                 path: string;
                 blob_sha: string;
@@ -26458,7 +26458,7 @@ export namespace input {
                     string[],
                     string[]
                 ] | null;
-                /** @description a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of an index's pairs: the task's pair list */
+                /** @description a hierarchical map's merge item: the files of the task's earlier items it joins (the clusters' models); a match block of pairs chosen on a runner: the task's pair list */
                 reads?: {
                     path: string;
                     blob_sha: string;
