@@ -113,19 +113,23 @@ const mul3 = (a: number[], b: number[]) =>
   Array.from({ length: 9 }, (_, k) => [0, 1, 2].reduce((s, i) => s + a[3 * Math.floor(k / 3) + i]! * b[3 * i + (k % 3)]!, 0));
 
 describe("estimateFocalFromFundamentals", () => {
+  const [w, h, f] = [720, 1280, 594];
+  // K^-1 with the principal point at the centre; F = K^-T [t]x R K^-1.
+  const Kinv = [1 / f, 0, -w / 2 / f, 0, 1 / f, -h / 2 / f, 0, 0, 1];
+  const KinvT = [Kinv[0]!, Kinv[3]!, Kinv[6]!, Kinv[1]!, Kinv[4]!, Kinv[7]!, Kinv[2]!, Kinv[5]!, Kinv[8]!];
+  const fundamental = (R: Quat, t: number[]) => {
+    const tx = [0, -t[2]!, t[1]!, t[2]!, 0, -t[0]!, -t[1]!, t[0]!, 0];
+    return mul3(mul3(KinvT, mul3(tx, matrixOf(R))), Kinv);
+  };
+
   it("finds the focal length that made the fundamental matrices of a camera, with some of them wrong", () => {
     const rnd = mulberry32(7);
-    const [w, h, f] = [720, 1280, 594];
-    // K^-1 with the principal point at the centre; F = K^-T [t]x R K^-1.
-    const Kinv = [1 / f, 0, -w / 2 / f, 0, 1 / f, -h / 2 / f, 0, 0, 1];
-    const KinvT = [Kinv[0]!, Kinv[3]!, Kinv[6]!, Kinv[1]!, Kinv[4]!, Kinv[7]!, Kinv[2]!, Kinv[5]!, Kinv[8]!];
     const Fs: Array<{ F: number[]; numInliers: number }> = [];
     for (let i = 0; i < 40; i += 1) {
-      const R = matrixOf(axisAngle([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], 5 + 30 * rnd()));
+      const R = axisAngle([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], 5 + 30 * rnd());
       const t = [rnd() - 0.5, rnd() - 0.5, rnd() - 0.5];
-      const tx = [0, -t[2]!, t[1]!, t[2]!, 0, -t[0]!, -t[1]!, t[0]!, 0];
       // A quarter of the matrices are random (wrong pairs): the median ignores them.
-      const F = i % 4 === 3 ? Array.from({ length: 9 }, () => rnd() - 0.5) : mul3(mul3(KinvT, mul3(tx, R)), Kinv);
+      const F = i % 4 === 3 ? Array.from({ length: 9 }, () => rnd() - 0.5) : fundamental(R, t);
       Fs.push({ F, numInliers: 100 });
     }
     expect(estimateFocalFromFundamentals(Fs, w, h)! / f).toBeCloseTo(1, 2);
@@ -133,5 +137,16 @@ describe("estimateFocalFromFundamentals", () => {
     // Weak pairs (few inliers) with a wrong focal length: ignored while there are enough strong ones.
     const weak = Fs.slice(0, 30).map(({ F }) => ({ F: F.map((v, k) => (k % 3 === 2 || k >= 6 ? v * 3 : v)), numInliers: 20 }));
     expect(estimateFocalFromFundamentals([...Fs, ...weak], w, h)! / f).toBeCloseTo(1, 2);
+  });
+
+  it("gives none for level cameras moving in the plane of their optical axes (a street walked along)", () => {
+    const rnd = mulberry32(9);
+    // Turns about the vertical only, baselines horizontal: the matrices are essential at any
+    // focal length, so the defect has no minimum to find.
+    const Fs = Array.from({ length: 40 }, () => ({
+      F: fundamental(axisAngle([0, 1, 0], 20 * (rnd() - 0.5)), [rnd() - 0.5, 0, 1 + rnd()]),
+      numInliers: 100,
+    }));
+    expect(estimateFocalFromFundamentals(Fs, w, h)).toBeNull();
   });
 });
