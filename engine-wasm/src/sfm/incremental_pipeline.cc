@@ -199,6 +199,7 @@ size_t IncrementalPipeline::ExtendModel(const SeedModel& seed) {
   current_ = std::move(model);
   has_current_ = true;
   refined_without_registration_ = false;
+  num_reg_images_at_retry_ = 0;
   mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_,
                                                 &init_pair_cache_);
   num_models_started_ += 1;
@@ -217,6 +218,7 @@ void IncrementalPipeline::StartModel() {
   current_ = input_;
   has_current_ = true;
   refined_without_registration_ = false;
+  num_reg_images_at_retry_ = 0;
   mapper_ = std::make_unique<IncrementalMapper>(&graph_, &input_, &current_, &num_registrations_,
                                                 &init_pair_cache_);
   const bool given_pair = num_models_started_ == 0 && options_.init_image_id1 != kInvalidImageId &&
@@ -305,12 +307,18 @@ void IncrementalPipeline::GrowModel() {
   // COLMAP: when no image registers, one global refinement (with retriangulation) may
   // give the remaining images enough points; if they still fail, the model is done.
   // The refined model is a different one, so every image that failed against the old
-  // one is tried again (re-registration); the loop ends because each further round
-  // needs a new registration.
+  // one is tried again (re-registration), but only once the model has grown since the
+  // last such round: the refinement filters out images whose camera it made bogus, and an
+  // image that registers and is filtered again each round would otherwise be given its
+  // trials back forever (opensfm-lund, per-image cameras from the true focal length,
+  // cycled between 28 and 29 images). So each further round needs net growth.
   if (!refined_without_registration_) {
     refined_without_registration_ = true;
     IterativeGlobalRefinement();
-    mapper_->ClearRegTrials();
+    if (current_.NumRegImages() > num_reg_images_at_retry_) {
+      num_reg_images_at_retry_ = current_.NumRegImages();
+      mapper_->ClearRegTrials();
+    }
     return;
   }
   phase_ = Phase::kFinishModel;
@@ -380,6 +388,7 @@ IncrementalPipeline::State IncrementalPipeline::SaveState() const {
   s.num_points_at_global_ba = num_points_at_global_ba_;
   s.num_models_started = num_models_started_;
   s.refined_without_registration = refined_without_registration_;
+  s.num_reg_images_at_retry = num_reg_images_at_retry_;
   return s;
 }
 
@@ -394,6 +403,7 @@ void IncrementalPipeline::RestoreState(State s) {
   num_points_at_global_ba_ = s.num_points_at_global_ba;
   num_models_started_ = s.num_models_started;
   refined_without_registration_ = s.refined_without_registration;
+  num_reg_images_at_retry_ = s.num_reg_images_at_retry;
   init_num_reg_trials_ = std::move(s.init_num_reg_trials);
   tried_init_pairs_ = std::move(s.tried_init_pairs);
   model_init_pairs_ = std::move(s.model_init_pairs);

@@ -167,6 +167,8 @@ class IncrementalPipeline {
     int num_models_started = 0;
     // Growth stalled and a global refinement was run to let the remaining images register.
     bool refined_without_registration = false;
+    // Registered images when registration trials were last given back (re-registration).
+    size_t num_reg_images_at_retry = 0;
   };
   State SaveState() const;
   void RestoreState(State state);
@@ -205,6 +207,7 @@ class IncrementalPipeline {
   size_t num_points_at_global_ba_ = 0;
   int num_models_started_ = 0;
   bool refined_without_registration_ = false;
+  size_t num_reg_images_at_retry_ = 0;
   bool snapshot_due_ = false;
   bool finish_requested_ = false;
   // Initial-pair geometries by pair: estimated once, shared by passes and models.

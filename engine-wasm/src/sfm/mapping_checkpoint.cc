@@ -9,7 +9,7 @@ namespace edgesfm {
 namespace {
 
 constexpr char kMagic[] = "EDGESFM-MAPCKPT";
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 
 class Writer {
  public:
@@ -182,6 +182,7 @@ std::vector<uint8_t> SerializeMappingCheckpoint(const IncrementalPipeline::State
   w.Put<uint64_t>(state.num_points_at_global_ba);
   w.Put<int32_t>(state.num_models_started);
   w.Put<uint8_t>(state.refined_without_registration ? 1 : 0);
+  w.Put<uint64_t>(state.num_reg_images_at_retry);
   PutCounts(&w, state.num_reg_trials);
   w.Put<uint32_t>(state.re_num_trials.size());
   for (const auto& [pair_id, n] :
@@ -222,6 +223,7 @@ bool DeserializeMappingCheckpoint(const std::vector<uint8_t>& bytes, const Recon
     s.num_points_at_global_ba = r.Get<uint64_t>();
     s.num_models_started = r.Get<int32_t>();
     s.refined_without_registration = r.Get<uint8_t>() != 0;
+    s.num_reg_images_at_retry = r.Get<uint64_t>();
     s.num_reg_trials = GetCounts(&r);
     const uint32_t num_re_trials = r.Get<uint32_t>();
     for (uint32_t i = 0; i < num_re_trials && r.ok(); ++i) {
