@@ -329,21 +329,26 @@ export async function pairRotations(
   // Per-image cameras (one photo each) have no pair within their camera: those of one image size
   // share an estimate, for the rotations only (photos of one device, e.g. frames of a video).
   const sizeOf = (ci: number) => `${cameras[ci]!.width}x${cameras[ci]!.height}`;
+  // The fundamental matrices within each camera and within each size group, in one pass.
+  const within = new Map<string, Array<{ F: readonly number[]; numInliers: number }>>();
+  const add = (key: string, F: readonly number[], numInliers: number) => {
+    if (!within.has(key)) within.set(key, []);
+    within.get(key)!.push({ F, numInliers });
+  };
+  for (const p of pairs) {
+    const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
+    if (!p.F || cameras[c1]!.hasPriorFocalLength || cameras[c2]!.hasPriorFocalLength) continue;
+    if (c1 === c2) add(`camera ${c1}`, p.F, p.num_inliers);
+    if (sizeOf(c1) === sizeOf(c2)) add(`size ${sizeOf(c1)}`, p.F, p.num_inliers);
+  }
   const estimates = new Map<string, number | null>();
-  const groupFocal = (key: string, inGroup: (ci: number) => boolean, width: number, height: number) => {
-    if (!estimates.has(key)) {
-      const Fs = pairs
-        .filter((p) => p.F && inGroup(cameraOf(p.image_id1)) && inGroup(cameraOf(p.image_id2)))
-        .map((p) => ({ F: p.F!, numInliers: p.num_inliers }));
-      estimates.set(key, estimateFocalFromFundamentals(Fs, width, height));
-    }
+  const groupFocal = (key: string, width: number, height: number) => {
+    if (!estimates.has(key)) estimates.set(key, estimateFocalFromFundamentals(within.get(key) ?? [], width, height));
     return estimates.get(key)!;
   };
   const guessed = cameras.map((c, ci): TwoViewCamera | null => {
     if (c.hasPriorFocalLength) return twoViewCamera(c);
-    const f =
-      groupFocal(`camera ${ci}`, (cj) => cj === ci, c.width, c.height) ??
-      groupFocal(`size ${sizeOf(ci)}`, (cj) => !cameras[cj]!.hasPriorFocalLength && sizeOf(cj) === sizeOf(ci), c.width, c.height);
+    const f = groupFocal(`camera ${ci}`, c.width, c.height) ?? groupFocal(`size ${sizeOf(ci)}`, c.width, c.height);
     return f === null ? null : twoViewCamera(withFocalLength(c, f));
   });
   const rotations = pairs.map((p): Quat | null => {
