@@ -176,6 +176,23 @@ describe("events (6)", () => {
     expect(states).toContain("reconnecting");
   });
 
+  it("a stream closed before its first event while the job ended is resumed, not taken for the end", async () => {
+    const job = await featuresJob(1);
+    await job.run();
+    let connections = 0;
+    // The first connection closes before any event arrives (the job has ended meanwhile).
+    const closing = clientWith((real) => async (r) => {
+      const res = await real(r);
+      if (!r.url.endsWith("/events") || connections++ > 0) return res;
+      await res.body?.cancel();
+      return new Response("retry: 2000\n\n", { status: res.status, headers: res.headers });
+    });
+    const events = await all(closing.events(job.jobId));
+    expect(connections).toBe(2);
+    expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+    expect(events.at(-1)).toMatchObject({ kind: "job_status", status: "succeeded" });
+  });
+
   it("a job resumed after it ended: its stream goes past the earlier terminal status to the end", async () => {
     const job = await featuresJob(1);
     const path = { params: { path: { jid: job.jobId } } };

@@ -61,7 +61,7 @@ interface Connection {
  */
 async function* follow(
   connect: (after: number) => Promise<Connection>,
-  jobEnded: () => Promise<boolean>,
+  nothingAfter: (after: number) => Promise<boolean>,
   o: EventStreamOptions,
 ): AsyncGenerator<JobEvent> {
   let after = o.after ?? 0;
@@ -86,8 +86,8 @@ async function* follow(
       }
       if (ended || o.reconnect === false) return;
       // Resumed after an ended job's last event, the server replays nothing and closes: only the
-      // job's status tells that from a live stream cut short.
-      if (received === 0 && (await jobEnded())) return;
+      // job's status and cursor tell that from a stream cut short.
+      if (received === 0 && (await nothingAfter(after))) return;
       o.onState?.("reconnecting", "the server closed the stream");
     } catch (e) {
       if (o.signal?.aborted) throw o.signal.reason;
@@ -116,12 +116,16 @@ function parseEvent(data: string, id: string | undefined): JobEvent | null {
   return e;
 }
 
-/** Whether the job has a terminal status (a stream that closed with nothing new then has nothing to wait for). */
-function jobEnded(transport: Transport, jobId: string, signal?: AbortSignal): () => Promise<boolean> {
-  return async () => {
-    const res = await transport.fetch(`/v1/jobs/${encodeURIComponent(jobId)}`, { signal });
-    const job = (await res.json()) as { status: JobStatus };
-    return TERMINAL_STATUSES.has(job.status);
+/**
+ * Whether the job has ended with no event after `after` (a stream that closed with nothing new then
+ * has nothing to wait for). The progress view reads status and cursor together (4.8): the job's
+ * status alone would end a stream cut short just before the job ended, losing its last events.
+ */
+function nothingAfter(transport: Transport, jobId: string, signal?: AbortSignal): (after: number) => Promise<boolean> {
+  return async (after) => {
+    const res = await transport.fetch(`/v1/jobs/${encodeURIComponent(jobId)}/progress`, { signal });
+    const view = (await res.json()) as { status: JobStatus; latest_event_id: number };
+    return TERMINAL_STATUSES.has(view.status) && view.latest_event_id <= after;
   };
 }
 
@@ -163,7 +167,7 @@ export function sseEvents(transport: Transport, jobId: string, o: EventStreamOpt
         },
       };
     },
-    jobEnded(transport, jobId, o.signal),
+    nothingAfter(transport, jobId, o.signal),
     o,
   );
 }
@@ -226,7 +230,7 @@ export function socketEvents(
         },
       };
     },
-    jobEnded(transport, jobId, o.signal),
+    nothingAfter(transport, jobId, o.signal),
     o,
   );
 }
