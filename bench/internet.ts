@@ -10,13 +10,16 @@
  * `--focal-ratio R` starts the mapper's cameras at R times the larger image side instead of the
  * guess without EXIF (1.2; still without a prior, so refined): what a better initial focal
  * length would give (e.g. opensfm-lund's true 728 px is 0.711 of 1024). The lines print the
- * initial focal lengths and the largest model's.
+ * initial focal lengths and the largest model's. `--online-sizes` gives the photos the varied sizes
+ * and orientations of photos found online: each scaled by a random factor in [0.4, 1] and half of
+ * them turned a quarter (keypoints moved to match; the reference poses turned with them).
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compareToReference, referencePoses } from "../engine-wasm/ts/accuracy";
+import { type Quat, compareToReference, quatMul, referencePoses, rotate } from "../engine-wasm/ts/accuracy";
 import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
+import { mulberry32 } from "../engine-wasm/ts/testing/synthetic-texture";
 import { IncrementalMapping, type MappedModel, type MappingInput } from "../engine-wasm/ts/mapping";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
 import { datasetCameras, withFocalLength } from "../browser-runtime/stages/cameras";
@@ -32,6 +35,7 @@ const subset = Number(arg("subset", "1"));
 const seed = Number(arg("seed", "0"));
 const withColmap = process.argv.includes("--colmap");
 const focalRatio = arg("focal-ratio", "");
+const onlineSizes = process.argv.includes("--online-sizes");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
 function everyKth(data: SetData, k: number): SetData {
@@ -45,12 +49,31 @@ function everyKth(data: SetData, k: number): SetData {
   };
 }
 
+/** A quarter turn of the image (x' = height - y, y' = x) turns its camera about its axis: (X, Y, Z) -> (-Y, X, Z). */
+const QUARTER_TURN: Quat = [Math.SQRT1_2, 0, 0, Math.SQRT1_2];
+
+/** The photos as found online: each scaled by a random factor in [0.4, 1], half of them turned a quarter; the names turned. */
+function asFoundOnline(data: SetData, seed: number): { data: SetData; turned: Set<string> } {
+  const rnd = mulberry32(1000 + seed);
+  const turned = new Set<string>();
+  const images = data.images.map((im) => {
+    const s = 0.4 + 0.6 * rnd();
+    const [w, h] = [Math.round(im.width * s), Math.round(im.height * s)];
+    const xy = im.xy.map((v, k) => v * (k % 2 ? h / im.height : w / im.width));
+    if (rnd() < 0.5) return { ...im, width: w, height: h, xy };
+    turned.add(im.name);
+    return { ...im, width: h, height: w, xy: xy.map((_, k) => (k % 2 ? xy[k - 1]! : h - xy[k + 1]!)) };
+  });
+  return { data: { ...data, images }, turned };
+}
+
 const { engine, haveColmap } = await openSiftBench(false);
 const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
 const f = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "-");
 
 for (const set of sets) {
-  const data = everyKth(cachedSetData(set)?.data ?? (await featuresAndMatches(engine, set, engineHash)), subset);
+  const original = everyKth(cachedSetData(set)?.data ?? (await featuresAndMatches(engine, set, engineHash)), subset);
+  const { data, turned } = onlineSizes ? asFoundOnline(original, seed) : { data: original, turned: new Set<string>() };
   // EXIF stripped: no photo has a focal length; one camera per photo.
   const cams = datasetCameras(
     {
@@ -76,7 +99,9 @@ for (const set of sets) {
   };
   const reference = referencePoses(await readColmapTextModel(join(datasets, set, "reference"), { points3D: false }));
   const names = new Set(data.images.map((im) => im.name));
-  const refPoses = reference.filter((r) => names.has(r.name));
+  const refPoses = reference
+    .filter((r) => names.has(r.name))
+    .map((r) => (turned.has(r.name) ? { ...r, qvec: quatMul(QUARTER_TURN, r.qvec), tvec: rotate(QUARTER_TURN, r.tvec) } : r));
   const describe = (poses: { name: string; qvec: [number, number, number, number]; tvec: [number, number, number] }[], reproj: number) => {
     if (poses.length < 3) return `${poses.length}/${refPoses.length} (too few to align) reproj ${f(reproj, 3)}px`;
     const r = compareToReference(poses, refPoses);
@@ -110,7 +135,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, no EXIF): ${models.length} model(s) [${models
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, no EXIF${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}): ${models.length} model(s) [${models
       .map((m) => m.images.length)
       .join(
         ", ",

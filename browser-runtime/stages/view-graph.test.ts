@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-wasm/ts/accuracy";
 import { mulberry32 } from "../../engine-wasm/ts/testing/synthetic-texture";
-import { type ViewGraphEdge, estimateFocalFromFundamentals, filterViewGraph } from "./view-graph";
+import { type ViewGraphEdge, estimateFocalRatio, filterViewGraph } from "./view-graph";
 
 const axisAngle = (axis: [number, number, number], deg: number): Quat => {
   const n = Math.hypot(...axis);
@@ -112,31 +112,62 @@ function matrixOf(q: Quat): number[] {
 const mul3 = (a: number[], b: number[]) =>
   Array.from({ length: 9 }, (_, k) => [0, 1, 2].reduce((s, i) => s + a[3 * Math.floor(k / 3) + i]! * b[3 * i + (k % 3)]!, 0));
 
-describe("estimateFocalFromFundamentals", () => {
+describe("estimateFocalRatio", () => {
   const [w, h, f] = [720, 1280, 594];
-  // K^-1 with the principal point at the centre; F = K^-T [t]x R K^-1.
-  const Kinv = [1 / f, 0, -w / 2 / f, 0, 1 / f, -h / 2 / f, 0, 0, 1];
-  const KinvT = [Kinv[0]!, Kinv[3]!, Kinv[6]!, Kinv[1]!, Kinv[4]!, Kinv[7]!, Kinv[2]!, Kinv[5]!, Kinv[8]!];
-  const fundamental = (R: Quat, t: number[]) => {
+  const sizes = [
+    [w, h],
+    [w, h],
+  ] as const;
+  /** K^-1 of a photo of `width` x `height` with focal length `focal`, principal point at the centre. */
+  const kInverse = (focal: number, width: number, height: number) => [
+    1 / focal,
+    0,
+    -width / 2 / focal,
+    0,
+    1 / focal,
+    -height / 2 / focal,
+    0,
+    0,
+    1,
+  ];
+  const transpose = (m: number[]) => [m[0]!, m[3]!, m[6]!, m[1]!, m[4]!, m[7]!, m[2]!, m[5]!, m[8]!];
+  /** F = K2^-T [t]x R K1^-1. */
+  const fundamental = (R: Quat, t: number[], K1inv = kInverse(f, w, h), K2inv = K1inv) => {
     const tx = [0, -t[2]!, t[1]!, t[2]!, 0, -t[0]!, -t[1]!, t[0]!, 0];
-    return mul3(mul3(KinvT, mul3(tx, matrixOf(R))), Kinv);
+    return mul3(mul3(transpose(K2inv), mul3(tx, matrixOf(R))), K1inv);
   };
 
   it("finds the focal length that made the fundamental matrices of a camera, with some of them wrong", () => {
     const rnd = mulberry32(7);
-    const Fs: Array<{ F: number[]; numInliers: number }> = [];
+    const Fs: Array<{ F: number[]; numInliers: number; sizes: typeof sizes }> = [];
     for (let i = 0; i < 40; i += 1) {
       const R = axisAngle([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], 5 + 30 * rnd());
       const t = [rnd() - 0.5, rnd() - 0.5, rnd() - 0.5];
       // A quarter of the matrices are random (wrong pairs): the median ignores them.
       const F = i % 4 === 3 ? Array.from({ length: 9 }, () => rnd() - 0.5) : fundamental(R, t);
-      Fs.push({ F, numInliers: 100 });
+      Fs.push({ F, numInliers: 100, sizes });
     }
-    expect(estimateFocalFromFundamentals(Fs, w, h)! / f).toBeCloseTo(1, 2);
-    expect(estimateFocalFromFundamentals(Fs.slice(0, 5), w, h)).toBeNull();
+    expect((estimateFocalRatio(Fs)! * h) / f).toBeCloseTo(1, 2);
+    expect(estimateFocalRatio(Fs.slice(0, 5))).toBeNull();
     // Weak pairs (few inliers) with a wrong focal length: ignored while there are enough strong ones.
-    const weak = Fs.slice(0, 30).map(({ F }) => ({ F: F.map((v, k) => (k % 3 === 2 || k >= 6 ? v * 3 : v)), numInliers: 20 }));
-    expect(estimateFocalFromFundamentals([...Fs, ...weak], w, h)! / f).toBeCloseTo(1, 2);
+    const weak = Fs.slice(0, 30).map(({ F }) => ({ F: F.map((v, k) => (k % 3 === 2 || k >= 6 ? v * 3 : v)), numInliers: 20, sizes }));
+    expect((estimateFocalRatio([...Fs, ...weak])! * h) / f).toBeCloseTo(1, 2);
+  });
+
+  it("finds it for photos of one device resized and turned, as photos found online are", () => {
+    const rnd = mulberry32(8);
+    const photo = () => {
+      const s = 0.4 + 0.6 * rnd();
+      const [pw, ph] = rnd() < 0.5 ? [w * s, h * s] : [h * s, w * s];
+      return { size: [pw, ph] as const, Kinv: kInverse((f / h) * Math.max(pw, ph), pw, ph) };
+    };
+    const Fs = Array.from({ length: 30 }, () => {
+      const [a, b] = [photo(), photo()];
+      const R = axisAngle([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], 5 + 30 * rnd());
+      const F = fundamental(R, [rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], a.Kinv, b.Kinv);
+      return { F, numInliers: 100, sizes: [a.size, b.size] as const };
+    });
+    expect(estimateFocalRatio(Fs)! / (f / h)).toBeCloseTo(1, 2);
   });
 
   it("gives none for level cameras moving in the plane of their optical axes (a street walked along)", () => {
@@ -146,7 +177,8 @@ describe("estimateFocalFromFundamentals", () => {
     const Fs = Array.from({ length: 40 }, () => ({
       F: fundamental(axisAngle([0, 1, 0], 20 * (rnd() - 0.5)), [rnd() - 0.5, 0, 1 + rnd()]),
       numInliers: 100,
+      sizes,
     }));
-    expect(estimateFocalFromFundamentals(Fs, w, h)).toBeNull();
+    expect(estimateFocalRatio(Fs)).toBeNull();
   });
 });

@@ -230,21 +230,27 @@ const WELL_DETERMINED_FACTOR = 1.5;
 const WELL_DETERMINED_RISE = 2;
 const WELL_DETERMINED_MIN_RISE = 0.01;
 
+/** The size of a pair's two photos, [width, height] each: their principal points and focal scales. */
+export type PairSizes = readonly [readonly [number, number], readonly [number, number]];
+
 /**
- * How far K^T F K is from an essential matrix for the focal length f (principal point at the image
- * centre, square pixels): (s1 - s2) / s1 of its two largest singular values, 0 when it is one
- * (the self-calibration criterion of Mendonca and Cipolla, 1999).
+ * How far K2^T F K1 is from an essential matrix when each photo's focal length is `ratio` times
+ * its larger side (principal point at the image centre, square pixels): (s1 - s2) / s1 of its
+ * two largest singular values, 0 when it is one (the self-calibration criterion of Mendonca and
+ * Cipolla, 1999).
  */
-function essentialDefect(F: readonly number[], f: number, cx: number, cy: number): number {
-  // K^T F K with K = [f 0 cx; 0 f cy; 0 0 1].
-  const K = [f, 0, cx, 0, f, cy, 0, 0, 1];
+function essentialDefect(F: readonly number[], ratio: number, [[w1, h1], [w2, h2]]: PairSizes): number {
+  const K = (w: number, h: number) => {
+    const f = ratio * Math.max(w, h);
+    return [f, 0, w / 2, 0, f, h / 2, 0, 0, 1];
+  };
   const mul = (A: readonly number[], B: readonly number[], ta = false) => {
     const out = new Array<number>(9).fill(0);
     for (let i = 0; i < 3; i += 1)
       for (let j = 0; j < 3; j += 1) for (let k = 0; k < 3; k += 1) out[3 * i + j]! += (ta ? A[3 * k + i]! : A[3 * i + k]!) * B[3 * k + j]!;
     return out;
   };
-  const E = mul(mul(K, F, true), K);
+  const E = mul(mul(K(w2, h2), F, true), K(w1, h1));
   const ev = symmetricEigenvalues3(mul(E, E, true))
     .map((v) => Math.sqrt(Math.max(0, v)))
     .sort((x, y) => y - x);
@@ -252,38 +258,35 @@ function essentialDefect(F: readonly number[], f: number, cx: number, cy: number
 }
 
 /**
- * The focal length (pixels) that makes the fundamental matrices of pairs seen by one camera
- * closest to essential matrices (median defect over the pairs, searched from 0.3 to 3 times the
- * image's larger side); null with fewer than `minPairs` matrices or where the matrices do not
- * determine it (the defect nearly flat around its minimum). For cameras without a focal
- * length prior, whose pairs the verification leaves without a relative pose.
+ * The focal length, as a ratio of each photo's larger side, that makes the fundamental matrices
+ * of pairs of one camera (or of photos presumed of one device, resized or turned as photos found
+ * online are) closest to essential matrices: median defect over the pairs, searched from 0.3 to
+ * 3; null with fewer than `minPairs` matrices or where the matrices do not determine it (the
+ * defect nearly flat around its minimum). For cameras without a focal length prior, whose pairs
+ * the verification leaves without a relative pose.
  */
-export function estimateFocalFromFundamentals(
-  pairs: ReadonlyArray<{ F: readonly number[]; numInliers: number }>,
-  width: number,
-  height: number,
+export function estimateFocalRatio(
+  pairs: ReadonlyArray<{ F: readonly number[]; numInliers: number; sizes: PairSizes }>,
   minPairs = 10,
 ): number | null {
   // Matrices of few inliers are poorly conditioned (and more often wrong): the well supported
   // ones, when there are enough of them. On gum (123 frames, focal 594 px) all 2821 F give
   // 513 px, the 1213 of >= 50 inliers 596 px.
   const strong = pairs.filter((p) => p.numInliers >= STRONG_PAIR_INLIERS);
-  const Fs = (strong.length >= minPairs ? strong : pairs).map((p) => p.F);
-  if (Fs.length < minPairs) return null;
-  const [cx, cy] = [width / 2, height / 2];
-  const size = Math.max(width, height);
-  const cost = (f: number) => {
-    const d = Fs.map((F) => essentialDefect(F, f, cx, cy)).sort((x, y) => x - y);
+  const used = strong.length >= minPairs ? strong : pairs;
+  if (used.length < minPairs) return null;
+  const cost = (ratio: number) => {
+    const d = used.map((p) => essentialDefect(p.F, ratio, p.sizes)).sort((x, y) => x - y);
     return d[d.length >> 1]!;
   };
   let best = 0;
   let bestCost = Infinity;
   const steps = 60;
-  const [lo, hi] = [Math.log(0.3 * size), Math.log(3 * size)];
+  const [lo, hi] = [Math.log(0.3), Math.log(3)];
   for (let s = 0; s <= steps; s += 1) {
-    const f = Math.exp(lo + ((hi - lo) * s) / steps);
-    const c = cost(f);
-    if (c < bestCost) [best, bestCost] = [f, c];
+    const r = Math.exp(lo + ((hi - lo) * s) / steps);
+    const c = cost(r);
+    if (c < bestCost) [best, bestCost] = [r, c];
   }
   // Golden-section refinement within one grid step either side.
   const step = (hi - lo) / steps;
@@ -294,17 +297,17 @@ export function estimateFocalFromFundamentals(
     if (cost(Math.exp(x1)) < cost(Math.exp(x2))) b = x2;
     else a = x1;
   }
-  const f = Math.exp((a + b) / 2);
+  const ratio = Math.exp((a + b) / 2);
   // Only a focal length the matrices determine: where the defect barely grows away from the
   // minimum (level cameras moving in the plane of their optical axes, as along a street, make
   // self-calibration ill-conditioned), the minimum is noise, and rotations from it would make
   // the filter drop true pairs (opensfm-lund: defect 0.055 at the minimum, 0.059 at 1.5 times
   // it, and 83 of 233 pairs dropped; gum: 0.018, 0.109).
-  const defect = cost(f);
+  const defect = cost(ratio);
   const sharp =
-    Math.min(cost(f * WELL_DETERMINED_FACTOR), cost(f / WELL_DETERMINED_FACTOR)) >=
+    Math.min(cost(ratio * WELL_DETERMINED_FACTOR), cost(ratio / WELL_DETERMINED_FACTOR)) >=
     WELL_DETERMINED_RISE * defect + WELL_DETERMINED_MIN_RISE;
-  return sharp ? f : null;
+  return sharp ? ratio : null;
 }
 
 /** Pairs re-verified in one engine call for their relative rotation. */
@@ -314,9 +317,9 @@ const ROTATION_PAIRS_PER_STEP = 16;
  * Each verified pair's relative rotation (cam2_from_cam1, [w, x, y, z]) for the view-graph
  * filter: the verification's own pose (`x-cam2_from_cam1`), else (pairs of cameras without a focal length prior, which
  * the verification leaves F/H only) the pose of its inliers re-verified with the focal length
- * that makes the camera's fundamental matrices essential (estimateFocalFromFundamentals), or,
- * for a camera of one photo, the matrices among the photos of its size without a prior; null
- * where neither is possible. `verify` runs a batch of pairs on an engine (and may be a cancel point).
+ * that makes the camera's fundamental matrices essential (estimateFocalRatio), or, for a camera
+ * of one photo, the matrices among the photos of its size (either orientation), else of its
+ * aspect ratio, without a prior; null where none is possible. `verify` runs a batch of pairs on an engine (and may be a cancel point).
  */
 export async function pairRotations(
   pairs: TwoViewGeometriesFile["pairs"],
@@ -326,30 +329,43 @@ export async function pairRotations(
   verify: (batch: TwoViewInput[]) => Promise<TwoViewResult[]>,
 ): Promise<Array<Quat | null>> {
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
-  // Per-image cameras (one photo each) have no pair within their camera: those of one image size
-  // share an estimate, for the rotations only (photos of one device, e.g. frames of a video).
-  const sizeOf = (ci: number) => `${cameras[ci]!.width}x${cameras[ci]!.height}`;
-  // The fundamental matrices within each camera and within each size group, in one pass.
-  const within = new Map<string, Array<{ F: readonly number[]; numInliers: number }>>();
-  const add = (key: string, F: readonly number[], numInliers: number) => {
-    if (!within.has(key)) within.set(key, []);
-    within.get(key)!.push({ F, numInliers });
-  };
+  // Per-image cameras (one photo each) have no pair within their camera: photos presumed of one
+  // device share an estimate, for the rotations only. First those of one size in either
+  // orientation (frames of a video, a phone's photos), else those of one aspect ratio, whose
+  // focal lengths scale with their size (photos found online, resized to varied sizes).
+  const [sizeOf, aspectOf] = [
+    (ci: number) => `size ${Math.max(cameras[ci]!.width, cameras[ci]!.height)}x${Math.min(cameras[ci]!.width, cameras[ci]!.height)}`,
+    (ci: number) =>
+      `aspect ${(Math.max(cameras[ci]!.width, cameras[ci]!.height) / Math.min(cameras[ci]!.width, cameras[ci]!.height)).toFixed(2)}`,
+  ];
+  // The fundamental matrices within each camera and within each group, in one pass.
+  const within = new Map<string, Array<{ F: readonly number[]; numInliers: number; sizes: PairSizes }>>();
   for (const p of pairs) {
     const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
     if (!p.F || cameras[c1]!.hasPriorFocalLength || cameras[c2]!.hasPriorFocalLength) continue;
-    if (c1 === c2) add(`camera ${c1}`, p.F, p.num_inliers);
-    if (sizeOf(c1) === sizeOf(c2)) add(`size ${sizeOf(c1)}`, p.F, p.num_inliers);
+    const sizes: PairSizes = [
+      [cameras[c1]!.width, cameras[c1]!.height],
+      [cameras[c2]!.width, cameras[c2]!.height],
+    ];
+    for (const key of [
+      c1 === c2 && `camera ${c1}`,
+      sizeOf(c1) === sizeOf(c2) && sizeOf(c1),
+      aspectOf(c1) === aspectOf(c2) && aspectOf(c1),
+    ]) {
+      if (!key) continue;
+      if (!within.has(key)) within.set(key, []);
+      within.get(key)!.push({ F: p.F, numInliers: p.num_inliers, sizes });
+    }
   }
-  const estimates = new Map<string, number | null>();
-  const groupFocal = (key: string, width: number, height: number) => {
-    if (!estimates.has(key)) estimates.set(key, estimateFocalFromFundamentals(within.get(key) ?? [], width, height));
-    return estimates.get(key)!;
+  const ratios = new Map<string, number | null>();
+  const groupRatio = (key: string) => {
+    if (!ratios.has(key)) ratios.set(key, estimateFocalRatio(within.get(key) ?? []));
+    return ratios.get(key)!;
   };
   const guessed = cameras.map((c, ci): TwoViewCamera | null => {
     if (c.hasPriorFocalLength) return twoViewCamera(c);
-    const f = groupFocal(`camera ${ci}`, c.width, c.height) ?? groupFocal(`size ${sizeOf(ci)}`, c.width, c.height);
-    return f === null ? null : twoViewCamera(withFocalLength(c, f));
+    const ratio = groupRatio(`camera ${ci}`) ?? groupRatio(sizeOf(ci)) ?? groupRatio(aspectOf(ci));
+    return ratio === null ? null : twoViewCamera(withFocalLength(c, ratio * Math.max(c.width, c.height)));
   });
   const rotations = pairs.map((p): Quat | null => {
     const r = p["x-cam2_from_cam1"]?.rotation;
