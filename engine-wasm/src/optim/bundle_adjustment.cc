@@ -417,6 +417,58 @@ void AddPriorTerms(const BundleAdjustmentProblem& problem, const Layout& layout,
   }
 }
 
+// The focal priors' free focal length entries: (prior, position in the camera's block, entry).
+struct FocalPriorTerm {
+  int prior;
+  int var;
+  int param;
+};
+
+std::vector<FocalPriorTerm> FocalPriorTerms(const BundleAdjustmentProblem& problem,
+                                            const Layout& layout) {
+  std::vector<FocalPriorTerm> terms;
+  for (size_t k = 0; k < problem.focal_priors.size(); ++k) {
+    const int camera = problem.focal_priors[k].camera;
+    const auto& vars = layout.camera_vars[camera];
+    for (const int i : CameraModelFocalLengthIdxs(problem.cameras[camera].model_id)) {
+      const auto it = std::find(vars.begin(), vars.end(), i);
+      if (it != vars.end())
+        terms.push_back({static_cast<int>(k), static_cast<int>(it - vars.begin()), i});
+    }
+  }
+  return terms;
+}
+
+// 0.5 r^2 with r = (log f - log_focal) / sigma over the free focal lengths under a prior.
+double EvaluateFocalPriorCost(const BundleAdjustmentProblem& problem,
+                              const std::vector<FocalPriorTerm>& terms) {
+  double cost = 0;
+  for (const FocalPriorTerm& t : terms) {
+    const auto& prior = problem.focal_priors[t.prior];
+    const double f = problem.cameras[prior.camera].params[t.param];
+    // A focal length at or below zero cannot be imaged through: charged like an unimageable point.
+    const double r =
+        f > 0 ? (std::log(f) - prior.log_focal) / prior.sigma : std::sqrt(kUnimageableSquaredError);
+    cost += 0.5 * r * r;
+  }
+  return cost;
+}
+
+// dr/df = 1 / (sigma f), on the diagonal of the camera's block.
+void AddFocalPriorTerms(const BundleAdjustmentProblem& problem, const Layout& layout,
+                        const std::vector<FocalPriorTerm>& terms, NormalEquations* eq) {
+  for (const FocalPriorTerm& t : terms) {
+    const auto& prior = problem.focal_priors[t.prior];
+    const double f = problem.cameras[prior.camera].params[t.param];
+    if (!(f > 0)) continue;
+    const double r = (std::log(f) - prior.log_focal) / prior.sigma;
+    const double j = 1 / (prior.sigma * f);
+    const int block = layout.CameraBlock(prior.camera);
+    eq->camera_gradient[eq->camera_hessian.block_offset(block) + t.var] -= j * r;
+    eq->camera_hessian.SlotBlock(eq->camera_hessian.Slot(block, block))(t.var, t.var) += j * j;
+  }
+}
+
 Eigen::VectorXd ClampedDiagonal(const Eigen::VectorXd& d) {
   return d.cwiseMax(kMinDiagonal).cwiseMin(kMaxDiagonal);
 }
@@ -617,7 +669,9 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
   std::vector<Linearization> trial_lins(problem->observations.size());
   std::vector<PriorLinearization> prior_lins(problem->pose_priors.size());
   std::vector<PriorLinearization> trial_prior_lins(problem->pose_priors.size());
-  double cost = EvaluateCost(options, *problem, &lins) + EvaluatePriorCost(*problem, &prior_lins);
+  const std::vector<FocalPriorTerm> focal_terms = FocalPriorTerms(*problem, layout);
+  double cost = EvaluateCost(options, *problem, &lins) + EvaluatePriorCost(*problem, &prior_lins) +
+                EvaluateFocalPriorCost(*problem, focal_terms);
   summary.initial_cost = summary.final_cost = cost;
   if (summary.num_variables == 0) {
     summary.converged = true;
@@ -644,6 +698,7 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     if (relinearize) {
       BuildNormalEquations(*problem, layout, lins, obs_slots, &eq);
       AddPriorTerms(*problem, layout, prior_lins, prior_slots, &eq);
+      AddFocalPriorTerms(*problem, layout, focal_terms, &eq);
       double max_gradient =
           eq.camera_gradient.size() ? eq.camera_gradient.cwiseAbs().maxCoeff() : 0;
       for (size_t p = 0; p < eq.points.size(); ++p) {
@@ -712,7 +767,8 @@ BundleAdjustmentSummary SolveBundleAdjustment(const BundleAdjustmentOptions& opt
     const ParameterState saved = SaveState(*problem);
     ApplyStep(layout, schur, camera_step, point_steps, problem);
     const double new_cost = EvaluateCost(options, *problem, &trial_lins) +
-                            EvaluatePriorCost(*problem, &trial_prior_lins);
+                            EvaluatePriorCost(*problem, &trial_prior_lins) +
+                            EvaluateFocalPriorCost(*problem, focal_terms);
     const double gain = (cost - new_cost) / std::max(predicted, std::numeric_limits<double>::min());
     if (std::isfinite(new_cost) && new_cost < cost && gain > 0) {
       // Nielsen's update of the damping.

@@ -88,11 +88,21 @@ struct BundleAdjustmentProblem {
     Eigen::Matrix<double, 6, 6> sqrt_information = Eigen::Matrix<double, 6, 6>::Zero();
   };
 
+  // A soft constraint on a camera's focal lengths: the residual (log f - log_focal) / sigma for
+  // each focal length entry of the camera (a relative deviation of sigma costs as much as one
+  // pixel of reprojection error). Free focal lengths only; a held camera ignores it.
+  struct FocalPrior {
+    int camera = -1;
+    double log_focal = 0;
+    double sigma = 1;
+  };
+
   std::vector<Camera> cameras;
   std::vector<Pose> poses;
   std::vector<Point> points;
   std::vector<Observation> observations;
   std::vector<PosePrior> pose_priors;
+  std::vector<FocalPrior> focal_priors;
   // Held constant: rigs with fixed relative poses (a cubemap's six faces, scene/cubemap.h).
   std::vector<Rigid3d> sensors_from_rig;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <map>
 
 #include "geometry/sim3.h"
 #include "scene/cubemap.h"
@@ -31,6 +33,41 @@ bool AlignToPosePriors(const ImagePosePriors& priors, Reconstruction* reconstruc
   if (centres.size() < 3 || !EstimateSim3d(centres, targets, &prior_from_model)) return false;
   reconstruction->Transform(prior_from_model);
   return true;
+}
+
+std::unordered_map<camera_t, double> FocalGroupLogMedians(
+    const ReconstructionBundleAdjustmentOptions& options, const Reconstruction& reconstruction) {
+  std::unordered_map<camera_t, double> out;
+  if (options.focal_group_sigma <= 0) return out;
+  std::unordered_map<camera_t, int> images_of_camera;
+  for (const auto& [image_id, image] : reconstruction.Images()) ++images_of_camera[image.camera_id];
+  const auto per_image = [&](const Camera& camera) {
+    return images_of_camera[camera.camera_id] == 1 && !camera.has_prior_focal_length &&
+           !camera.FocalLengthIdxs().empty() && camera.MeanFocalLength() > 0;
+  };
+  using SizeGroup = std::array<int, 3>;  // model, width, height
+  const auto group_of = [](const Camera& camera) {
+    return SizeGroup{static_cast<int>(camera.model_id), camera.width, camera.height};
+  };
+  std::map<SizeGroup, std::vector<double>> log_focals;
+  for (image_t image_id : reconstruction.RegImageIds()) {
+    const Camera& camera = reconstruction.CameraAt(reconstruction.ImageAt(image_id).camera_id);
+    if (per_image(camera))
+      log_focals[group_of(camera)].push_back(std::log(camera.MeanFocalLength()));
+  }
+  std::map<SizeGroup, double> medians;
+  for (auto& [group, values] : log_focals) {
+    if (static_cast<int>(values.size()) < options.focal_group_min_size) continue;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    medians[group] = 0.5 * (values[(n - 1) / 2] + values[n / 2]);
+  }
+  for (const auto& [camera_id, camera] : reconstruction.Cameras()) {
+    if (!per_image(camera)) continue;
+    const auto median = medians.find(group_of(camera));
+    if (median != medians.end()) out[camera_id] = median->second;
+  }
+  return out;
 }
 
 BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmentOptions& options,
@@ -138,6 +175,19 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
       if (it == options.pose_priors->end()) continue;
       problem.pose_priors.push_back({pose_of(image_id, false), it->second.rotation,
                                      it->second.centre, it->second.sqrt_information});
+    }
+  }
+
+  if (options.focal_group_sigma > 0) {
+    const std::unordered_map<camera_t, double> medians =
+        FocalGroupLogMedians(options, *reconstruction);
+    // In camera order, for a deterministic problem.
+    std::vector<std::pair<camera_t, int>> cameras(camera_index.begin(), camera_index.end());
+    std::sort(cameras.begin(), cameras.end());
+    for (const auto& [camera_id, index] : cameras) {
+      const auto median = medians.find(camera_id);
+      if (median != medians.end())
+        problem.focal_priors.push_back({index, median->second, options.focal_group_sigma});
     }
   }
 

@@ -65,7 +65,25 @@ struct ReconstructionBundleAdjustmentOptions {
   // Pose priors by image: used by the adjustments whose config says `use_pose_priors` (the
   // mapper's global adjustment, once the model is aligned to them).
   std::shared_ptr<const ImagePosePriors> pose_priors;
+  // Above 0: the focal lengths of per-image cameras (one image each) without a focal-length prior
+  // are pulled towards the median of their size group's (same model, width and height) among the
+  // registered images, by the residual (log f - log median) / focal_group_sigma. Such photos
+  // most often come from one device, and a free focal length per photo trades off against depth:
+  // on a street walked along (opensfm-lund, truth 728 px for all), global adjustments slid them
+  // into a gradient from 637 to 1001 px and the model broke. Weak: a deviation of sigma costs as
+  // much as one observation 1 px off, so a photo whose points say otherwise (a zoom) keeps its
+  // own. The median is taken before each adjustment and held within it.
+  double focal_group_sigma = 0.05;
+  // Size groups need this many registered per-image cameras for their median to be used.
+  int focal_group_min_size = 3;
 };
+
+// ReconstructionBundleAdjustmentOptions::focal_group_sigma: the log of its size group's median
+// focal length (over the registered images) for each camera that is one image's, has no
+// focal-length prior and lies in a group of at least focal_group_min_size registered such
+// cameras; empty when the sigma is 0.
+std::unordered_map<camera_t, double> FocalGroupLogMedians(
+    const ReconstructionBundleAdjustmentOptions& options, const Reconstruction& reconstruction);
 
 // Adjusts the reconstruction in place. Observations dropped by two_stage are deleted
 // from the reconstruction (points left with fewer than two observations disappear).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "scene/cubemap.h"
@@ -100,6 +101,94 @@ TEST(BundleAdjustmentConfig, TwoStageDeletesOutlierObservations) {
       reconstruction.ImageAt(element.image_id).Point2DAt(element.point2D_idx).HasPoint3D());
   EXPECT_EQ(reconstruction.ComputeNumObservations(),
             before - 1 - (reconstruction.ExistsPoint3D(victim) ? 0 : 1));
+}
+
+TEST(BundleAdjustmentConfig, FocalGroupsArePerImageCamerasWithoutPriorOfOneSize) {
+  SyntheticDatasetOptions options;
+  options.num_cameras = options.num_images = 8;
+  Reconstruction reconstruction = SynthesizeDataset(options).truth;
+  const double focals[] = {600, 650, 700, 750, 900, 1000, 500, 800};
+  for (camera_t c = 1; c <= 8; ++c) reconstruction.CameraAt(c).params[0] = focals[c - 1];
+  // Camera 6 is shared by images 6 and 7 (camera 7 then has none), camera 8 has a prior.
+  reconstruction.ImageAt(7).camera_id = 6;
+  reconstruction.CameraAt(8).has_prior_focal_length = true;
+  ReconstructionBundleAdjustmentOptions ba;
+  std::unordered_map<camera_t, double> medians = FocalGroupLogMedians(ba, reconstruction);
+  ASSERT_EQ(medians.size(), 5u);
+  for (camera_t c = 1; c <= 5; ++c) EXPECT_NEAR(medians.at(c), std::log(700), 1e-12);
+  // The median is over the registered images' cameras; an unregistered one still gets a prior.
+  reconstruction.DeRegisterImage(5);
+  medians = FocalGroupLogMedians(ba, reconstruction);
+  ASSERT_EQ(medians.size(), 5u);
+  EXPECT_NEAR(medians.at(5), 0.5 * (std::log(650) + std::log(700)), 1e-12);
+  // Another size is another group, below the minimum size here.
+  reconstruction.CameraAt(1).width = 1024;
+  medians = FocalGroupLogMedians(ba, reconstruction);
+  EXPECT_EQ(medians.count(1), 0u);
+  EXPECT_NEAR(medians.at(2), std::log(700), 1e-12);
+  ba.focal_group_min_size = 4;
+  EXPECT_TRUE(FocalGroupLogMedians(ba, reconstruction).empty());
+  ba.focal_group_min_size = 3;
+  ba.focal_group_sigma = 0;
+  EXPECT_TRUE(FocalGroupLogMedians(ba, reconstruction).empty());
+}
+
+// Per-image cameras along a street with few points, their focal lengths started on a gradient:
+// without the group prior the adjustment settles on another gradient (focal length and depth
+// trade off, as on opensfm-lund), with it they come together at the truth. A camera with a focal
+// prior and a shared camera get no group prior: an adjustment in which only they are free is the
+// same with and without it.
+TEST(BundleAdjustmentConfig, FocalGroupPriorPullsPerImageFocalLengthsTogether) {
+  SyntheticDatasetOptions options;
+  options.trajectory = SyntheticTrajectory::kStreet;
+  options.num_cameras = options.num_images = 10;
+  options.num_points3D = 80;
+  options.point2D_noise_px = 1.0;
+  Reconstruction start = SynthesizeDataset(options).truth;
+  // The per-image cameras 1-7 from 0.8 to 1.2 x the truth (their median is the truth).
+  for (camera_t c = 1; c <= 7; ++c) start.CameraAt(c).params[0] = 700 * (0.8 + 0.4 * (c - 1) / 6.0);
+  // Camera 8 has a focal prior; images 9 and 10 share camera 9 (camera 10 is then unused).
+  start.CameraAt(8).params[0] = 0.9 * 700;
+  start.CameraAt(8).has_prior_focal_length = true;
+  start.CameraAt(9).params[0] = 1.1 * 700;
+  start.ImageAt(10).camera_id = 9;
+  const auto adjusted = [&](double sigma, bool only_8_and_9) {
+    Reconstruction reconstruction = start;
+    BundleAdjustmentConfig config;
+    for (image_t id : reconstruction.RegImageIds()) config.image_ids.insert(id);
+    config.FixGauge(reconstruction, reconstruction.RegImageIds()[0],
+                    reconstruction.RegImageIds()[1]);
+    if (only_8_and_9) {
+      for (camera_t c = 1; c <= 7; ++c) config.constant_camera_ids.insert(c);
+    }
+    ReconstructionBundleAdjustmentOptions ba;
+    ba.focal_group_sigma = sigma;
+    AdjustReconstruction(ba, config, &reconstruction);
+    return reconstruction;
+  };
+  const auto per_image_range = [](const Reconstruction& r) {
+    std::pair<double, double> range(1e300, 0);
+    for (camera_t c = 1; c <= 7; ++c) {
+      range.first = std::min(range.first, r.CameraAt(c).params[0]);
+      range.second = std::max(range.second, r.CameraAt(c).params[0]);
+    }
+    return range;
+  };
+  const auto free = per_image_range(adjusted(0, false));
+  const double sigma = ReconstructionBundleAdjustmentOptions().focal_group_sigma;
+  const auto pulled = per_image_range(adjusted(sigma, false));
+  // Without the prior: 800-905 px; with it: 690-715 px (truth 700).
+  EXPECT_GT(free.second / free.first, 1.1);
+  EXPECT_GT(free.first, 1.1 * 700);
+  EXPECT_LT(pulled.second / pulled.first, 1.05);
+  EXPECT_GT(pulled.first, 0.97 * 700);
+  EXPECT_LT(pulled.second, 1.03 * 700);
+
+  const Reconstruction alone = adjusted(0, true), alone_with_prior = adjusted(sigma, true);
+  for (camera_t c : {8, 9}) {
+    EXPECT_NE(alone.CameraAt(c).params[0], start.CameraAt(c).params[0]);
+    EXPECT_EQ(alone.CameraAt(c).params, alone_with_prior.CameraAt(c).params);
+  }
 }
 
 TEST(BundleAdjustmentConfig, SphericalImagesAdjustAsCubemapRigs) {
