@@ -9,7 +9,9 @@
  * `--colmap`, `colmap mapper` (3.8, one thread) on the same verified matches and cameras.
  * `--focal-ratio R` starts the mapper's cameras at R times the larger image side instead of the
  * guess without EXIF (1.2; still without a prior, so refined): what a better initial focal
- * length would give (e.g. opensfm-lund's true 728 px is 0.711 of 1024). The lines print the
+ * length would give (e.g. opensfm-lund's true 728 px is 0.711 of 1024); with `--exif` that start is
+ * the cameras' prior focal length, as EXIF gives it (the mapper then keeps it at registration and
+ * bundle adjustment refines it). The lines print the
  * initial focal lengths and the largest model's. `--online-sizes` gives the photos the varied sizes
  * and orientations of photos found online: each scaled by a random factor in [0.4, 1] and half of
  * them turned a quarter (keypoints moved to match; the reference poses turned with them).
@@ -22,7 +24,7 @@ import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { mulberry32 } from "../engine-wasm/ts/testing/synthetic-texture";
 import { IncrementalMapping, type MappedModel, type MappingInput } from "../engine-wasm/ts/mapping";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
-import { datasetCameras, withFocalLength } from "../browser-runtime/stages/cameras";
+import { type InitialCamera, datasetCameras, withFocalLength } from "../browser-runtime/stages/cameras";
 import { joinSubModels } from "../browser-runtime/stages/merge";
 import { modelFiles } from "../browser-runtime/stages/snapshot";
 import { decodePoints } from "../protocol/wire/points";
@@ -35,6 +37,7 @@ const subset = Number(arg("subset", "1"));
 const seed = Number(arg("seed", "0"));
 const withColmap = process.argv.includes("--colmap");
 const focalRatio = arg("focal-ratio", "");
+const exif = process.argv.includes("--exif");
 const onlineSizes = process.argv.includes("--online-sizes");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
@@ -75,7 +78,7 @@ for (const set of sets) {
   const original = everyKth(cachedSetData(set)?.data ?? (await featuresAndMatches(engine, set, engineHash)), subset);
   const { data, turned } = onlineSizes ? asFoundOnline(original, seed) : { data: original, turned: new Set<string>() };
   // EXIF stripped: no photo has a focal length; one camera per photo.
-  const cams = datasetCameras(
+  const found = datasetCameras(
     {
       camera_model: "SIMPLE_RADIAL",
       intrinsics_mode: "per_image",
@@ -83,6 +86,9 @@ for (const set of sets) {
     },
     data.images,
   );
+  const startAt = (c: InitialCamera) => withFocalLength(c, Number(focalRatio) * Math.max(c.width, c.height));
+  // With EXIF, verification and the view graph see the prior too.
+  const cams = focalRatio && exif ? { ...found, cameras: found.cameras.map(startAt) } : found;
   const results = verifyPairs(engine, data, cams, seed);
   const verified = results
     .map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() }))
@@ -91,9 +97,7 @@ for (const set of sets) {
   const wall = performance.now();
   const mapped = await mapStagePairs(engine, data, cams, results, seed);
   const input: MappingInput = {
-    cameras: cams.cameras.map((c) =>
-      focalRatio ? { ...withFocalLength(c, Number(focalRatio) * Math.max(c.width, c.height)), hasPriorFocalLength: false } : { ...c },
-    ),
+    cameras: cams.cameras.map((c) => (focalRatio && !exif ? { ...startAt(c), hasPriorFocalLength: false } : { ...c })),
     images: data.images.map((im, i) => ({ camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
     pairs: mapped.pairs,
   };
@@ -135,7 +139,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, no EXIF${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}): ${models.length} model(s) [${models
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}): ${models.length} model(s) [${models
       .map((m) => m.images.length)
       .join(
         ", ",
@@ -151,9 +155,13 @@ for (const set of sets) {
   console.log(`  initial focal lengths ${focalRange(input.cameras.map((c) => c.params[0]!))}`);
   if (models[0]) {
     console.log(`  largest: ${describe(posesOf(models[0]), models[0].meanReprojectionError)}`);
-    const used = new Set(models[0].images.map((im) => cams.cameraOfImage[im.image]!));
+    const used = models[0].cameras.filter((_, ci) => models[0]!.images.some((im) => cams.cameraOfImage[im.image] === ci));
+    const ratios = used.map((c) => c.params[0]! / Math.max(c.width, c.height));
+    const sortedRatios = [...ratios].sort((a, b) => a - b);
+    const held = new Set(models[0].images.map((im) => im.image));
+    const missing = data.images.filter((_, i) => !held.has(i)).map((im) => im.name);
     console.log(
-      `  largest model's focal lengths ${focalRange(models[0].cameras.filter((_, ci) => used.has(ci)).map((c) => c.params[0]!))}`,
+      `  largest model's focal lengths ${focalRange(used.map((c) => c.params[0]!))}; of the larger side ${f(sortedRatios[0]!, 3)}..${f(sortedRatios[sortedRatios.length - 1]!, 3)} (median ${f(sortedRatios[sortedRatios.length >> 1]!, 3)})${missing.length ? `; not in it: ${missing.join(", ")}` : ""}`,
     );
   }
   if (joined) {

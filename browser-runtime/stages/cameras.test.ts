@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FOCAL_LENGTH_FACTOR, datasetCameras, initialCamera, twoViewCamera } from "./cameras";
+import { DEFAULT_FOCAL_LENGTH_FACTOR, aspectGroups, datasetCameras, initialCamera, twoViewCamera } from "./cameras";
 
 const settings = (intrinsics_mode: string, focals: Array<number | null>) => ({
   camera_model: "SIMPLE_RADIAL",
@@ -54,5 +54,21 @@ describe("cameras before mapping (spec 2.4 camera_model, intrinsics_mode; COLMAP
       params: [1024, 512, 384, 0],
     });
     expect(twoViewCamera(initialCamera("SIMPLE_RADIAL", 1024, 768))).toEqual({ model: null, width: 1024, height: 768 });
+  });
+
+  it("photos of one aspect ratio resized to varied sizes, in either orientation, are one aspect group", () => {
+    const sizes = [
+      [1024, 768],
+      [307, 410], // 4:3 at 0.4 x, turned: 1.3355 by rounding
+      [600, 400],
+      [1024, 576],
+      [449, 300], // 3:2 at 0.75 x: 1.4967
+      [800, 600],
+      [1000, 600], // 5:3, not 3:2
+    ].map(([width, height]) => ({ width: width!, height: height! }));
+    const groups = aspectGroups(sizes);
+    expect(new Set([0, 1, 5].map((i) => groups[i])).size).toBe(1);
+    expect(groups[2]).toBe(groups[4]);
+    expect(new Set([groups[0], groups[2], groups[3], groups[6]]).size).toBe(4);
   });
 });

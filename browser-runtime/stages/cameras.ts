@@ -53,6 +53,30 @@ export function withFocalLength(c: InitialCamera, f: number): InitialCamera {
 }
 
 /**
+ * Relative step between sorted aspect ratios that resizing alone explains: each side rounded to
+ * whole pixels moves a 4:3 photo resized to 410 x 307 from 1.3333 to 1.3355. The engine's bundle
+ * adjustment groups per-image cameras by the same rule (sfm/bundle_adjustment_config.cc).
+ */
+export const ASPECT_TOLERANCE = 0.005;
+
+/**
+ * Each camera's aspect group (an index): cameras sorted by aspect ratio (larger side over smaller,
+ * so either orientation), a new group wherever one ratio exceeds the previous by more than
+ * ASPECT_TOLERANCE. Photos of one device resized to varied sizes fall in one group.
+ */
+export function aspectGroups(cameras: ReadonlyArray<{ width: number; height: number }>): number[] {
+  const aspect = cameras.map((c) => Math.max(c.width, c.height) / Math.max(1, Math.min(c.width, c.height)));
+  const order = aspect.map((_, i) => i).sort((a, b) => aspect[a]! - aspect[b]!);
+  const groups = new Array<number>(cameras.length);
+  let group = 0;
+  order.forEach((ci, k) => {
+    if (k > 0 && aspect[ci]! > aspect[order[k - 1]!]! * (1 + ASPECT_TOLERANCE)) group += 1;
+    groups[ci] = group;
+  });
+  return groups;
+}
+
+/**
  * Cameras and the camera index of each image: one for the whole dataset (`single_camera`, when
  * all images have one size), one per folder of the image name (`per_folder`), or one per image.
  * A shared camera takes its prior from the first image that makes it, as COLMAP's ImageReader.

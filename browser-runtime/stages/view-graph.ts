@@ -16,7 +16,7 @@ import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-was
 import type { MappingPair } from "../../engine-wasm/ts/mapping";
 import type { TwoViewCamera, TwoViewInput, TwoViewResult } from "../../engine-wasm/ts/two-view";
 import type { TwoViewGeometriesFile } from "../../protocol/schemas/snapshot";
-import { type InitialCamera, twoViewCamera, withFocalLength } from "./cameras";
+import { type InitialCamera, aspectGroups, twoViewCamera, withFocalLength } from "./cameras";
 
 export interface ViewGraphEdge {
   image1: number;
@@ -333,10 +333,10 @@ export async function pairRotations(
   // device share an estimate, for the rotations only. First those of one size in either
   // orientation (frames of a video, a phone's photos), else those of one aspect ratio, whose
   // focal lengths scale with their size (photos found online, resized to varied sizes).
+  const aspectGroup = aspectGroups(cameras);
   const [sizeOf, aspectOf] = [
     (ci: number) => `size ${Math.max(cameras[ci]!.width, cameras[ci]!.height)}x${Math.min(cameras[ci]!.width, cameras[ci]!.height)}`,
-    (ci: number) =>
-      `aspect ${(Math.max(cameras[ci]!.width, cameras[ci]!.height) / Math.min(cameras[ci]!.width, cameras[ci]!.height)).toFixed(2)}`,
+    (ci: number) => `aspect ${aspectGroup[ci]}`,
   ];
   // The fundamental matrices within each camera and within each group, in one pass.
   const within = new Map<string, Array<{ F: readonly number[]; numInliers: number; sizes: PairSizes }>>();

@@ -439,16 +439,43 @@ std::vector<FocalPriorTerm> FocalPriorTerms(const BundleAdjustmentProblem& probl
   return terms;
 }
 
-// 0.5 r^2 with r = (log f - log_focal) / sigma over the free focal lengths under a prior.
+// Each focal prior's log target now: its log_focal, or its group's median (see FocalPrior).
+std::vector<double> FocalPriorTargets(const BundleAdjustmentProblem& problem) {
+  std::vector<std::vector<double>> log_ratios(problem.focal_groups.size());
+  for (size_t g = 0; g < problem.focal_groups.size(); ++g)
+    log_ratios[g] = problem.focal_groups[g].fixed_log_ratios;
+  for (const auto& prior : problem.focal_priors) {
+    const auto& camera = problem.cameras[prior.camera];
+    const std::vector<int> idxs = CameraModelFocalLengthIdxs(camera.model_id);
+    double f = 0;
+    for (const int i : idxs) f += camera.params[i] / idxs.size();
+    if (prior.group >= 0 && f > 0) log_ratios[prior.group].push_back(std::log(f) - prior.log_scale);
+  }
+  std::vector<double> medians(log_ratios.size(), 0);
+  for (size_t g = 0; g < log_ratios.size(); ++g) {
+    auto& values = log_ratios[g];
+    if (values.empty()) continue;
+    std::sort(values.begin(), values.end());
+    medians[g] = 0.5 * (values[(values.size() - 1) / 2] + values[values.size() / 2]);
+  }
+  std::vector<double> targets;
+  for (const auto& prior : problem.focal_priors)
+    targets.push_back(prior.group >= 0 ? prior.log_scale + medians[prior.group] : prior.log_focal);
+  return targets;
+}
+
+// 0.5 r^2 with r = (log f - target) / sigma over the free focal lengths under a prior.
 double EvaluateFocalPriorCost(const BundleAdjustmentProblem& problem,
                               const std::vector<FocalPriorTerm>& terms) {
+  if (terms.empty()) return 0;
+  const std::vector<double> targets = FocalPriorTargets(problem);
   double cost = 0;
   for (const FocalPriorTerm& t : terms) {
     const auto& prior = problem.focal_priors[t.prior];
     const double f = problem.cameras[prior.camera].params[t.param];
     // A focal length at or below zero cannot be imaged through: charged like an unimageable point.
-    const double r =
-        f > 0 ? (std::log(f) - prior.log_focal) / prior.sigma : std::sqrt(kUnimageableSquaredError);
+    const double r = f > 0 ? (std::log(f) - targets[t.prior]) / prior.sigma
+                           : std::sqrt(kUnimageableSquaredError);
     cost += 0.5 * r * r;
   }
   return cost;
@@ -457,11 +484,13 @@ double EvaluateFocalPriorCost(const BundleAdjustmentProblem& problem,
 // dr/df = 1 / (sigma f), on the diagonal of the camera's block.
 void AddFocalPriorTerms(const BundleAdjustmentProblem& problem, const Layout& layout,
                         const std::vector<FocalPriorTerm>& terms, NormalEquations* eq) {
+  if (terms.empty()) return;
+  const std::vector<double> targets = FocalPriorTargets(problem);
   for (const FocalPriorTerm& t : terms) {
     const auto& prior = problem.focal_priors[t.prior];
     const double f = problem.cameras[prior.camera].params[t.param];
     if (!(f > 0)) continue;
-    const double r = (std::log(f) - prior.log_focal) / prior.sigma;
+    const double r = (std::log(f) - targets[t.prior]) / prior.sigma;
     const double j = 1 / (prior.sigma * f);
     const int block = layout.CameraBlock(prior.camera);
     eq->camera_gradient[eq->camera_hessian.block_offset(block) + t.var] -= j * r;

@@ -91,10 +91,21 @@ struct BundleAdjustmentProblem {
   // A soft constraint on a camera's focal lengths: the residual (log f - log_focal) / sigma for
   // each focal length entry of the camera (a relative deviation of sigma costs as much as one
   // pixel of reprojection error). Free focal lengths only; a held camera ignores it.
+  // With a group (an index into focal_groups), the target moves with the group instead of
+  // log_focal: log_scale plus the median, over the group's priors and fixed members, of
+  // log (mean focal length) - log_scale, taken afresh at each evaluation. The group as a whole
+  // then moves freely and only its members' spread is charged (the Jacobian treats the median as
+  // held).
   struct FocalPrior {
     int camera = -1;
     double log_focal = 0;
     double sigma = 1;
+    int group = -1;
+    double log_scale = 0;
+  };
+  // Members of a focal group that are not priors of the problem: log (focal / scale), held.
+  struct FocalGroup {
+    std::vector<double> fixed_log_ratios;
   };
 
   std::vector<Camera> cameras;
@@ -103,6 +114,7 @@ struct BundleAdjustmentProblem {
   std::vector<Observation> observations;
   std::vector<PosePrior> pose_priors;
   std::vector<FocalPrior> focal_priors;
+  std::vector<FocalGroup> focal_groups;
   // Held constant: rigs with fixed relative poses (a cubemap's six faces, scene/cubemap.h).
   std::vector<Rigid3d> sensors_from_rig;
 };

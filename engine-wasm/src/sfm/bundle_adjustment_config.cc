@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <unordered_set>
 
 #include "geometry/sim3.h"
 #include "scene/cubemap.h"
@@ -35,37 +36,88 @@ bool AlignToPosePriors(const ImagePosePriors& priors, Reconstruction* reconstruc
   return true;
 }
 
-std::unordered_map<camera_t, double> FocalGroupLogMedians(
-    const ReconstructionBundleAdjustmentOptions& options, const Reconstruction& reconstruction) {
-  std::unordered_map<camera_t, double> out;
+double FocalGroups::LogMedianFocal(camera_t camera_id) const {
+  const Member& member = members.at(camera_id);
+  std::vector<double> values;
+  for (const auto& [id, value] : registered[member.group]) values.push_back(value);
+  std::sort(values.begin(), values.end());
+  return member.log_scale + 0.5 * (values[(values.size() - 1) / 2] + values[values.size() / 2]);
+}
+
+FocalGroups FocalGroupsOf(const ReconstructionBundleAdjustmentOptions& options,
+                          const Reconstruction& reconstruction) {
+  FocalGroups out;
   if (options.focal_group_sigma <= 0) return out;
   std::unordered_map<camera_t, int> images_of_camera;
   for (const auto& [image_id, image] : reconstruction.Images()) ++images_of_camera[image.camera_id];
-  const auto per_image = [&](const Camera& camera) {
-    return images_of_camera[camera.camera_id] == 1 && !camera.has_prior_focal_length &&
-           !camera.FocalLengthIdxs().empty() && camera.MeanFocalLength() > 0;
-  };
-  using SizeGroup = std::array<int, 3>;  // model, width, height
-  const auto group_of = [](const Camera& camera) {
-    return SizeGroup{static_cast<int>(camera.model_id), camera.width, camera.height};
-  };
-  std::map<SizeGroup, std::vector<double>> log_focals;
-  for (image_t image_id : reconstruction.RegImageIds()) {
-    const Camera& camera = reconstruction.CameraAt(reconstruction.ImageAt(image_id).camera_id);
-    if (per_image(camera))
-      log_focals[group_of(camera)].push_back(std::log(camera.MeanFocalLength()));
-  }
-  std::map<SizeGroup, double> medians;
-  for (auto& [group, values] : log_focals) {
-    if (static_cast<int>(values.size()) < options.focal_group_min_size) continue;
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    medians[group] = 0.5 * (values[(n - 1) / 2] + values[n / 2]);
-  }
+  std::vector<const Camera*> per_image;
   for (const auto& [camera_id, camera] : reconstruction.Cameras()) {
-    if (!per_image(camera)) continue;
-    const auto median = medians.find(group_of(camera));
-    if (median != medians.end()) out[camera_id] = median->second;
+    if (images_of_camera[camera_id] == 1 && !camera.has_prior_focal_length &&
+        !camera.FocalLengthIdxs().empty() && camera.MeanFocalLength() > 0)
+      per_image.push_back(&camera);
+  }
+  // In camera id order, for determinism.
+  std::sort(per_image.begin(), per_image.end(),
+            [](const Camera* a, const Camera* b) { return a->camera_id < b->camera_id; });
+  // A size group holds one model and size in either orientation (a device's photos, turned or
+  // not) and compares focal lengths in pixels. An aspect group holds one model and aspect ratio
+  // (photos resized as found online) and compares focal lengths as ratios of the larger side; the
+  // ratios of resized photos differ by their sides' rounding, so sorted ratios within
+  // kAspectTolerance of the previous one are one group. A camera is in its size group where that
+  // group is large enough, else in its aspect group where that one is.
+  constexpr double kAspectTolerance = 0.005;
+  const auto larger_side = [](const Camera* c) { return std::max(c->width, c->height); };
+  const auto smaller_side = [](const Camera* c) {
+    return std::max(1, std::min(c->width, c->height));
+  };
+  const auto aspect = [&](const Camera* c) {
+    return static_cast<double>(larger_side(c)) / smaller_side(c);
+  };
+  using Group = std::array<int, 3>;  // model, larger side, smaller side (aspect groups: -1, index)
+  std::unordered_map<camera_t, Group> size_group, aspect_group;
+  std::vector<const Camera*> by_aspect = per_image;
+  std::stable_sort(by_aspect.begin(), by_aspect.end(), [&](const Camera* a, const Camera* b) {
+    return std::make_pair(a->model_id, aspect(a)) < std::make_pair(b->model_id, aspect(b));
+  });
+  for (size_t i = 0, index = 0; i < by_aspect.size(); ++i) {
+    const Camera* c = by_aspect[i];
+    if (i > 0 && (c->model_id != by_aspect[i - 1]->model_id ||
+                  aspect(c) > aspect(by_aspect[i - 1]) * (1 + kAspectTolerance)))
+      ++index;
+    aspect_group[c->camera_id] = {static_cast<int>(c->model_id), -1, static_cast<int>(index)};
+    size_group[c->camera_id] = {static_cast<int>(c->model_id), larger_side(c), smaller_side(c)};
+  }
+  std::map<Group, int> num_registered;
+  std::unordered_set<camera_t> registered_cameras;
+  for (image_t image_id : reconstruction.RegImageIds()) {
+    const camera_t camera_id = reconstruction.ImageAt(image_id).camera_id;
+    if (!size_group.count(camera_id)) continue;
+    registered_cameras.insert(camera_id);
+    ++num_registered[size_group.at(camera_id)];
+    ++num_registered[aspect_group.at(camera_id)];
+  }
+  const auto large_enough = [&](const Group& group) {
+    const auto it = num_registered.find(group);
+    return it != num_registered.end() && it->second >= options.focal_group_min_size;
+  };
+  std::map<Group, int> index_of;
+  for (const Camera* camera : per_image) {
+    const bool by_size = large_enough(size_group.at(camera->camera_id));
+    const Group& group =
+        by_size ? size_group.at(camera->camera_id) : aspect_group.at(camera->camera_id);
+    if (!by_size && !large_enough(group)) continue;
+    const auto [it, added] = index_of.emplace(group, static_cast<int>(index_of.size()));
+    out.members[camera->camera_id] = {it->second, by_size ? 0 : std::log(larger_side(camera))};
+  }
+  // Each group's registered cameras, whichever group they are members of themselves.
+  out.registered.resize(index_of.size());
+  for (const Camera* camera : per_image) {
+    if (!registered_cameras.count(camera->camera_id)) continue;
+    const double log_focal = std::log(camera->MeanFocalLength());
+    if (const auto it = index_of.find(size_group.at(camera->camera_id)); it != index_of.end())
+      out.registered[it->second][camera->camera_id] = log_focal;
+    if (const auto it = index_of.find(aspect_group.at(camera->camera_id)); it != index_of.end())
+      out.registered[it->second][camera->camera_id] = log_focal - std::log(larger_side(camera));
   }
   return out;
 }
@@ -179,15 +231,30 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
   }
 
   if (options.focal_group_sigma > 0) {
-    const std::unordered_map<camera_t, double> medians =
-        FocalGroupLogMedians(options, *reconstruction);
-    // In camera order, for a deterministic problem.
+    const FocalGroups groups = FocalGroupsOf(options, *reconstruction);
+    // In camera order, for a deterministic problem; groups numbered as they first appear.
     std::vector<std::pair<camera_t, int>> cameras(camera_index.begin(), camera_index.end());
     std::sort(cameras.begin(), cameras.end());
+    std::map<int, int> problem_group;
     for (const auto& [camera_id, index] : cameras) {
-      const auto median = medians.find(camera_id);
-      if (median != medians.end())
-        problem.focal_priors.push_back({index, median->second, options.focal_group_sigma});
+      const auto member = groups.members.find(camera_id);
+      if (member == groups.members.end()) continue;
+      const int group =
+          problem_group.emplace(member->second.group, static_cast<int>(problem_group.size()))
+              .first->second;
+      problem.focal_priors.push_back({index, groups.LogMedianFocal(camera_id),
+                                      options.focal_group_sigma, group, member->second.log_scale});
+    }
+    // The group's other registered cameras (outside this adjustment, or another group's
+    // members) count in its median as they are.
+    problem.focal_groups.resize(problem_group.size());
+    for (const auto& [group, g] : problem_group) {
+      for (const auto& [camera_id, value] : groups.registered[group]) {
+        const auto member = groups.members.find(camera_id);
+        if (!camera_index.count(camera_id) || member == groups.members.end() ||
+            member->second.group != group)
+          problem.focal_groups[g].fixed_log_ratios.push_back(value);
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 // COLMAP's local bundle adjustment does.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -66,24 +67,43 @@ struct ReconstructionBundleAdjustmentOptions {
   // mapper's global adjustment, once the model is aligned to them).
   std::shared_ptr<const ImagePosePriors> pose_priors;
   // Above 0: the focal lengths of per-image cameras (one image each) without a focal-length prior
-  // are pulled towards the median of their size group's (same model, width and height) among the
-  // registered images, by the residual (log f - log median) / focal_group_sigma. Such photos
-  // most often come from one device, and a free focal length per photo trades off against depth:
-  // on a street walked along (opensfm-lund, truth 728 px for all), global adjustments slid them
-  // into a gradient from 637 to 1001 px and the model broke. Weak: a deviation of sigma costs as
-  // much as one observation 1 px off, so a photo whose points say otherwise (a zoom) keeps its
-  // own. The median is taken before each adjustment and held within it.
+  // are pulled towards the median of their group's among the registered images, by the residual
+  // (log f - log median) / focal_group_sigma. A group is one model and size in either orientation
+  // (focal lengths in pixels), or, for a camera whose size group is too small, one model and
+  // aspect ratio (focal lengths as ratios of the larger side: photos found online, resized).
+  // Such photos most often come from one device, and a free focal length per photo trades off
+  // against depth: on a street walked along (opensfm-lund, truth 728 px for all), global
+  // adjustments slid them into a gradient from 637 to 1001 px and the model broke. Weak: a
+  // deviation of sigma costs as much as one observation 1 px off, so a photo whose points say
+  // otherwise (a zoom, another device of the same aspect ratio) keeps its own. The median moves
+  // with the group within an adjustment: held, it dragged the group towards where it started
+  // (COLMAP's guess without EXIF, 1.2 x the larger side).
   double focal_group_sigma = 0.05;
-  // Size groups need this many registered per-image cameras for their median to be used.
+  // Groups need this many registered per-image cameras for their median to be used.
   int focal_group_min_size = 3;
 };
 
-// ReconstructionBundleAdjustmentOptions::focal_group_sigma: the log of its size group's median
-// focal length (over the registered images) for each camera that is one image's, has no
-// focal-length prior and lies in a group of at least focal_group_min_size registered such
-// cameras; empty when the sigma is 0.
-std::unordered_map<camera_t, double> FocalGroupLogMedians(
-    const ReconstructionBundleAdjustmentOptions& options, const Reconstruction& reconstruction);
+// The groups of ReconstructionBundleAdjustmentOptions::focal_group_sigma: each camera that is one
+// image's and has no focal-length prior is a member of its size group where that has at least
+// focal_group_min_size registered such cameras, else of its aspect group where that has; empty
+// when the sigma is 0. Bundle adjustment pulls each member towards its group's median, which
+// moves with the group (BundleAdjustmentProblem::FocalPrior).
+struct FocalGroups {
+  struct Member {
+    int group = -1;
+    // Log of what its focal length is compared as a ratio of: 0 (pixels) in a size group, the
+    // larger side's log in an aspect group.
+    double log_scale = 0;
+  };
+  std::unordered_map<camera_t, Member> members;
+  // Per group: log (focal / scale) of its registered cameras, by camera (members of another
+  // group included: a photo in its size group still counts in its aspect group).
+  std::vector<std::map<camera_t, double>> registered;
+  // The log focal length its group's median over the registered cameras gives a member.
+  double LogMedianFocal(camera_t camera_id) const;
+};
+FocalGroups FocalGroupsOf(const ReconstructionBundleAdjustmentOptions& options,
+                          const Reconstruction& reconstruction);
 
 // Adjusts the reconstruction in place. Observations dropped by two_stage are deleted
 // from the reconstruction (points left with fewer than two observations disappear).
