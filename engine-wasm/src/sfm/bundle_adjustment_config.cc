@@ -36,6 +36,18 @@ bool AlignToPosePriors(const ImagePosePriors& priors, Reconstruction* reconstruc
   return true;
 }
 
+namespace {
+
+// How many images each camera has (every camera, 0 included).
+std::unordered_map<camera_t, int> ImagesOfCamera(const Reconstruction& reconstruction) {
+  std::unordered_map<camera_t, int> images_of_camera;
+  for (const auto& [camera_id, camera] : reconstruction.Cameras()) images_of_camera[camera_id] = 0;
+  for (const auto& [image_id, image] : reconstruction.Images()) ++images_of_camera[image.camera_id];
+  return images_of_camera;
+}
+
+}  // namespace
+
 double FocalGroups::LogMedianFocal(camera_t camera_id) const {
   const Member& member = members.at(camera_id);
   std::vector<double> values;
@@ -48,11 +60,10 @@ FocalGroups FocalGroupsOf(const ReconstructionBundleAdjustmentOptions& options,
                           const Reconstruction& reconstruction) {
   FocalGroups out;
   if (options.focal_group_sigma <= 0) return out;
-  std::unordered_map<camera_t, int> images_of_camera;
-  for (const auto& [image_id, image] : reconstruction.Images()) ++images_of_camera[image.camera_id];
+  const std::unordered_map<camera_t, int> images_of_camera = ImagesOfCamera(reconstruction);
   std::vector<const Camera*> per_image;
   for (const auto& [camera_id, camera] : reconstruction.Cameras()) {
-    if (images_of_camera[camera_id] == 1 && !camera.has_prior_focal_length &&
+    if (images_of_camera.at(camera_id) == 1 && !camera.has_prior_focal_length &&
         !camera.FocalLengthIdxs().empty() && camera.MeanFocalLength() > 0)
       per_image.push_back(&camera);
   }
@@ -120,6 +131,16 @@ FocalGroups FocalGroupsOf(const ReconstructionBundleAdjustmentOptions& options,
       out.registered[it->second][camera->camera_id] = log_focal - std::log(larger_side(camera));
   }
   return out;
+}
+
+std::shared_ptr<const std::unordered_map<camera_t, double>> PriorFocalLengths(
+    const Reconstruction& input) {
+  auto priors = std::make_shared<std::unordered_map<camera_t, double>>();
+  for (const auto& [camera_id, camera] : input.Cameras()) {
+    if (camera.has_prior_focal_length && !camera.FocalLengthIdxs().empty())
+      (*priors)[camera_id] = camera.MeanFocalLength();
+  }
+  return priors;
 }
 
 BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmentOptions& options,
@@ -227,6 +248,20 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
       if (it == options.pose_priors->end()) continue;
       problem.pose_priors.push_back({pose_of(image_id, false), it->second.rotation,
                                      it->second.centre, it->second.sqrt_information});
+    }
+  }
+
+  if (options.prior_focal_sigma > 0 && options.prior_focal_lengths) {
+    const std::unordered_map<camera_t, int> images_of_camera = ImagesOfCamera(*reconstruction);
+    std::vector<std::pair<camera_t, int>> cameras(camera_index.begin(), camera_index.end());
+    std::sort(cameras.begin(), cameras.end());
+    for (const auto& [camera_id, index] : cameras) {
+      const auto prior = options.prior_focal_lengths->find(camera_id);
+      if (prior == options.prior_focal_lengths->end() || !(prior->second > 0) ||
+          !reconstruction->CameraAt(camera_id).has_prior_focal_length ||
+          images_of_camera.at(camera_id) != 1)
+        continue;
+      problem.focal_priors.push_back({index, std::log(prior->second), options.prior_focal_sigma});
     }
   }
 

@@ -81,6 +81,14 @@ struct ReconstructionBundleAdjustmentOptions {
   double focal_group_sigma = 0.05;
   // Groups need this many registered per-image cameras for their median to be used.
   int focal_group_min_size = 3;
+  // Above 0: a per-image camera with a focal-length prior (EXIF) is pulled towards that focal
+  // length (prior_focal_lengths, by camera) by (log f - log prior) / prior_focal_sigma. COLMAP
+  // refines it freely; on a street walked along (opensfm-lund, its true focal length given as
+  // EXIF) global adjustments slid single photos' focal lengths along the same valley (one to
+  // 7e8 px) and the model broke in two. Weak as focal_group_sigma is: a photo whose points say
+  // otherwise (cropped, or a wrong EXIF) keeps its own.
+  double prior_focal_sigma = 0.05;
+  std::shared_ptr<const std::unordered_map<camera_t, double>> prior_focal_lengths;
 };
 
 // The groups of ReconstructionBundleAdjustmentOptions::focal_group_sigma: each camera that is one
@@ -104,6 +112,11 @@ struct FocalGroups {
 };
 FocalGroups FocalGroupsOf(const ReconstructionBundleAdjustmentOptions& options,
                           const Reconstruction& reconstruction);
+
+// ReconstructionBundleAdjustmentOptions::prior_focal_lengths from the cameras a mapper starts
+// from: the focal length of each camera with a focal-length prior.
+std::shared_ptr<const std::unordered_map<camera_t, double>> PriorFocalLengths(
+    const Reconstruction& input);
 
 // Adjusts the reconstruction in place. Observations dropped by two_stage are deleted
 // from the reconstruction (points left with fewer than two observations disappear).

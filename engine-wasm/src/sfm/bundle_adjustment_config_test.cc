@@ -251,6 +251,44 @@ TEST(BundleAdjustmentConfig, FocalGroupMovesWhereThePointsPutIt) {
     EXPECT_NEAR(reconstruction.CameraAt(c).params[0] / truth, 1, 0.02) << c;
 }
 
+// Per-image cameras with a focal-length prior (EXIF, here the truth) along a street with few
+// points: refined freely they slide along the focal-depth valley; prior_focal_lengths holds them
+// near their priors.
+TEST(BundleAdjustmentConfig, PriorFocalLengthsHoldPerImageCamerasOnAStreet) {
+  SyntheticDatasetOptions options;
+  options.trajectory = SyntheticTrajectory::kStreet;
+  options.num_cameras = options.num_images = 10;
+  options.num_points3D = 80;
+  options.point2D_noise_px = 1.0;
+  Reconstruction start = SynthesizeDataset(options).truth;
+  auto priors = std::make_shared<std::unordered_map<camera_t, double>>();
+  for (camera_t c = 1; c <= 10; ++c) {
+    start.CameraAt(c).has_prior_focal_length = true;
+    (*priors)[c] = start.CameraAt(c).params[0];
+  }
+  const auto adjusted = [&](bool with_priors) {
+    Reconstruction reconstruction = start;
+    BundleAdjustmentConfig config;
+    for (image_t id : reconstruction.RegImageIds()) config.image_ids.insert(id);
+    config.FixGauge(reconstruction, reconstruction.RegImageIds()[0],
+                    reconstruction.RegImageIds()[1]);
+    ReconstructionBundleAdjustmentOptions ba;
+    if (with_priors) ba.prior_focal_lengths = priors;
+    AdjustReconstruction(ba, config, &reconstruction);
+    return reconstruction;
+  };
+  const Reconstruction free = adjusted(false), held = adjusted(true);
+  double free_worst = 0, held_worst = 0;
+  for (camera_t c = 1; c <= 10; ++c) {
+    free_worst =
+        std::max(free_worst, std::abs(std::log(free.CameraAt(c).params[0] / priors->at(c))));
+    held_worst =
+        std::max(held_worst, std::abs(std::log(held.CameraAt(c).params[0] / priors->at(c))));
+  }
+  EXPECT_GT(free_worst, 0.1);
+  EXPECT_LT(held_worst, 0.05);
+}
+
 TEST(BundleAdjustmentConfig, SphericalImagesAdjustAsCubemapRigs) {
   // Panoramas (SPHERICAL, 2048 x 1024) walking through a room; keypoints are exact projections
   // plus 0.3 px noise on the 512-pixel cube face each falls on, as the spherical pipeline's

@@ -220,6 +220,7 @@ void RefineGlobalModel(const GlobalMapperOptions& options, const Reconstruction&
   ReconstructionBundleAdjustmentOptions ba = options.ba;
   ba.solver.max_num_iterations =
       std::min(ba.solver.max_num_iterations, options.ba_max_num_iterations);
+  ba.prior_focal_lengths = PriorFocalLengths(input);
   // The positioned points, before any reprojection test: a robust adjustment brings them and
   // the poses to pixel accuracy, then the outliers go.
   ReconstructionBundleAdjustmentOptions robust = ba;

@@ -62,6 +62,7 @@ IncrementalPipeline::IncrementalPipeline(const IncrementalPipelineOptions& optio
                                          CorrespondenceGraph correspondence_graph)
     : options_(options), input_(std::move(input)), graph_(std::move(correspondence_graph)) {
   input_.SetUp(graph_);
+  options_.ba.prior_focal_lengths = PriorFocalLengths(input_);
 }
 
 std::vector<const Reconstruction*> IncrementalPipeline::Models() const {
