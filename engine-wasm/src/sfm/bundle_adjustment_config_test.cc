@@ -171,18 +171,24 @@ TEST(BundleAdjustmentConfig, FocalGroupsReachResizedAndTurnedPhotosByAspectRatio
     EXPECT_NEAR(groups.LogMedianFocal(c), 0.5 * (std::log(369) + std::log(338.25)), 1e-12);
 }
 
+// Ten images along a street, one camera each, 80 points seen with 1 px noise: focal lengths and
+// depths trade off (the focal-depth valley of opensfm-lund).
+Reconstruction StreetWithFewPoints() {
+  SyntheticDatasetOptions options;
+  options.trajectory = SyntheticTrajectory::kStreet;
+  options.num_cameras = options.num_images = 10;
+  options.num_points3D = 80;
+  options.point2D_noise_px = 1.0;
+  return SynthesizeDataset(options).truth;
+}
+
 // Per-image cameras along a street with few points, their focal lengths started on a gradient:
 // without the group prior the adjustment settles on another gradient (focal length and depth
 // trade off, as on opensfm-lund), with it they come together. A camera with a focal
 // prior and a shared camera get no group prior: an adjustment in which only they are free is the
 // same with and without it.
 TEST(BundleAdjustmentConfig, FocalGroupPriorPullsPerImageFocalLengthsTogether) {
-  SyntheticDatasetOptions options;
-  options.trajectory = SyntheticTrajectory::kStreet;
-  options.num_cameras = options.num_images = 10;
-  options.num_points3D = 80;
-  options.point2D_noise_px = 1.0;
-  Reconstruction start = SynthesizeDataset(options).truth;
+  Reconstruction start = StreetWithFewPoints();
   // The per-image cameras 1-7 from 0.8 to 1.2 x the truth (their median is the truth).
   for (camera_t c = 1; c <= 7; ++c) start.CameraAt(c).params[0] = 700 * (0.8 + 0.4 * (c - 1) / 6.0);
   // Camera 8 has a focal prior; images 9 and 10 share camera 9 (camera 10 is then unused).
@@ -255,12 +261,7 @@ TEST(BundleAdjustmentConfig, FocalGroupMovesWhereThePointsPutIt) {
 // points: refined freely they slide along the focal-depth valley; prior_focal_lengths holds them
 // near their priors.
 TEST(BundleAdjustmentConfig, PriorFocalLengthsHoldPerImageCamerasOnAStreet) {
-  SyntheticDatasetOptions options;
-  options.trajectory = SyntheticTrajectory::kStreet;
-  options.num_cameras = options.num_images = 10;
-  options.num_points3D = 80;
-  options.point2D_noise_px = 1.0;
-  Reconstruction start = SynthesizeDataset(options).truth;
+  Reconstruction start = StreetWithFewPoints();
   auto priors = std::make_shared<std::unordered_map<camera_t, double>>();
   for (camera_t c = 1; c <= 10; ++c) {
     start.CameraAt(c).has_prior_focal_length = true;
