@@ -15,6 +15,9 @@
  * initial focal lengths and the largest model's. `--online-sizes` gives the photos the varied sizes
  * and orientations of photos found online: each scaled by a random factor in [0.4, 1] and half of
  * them turned a quarter (keypoints moved to match; the reference poses turned with them).
+ * `--zoomed` mixes devices of one aspect ratio: half of the photos cropped about their centre to a
+ * random fraction in [0.5, 0.9] of each side (a longer lens: the focal length in pixels stays, its
+ * ratio to the larger side grows by up to 2x; keypoints outside the crop and their matches dropped).
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +42,7 @@ const withColmap = process.argv.includes("--colmap");
 const focalRatio = arg("focal-ratio", "");
 const exif = process.argv.includes("--exif");
 const onlineSizes = process.argv.includes("--online-sizes");
+const zoom = process.argv.includes("--zoomed");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
 function everyKth(data: SetData, k: number): SetData {
@@ -70,13 +74,47 @@ function asFoundOnline(data: SetData, seed: number): { data: SetData; turned: Se
   return { data: { ...data, images }, turned };
 }
 
+/** Half of the photos cropped about their centre (see --zoomed); the names cropped, with their fraction. */
+function zoomed(data: SetData, seed: number): { data: SetData; cropped: Map<string, number> } {
+  const rnd = mulberry32(2000 + seed);
+  const cropped = new Map<string, number>();
+  // Per image: new keypoint index of each old one, or -1 outside the crop.
+  const kept: number[][] = [];
+  const images = data.images.map((im) => {
+    const z = rnd() < 0.5 ? 0.5 + 0.4 * rnd() : 1;
+    const [w, h] = [Math.round(im.width * z), Math.round(im.height * z)];
+    const [x0, y0] = [(im.width - w) / 2, (im.height - h) / 2];
+    const index: number[] = [];
+    const xy: number[] = [];
+    for (let k = 0; k < im.xy.length; k += 2) {
+      const [x, y] = [im.xy[k]! - x0, im.xy[k + 1]! - y0];
+      const inside = x >= 0 && y >= 0 && x < w && y < h;
+      index.push(inside ? xy.length / 2 : -1);
+      if (inside) xy.push(x, y);
+    }
+    kept.push(index);
+    if (z < 1) cropped.set(im.name, z);
+    return { ...im, width: w, height: h, xy };
+  });
+  const pairs = data.pairs.map((p) => {
+    const matches: number[] = [];
+    for (let k = 0; k < p.matches.length; k += 2) {
+      const [a, b] = [kept[p.image1]![p.matches[k]!]!, kept[p.image2]![p.matches[k + 1]!]!];
+      if (a >= 0 && b >= 0) matches.push(a, b);
+    }
+    return { ...p, matches };
+  });
+  return { data: { ...data, images, pairs }, cropped };
+}
+
 const { engine, haveColmap } = await openSiftBench(false);
 const engineHash = (await localRuntimeVersions())["engine-wasm"]!;
 const f = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "-");
 
 for (const set of sets) {
   const original = everyKth(cachedSetData(set)?.data ?? (await featuresAndMatches(engine, set, engineHash)), subset);
-  const { data, turned } = onlineSizes ? asFoundOnline(original, seed) : { data: original, turned: new Set<string>() };
+  const { data: resized, turned } = onlineSizes ? asFoundOnline(original, seed) : { data: original, turned: new Set<string>() };
+  const { data, cropped } = zoom ? zoomed(resized, seed) : { data: resized, cropped: new Map<string, number>() };
   // EXIF stripped: no photo has a focal length; one camera per photo.
   const found = datasetCameras(
     {
@@ -86,7 +124,9 @@ for (const set of sets) {
     },
     data.images,
   );
-  const startAt = (c: InitialCamera) => withFocalLength(c, Number(focalRatio) * Math.max(c.width, c.height));
+  // A cropped photo's focal length in pixels is its uncropped one's (see --zoomed). Per-image cameras: camera i is photo i's.
+  const startAt = (c: InitialCamera, i: number) =>
+    withFocalLength(c, (Number(focalRatio) * Math.max(c.width, c.height)) / (cropped.get(data.images[i]!.name) ?? 1));
   // With EXIF, verification and the view graph see the prior too.
   const cams = focalRatio && exif ? { ...found, cameras: found.cameras.map(startAt) } : found;
   const results = verifyPairs(engine, data, cams, seed);
@@ -97,11 +137,19 @@ for (const set of sets) {
   const wall = performance.now();
   const mapped = await mapStagePairs(engine, data, cams, results, seed);
   const input: MappingInput = {
-    cameras: cams.cameras.map((c) => (focalRatio && !exif ? { ...startAt(c), hasPriorFocalLength: false } : { ...c })),
+    cameras: cams.cameras.map((c, i) => (focalRatio && !exif ? { ...startAt(c, i), hasPriorFocalLength: false } : { ...c })),
     images: data.images.map((im, i) => ({ camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
     pairs: mapped.pairs,
   };
-  const reference = referencePoses(await readColmapTextModel(join(datasets, set, "reference"), { points3D: false }));
+  const referenceModel = await readColmapTextModel(join(datasets, set, "reference"), { points3D: false });
+  const reference = referencePoses(referenceModel);
+  // Each photo's true focal length as a ratio of its larger side: the reference's, over the crop fraction.
+  const trueRatio = new Map(
+    [...referenceModel.images.values()].map((im) => {
+      const c = referenceModel.cameras.get(im.cameraId)!;
+      return [im.name, c.params[0]! / Math.max(c.width, c.height) / (cropped.get(im.name) ?? 1)];
+    }),
+  );
   const names = new Set(data.images.map((im) => im.name));
   const refPoses = reference
     .filter((r) => names.has(r.name))
@@ -124,7 +172,8 @@ for (const set of sets) {
     steps += 1;
     if (p.imagesHeld > p.imagesReachable) progressWrong += 1;
   }
-  const models: MappedModel[] = mapping.models().sort((a, b) => b.images.length - a.images.length);
+  const built: MappedModel[] = mapping.models();
+  const models = [...built].sort((a, b) => b.images.length - a.images.length);
   const progress = mapping.progress();
   mapping.free();
   const mapSeconds = (performance.now() - wall) / 1000;
@@ -139,11 +188,11 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}): ${models.length} model(s) [${models
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed)` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
       .join(
         ", ",
-      )}] in ${f(mapSeconds, 1)} s, ${steps} steps; held ${progress.imagesHeld}/${progress.imagesReachable} reachable${progressWrong ? `, progress over total ${progressWrong} times` : ""}`,
+      )}] (in the order built) in ${f(mapSeconds, 1)} s, ${steps} steps; held ${progress.imagesHeld}/${progress.imagesReachable} reachable${progressWrong ? `, progress over total ${progressWrong} times` : ""}`,
   );
   // Focal lengths: the mapper's initial ones and the largest model's.
   const focalRange = (fs: number[]) => {
@@ -159,9 +208,18 @@ for (const set of sets) {
     const ratios = used.map((c) => c.params[0]! / Math.max(c.width, c.height));
     const sortedRatios = [...ratios].sort((a, b) => a - b);
     const held = new Set(models[0].images.map((im) => im.image));
+    // Focal length error against the truth, per photo of the largest model (percent).
+    const focalErrors = models[0].images
+      .map((im) => {
+        const c = models[0]!.cameras[cams.cameraOfImage[im.image]!]!;
+        const truth = trueRatio.get(data.images[im.image]!.name);
+        return truth ? 100 * Math.abs(c.params[0]! / Math.max(c.width, c.height) / truth - 1) : NaN;
+      })
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
     const missing = data.images.filter((_, i) => !held.has(i)).map((im) => im.name);
     console.log(
-      `  largest model's focal lengths ${focalRange(used.map((c) => c.params[0]!))}; of the larger side ${f(sortedRatios[0]!, 3)}..${f(sortedRatios[sortedRatios.length - 1]!, 3)} (median ${f(sortedRatios[sortedRatios.length >> 1]!, 3)})${missing.length ? `; not in it: ${missing.join(", ")}` : ""}`,
+      `  largest model's focal lengths ${focalRange(used.map((c) => c.params[0]!))}; of the larger side ${f(sortedRatios[0]!, 3)}..${f(sortedRatios[sortedRatios.length - 1]!, 3)} (median ${f(sortedRatios[sortedRatios.length >> 1]!, 3)}), off the truth by ${f(focalErrors[focalErrors.length >> 1]!, 1)}% (median), ${f(focalErrors[focalErrors.length - 1]!, 1)}% (worst)${missing.length ? `; not in it: ${missing.join(", ")}` : ""}`,
     );
   }
   if (joined) {
@@ -178,7 +236,13 @@ for (const set of sets) {
     const work = mkdtempSync(join(tmpdir(), `bench-internet-${set}-`));
     const db = join(work, "our-verified.db");
     writeColmapDatabase(db, {
-      cameras: cams.cameras.map((c) => ({ width: c.width, height: c.height, params: c.params, hasPriorFocalLength: false })),
+      // The cameras our mapper starts from: the same initial focal lengths, priors where EXIF gives them.
+      cameras: input.cameras.map((c) => ({
+        width: c.width,
+        height: c.height,
+        params: c.params,
+        hasPriorFocalLength: c.hasPriorFocalLength ?? false,
+      })),
       images: data.images.map((im, i) => ({ name: im.name, camera: cams.cameraOfImage[i]!, keypoints: im.xy })),
       pairs: verified.map((p) => ({ image1: p.image1, image2: p.image2, verified: { type: p.type, matches: p.matches } })),
     });

@@ -76,17 +76,17 @@ export function aspectGroups(cameras: ReadonlyArray<{ width: number; height: num
   return groups;
 }
 
-/**
- * Cameras and the camera index of each image: one for the whole dataset (`single_camera`, when
- * all images have one size), one per folder of the image name (`per_folder`), or one per image.
- * A shared camera takes its prior from the first image that makes it, as COLMAP's ImageReader.
- */
 /** A dataset's cameras and the camera index of each image. */
 export interface DatasetCameras {
   cameras: InitialCamera[];
   cameraOfImage: number[];
 }
 
+/**
+ * Cameras and the camera index of each image: one for the whole dataset (`single_camera`, when
+ * all images have one size), one per folder of the image name (`per_folder`), or one per image.
+ * A shared camera takes its prior from the first image that makes it, as COLMAP's ImageReader.
+ */
 export function datasetCameras(dataset: CameraSettings, sizes: ReadonlyArray<{ width: number; height: number }>): DatasetCameras {
   const keyOf = (i: number): string => {
     const { width, height } = sizes[i]!;

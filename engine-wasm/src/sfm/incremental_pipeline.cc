@@ -356,7 +356,20 @@ void IncrementalPipeline::FinishModel() {
   const size_t size = current_.NumRegImages();
   const bool keep = size >= 2 && (!options_.multiple_models || size >= min_size || size > largest);
   if (keep) {
-    for (image_t id : current_.RegImageIds()) num_registrations_[id] += 1;
+    // An earlier model all of whose images this one holds brings no photo of its own: it is
+    // dropped, so no model repeats another (a later model reaches them all when the earlier
+    // one stalled, e.g. from a weak initial pair).
+    const std::vector<image_t>& ids = current_.RegImageIds();
+    const std::unordered_set<image_t> held(ids.begin(), ids.end());
+    const auto contained = [&](const Reconstruction& model) {
+      const std::vector<image_t>& its = model.RegImageIds();
+      if (!std::all_of(its.begin(), its.end(), [&](image_t id) { return held.count(id) > 0; }))
+        return false;
+      for (image_t id : its) num_registrations_[id] -= 1;
+      return true;
+    };
+    models_.erase(std::remove_if(models_.begin(), models_.end(), contained), models_.end());
+    for (image_t id : ids) num_registrations_[id] += 1;
     models_.push_back(std::move(current_));
   }
   current_ = Reconstruction();

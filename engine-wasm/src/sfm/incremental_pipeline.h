@@ -8,8 +8,9 @@
 // a last global refinement; with `multiple_models`, further models
 // start from images no earlier model registered, up to `max_num_models`, each grown only
 // until it shares `max_model_overlap` images with earlier models (enough to merge them by
-// a similarity, not worth repeating them), and the loop ends when no image outside every
-// model can start one, or all but one image are held (COLMAP's IncrementalPipeline).
+// a similarity, not worth repeating them; an earlier model all of whose images a later one
+// holds is dropped), and the loop ends when no image outside every model can start one, or
+// all but one image are held (COLMAP's IncrementalPipeline).
 //
 // The pipeline is a resumable state machine: Step() does one unit of work (start a
 // model, register one image, refine a stalled model, or finish a model), so a caller can report

@@ -285,13 +285,18 @@ TEST(IncrementalPipeline, DisconnectedScenesBecomeSeparateModels) {
   EXPECT_EQ(capped.FinishedModels().size(), 1u);
 }
 
-TEST(IncrementalPipeline, LaterModelsStartOutsideEarlierOnesAndStopAtTheOverlap) {
-  // Images 1-5 are held by an earlier model (as when it failed to register the others).
+// Twelve images along an arc, each seeing its neighbours: one model holds them all.
+SyntheticDatasetOptions TwelveImageArcOptions() {
   SyntheticDatasetOptions scene = SceneOptions();
   scene.num_images = 12;
   scene.num_points3D = 250;
   scene.arc_step = 0.1;
-  const SyntheticDataset data = SynthesizeDataset(scene);
+  return scene;
+}
+
+TEST(IncrementalPipeline, LaterModelsStartOutsideEarlierOnesAndStopAtTheOverlap) {
+  // Images 1-5 are held by an earlier model (as when it failed to register the others).
+  const SyntheticDataset data = SynthesizeDataset(TwelveImageArcOptions());
   IncrementalPipelineOptions options = SmallPipelineOptions();
   options.max_model_overlap = 3;
   IncrementalPipeline pipeline(options, UncalibratedInput(data), data.correspondence_graph);
@@ -320,6 +325,30 @@ TEST(IncrementalPipeline, LaterModelsStartOutsideEarlierOnesAndStopAtTheOverlap)
   // The loop ends once fewer than two images are outside every model.
   EXPECT_EQ(pipeline.NumImagesHeld(), 5 + model.NumRegImages() - shared);
   EXPECT_GE(pipeline.NumImagesHeld(), 11u);
+}
+
+TEST(IncrementalPipeline, AnEarlierModelALaterOneHoldsWhollyIsDropped) {
+  // An earlier model of images 1-4 (as when it stalled after a weak initial pair); the next
+  // model, allowed to overlap it fully, registers all twelve.
+  const SyntheticDataset data = SynthesizeDataset(TwelveImageArcOptions());
+  IncrementalPipelineOptions options = SmallPipelineOptions();
+  options.max_model_overlap = 20;
+  const Reconstruction input = UncalibratedInput(data);
+  IncrementalPipeline pipeline(options, input, data.correspondence_graph);
+  IncrementalPipeline::State state = pipeline.SaveState();
+  Reconstruction earlier = input;
+  for (image_t id = 1; id <= 4; ++id) {
+    earlier.RegisterImage(id);
+    state.num_registrations[id] = 1;
+  }
+  state.models.push_back(earlier);
+  pipeline.RestoreState(std::move(state));
+  pipeline.Run();
+  ASSERT_EQ(pipeline.FinishedModels().size(), 1u);
+  EXPECT_EQ(pipeline.FinishedModels()[0].NumRegImages(), 12u);
+  EXPECT_EQ(pipeline.NumImagesHeld(), 12u);
+  // Each image is counted once: the dropped model's registrations are given back.
+  for (image_t id = 1; id <= 12; ++id) EXPECT_EQ(pipeline.SaveState().num_registrations[id], 1);
 }
 
 TEST(IncrementalPipeline, RequestFinishKeepsTheCurrentModelAndStartsNoOther) {
