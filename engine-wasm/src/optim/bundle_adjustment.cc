@@ -464,7 +464,13 @@ std::vector<double> FocalPriorTargets(const BundleAdjustmentProblem& problem) {
   return targets;
 }
 
-// 0.5 r^2 with r = (log f - target) / sigma over the free focal lengths under a prior.
+// The prior's loss at r: quadratic, or Cauchy at its loss_scale.
+LossEvaluation FocalPriorLoss(const BundleAdjustmentProblem::FocalPrior& prior, double r) {
+  return prior.loss_scale > 0 ? EvaluateLoss(LossKernel::kCauchy, prior.loss_scale, r * r)
+                              : LossEvaluation{r * r, 1.0, 0.0};
+}
+
+// 0.5 rho(r^2) with r = (log f - target) / sigma over the free focal lengths under a prior.
 double EvaluateFocalPriorCost(const BundleAdjustmentProblem& problem,
                               const std::vector<FocalPriorTerm>& terms) {
   if (terms.empty()) return 0;
@@ -474,9 +480,11 @@ double EvaluateFocalPriorCost(const BundleAdjustmentProblem& problem,
     const auto& prior = problem.focal_priors[t.prior];
     const double f = problem.cameras[prior.camera].params[t.param];
     // A focal length at or below zero cannot be imaged through: charged like an unimageable point.
-    const double r = f > 0 ? (std::log(f) - targets[t.prior]) / prior.sigma
-                           : std::sqrt(kUnimageableSquaredError);
-    cost += 0.5 * r * r;
+    if (!(f > 0)) {
+      cost += 0.5 * kUnimageableSquaredError;
+      continue;
+    }
+    cost += 0.5 * FocalPriorLoss(prior, (std::log(f) - targets[t.prior]) / prior.sigma).rho;
   }
   return cost;
 }
@@ -492,9 +500,11 @@ void AddFocalPriorTerms(const BundleAdjustmentProblem& problem, const Layout& la
     if (!(f > 0)) continue;
     const double r = (std::log(f) - targets[t.prior]) / prior.sigma;
     const double j = 1 / (prior.sigma * f);
+    // Iteratively reweighted, as the observations' robust losses.
+    const double w = FocalPriorLoss(prior, r).rho_prime;
     const int block = layout.CameraBlock(prior.camera);
-    eq->camera_gradient[eq->camera_hessian.block_offset(block) + t.var] -= j * r;
-    eq->camera_hessian.SlotBlock(eq->camera_hessian.Slot(block, block))(t.var, t.var) += j * j;
+    eq->camera_gradient[eq->camera_hessian.block_offset(block) + t.var] -= w * j * r;
+    eq->camera_hessian.SlotBlock(eq->camera_hessian.Slot(block, block))(t.var, t.var) += w * j * j;
   }
 }
 

@@ -96,12 +96,15 @@ struct BundleAdjustmentProblem {
   // log (mean focal length) - log_scale, taken afresh at each evaluation. The group as a whole
   // then moves freely and only its members' spread is charged (the Jacobian treats the median as
   // held).
+  // Above 0, loss_scale makes the residual robust (Cauchy, at this many sigma): a camera whose
+  // points put it far from the target (a zoomed photo in a group of one device's) is let go.
   struct FocalPrior {
     int camera = -1;
     double log_focal = 0;
     double sigma = 1;
     int group = -1;
     double log_scale = 0;
+    double loss_scale = 0;
   };
   // Members of a focal group that are not priors of the problem: log (focal / scale), held.
   struct FocalGroup {

@@ -278,7 +278,8 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
           problem_group.emplace(member->second.group, static_cast<int>(problem_group.size()))
               .first->second;
       problem.focal_priors.push_back({index, groups.LogMedianFocal(camera_id),
-                                      options.focal_group_sigma, group, member->second.log_scale});
+                                      options.focal_group_sigma, group, member->second.log_scale,
+                                      options.focal_group_loss_scale});
     }
     // The group's other registered cameras (outside this adjustment, or another group's
     // members) count in its median as they are.

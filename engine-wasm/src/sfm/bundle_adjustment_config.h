@@ -74,11 +74,18 @@ struct ReconstructionBundleAdjustmentOptions {
   // Such photos most often come from one device, and a free focal length per photo trades off
   // against depth: on a street walked along (opensfm-lund, truth 728 px for all), global
   // adjustments slid them into a gradient from 637 to 1001 px and the model broke. Weak: a
-  // deviation of sigma costs as much as one observation 1 px off, so a photo whose points say
-  // otherwise (a zoom, another device of the same aspect ratio) keeps its own. The median moves
-  // with the group within an adjustment: held, it dragged the group towards where it started
-  // (COLMAP's guess without EXIF, 1.2 x the larger side).
+  // deviation of sigma costs as much as one observation 1 px off, and a photo whose points say
+  // otherwise (a zoom, another device of the same aspect ratio) keeps its own (see
+  // focal_group_loss_scale). The median moves with the group within an adjustment: held, it
+  // dragged the group towards where it started (COLMAP's guess without EXIF, 1.2 x the larger
+  // side).
   double focal_group_sigma = 0.05;
+  // The group prior is robust: Cauchy at this many sigma (0: quadratic). A photo of another
+  // device or zoom in the group (a size or aspect ratio says nothing of the lens) is let go once
+  // its points put it a few sigma from the median; held quadratically it dragged the whole group
+  // down the focal-depth valley (opensfm-lund with half of its photos cropped: every focal length
+  // 30% short, 7-12 deg off). At 1 sigma the valley let single photos slide away again.
+  double focal_group_loss_scale = 2;
   // Groups need this many registered per-image cameras for their median to be used.
   int focal_group_min_size = 3;
   // Above 0: a per-image camera with a focal-length prior (EXIF) is pulled towards that focal
