@@ -18,6 +18,8 @@
  * `--zoomed` mixes devices of one aspect ratio: half of the photos cropped about their centre to a
  * random fraction in [0.5, 0.9] of each side (a longer lens: the focal length in pixels stays, its
  * ratio to the larger side grows by up to 2x; keypoints outside the crop and their matches dropped).
+ * With `--exif-uncropped`, a cropped photo keeps its original's EXIF (as photo editors do): its
+ * 35 mm equivalent focal length, read at the cropped size, is short by the crop fraction.
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,6 +45,7 @@ const focalRatio = arg("focal-ratio", "");
 const exif = process.argv.includes("--exif");
 const onlineSizes = process.argv.includes("--online-sizes");
 const zoom = process.argv.includes("--zoomed");
+const exifUncropped = process.argv.includes("--exif-uncropped");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
 function everyKth(data: SetData, k: number): SetData {
@@ -126,7 +129,7 @@ for (const set of sets) {
   );
   // A cropped photo's focal length in pixels is its uncropped one's (see --zoomed). Per-image cameras: camera i is photo i's.
   const startAt = (c: InitialCamera, i: number) =>
-    withFocalLength(c, (Number(focalRatio) * Math.max(c.width, c.height)) / (cropped.get(data.images[i]!.name) ?? 1));
+    withFocalLength(c, (Number(focalRatio) * Math.max(c.width, c.height)) / (exifUncropped ? 1 : (cropped.get(data.images[i]!.name) ?? 1)));
   // With EXIF, verification and the view graph see the prior too.
   const cams = focalRatio && exif ? { ...found, cameras: found.cameras.map(startAt) } : found;
   const results = verifyPairs(engine, data, cams, seed);
@@ -188,7 +191,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed)` : ""}): ${models.length} model(s) [${built
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
       .join(
         ", ",

@@ -261,7 +261,8 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
           !reconstruction->CameraAt(camera_id).has_prior_focal_length ||
           images_of_camera.at(camera_id) != 1)
         continue;
-      problem.focal_priors.push_back({index, std::log(prior->second), options.prior_focal_sigma});
+      problem.focal_priors.push_back({index, std::log(prior->second), options.prior_focal_sigma, -1,
+                                      0, options.prior_focal_loss_scale});
     }
   }
 

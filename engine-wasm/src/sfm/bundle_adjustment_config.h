@@ -95,6 +95,10 @@ struct ReconstructionBundleAdjustmentOptions {
   // 7e8 px) and the model broke in two. Weak as focal_group_sigma is: a photo whose points say
   // otherwise (cropped, or a wrong EXIF) keeps its own.
   double prior_focal_sigma = 0.05;
+  // The EXIF prior is robust too: Cauchy at this many sigma (0: quadratic). A cropped photo keeps
+  // its original's EXIF, which then says too short a focal length: held quadratically it bent
+  // opensfm-lund (half of it cropped, bench/internet.ts --zoomed --exif-uncropped) by 1.4-5.7 deg.
+  double prior_focal_loss_scale = 2;
   std::shared_ptr<const std::unordered_map<camera_t, double>> prior_focal_lengths;
 };
 

@@ -40,6 +40,16 @@ BundleAdjustmentConfig EveryImageWithGauge(const Reconstruction& reconstruction)
   return config;
 }
 
+// Every image of `start` adjusted (EveryImageWithGauge): the largest |log (focal / truth's)|.
+double WorstFocalErrorAfterAdjustment(const ReconstructionBundleAdjustmentOptions& ba,
+                                      Reconstruction reconstruction, const Reconstruction& truth) {
+  AdjustReconstruction(ba, EveryImageWithGauge(reconstruction), &reconstruction);
+  double worst = 0;
+  for (const auto& [id, camera] : reconstruction.Cameras())
+    worst = std::max(worst, std::abs(std::log(camera.params[0] / truth.CameraAt(id).params[0])));
+  return worst;
+}
+
 double MaxCenterError(const Reconstruction& a, const Reconstruction& b) {
   double e = 0;
   for (image_t id : a.RegImageIds())
@@ -260,22 +270,11 @@ TEST(BundleAdjustmentConfig, AZoomedPhotoKeepsItsOwnFocalLengthInItsGroup) {
   }
   const Reconstruction truth = start;
   for (camera_t c = 1; c <= 10; ++c) start.CameraAt(c).params[0] *= 0.95;
-  const auto worst_focal_error = [&](double loss_scale) {
-    Reconstruction reconstruction = start;
-    BundleAdjustmentConfig config = EveryImageWithGauge(reconstruction);
-    ReconstructionBundleAdjustmentOptions ba;
-    ba.focal_group_loss_scale = loss_scale;
-    EXPECT_EQ(FocalGroupsOf(ba, reconstruction).members.size(), 10u);
-    AdjustReconstruction(ba, config, &reconstruction);
-    double worst = 0;
-    for (camera_t c = 1; c <= 10; ++c)
-      worst = std::max(worst, std::abs(std::log(reconstruction.CameraAt(c).params[0] /
-                                                truth.CameraAt(c).params[0])));
-    return worst;
-  };
-  const double robust =
-      worst_focal_error(ReconstructionBundleAdjustmentOptions().focal_group_loss_scale);
-  const double quadratic = worst_focal_error(0);
+  ReconstructionBundleAdjustmentOptions ba;
+  ASSERT_EQ(FocalGroupsOf(ba, start).members.size(), 10u);
+  const double robust = WorstFocalErrorAfterAdjustment(ba, start, truth);
+  ba.focal_group_loss_scale = 0;
+  const double quadratic = WorstFocalErrorAfterAdjustment(ba, start, truth);
   // Robust: all within 5.5% (the street's few points leave the depth a little open), the zoomed
   // one included (1175 px for 1120). Quadratic: the zoomed one at 998 px and the others with it
   // at 615-630 px for 700.
@@ -331,6 +330,28 @@ TEST(BundleAdjustmentConfig, PriorFocalLengthsHoldPerImageCamerasOnAStreet) {
   }
   EXPECT_GT(free_worst, 0.1);
   EXPECT_LT(held_worst, 0.05);
+}
+
+// A wrong focal-length prior (a photo cropped to 0.6 of each side keeps its original's EXIF, which
+// read at the cropped size says 0.6 x the truth) among right ones, on the street with few points:
+// the robust prior lets the points correct it; held quadratically, it drags the street with it.
+TEST(BundleAdjustmentConfig, AWrongFocalPriorIsLetGo) {
+  const Reconstruction truth = StreetWithFewPoints();
+  Reconstruction start = truth;
+  auto priors = std::make_shared<std::unordered_map<camera_t, double>>();
+  for (camera_t c = 1; c <= 10; ++c) {
+    start.CameraAt(c).has_prior_focal_length = true;
+    (*priors)[c] = truth.CameraAt(c).params[0] * (c == 5 ? 0.6 : 1);
+    start.CameraAt(c).params[0] = priors->at(c);
+  }
+  ReconstructionBundleAdjustmentOptions ba;
+  ba.prior_focal_lengths = priors;
+  const double robust = WorstFocalErrorAfterAdjustment(ba, start, truth);
+  ba.prior_focal_loss_scale = 0;
+  const double quadratic = WorstFocalErrorAfterAdjustment(ba, start, truth);
+  // Robust: every focal length within 2% of the truth; quadratic: 7% off.
+  EXPECT_LT(robust, 0.04);
+  EXPECT_GT(quadratic, 2 * robust);
 }
 
 TEST(BundleAdjustmentConfig, SphericalImagesAdjustAsCubemapRigs) {
