@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from "node:path";
 import type { Engine } from "../engine-wasm/ts/engine";
 import { type TwoViewResult, verifyTwoView } from "../engine-wasm/ts/two-view";
+import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
+import { globalModelShortfall } from "../browser-runtime/runner/executors/map";
 import { type DatasetCameras, datasetCameras, twoViewCamera } from "../browser-runtime/stages/cameras";
 import { decodeImage } from "../browser-runtime/decode/node";
 import { mappingPairs } from "../browser-runtime/stages/view-graph";
@@ -142,4 +144,24 @@ export async function mapStagePairs(
   const file = results.map((g, i) => verifiedPair(data.pairs[i]!.image1, data.pairs[i]!.image2, g));
   const keypoints = data.images.map((im) => ({ xy: im.xy }));
   return mappingPairs(file, cameras, keypoints, seed, async (batch) => batch.map((b) => verifyTwoView(engine, b)));
+}
+
+/**
+ * The global mapper on the map stage's pairs (rotations from the view-graph filter's averaging, global positioning, global
+ * refinement) with why the map executor would fall back to the incremental mapper (`globalModelShortfall`; the model is
+ * measured as it is).
+ */
+export function mapGlobally(engine: Engine, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>, seed: number) {
+  const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
+  try {
+    const reachable = mapping.progress().imagesReachable;
+    // The view graph's image ids are the engine's image indices plus one.
+    mapping.globalPosition(new Map([...rotations].map(([id, q]) => [id - 1, q])), "explicit_scale");
+    mapping.globalRefine("explicit_scale");
+    const models = mapping.models();
+    const model = models[0];
+    return { models, shortfall: globalModelShortfall(model?.images.length ?? 0, reachable, model?.meanReprojectionError ?? Infinity) };
+  } finally {
+    mapping.free();
+  }
 }

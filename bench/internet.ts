@@ -20,6 +20,7 @@
  * ratio to the larger side grows by up to 2x; keypoints outside the crop and their matches dropped).
  * With `--exif-uncropped`, a cropped photo keeps its original's EXIF (as photo editors do): its
  * 35 mm equivalent focal length, read at the cropped size, is short by the crop fraction.
+ * `--global` maps with the global mapper (`mapGlobally`) instead of the incremental one.
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,7 +36,7 @@ import { modelFiles } from "../browser-runtime/stages/snapshot";
 import { decodePoints } from "../protocol/wire/points";
 import { arg, datasets, openSiftBench } from "./_args";
 import { largestColmapModel, runColmapMapper, writeColmapDatabase } from "./_colmap";
-import { type SetData, cachedSetData, featuresAndMatches, mapStagePairs, verifyPairs } from "./_mapping-data";
+import { type SetData, cachedSetData, featuresAndMatches, mapGlobally, mapStagePairs, verifyPairs } from "./_mapping-data";
 
 const sets = arg("sets", "sacre-coeur,sceaux-castle,opensfm-lund").split(",");
 const subset = Number(arg("subset", "1"));
@@ -46,6 +47,7 @@ const exif = process.argv.includes("--exif");
 const onlineSizes = process.argv.includes("--online-sizes");
 const zoom = process.argv.includes("--zoomed");
 const exifUncropped = process.argv.includes("--exif-uncropped");
+const globalMapper = process.argv.includes("--global");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
 function everyKth(data: SetData, k: number): SetData {
@@ -166,19 +168,33 @@ for (const set of sets) {
     return `${r.numRegistered}/${refPoses.length} rot ${f(r.medianRotationErrorDeg)}/${f(r.maxRotationErrorDeg)}deg centre max ${f(100 * r.maxCenterErrorFraction)}% reproj ${f(reproj, 3)}px; ${off.length} off${off.length ? `: ${offNames.join(", ")}` : ""}`;
   };
 
-  const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
-  let steps = 0;
-  let progressWrong = 0;
-  for (;;) {
-    const p = mapping.progress();
-    if (mapping.step(1) === "done") break;
-    steps += 1;
-    if (p.imagesHeld > p.imagesReachable) progressWrong += 1;
-  }
-  const built: MappedModel[] = mapping.models();
+  /** The incremental mapper step by step (checking its progress), or with `--global` the global mapper. */
+  const mapOurs = () => {
+    if (globalMapper) {
+      const { models, shortfall } = mapGlobally(engine, input, mapped.rotations, seed);
+      return { built: models, note: `global mapper${shortfall ? `, poor (${shortfall}): the map executor would map incrementally` : ""}` };
+    }
+    const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
+    try {
+      let steps = 0;
+      let progressWrong = 0;
+      for (;;) {
+        const p = mapping.progress();
+        if (mapping.step(1) === "done") break;
+        steps += 1;
+        if (p.imagesHeld > p.imagesReachable) progressWrong += 1;
+      }
+      const progress = mapping.progress();
+      return {
+        built: mapping.models(),
+        note: `${steps} steps; held ${progress.imagesHeld}/${progress.imagesReachable} reachable${progressWrong ? `, progress over total ${progressWrong} times` : ""}`,
+      };
+    } finally {
+      mapping.free();
+    }
+  };
+  const { built, note } = mapOurs();
   const models = [...built].sort((a, b) => b.images.length - a.images.length);
-  const progress = mapping.progress();
-  mapping.free();
   const mapSeconds = (performance.now() - wall) / 1000;
   const snapshotModels = models.map((m) => {
     const files = modelFiles(
@@ -193,9 +209,7 @@ for (const set of sets) {
   console.log(
     `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
-      .join(
-        ", ",
-      )}] (in the order built) in ${f(mapSeconds, 1)} s, ${steps} steps; held ${progress.imagesHeld}/${progress.imagesReachable} reachable${progressWrong ? `, progress over total ${progressWrong} times` : ""}`,
+      .join(", ")}] (in the order built) in ${f(mapSeconds, 1)} s, ${note}`,
   );
   // Focal lengths: the mapper's initial ones and the largest model's.
   const focalRange = (fs: number[]) => {

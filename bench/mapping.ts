@@ -34,7 +34,6 @@ import { readColmapTextModel } from "../engine-wasm/ts/colmap-text";
 import { IncrementalMapping, type MappedModel, type MappingInput } from "../engine-wasm/ts/mapping";
 import type { Engine } from "../engine-wasm/ts/engine";
 import { localRuntimeVersions } from "../browser-runtime/runner/node-host";
-import { globalModelShortfall } from "../browser-runtime/runner/executors/map";
 import { INTRINSICS, colmapResultsFile } from "../scripts/reference-sets";
 import { arg, cpuSeconds, datasets, openSiftBench, root } from "./_args";
 import {
@@ -47,7 +46,7 @@ import {
   writeColmapDatabase,
   writeRawMatches,
 } from "./_colmap";
-import { type PairStrategy, featuresAndMatches, mapStagePairs, setCameras, verifyPairs } from "./_mapping-data";
+import { type PairStrategy, featuresAndMatches, mapGlobally, mapStagePairs, setCameras, verifyPairs } from "./_mapping-data";
 
 /** Sets whose photos are video frames in name order: matched with sequential pairs as well as exhaustive ones. */
 const SEQUENCES = new Set(["gum"]);
@@ -111,22 +110,12 @@ async function colmapMapper(db: string, set: string, work: string, referencePose
   return { timing, accuracy: accuracyOf(compareToReference(referencePoses(model), referencePoses_), reproj, errors.length, colmapReproj) };
 }
 
-/**
- * Our mapper of `kind` on the map stage's pairs: the incremental mapper to the end, or the global mapper (rotations from
- * the view-graph filter's averaging, global positioning, global refinement) with why the map executor would fall back
- * to the incremental mapper (`globalModelShortfall`; the model is measured as it is).
- */
+/** Our mapper of `kind` on the map stage's pairs: the incremental mapper to the end, or the global mapper (`mapGlobally`). */
 function mapOurs(engine: Engine, kind: MapperKind, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>) {
+  if (kind === "global") return mapGlobally(engine, input, rotations, seed);
   const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
   try {
-    if (kind === "incremental") return { models: mapping.run(), shortfall: null };
-    const reachable = mapping.progress().imagesReachable;
-    // The view graph's image ids are the engine's image indices plus one.
-    mapping.globalPosition(new Map([...rotations].map(([id, q]) => [id - 1, q])), "explicit_scale");
-    mapping.globalRefine("explicit_scale");
-    const models = mapping.models();
-    const model = models[0];
-    return { models, shortfall: globalModelShortfall(model?.images.length ?? 0, reachable, model?.meanReprojectionError ?? Infinity) };
+    return { models: mapping.run(), shortfall: null };
   } finally {
     mapping.free();
   }
