@@ -142,7 +142,8 @@ for (const set of sets) {
   const wall = performance.now();
   const mapped = await mapStagePairs(engine, data, cams, results, seed);
   const input: MappingInput = {
-    cameras: cams.cameras.map((c, i) => (focalRatio && !exif ? { ...startAt(c, i), hasPriorFocalLength: false } : { ...c })),
+    // With EXIF, the map stage's cameras: a prior its pairs contradict let go.
+    cameras: focalRatio && !exif ? cams.cameras.map((c, i) => ({ ...startAt(c, i), hasPriorFocalLength: false })) : mapped.cameras,
     images: data.images.map((im, i) => ({ camera: cams.cameraOfImage[i]!, keypoints: Float64Array.from(im.xy) })),
     pairs: mapped.pairs,
   };
@@ -207,7 +208,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
       .join(", ")}] (in the order built) in ${f(mapSeconds, 1)} s, ${note}`,
   );
@@ -253,8 +254,8 @@ for (const set of sets) {
     const work = mkdtempSync(join(tmpdir(), `bench-internet-${set}-`));
     const db = join(work, "our-verified.db");
     writeColmapDatabase(db, {
-      // The cameras our mapper starts from: the same initial focal lengths, priors where EXIF gives them.
-      cameras: input.cameras.map((c) => ({
+      // The cameras our map stage starts from: the same initial focal lengths, priors where EXIF gives them.
+      cameras: (focalRatio && !exif ? input.cameras : cams.cameras).map((c) => ({
         width: c.width,
         height: c.height,
         params: c.params,

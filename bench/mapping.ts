@@ -180,7 +180,7 @@ for (const set of sets) {
     );
     const filterTime = { wallSeconds: (performance.now() - filter.wall) / 1000, cpuSeconds: cpuSeconds() - filter.cpu };
     const input: MappingInput = {
-      cameras: cameras.map((c) => ({ ...c })),
+      cameras: viewGraphFilter ? mapped.cameras : cameras.map((c) => ({ ...c })),
       images: data.images.map((im, i) => ({ camera: cameraOf(i), keypoints: Float64Array.from(im.xy) })),
       pairs: viewGraphFilter
         ? mapped.pairs

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-wasm/ts/accuracy";
+import { loadEngine } from "../../engine-wasm/ts/engine";
 import { mulberry32 } from "../../engine-wasm/ts/testing/synthetic-texture";
-import { type ViewGraphEdge, estimateFocalRatio, filterViewGraph } from "./view-graph";
+import { verifyTwoView } from "../../engine-wasm/ts/two-view";
+import type { TwoViewGeometriesFile } from "../../protocol/schemas/snapshot";
+import { verifiedPair } from "../runner/executors/verify";
+import { type InitialCamera, initialCamera, twoViewCamera } from "./cameras";
+import { type ViewGraphEdge, estimateFocalRatio, filterViewGraph, mappingPairs } from "./view-graph";
 
 const axisAngle = (axis: [number, number, number], deg: number): Quat => {
   const n = Math.hypot(...axis);
@@ -180,5 +185,66 @@ describe("estimateFocalRatio", () => {
       sizes,
     }));
     expect(estimateFocalRatio(Fs)).toBeNull();
+  });
+});
+
+describe("mappingPairs", () => {
+  /**
+   * Ten photos on an arc around 400 points (a 15 deg turn each, 6 units away), SIMPLE_RADIAL
+   * f = 700 each, every pair up to four apart verified as the verification stage does (with each
+   * camera's prior). `priorOf`: each photo's prior focal length.
+   */
+  async function arcScene(priorOf: (i: number) => number) {
+    const engine = await loadEngine();
+    const rnd = mulberry32(11);
+    const [width, height, f, n] = [800, 600, 700, 10];
+    const points = Array.from({ length: 400 }, () => [2 * rnd() - 1, 2 * rnd() - 1, 2 * rnd() - 1] as const);
+    const keypoints = Array.from({ length: n }, (_, i) => {
+      const a = ((i - (n - 1) / 2) * 15 * Math.PI) / 180;
+      const xy: number[] = [];
+      for (const [x, y, z] of points) {
+        const xc = Math.cos(a) * x - Math.sin(a) * z;
+        const zc = Math.sin(a) * x + Math.cos(a) * z + 6;
+        xy.push((f * xc) / zc + width / 2 + 0.3 * (rnd() - 0.5), (f * y) / zc + height / 2 + 0.3 * (rnd() - 0.5));
+      }
+      return { xy: Float64Array.from(xy) };
+    });
+    const cameras: InitialCamera[] = keypoints.map((_, i) => ({
+      ...initialCamera("SIMPLE_RADIAL", width, height),
+      params: [priorOf(i), 400, 300, 0],
+      hasPriorFocalLength: true,
+    }));
+    const cams = { cameras, cameraOfImage: cameras.map((_, i) => i) };
+    const matches = points.map((_, k) => [k, k] as [number, number]);
+    const pairs: TwoViewGeometriesFile["pairs"] = [];
+    for (let i = 0; i < n; i += 1)
+      for (let j = i + 1; j < Math.min(n, i + 5); j += 1) {
+        const g = verifyTwoView(engine, {
+          keypoints1: keypoints[i]!.xy,
+          keypoints2: keypoints[j]!.xy,
+          camera1: twoViewCamera(cameras[i]!),
+          camera2: twoViewCamera(cameras[j]!),
+          matches,
+          options: { seed: 1 },
+        });
+        pairs.push(verifiedPair(i, j, g));
+      }
+    return mappingPairs(pairs, cams, keypoints, 1, async (batch) => batch.map((b) => verifyTwoView(engine, b)));
+  }
+
+  it("lets go of a prior focal length its pairs contradict, and keeps its pairs", async () => {
+    // Photo 5 was cropped to half and kept its original's EXIF: its prior says half its focal length.
+    const mapped = await arcScene((i) => (i === 4 ? 350 : 700));
+    expect(mapped.priorsLetGo).toBe(1);
+    expect(mapped.cameras[4]!.hasPriorFocalLength).toBe(false);
+    expect(mapped.cameras[4]!.params[0]! / 700).toBeCloseTo(1, 0);
+    expect(mapped.dropped).toBe(0);
+  });
+
+  it("keeps true priors", async () => {
+    const mapped = await arcScene(() => 700);
+    expect(mapped.priorsLetGo).toBe(0);
+    expect(mapped.dropped).toBe(0);
+    expect(mapped.cameras.every((c) => c.hasPriorFocalLength && c.params[0] === 700)).toBe(true);
   });
 });

@@ -257,6 +257,13 @@ function essentialDefect(F: readonly number[], ratio: number, [[w1, h1], [w2, h2
   return ev[0]! > 0 ? (ev[0]! - ev[1]!) / ev[0]! : 1;
 }
 
+/** A fundamental matrix for self-calibration. */
+interface FundamentalForFocal {
+  F: readonly number[];
+  numInliers: number;
+  sizes: PairSizes;
+}
+
 /**
  * The focal length, as a ratio of each photo's larger side, that makes the fundamental matrices
  * of pairs of one camera (or of photos presumed of one device, resized or turned as photos found
@@ -265,10 +272,7 @@ function essentialDefect(F: readonly number[], ratio: number, [[w1, h1], [w2, h2
  * defect nearly flat around its minimum). For cameras without a focal length prior, whose pairs
  * the verification leaves without a relative pose.
  */
-export function estimateFocalRatio(
-  pairs: ReadonlyArray<{ F: readonly number[]; numInliers: number; sizes: PairSizes }>,
-  minPairs = 10,
-): number | null {
+export function estimateFocalRatio(pairs: readonly FundamentalForFocal[], minPairs = 10): number | null {
   // Matrices of few inliers are poorly conditioned (and more often wrong): the well supported
   // ones, when there are enough of them. On gum (123 frames, focal 594 px) all 2821 F give
   // 513 px, the 1213 of >= 50 inliers 596 px.
@@ -313,21 +317,19 @@ export function estimateFocalRatio(
 /** Pairs re-verified in one engine call for their relative rotation. */
 const ROTATION_PAIRS_PER_STEP = 16;
 
+type VerifiedPairs = TwoViewGeometriesFile["pairs"];
+type Cameras = { cameras: readonly InitialCamera[]; cameraOfImage: readonly number[] };
+type Verify = (batch: TwoViewInput[]) => Promise<TwoViewResult[]>;
+type Keypoints = ReadonlyArray<{ xy: ArrayLike<number> }>;
+
 /**
- * Each verified pair's relative rotation (cam2_from_cam1, [w, x, y, z]) for the view-graph
- * filter: the verification's own pose (`x-cam2_from_cam1`), else (pairs of cameras without a focal length prior, which
- * the verification leaves F/H only) the pose of its inliers re-verified with the focal length
- * that makes the camera's fundamental matrices essential (estimateFocalRatio), or, for a camera
- * of one photo, the matrices among the photos of its size (either orientation), else of its
- * aspect ratio, without a prior; null where none is possible. `verify` runs a batch of pairs on an engine (and may be a cancel point).
+ * Each camera as relative rotations take it: its prior focal length, else (cameras without one,
+ * whose pairs the verification leaves F/H only) the focal length that makes the camera's
+ * fundamental matrices essential (estimateFocalRatio), or, for a camera of one photo, the
+ * matrices among the photos of its size (either orientation), else of its aspect ratio; null
+ * where none is possible.
  */
-export async function pairRotations(
-  pairs: TwoViewGeometriesFile["pairs"],
-  { cameras, cameraOfImage }: { cameras: readonly InitialCamera[]; cameraOfImage: readonly number[] },
-  keypoints: ReadonlyArray<{ xy: ArrayLike<number> }>,
-  seed: number | undefined,
-  verify: (batch: TwoViewInput[]) => Promise<TwoViewResult[]>,
-): Promise<Array<Quat | null>> {
+function rotationCameras(pairs: VerifiedPairs, { cameras, cameraOfImage }: Cameras): Array<TwoViewCamera | null> {
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
   // Per-image cameras (one photo each) have no pair within their camera: photos presumed of one
   // device share an estimate, for the rotations only. First those of one size in either
@@ -339,7 +341,7 @@ export async function pairRotations(
     (ci: number) => `aspect ${aspectGroup[ci]}`,
   ];
   // The fundamental matrices within each camera and within each group, in one pass.
-  const within = new Map<string, Array<{ F: readonly number[]; numInliers: number; sizes: PairSizes }>>();
+  const within = new Map<string, FundamentalForFocal[]>();
   for (const p of pairs) {
     const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
     if (!p.F || cameras[c1]!.hasPriorFocalLength || cameras[c2]!.hasPriorFocalLength) continue;
@@ -362,22 +364,33 @@ export async function pairRotations(
     if (!ratios.has(key)) ratios.set(key, estimateFocalRatio(within.get(key) ?? []));
     return ratios.get(key)!;
   };
-  const guessed = cameras.map((c, ci): TwoViewCamera | null => {
+  return cameras.map((c, ci): TwoViewCamera | null => {
     if (c.hasPriorFocalLength) return twoViewCamera(c);
     const ratio = groupRatio(`camera ${ci}`) ?? groupRatio(sizeOf(ci)) ?? groupRatio(aspectOf(ci));
     return ratio === null ? null : twoViewCamera(withFocalLength(c, ratio * Math.max(c.width, c.height)));
   });
-  const rotations = pairs.map((p): Quat | null => {
-    const r = p["x-cam2_from_cam1"]?.rotation;
-    return r ? [r.w, r.x, r.y, r.z] : null;
+}
+
+/** The listed pairs' inliers verified again with these cameras (a pair with a side of none: null). */
+async function reverify(
+  pairs: VerifiedPairs,
+  which: readonly number[],
+  cameraOfImage: readonly number[],
+  cameraFor: (ci: number) => TwoViewCamera | null,
+  keypoints: Keypoints,
+  seed: number | undefined,
+  verify: Verify,
+): Promise<Array<TwoViewResult | null>> {
+  const todo = which.map((i) => {
+    const p = pairs[i]!;
+    return { p, c1: cameraFor(cameraOfImage[p.image_id1 - 1]!), c2: cameraFor(cameraOfImage[p.image_id2 - 1]!) };
   });
-  const todo = pairs
-    .map((p, i) => ({ p, i, c1: guessed[cameraOf(p.image_id1)], c2: guessed[cameraOf(p.image_id2)] }))
-    .filter((t) => rotations[t.i] === null && t.c1 && t.c2);
+  const out: Array<TwoViewResult | null> = [];
   for (let b = 0; b < todo.length; b += ROTATION_PAIRS_PER_STEP) {
     const batch = todo.slice(b, b + ROTATION_PAIRS_PER_STEP);
+    const runnable = batch.filter((t) => t.c1 && t.c2);
     const results = await verify(
-      batch.map(({ p, c1, c2 }) => ({
+      runnable.map(({ p, c1, c2 }) => ({
         keypoints1: keypoints[p.image_id1 - 1]!.xy,
         keypoints2: keypoints[p.image_id2 - 1]!.xy,
         camera1: c1!,
@@ -387,37 +400,198 @@ export async function pairRotations(
         options: { seed: seed ?? 0, minNumTrials: 10, maxNumTrials: 200, detectWatermark: false },
       })),
     );
-    batch.forEach(({ i }, k) => {
-      const r = results[k]!.cam2_from_cam1?.rotation;
-      rotations[i] = r ? [r.w, r.x, r.y, r.z] : null;
-    });
+    let k = 0;
+    for (const t of batch) out.push(t.c1 && t.c2 ? results[k++]! : null);
   }
-  return rotations;
+  return out;
+}
+
+const rotationOf = (pose: { rotation: { w: number; x: number; y: number; z: number } } | null | undefined): Quat | null =>
+  pose ? [pose.rotation.w, pose.rotation.x, pose.rotation.y, pose.rotation.z] : null;
+
+/** A camera's prior focal length is in doubt when it has at least this many pairs with a rotation and the view graph drops half of them or more. */
+const DOUBTED_PRIOR_MIN_PAIRS = 3;
+/** Focal lengths tried for a doubted camera: its prior times factors from 1/3 to 3, evenly in log scale. */
+const DOUBTED_PRIOR_FACTORS = Array.from({ length: 25 }, (_, k) => 3 ** ((k - 12) / 12));
+/** A focal length is a candidate when it is this factor or more away from the prior and its pairs agree this much better (contradictedPriors)... */
+const DOUBTED_PRIOR_MIN_FACTOR = 1.2;
+const DOUBTED_PRIOR_MIN_AGREEMENT = 1.2;
+/** ...and it replaces the prior when the view graph then keeps this many times the inliers of the camera's pairs (mappingPairs). */
+const DOUBTED_PRIOR_MIN_KEPT = 1.5;
+
+/**
+ * The cameras whose prior focal length their own pairs may contradict, with the focal length
+ * that makes them agree instead (mappingPairs keeps one where the view graph then keeps clearly
+ * more of the camera's pairs). A photo cropped or resized after it was taken keeps its original's
+ * EXIF, which then says too short a focal length; the relative rotations of its pairs, taken
+ * through it, disagree with the loops of the rest of the graph, which drops them (and with them
+ * the photo, however many inliers it shares). For a camera half of whose pairs or more are
+ * dropped, each focal length of a range is tried: its pairs' inliers verified again with it, and
+ * each pair's rotation gives the photo an absolute rotation from its partner's averaged one; the
+ * focal length whose pairs agree best on one rotation wins (then refined), when it is far from
+ * the prior and they agree better than with the prior. (Its fundamental matrices alone
+ * cannot tell: along a street, level cameras make the defect of estimateFocalRatio nearly flat.)
+ * Repeated structure also makes the graph drop a photo's pairs, but then no focal length makes
+ * the wrong pairs agree, and the prior stands. On opensfm-lund with half its photos cropped and
+ * their EXIF kept (bench/internet.ts --zoomed --exif --exif-uncropped, seed 1), 24.jpg (cropped
+ * to 0.53) agrees 1.42 times better at twice its prior, and the graph then keeps 8 of its 10
+ * pairs (3 before, 687 inliers instead of 212); a photo of a true prior there agrees 1.09
+ * times better at most.
+ */
+async function contradictedPriors(
+  pairs: VerifiedPairs,
+  { cameras, cameraOfImage }: Cameras,
+  rotationCamera: ReadonlyArray<TwoViewCamera | null>,
+  graph: ViewGraphFilterResult,
+  keypoints: Keypoints,
+  seed: number | undefined,
+  verify: Verify,
+): Promise<Map<number, number>> {
+  const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
+  const pairsOf = new Map<number, { rotated: number[]; dropped: number }>();
+  pairs.forEach((p, i) => {
+    const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
+    if (c1 === c2 || Number.isNaN(graph.residualDeg[i])) return;
+    for (const c of [c1, c2]) {
+      // A SPHERICAL camera is calibrated by its model, not by a focal length.
+      if (!cameras[c]!.hasPriorFocalLength || cameras[c]!.model === "SPHERICAL") continue;
+      if (!pairsOf.has(c)) pairsOf.set(c, { rotated: [], dropped: 0 });
+      pairsOf.get(c)!.rotated.push(i);
+      if (!graph.kept[i]) pairsOf.get(c)!.dropped += 1;
+    }
+  });
+  const estimates = new Map<number, number>();
+  for (const [ci, { rotated, dropped }] of pairsOf) {
+    if (rotated.length < DOUBTED_PRIOR_MIN_PAIRS || 2 * dropped < rotated.length) continue;
+    const camera = cameras[ci]!;
+    /**
+     * How well the camera's pairs agree on each of its photos' rotation with this focal length:
+     * per photo, the most inliers of pairs within maxResidualDeg of one pair's rotation, each
+     * pair's weighed down by its angle (a truncated quadratic, so that the score peaks where
+     * they agree best, not anywhere they all fall within the bound).
+     */
+    const agreement = async (focal: number) => {
+      const own = twoViewCamera(withFocalLength(camera, focal));
+      const results = await reverify(
+        pairs,
+        rotated,
+        cameraOfImage,
+        (c) => (c === ci ? own : (rotationCamera[c] ?? null)),
+        keypoints,
+        seed,
+        verify,
+      );
+      const implied = new Map<number, Array<{ q: Quat; weight: number }>>();
+      rotated.forEach((i, k) => {
+        const p = pairs[i]!;
+        const q = rotationOf(results[k]?.cam2_from_cam1);
+        const mineFirst = cameraOf(p.image_id1) === ci;
+        const [mine, other] = mineFirst ? [p.image_id1, p.image_id2] : [p.image_id2, p.image_id1];
+        const partner = graph.rotations.get(other);
+        if (!q || !partner) return;
+        // cam2_from_cam1 = R2 R1^-1.
+        const R = mineFirst ? quatMul(quatConj(q), partner) : quatMul(q, partner);
+        if (!implied.has(mine)) implied.set(mine, []);
+        implied.get(mine)!.push({ q: R, weight: p.num_inliers });
+      });
+      const bound = DEFAULTS.maxResidualDeg;
+      let total = 0;
+      for (const list of implied.values())
+        total += Math.max(
+          ...list.map((a) => list.reduce((sum, b) => sum + b.weight * Math.max(0, 1 - (rotationAngleDeg(a.q, b.q) / bound) ** 2), 0)),
+        );
+      return total;
+    };
+    const prior = camera.params[0]!;
+    const atPrior = await agreement(prior);
+    let best = { factor: 1, score: atPrior };
+    for (const factor of DOUBTED_PRIOR_FACTORS) {
+      if (Math.max(factor, 1 / factor) < DOUBTED_PRIOR_MIN_FACTOR) continue;
+      const score = await agreement(prior * factor);
+      if (score > best.score) best = { factor, score };
+    }
+    if (best.factor === 1 || best.score < DOUBTED_PRIOR_MIN_AGREEMENT * atPrior) continue;
+    // Golden-section refinement within one step of the range either side.
+    const step = Math.log(DOUBTED_PRIOR_FACTORS[1]! / DOUBTED_PRIOR_FACTORS[0]!);
+    let [a, b] = [Math.log(best.factor) - step, Math.log(best.factor) + step];
+    const g = (Math.sqrt(5) - 1) / 2;
+    for (let it = 0; it < 12; it += 1) {
+      const [x1, x2] = [b - g * (b - a), a + g * (b - a)];
+      if ((await agreement(prior * Math.exp(x1))) > (await agreement(prior * Math.exp(x2)))) b = x2;
+      else a = x1;
+    }
+    estimates.set(ci, prior * Math.exp((a + b) / 2));
+  }
+  return estimates;
 }
 
 /**
- * The verified pairs the mapper takes: those with inliers whose relative rotation (pairRotations)
- * the view graph does not contradict (filterViewGraph), as the engine's pairs (image indices from
- * 0). The map stage's one path from two_view_geometries.json to mapping; the benchmarks call it
- * too, so that they measure what the service runs. `dropped`: the pairs the filter refused;
- * `rotations`: the averaged rotations by image id.
+ * The verified pairs the mapper takes: those with inliers whose relative rotation the view graph
+ * does not contradict (filterViewGraph), as the engine's pairs (image indices from 0), and the
+ * cameras to map them with. A pair's rotation is the verification's own pose
+ * (`x-cam2_from_cam1`), else its inliers re-verified with the cameras' rotationCameras. A
+ * camera whose prior focal length its pairs contradict (contradictedPriors) loses the prior and
+ * starts from the focal length they determine, where that brings back more of its pairs. The
+ * map stage's one path from two_view_geometries.json to mapping; the benchmarks call it too, so
+ * that they measure what the service runs. `dropped`: the pairs the filter refused;
+ * `priorsLetGo`: the cameras whose prior was let go; `rotations`: the averaged rotations by
+ * image id. `verify` runs a batch of pairs on an engine (and may be a cancel point).
  */
 export async function mappingPairs(
-  pairs: TwoViewGeometriesFile["pairs"],
-  cams: { cameras: readonly InitialCamera[]; cameraOfImage: readonly number[] },
-  keypoints: ReadonlyArray<{ xy: ArrayLike<number> }>,
+  pairs: VerifiedPairs,
+  cams: Cameras,
+  keypoints: Keypoints,
   seed: number | undefined,
-  verify: (batch: TwoViewInput[]) => Promise<TwoViewResult[]>,
-): Promise<{ pairs: MappingPair[]; withInliers: number; dropped: number; rotations: Map<number, Quat> }> {
+  verify: Verify,
+): Promise<{
+  pairs: MappingPair[];
+  cameras: InitialCamera[];
+  withInliers: number;
+  dropped: number;
+  priorsLetGo: number;
+  rotations: Map<number, Quat>;
+}> {
   const withInliers = pairs.filter((p) => p.num_inliers > 0);
-  const rotations = await pairRotations(withInliers, cams, keypoints, seed, verify);
-  const graph = filterViewGraph(withInliers.map((p, i) => ({ ...viewGraphEdge(p), rotation: rotations[i]! })));
+  const rotationCamera = rotationCameras(withInliers, cams);
+  const rotations = withInliers.map((p) => rotationOf(p["x-cam2_from_cam1"]));
+  const cameraOf = (imageId: number) => cams.cameraOfImage[imageId - 1]!;
+  /** The rotations of these pairs from their inliers verified with `cameraFor`. */
+  const rotate = async (which: number[], cameraFor: (ci: number) => TwoViewCamera | null) => {
+    const results = await reverify(withInliers, which, cams.cameraOfImage, cameraFor, keypoints, seed, verify);
+    which.forEach((i, k) => (rotations[i] = rotationOf(results[k]?.cam2_from_cam1)));
+  };
+  await rotate(
+    withInliers.flatMap((_, i) => (rotations[i] === null ? [i] : [])),
+    (ci) => rotationCamera[ci] ?? null,
+  );
+  const filter = () => filterViewGraph(withInliers.map((p, i) => ({ ...viewGraphEdge(p), rotation: rotations[i]! })));
+  let graph = filter();
+
+  const cameras = cams.cameras.map((c) => ({ ...c }));
+  let priorsLetGo = 0;
+  const estimates = await contradictedPriors(withInliers, cams, rotationCamera, graph, keypoints, seed, verify);
+  for (const [ci, focal] of estimates) {
+    const own = withInliers.flatMap((p, i) => ((cameraOf(p.image_id1) === ci) !== (cameraOf(p.image_id2) === ci) ? [i] : []));
+    const keptOf = (g: ViewGraphFilterResult) => own.reduce((sum, i) => sum + (g.kept[i] ? withInliers[i]!.num_inliers : 0), 0);
+    const before = own.map((i) => rotations[i]!);
+    const recalibrated = twoViewCamera(withFocalLength(cameras[ci]!, focal));
+    await rotate(own, (c) => (c === ci ? recalibrated : (rotationCamera[c] ?? null)));
+    const next = filter();
+    if (keptOf(next) >= DOUBTED_PRIOR_MIN_KEPT * keptOf(graph)) {
+      graph = next;
+      rotationCamera[ci] = recalibrated;
+      cameras[ci] = { ...withFocalLength(cameras[ci]!, focal), hasPriorFocalLength: false };
+      priorsLetGo += 1;
+    } else own.forEach((i, k) => (rotations[i] = before[k]!));
+  }
   return {
     pairs: withInliers
       .filter((_, i) => graph.kept[i])
       .map((p) => ({ image1: p.image_id1 - 1, image2: p.image_id2 - 1, matches: Int32Array.from(p.inlier_matches.flat()), type: p.type })),
+    cameras,
     withInliers: withInliers.length,
     dropped: graph.kept.filter((k) => !k).length,
+    priorsLetGo,
     // The averaged cam_from_world rotations by image id, which the global mapper places the images with.
     rotations: graph.rotations,
   };

@@ -69,7 +69,8 @@ export async function mapHierarchical(ctx: TaskContext): Promise<TaskOutputs> {
 
 /**
  * Every dataset image as the mapper takes it, alike in every work unit: its keypoints and the dataset's cameras
- * (shared by size); `input` makes a mapping input of them with the given pairs.
+ * (shared by size); `input` makes a mapping input of them with the given pairs and cameras (mappingPairs'
+ * own, which may have let a contradicted prior go).
  */
 async function mappingImages(ctx: TaskContext) {
   const dataset = datasetOf(ctx.lease);
@@ -80,7 +81,7 @@ async function mappingImages(ctx: TaskContext) {
     camera: cameraOfImage[i]!,
     keypoints: keypoints[i]!.xy,
   }));
-  const input = (pairs: MappingPair[]): MappingInput => ({
+  const input = ({ pairs, cameras }: { pairs: MappingPair[]; cameras: MappingInput["cameras"] }): MappingInput => ({
     cameras: cameras.map((c) => ({ ...c })),
     images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })),
     pairs,
@@ -152,11 +153,12 @@ async function mapCluster(ctx: TaskContext, spec: HierarchicalSpec, item: ShardI
   await addColors(ctx, images, members);
   const verified = await verifiedMatches(ctx);
   const inside = verified.pairs.filter((p) => inCluster.has(p.image_id1 - 1) && inCluster.has(p.image_id2 - 1));
-  const { pairs, withInliers, dropped } = await filteredPairs(ctx, spec, inside, mi);
+  const filtered = await filteredPairs(ctx, spec, inside, mi);
+  const { pairs, withInliers, dropped } = filtered;
   if (dropped > 0)
     ctx.log("INFO", `view-graph filter: ${dropped} of ${withInliers} verified pairs of the cluster contradict the rest and are not mapped`);
   const priors = mappingPriors(dataset.images);
-  const mapping = new IncrementalMapping(await ctx.engine(), mi.input(pairs), {
+  const mapping = new IncrementalMapping(await ctx.engine(), mi.input(filtered), {
     seed: spec.seed,
     snapshot_frames_freq: spec.snapshot_frames_freq,
     ...bundleAdjustmentOptions(ctx),
@@ -292,10 +294,10 @@ async function registerLeftOut(ctx: TaskContext, spec: HierarchicalSpec, root: S
   if (leftOut.length === 0) return null;
   const mi = await mappingImages(ctx);
   const { images } = mi;
-  const { pairs } = await filteredPairs(ctx, spec, verified.pairs, mi);
+  const filtered = await filteredPairs(ctx, spec, verified.pairs, mi);
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
   const priors = mappingPriors(dataset.images);
-  const input = mi.input(pairs);
+  const input = mi.input(filtered);
   const mapping = new IncrementalMapping(await ctx.engine(), input, {
     seed: spec.seed,
     multiple_models: false,

@@ -124,18 +124,24 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   // The view-graph filter (issue 18): pairs whose relative rotation contradicts the loops and
   // averaged rotations of the rest of the graph do not reach the mapper.
   if (spec.kind === "global") ctx.progress(0, 1, "global_rotation_avg");
-  const { pairs, withInliers, dropped, rotations } = await mappingPairs(
-    verified.pairs,
-    { cameras, cameraOfImage },
-    keypoints,
-    spec.seed,
-    async (batch) => {
-      await ctx.cancelPoint();
-      return ctx.engines.verify(batch);
-    },
-  );
+  const {
+    pairs,
+    cameras: mappedCameras,
+    withInliers,
+    dropped,
+    priorsLetGo,
+    rotations,
+  } = await mappingPairs(verified.pairs, { cameras, cameraOfImage }, keypoints, spec.seed, async (batch) => {
+    await ctx.cancelPoint();
+    return ctx.engines.verify(batch);
+  });
   if (dropped > 0)
     ctx.log("INFO", `view-graph filter: ${dropped} of ${withInliers} verified pairs contradict the rest of the graph and are not mapped`);
+  if (priorsLetGo > 0)
+    ctx.log(
+      "INFO",
+      `view-graph filter: the prior focal lengths (EXIF) of ${priorsLetGo} camera(s) contradict their pairs; mapped from the focal lengths the pairs determine instead, without a prior`,
+    );
   const byName = new Map(dataset.images.map((im, i) => [im.name, i]));
   const initPair =
     spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
@@ -145,7 +151,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
   const priors = mappingPriors(dataset.images);
   const engine = await ctx.engine();
   const input = {
-    cameras: cameras.map((c) => ({ ...c })),
+    cameras: mappedCameras,
     images: images.map((im) => ({ camera: im.camera, keypoints: im.keypoints })),
     pairs,
   };
