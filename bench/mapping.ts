@@ -85,7 +85,25 @@ interface Accuracy {
   failures: string[];
 }
 
-function accuracyOf(report: AccuracyReport, meanReprojPx: number, points: number, colmapReproj: number): Accuracy {
+/** A model's accuracy against the reference; `report` null when it has fewer than 3 images (none to align). */
+function accuracyOf(
+  report: AccuracyReport | null,
+  meanReprojPx: number,
+  points: number,
+  colmapReproj: number,
+  { registered, referenceImages }: { registered: number; referenceImages: number },
+): Accuracy {
+  if (!report)
+    return {
+      registered: `${registered}/${referenceImages}`,
+      medianRotationDeg: NaN,
+      maxRotationDeg: NaN,
+      maxCenterPercent: NaN,
+      meanReprojPx,
+      points,
+      over5Deg: 0,
+      failures: [`${registered} images registered: too few to align`],
+    };
   return {
     registered: `${report.numRegistered}/${report.numReferenceImages}`,
     medianRotationDeg: report.medianRotationErrorDeg,
@@ -107,7 +125,14 @@ async function colmapMapper(db: string, set: string, work: string, referencePose
   const model = await readColmapTextModel(text);
   const errors = [...model.points3D.values()].map((p) => p.error);
   const reproj = errors.reduce((a, b) => a + b, 0) / Math.max(1, errors.length);
-  return { timing, accuracy: accuracyOf(compareToReference(referencePoses(model), referencePoses_), reproj, errors.length, colmapReproj) };
+  const poses = referencePoses(model);
+  return {
+    timing,
+    accuracy: accuracyOf(poses.length >= 3 ? compareToReference(poses, referencePoses_) : null, reproj, errors.length, colmapReproj, {
+      registered: poses.length,
+      referenceImages: referencePoses_.length,
+    }),
+  };
 }
 
 /** Our mapper of `kind` on the map stage's pairs: the incremental mapper to the end, or the global mapper (`mapGlobally`). */
@@ -189,14 +214,14 @@ for (const set of sets) {
     const maps = mappers.map((mapper): OurMap => {
       const run = timed(() => mapOurs(engine, mapper, input, mapped.rotations));
       const model = run.value.models.reduce<MappedModel | null>((a, b) => (a && a.images.length >= b.images.length ? a : b), null);
+      const poses = (model?.images ?? []).map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
+      // The global mapper may place nothing (no rotations: the map executor then maps incrementally).
       const accuracy = accuracyOf(
-        compareToReference(
-          (model?.images ?? []).map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec })),
-          refPoses,
-        ),
+        poses.length >= 3 ? compareToReference(poses, refPoses) : null,
         model?.meanReprojectionError ?? NaN,
         (model?.points.length ?? 0) / 3,
         colmapReproj,
+        { registered: poses.length, referenceImages: refPoses.length },
       );
       return {
         mapper,
