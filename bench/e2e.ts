@@ -115,7 +115,9 @@ try {
     const cpu0 = processTreeCpuSeconds();
     watch.enter("upload");
     const { job_id, recon_id } = await submitSet(client, set, {}, pairs, mapper);
-    if (!browser) {
+    // A browser runner's job is one span here; its stages are the service's task times (below).
+    if (browser) watch.enter("job");
+    else {
       watch.enter("queue");
       const onStatus = (s: { state: string; kind?: TaskKind }) => watch.enter(s.state === "working" ? s.kind! : "queue");
       await new Runner(
