@@ -515,10 +515,20 @@ async function contradictedPriors(
     const step = Math.log(DOUBTED_PRIOR_FACTORS[1]! / DOUBTED_PRIOR_FACTORS[0]!);
     let [a, b] = [Math.log(best.factor) - step, Math.log(best.factor) + step];
     const g = (Math.sqrt(5) - 1) / 2;
+    const at = (x: number) => agreement(prior * Math.exp(x));
+    let [x1, x2] = [b - g * (b - a), a + g * (b - a)];
+    let [s1, s2] = [await at(x1), await at(x2)];
+    // Each step keeps one of the two inner points (and its score) and scores one new one.
     for (let it = 0; it < 12; it += 1) {
-      const [x1, x2] = [b - g * (b - a), a + g * (b - a)];
-      if ((await agreement(prior * Math.exp(x1))) > (await agreement(prior * Math.exp(x2)))) b = x2;
-      else a = x1;
+      if (s1 > s2) {
+        [b, x2, s2] = [x2, x1, s1];
+        x1 = b - g * (b - a);
+        s1 = await at(x1);
+      } else {
+        [a, x1, s1] = [x1, x2, s2];
+        x2 = a + g * (b - a);
+        s2 = await at(x2);
+      }
     }
     estimates.set(ci, prior * Math.exp((a + b) / 2));
   }
