@@ -153,6 +153,7 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
   // Which observation of the problem is which track element, to delete outliers.
   std::vector<TrackElement> observation_elements;
 
+  const std::unordered_map<camera_t, int> images_of_camera = ImagesOfCamera(*reconstruction);
   auto camera_of = [&](camera_t camera_id) {
     const auto it = camera_index.find(camera_id);
     if (it != camera_index.end()) return it->second;
@@ -162,7 +163,8 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
     c.params = camera.params.data();
     c.width = camera.width;
     c.height = camera.height;
-    c.constant = config.constant_camera_ids.count(camera_id) > 0;
+    c.constant = config.constant_camera_ids.count(camera_id) > 0 ||
+                 (options.hold_per_image_cameras && images_of_camera.at(camera_id) == 1);
     problem.cameras.push_back(c);
     return camera_index[camera_id] = static_cast<int>(problem.cameras.size()) - 1;
   };
@@ -252,7 +254,6 @@ BundleAdjustmentSummary AdjustReconstruction(const ReconstructionBundleAdjustmen
   }
 
   if (options.prior_focal_sigma > 0 && options.prior_focal_lengths) {
-    const std::unordered_map<camera_t, int> images_of_camera = ImagesOfCamera(*reconstruction);
     std::vector<std::pair<camera_t, int>> cameras(camera_index.begin(), camera_index.end());
     std::sort(cameras.begin(), cameras.end());
     for (const auto& [camera_id, index] : cameras) {

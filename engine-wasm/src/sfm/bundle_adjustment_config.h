@@ -100,6 +100,9 @@ struct ReconstructionBundleAdjustmentOptions {
   // opensfm-lund (half of it cropped, bench/internet.ts --zoomed --exif-uncropped) by 1.4-5.7 deg.
   double prior_focal_loss_scale = 2;
   std::shared_ptr<const std::unordered_map<camera_t, double>> prior_focal_lengths;
+  // Cameras of one image each are held at their parameters (the global mapper's first
+  // adjustment, from rough positions).
+  bool hold_per_image_cameras = false;
 };
 
 // The groups of ReconstructionBundleAdjustmentOptions::focal_group_sigma: each camera that is one

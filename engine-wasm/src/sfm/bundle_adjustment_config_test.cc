@@ -332,6 +332,29 @@ TEST(BundleAdjustmentConfig, PriorFocalLengthsHoldPerImageCamerasOnAStreet) {
   EXPECT_LT(held_worst, 0.05);
 }
 
+// hold_per_image_cameras holds a camera of one image (the global mapper's first adjustment), not
+// one that several images share.
+TEST(BundleAdjustmentConfig, PerImageCamerasCanBeHeld) {
+  Reconstruction street = StreetWithFewPoints();
+  street.CameraAt(5).params[0] *= 1.1;
+  ReconstructionBundleAdjustmentOptions ba;
+  ba.hold_per_image_cameras = true;
+  Reconstruction held = street;
+  AdjustReconstruction(ba, EveryImageWithGauge(held), &held);
+  for (camera_t c = 1; c <= 10; ++c) EXPECT_EQ(held.CameraAt(c).params, street.CameraAt(c).params);
+  Reconstruction free = street;
+  ba.hold_per_image_cameras = false;
+  AdjustReconstruction(ba, EveryImageWithGauge(free), &free);
+  EXPECT_NE(free.CameraAt(5).params[0], street.CameraAt(5).params[0]);
+
+  const Reconstruction truth = SynthesizeDataset(SyntheticDatasetOptions()).truth;
+  Reconstruction shared = truth;
+  Perturb(&shared, 3);
+  ba.hold_per_image_cameras = true;
+  AdjustReconstruction(ba, EveryImageWithGauge(shared), &shared);
+  EXPECT_NEAR(shared.CameraAt(1).params[0] / truth.CameraAt(1).params[0], 1, 0.005);
+}
+
 // A wrong focal-length prior (a photo cropped to 0.6 of each side keeps its original's EXIF, which
 // read at the cropped size says 0.6 x the truth) among right ones, on the street with few points:
 // the robust prior lets the points correct it; held quadratically, it drags the street with it.

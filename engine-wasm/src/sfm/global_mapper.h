@@ -9,10 +9,12 @@
 //    observations further than `max_angle_error_deg` from their positioned direction dropped,
 //    and images left with fewer than `min_num_inlier_observations` of them not registered.
 // 2. RefineGlobalModel: the positioned points as the model's first points, a robust bundle
-//    adjustment (Cauchy) and filtering by reprojection error, then triangulation of every
-//    image (sfm/incremental_triangulator.h) and the incremental mapper's iterative global
-//    refinement (retriangulation, bundle adjustment, track completion and merging,
-//    filtering) twice, the second from the poses the first refined.
+//    adjustment (Cauchy, intrinsics held) and filtering by reprojection error, then
+//    triangulation of every image (sfm/incremental_triangulator.h) and the incremental
+//    mapper's iterative global refinement (retriangulation, bundle adjustment, track
+//    completion and merging, filtering) twice, the second from the poses the first refined
+//    and with the images whose matches contradict their pose registered again
+//    (ReRegisterContradictedImages).
 #pragma once
 
 #include <Eigen/Geometry>
@@ -60,5 +62,20 @@ Reconstruction PositionImages(const GlobalMapperOptions& options, const Reconstr
 // Step 2 above, in place; `input` as for PositionImages (each camera's initial parameters).
 void RefineGlobalModel(const GlobalMapperOptions& options, const Reconstruction& input,
                        const CorrespondenceGraph& graph, Reconstruction* model);
+
+// Images whose pose the refinement settled where their matches contradict it: the median
+// epipolar support over the registered partners they share abs_pose_epipolar_min_num_matches
+// or more matches with is below the mapper's abs_pose_min_epipolar_support (the check of a
+// registration with few inliers). Global positioning can place an image that sees the scene
+// head-on (along a street) at the wrong depth, and bundle adjustment then holds it there, its
+// focal length trading off with the depth (opensfm-lund with EXIF: 01.jpg 23-87% of the scene
+// away, at 587 px for 728, its pose explaining 50-74% of its matches with each of its two or
+// three partners, where the other images' medians are 0.79 or more). Each is taken out and
+// registered again from the model's points, as the incremental mapper registers an image, and
+// triangulated; where that fails it goes back where it was. RefineGlobalModel calls it after
+// its first round. Answers the number registered again.
+size_t ReRegisterContradictedImages(const GlobalMapperOptions& options,
+                                    const CorrespondenceGraph& graph, IncrementalMapper* mapper,
+                                    Reconstruction* model);
 
 }  // namespace edgesfm

@@ -88,6 +88,42 @@ TEST(GlobalMapper, PlacesEveryImageOfAnArcAndRefinesIt) {
   EXPECT_GT(model.NumPoints3D(), 300u);
 }
 
+TEST(GlobalMapper, RegistersAgainAnImageItsMatchesContradict) {
+  SyntheticDatasetOptions scene;
+  scene.trajectory = SyntheticTrajectory::kStreet;
+  scene.num_images = 12;
+  scene.num_cameras = 12;
+  scene.num_points3D = 600;
+  const SyntheticDataset data = SynthesizeDataset(scene);
+  GlobalMapperOptions options;
+  Reconstruction model = PositionImages(options, data.input, data.correspondence_graph,
+                                        Rotations(data.truth, 0.0, 2), nullptr);
+  RefineGlobalModel(options, data.input, data.correspondence_graph, &model);
+  ASSERT_EQ(model.NumRegImages(), 12u);
+  const std::unordered_map<image_t, int> no_other_models;
+  IncrementalMapper mapper(&data.correspondence_graph, &data.input, &model, &no_other_models);
+  // A well placed model: nothing to do.
+  EXPECT_EQ(ReRegisterContradictedImages(options, data.correspondence_graph, &mapper, &model), 0u);
+  // Image 1 at the wrong depth, a third of the street ahead along its viewing direction, with
+  // a focal length a fifth short: the matches with its neighbours contradict that pose.
+  const double street =
+      (model.ImageAt(1).ProjectionCenter() - model.ImageAt(12).ProjectionCenter()).norm();
+  Image& image = model.ImageAt(1);
+  const Eigen::Vector3d viewing =
+      image.cam_from_world.rotation.conjugate() * Eigen::Vector3d::UnitZ();
+  const Eigen::Vector3d centre = image.ProjectionCenter() + street / 3 * viewing;
+  image.cam_from_world.translation = -(image.cam_from_world.rotation * centre);
+  model.CameraAt(image.camera_id).params[0] *= 0.8;
+  EXPECT_GT(Measure(model, data.truth).max_centre_error, 0.1);
+  EXPECT_EQ(ReRegisterContradictedImages(options, data.correspondence_graph, &mapper, &model), 1u);
+  EXPECT_EQ(model.NumRegImages(), 12u);
+  const Errors registered = Measure(model, data.truth);
+  EXPECT_LT(registered.max_centre_error, 0.01);
+  EXPECT_LT(registered.max_rotation_error_deg, 0.2);
+  EXPECT_NEAR(model.CameraAt(image.camera_id).params[0], scene.focal_length,
+              0.02 * scene.focal_length);
+}
+
 TEST(GlobalMapper, KeepsTheLargestConnectedPart) {
   SyntheticDatasetOptions scene;
   scene.num_images = 10;
