@@ -107,7 +107,7 @@ export async function setCameras(set: string, data: SetData): Promise<DatasetCam
   const images = await Promise.all(
     data.images.map(async (im) => ({
       name: im.name,
-      focal_length_35mm: await readFocalLength35mm(readFileSync(join(datasets, set, "images", im.name))),
+      focal_length_35mm: await readFocalLength35mm(readFileSync(join(datasets, set, "images", im.name)), im.width, im.height),
     })),
   );
   return datasetCameras({ camera_model: "SIMPLE_RADIAL", intrinsics_mode: INTRINSICS[set] ?? "single_camera", images }, data.images);

@@ -104,7 +104,7 @@ export async function blobFacts(head: Uint8Array, key: string, sha: string, size
     media_type: (dims.type && MEDIA_TYPES[dims.type]) ?? declaredType,
     width: dims.width ?? null,
     height: dims.height ?? null,
-    focal_length_35mm: dims.width ? await readFocalLength35mm(head) : null,
+    focal_length_35mm: dims.width && dims.height ? await readFocalLength35mm(head, dims.width, dims.height) : null,
     gps_json: dims.width ? jsonOrNull(await readGps(head)) : null,
   };
 }

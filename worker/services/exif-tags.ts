@@ -17,16 +17,32 @@ export async function readOrientation(bytes: Uint8Array): Promise<number> {
   }
 }
 
+/** Shapes (larger over smaller side) this close are one: resizing rounds each side to a whole pixel. */
+const SAME_SHAPE_TOLERANCE = 0.01;
+
 /**
- * The EXIF FocalLengthIn35mmFormat of an image (from its head), when it has a positive one: the
- * runner's prior focal length (COLMAP's ImageReader rule). Null without EXIF, for a 0 ("unknown")
- * or when the head cannot be read.
+ * The EXIF FocalLengthIn35mmFormat of an image (from its head) whose stored pixels are `width` x
+ * `height`, when it has a positive one: the runner's prior focal length (COLMAP's ImageReader
+ * rule). Null without EXIF, for a 0 ("unknown") or when the head cannot be read. Null too when
+ * the EXIF pixel dimensions (PixelXDimension x PixelYDimension) are of another shape than the
+ * stored pixels, either way round: the photo was cropped after it was taken and kept its
+ * original's EXIF, whose focal length, read at the cropped size, is short by the crop (a photo
+ * cropped to half its width would start at half its focal length, held by a prior). It then
+ * starts as a photo without EXIF does. A resized photo keeps its shape, and its focal length as
+ * a fraction of its larger side, so it keeps the prior; COLMAP keeps it in both cases.
  */
-export async function readFocalLength35mm(head: Uint8Array): Promise<number | null> {
+export async function readFocalLength35mm(head: Uint8Array, width: number, height: number): Promise<number | null> {
   try {
-    const f = ((await exifr.parse(head, { pick: ["FocalLengthIn35mmFormat"] })) as { FocalLengthIn35mmFormat?: unknown } | undefined)
-      ?.FocalLengthIn35mmFormat;
-    return typeof f === "number" && Number.isFinite(f) && f > 0 ? f : null;
+    const tags = (await exifr.parse(head, { pick: ["FocalLengthIn35mmFormat", "ExifImageWidth", "ExifImageHeight"] })) as
+      { FocalLengthIn35mmFormat?: unknown; ExifImageWidth?: unknown; ExifImageHeight?: unknown } | undefined;
+    const f = tags?.FocalLengthIn35mmFormat;
+    if (!(typeof f === "number" && Number.isFinite(f) && f > 0)) return null;
+    const [w, h] = [tags?.ExifImageWidth, tags?.ExifImageHeight];
+    if (typeof w === "number" && typeof h === "number" && w > 0 && h > 0) {
+      const shape = (a: number, b: number) => Math.max(a, b) / Math.min(a, b);
+      if (Math.abs(shape(w, h) / shape(width, height) - 1) > SAME_SHAPE_TOLERANCE) return null;
+    }
+    return f;
   } catch {
     return null;
   }
