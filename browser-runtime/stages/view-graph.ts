@@ -16,7 +16,7 @@ import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-was
 import type { MappingPair } from "../../engine-wasm/ts/mapping";
 import type { TwoViewCamera, TwoViewInput, TwoViewResult } from "../../engine-wasm/ts/two-view";
 import type { TwoViewGeometriesFile } from "../../protocol/schemas/snapshot";
-import { type InitialCamera, aspectGroups, twoViewCamera, withFocalLength } from "./cameras";
+import { type DatasetCameras, type InitialCamera, aspectGroups, twoViewCamera, withFocalLength } from "./cameras";
 
 export interface ViewGraphEdge {
   image1: number;
@@ -265,6 +265,31 @@ interface FundamentalForFocal {
 }
 
 /**
+ * Golden-section search for the maximum of a unimodal function on [a, b], driven by its caller so
+ * that the function may be synchronous or not: yields each point to score, is sent its score
+ * (the first `next()` sends nothing), and returns the middle of the last bracket. Each of the
+ * `iterations` steps keeps one of the two inner points, and its score, and scores one new one.
+ */
+function* goldenSectionMax(a: number, b: number, iterations: number): Generator<number, number, number> {
+  const g = (Math.sqrt(5) - 1) / 2;
+  let [x1, x2] = [b - g * (b - a), a + g * (b - a)];
+  let s1 = yield x1;
+  let s2 = yield x2;
+  for (let it = 0; it < iterations; it += 1) {
+    if (s1 > s2) {
+      [b, x2, s2] = [x2, x1, s1];
+      x1 = b - g * (b - a);
+      s1 = yield x1;
+    } else {
+      [a, x1, s1] = [x1, x2, s2];
+      x2 = a + g * (b - a);
+      s2 = yield x2;
+    }
+  }
+  return (a + b) / 2;
+}
+
+/**
  * The focal length, as a ratio of each photo's larger side, that makes the fundamental matrices
  * of pairs of one camera (or of photos presumed of one device, resized or turned as photos found
  * online are) closest to essential matrices: median defect over the pairs, searched from 0.3 to
@@ -294,14 +319,10 @@ export function estimateFocalRatio(pairs: readonly FundamentalForFocal[], minPai
   }
   // Golden-section refinement within one grid step either side.
   const step = (hi - lo) / steps;
-  let [a, b] = [Math.log(best) - step, Math.log(best) + step];
-  const g = (Math.sqrt(5) - 1) / 2;
-  for (let it = 0; it < 30; it += 1) {
-    const [x1, x2] = [b - g * (b - a), a + g * (b - a)];
-    if (cost(Math.exp(x1)) < cost(Math.exp(x2))) b = x2;
-    else a = x1;
-  }
-  const ratio = Math.exp((a + b) / 2);
+  const search = goldenSectionMax(Math.log(best) - step, Math.log(best) + step, 30);
+  let next = search.next();
+  while (!next.done) next = search.next(-cost(Math.exp(next.value)));
+  const ratio = Math.exp(next.value);
   // Only a focal length the matrices determine: where the defect barely grows away from the
   // minimum (level cameras moving in the plane of their optical axes, as along a street, make
   // self-calibration ill-conditioned), the minimum is noise, and rotations from it would make
@@ -318,7 +339,6 @@ export function estimateFocalRatio(pairs: readonly FundamentalForFocal[], minPai
 const ROTATION_PAIRS_PER_STEP = 16;
 
 type VerifiedPairs = TwoViewGeometriesFile["pairs"];
-type Cameras = { cameras: readonly InitialCamera[]; cameraOfImage: readonly number[] };
 type Verify = (batch: TwoViewInput[]) => Promise<TwoViewResult[]>;
 type Keypoints = ReadonlyArray<{ xy: ArrayLike<number> }>;
 
@@ -329,7 +349,7 @@ type Keypoints = ReadonlyArray<{ xy: ArrayLike<number> }>;
  * matrices among the photos of its size (either orientation), else of its aspect ratio; null
  * where none is possible.
  */
-function rotationCameras(pairs: VerifiedPairs, { cameras, cameraOfImage }: Cameras): Array<TwoViewCamera | null> {
+function rotationCameras(pairs: VerifiedPairs, { cameras, cameraOfImage }: DatasetCameras): Array<TwoViewCamera | null> {
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
   // Per-image cameras (one photo each) have no pair within their camera: photos presumed of one
   // device share an estimate, for the rotations only. First those of one size in either
@@ -440,7 +460,7 @@ const DOUBTED_PRIOR_MIN_KEPT = 1.5;
  */
 async function contradictedPriors(
   pairs: VerifiedPairs,
-  { cameras, cameraOfImage }: Cameras,
+  { cameras, cameraOfImage }: DatasetCameras,
   rotationCamera: ReadonlyArray<TwoViewCamera | null>,
   graph: ViewGraphFilterResult,
   keypoints: Keypoints,
@@ -513,24 +533,10 @@ async function contradictedPriors(
     if (best.factor === 1 || best.score < DOUBTED_PRIOR_MIN_AGREEMENT * atPrior) continue;
     // Golden-section refinement within one step of the range either side.
     const step = Math.log(DOUBTED_PRIOR_FACTORS[1]! / DOUBTED_PRIOR_FACTORS[0]!);
-    let [a, b] = [Math.log(best.factor) - step, Math.log(best.factor) + step];
-    const g = (Math.sqrt(5) - 1) / 2;
-    const at = (x: number) => agreement(prior * Math.exp(x));
-    let [x1, x2] = [b - g * (b - a), a + g * (b - a)];
-    let [s1, s2] = [await at(x1), await at(x2)];
-    // Each step keeps one of the two inner points (and its score) and scores one new one.
-    for (let it = 0; it < 12; it += 1) {
-      if (s1 > s2) {
-        [b, x2, s2] = [x2, x1, s1];
-        x1 = b - g * (b - a);
-        s1 = await at(x1);
-      } else {
-        [a, x1, s1] = [x1, x2, s2];
-        x2 = a + g * (b - a);
-        s2 = await at(x2);
-      }
-    }
-    estimates.set(ci, prior * Math.exp((a + b) / 2));
+    const search = goldenSectionMax(Math.log(best.factor) - step, Math.log(best.factor) + step, 12);
+    let next = search.next();
+    while (!next.done) next = search.next(await agreement(prior * Math.exp(next.value)));
+    estimates.set(ci, prior * Math.exp(next.value));
   }
   return estimates;
 }
@@ -549,7 +555,7 @@ async function contradictedPriors(
  */
 export async function mappingPairs(
   pairs: VerifiedPairs,
-  cams: Cameras,
+  cams: DatasetCameras,
   keypoints: Keypoints,
   seed: number | undefined,
   verify: Verify,
