@@ -441,8 +441,8 @@ const DOUBTED_PRIOR_MIN_KEPT = 1.5;
 
 /**
  * The cameras whose prior focal length their own pairs may contradict, with the focal length
- * that makes them agree instead (mappingPairs keeps one where the view graph then keeps clearly
- * more of the camera's pairs). A photo cropped or resized after it was taken keeps its original's
+ * that makes them agree instead and the camera's pairs with other cameras (mappingPairs keeps
+ * the focal length where the view graph then keeps clearly more of those pairs). A photo cropped or resized after it was taken keeps its original's
  * EXIF, which then says too short a focal length; the relative rotations of its pairs, taken
  * through it, disagree with the loops of the rest of the graph, which drops them (and with them
  * the photo, however many inliers it shares). For a camera half of whose pairs or more are
@@ -466,22 +466,26 @@ async function contradictedPriors(
   keypoints: Keypoints,
   seed: number | undefined,
   verify: Verify,
-): Promise<Map<number, number>> {
+): Promise<Map<number, { focal: number; pairs: number[] }>> {
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
-  const pairsOf = new Map<number, { rotated: number[]; dropped: number }>();
+  // Per camera with a prior: its pairs with other cameras, those of them with a rotation, and those the graph dropped.
+  const pairsOf = new Map<number, { all: number[]; rotated: number[]; dropped: number }>();
   pairs.forEach((p, i) => {
     const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
-    if (c1 === c2 || Number.isNaN(graph.residualDeg[i])) return;
+    if (c1 === c2) return;
     for (const c of [c1, c2]) {
       // A SPHERICAL camera is calibrated by its model, not by a focal length.
       if (!cameras[c]!.hasPriorFocalLength || cameras[c]!.model === "SPHERICAL") continue;
-      if (!pairsOf.has(c)) pairsOf.set(c, { rotated: [], dropped: 0 });
-      pairsOf.get(c)!.rotated.push(i);
-      if (!graph.kept[i]) pairsOf.get(c)!.dropped += 1;
+      if (!pairsOf.has(c)) pairsOf.set(c, { all: [], rotated: [], dropped: 0 });
+      const of = pairsOf.get(c)!;
+      of.all.push(i);
+      if (Number.isNaN(graph.residualDeg[i])) continue;
+      of.rotated.push(i);
+      if (!graph.kept[i]) of.dropped += 1;
     }
   });
-  const estimates = new Map<number, number>();
-  for (const [ci, { rotated, dropped }] of pairsOf) {
+  const estimates = new Map<number, { focal: number; pairs: number[] }>();
+  for (const [ci, { all, rotated, dropped }] of pairsOf) {
     if (rotated.length < DOUBTED_PRIOR_MIN_PAIRS || 2 * dropped < rotated.length) continue;
     const camera = cameras[ci]!;
     /**
@@ -536,7 +540,7 @@ async function contradictedPriors(
     const search = goldenSectionMax(Math.log(best.factor) - step, Math.log(best.factor) + step, 12);
     let next = search.next();
     while (!next.done) next = search.next(await agreement(prior * Math.exp(next.value)));
-    estimates.set(ci, prior * Math.exp(next.value));
+    estimates.set(ci, { focal: prior * Math.exp(next.value), pairs: all });
   }
   return estimates;
 }
@@ -570,7 +574,6 @@ export async function mappingPairs(
   const withInliers = pairs.filter((p) => p.num_inliers > 0);
   const rotationCamera = rotationCameras(withInliers, cams);
   const rotations = withInliers.map((p) => rotationOf(p["x-cam2_from_cam1"]));
-  const cameraOf = (imageId: number) => cams.cameraOfImage[imageId - 1]!;
   /** The rotations of these pairs from their inliers verified with `cameraFor`. */
   const rotate = async (which: number[], cameraFor: (ci: number) => TwoViewCamera | null) => {
     const results = await reverify(withInliers, which, cams.cameraOfImage, cameraFor, keypoints, seed, verify);
@@ -586,8 +589,7 @@ export async function mappingPairs(
   const cameras = cams.cameras.map((c) => ({ ...c }));
   let priorsLetGo = 0;
   const estimates = await contradictedPriors(withInliers, cams, rotationCamera, graph, keypoints, seed, verify);
-  for (const [ci, focal] of estimates) {
-    const own = withInliers.flatMap((p, i) => ((cameraOf(p.image_id1) === ci) !== (cameraOf(p.image_id2) === ci) ? [i] : []));
+  for (const [ci, { focal, pairs: own }] of estimates) {
     const keptOf = (g: ViewGraphFilterResult) => own.reduce((sum, i) => sum + (g.kept[i] ? withInliers[i]!.num_inliers : 0), 0);
     const before = own.map((i) => rotations[i]!);
     const recalibrated = twoViewCamera(withFocalLength(cameras[ci]!, focal));
