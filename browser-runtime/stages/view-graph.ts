@@ -442,15 +442,16 @@ const DOUBTED_PRIOR_MIN_KEPT = 1.5;
 /**
  * The cameras whose prior focal length their own pairs may contradict, with the focal length
  * that makes them agree instead and the camera's pairs with other cameras (mappingPairs keeps
- * the focal length where the view graph then keeps clearly more of those pairs). A photo cropped or resized after it was taken keeps its original's
- * EXIF, which then says too short a focal length; the relative rotations of its pairs, taken
- * through it, disagree with the loops of the rest of the graph, which drops them (and with them
- * the photo, however many inliers it shares). For a camera half of whose pairs or more are
- * dropped, each focal length of a range is tried: its pairs' inliers verified again with it, and
- * each pair's rotation gives the photo an absolute rotation from its partner's averaged one; the
- * focal length whose pairs agree best on one rotation wins (then refined), when it is far from
- * the prior and they agree better than with the prior. (Its fundamental matrices alone
- * cannot tell: along a street, level cameras make the defect of estimateFocalRatio nearly flat.)
+ * the focal length where the view graph then keeps clearly more of those pairs). A photo
+ * cropped or resized after it was taken keeps its original's EXIF, which then says too short a
+ * focal length; the relative rotations of its pairs, taken through it, disagree with the loops
+ * of the rest of the graph, which drops them (and with them the photo, however many inliers it
+ * shares). For a camera half of whose pairs or more are dropped, each focal length of a range
+ * is tried: its pairs' inliers verified again with it, and each pair's rotation gives the photo
+ * an absolute rotation from its partner's averaged one; the focal length whose pairs agree best
+ * on one rotation wins (then refined), when it is far from the prior and they agree better than
+ * with the prior. (Its fundamental matrices alone cannot tell: along a street, level cameras
+ * make the defect of estimateFocalRatio nearly flat.)
  * Repeated structure also makes the graph drop a photo's pairs, but then no focal length makes
  * the wrong pairs agree, and the prior stands. On opensfm-lund with half its photos cropped and
  * their EXIF kept (bench/internet.ts --zoomed --exif --exif-uncropped, seed 1), 24.jpg (cropped
@@ -468,7 +469,7 @@ async function contradictedPriors(
   verify: Verify,
 ): Promise<Map<number, { focal: number; pairs: number[] }>> {
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
-  // Per camera with a prior: its pairs with other cameras, those of them with a rotation, and those the graph dropped.
+  // Per camera with a prior: its pairs with other cameras, those with a rotation, and how many of those the graph dropped.
   const pairsOf = new Map<number, { all: number[]; rotated: number[]; dropped: number }>();
   pairs.forEach((p, i) => {
     const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
