@@ -94,12 +94,21 @@ export interface SealedModel {
   points: Uint8Array;
 }
 
-/** The reconstruction's last sealed snapshot; throws when none is sealed. */
-export async function lastSnapshot(client: EdgeSfmClient, reconId: string, signal?: AbortSignal): Promise<SealedModel> {
+/**
+ * The reconstruction's last sealed snapshot (its root: the largest model, or the models joined) or, with `submodel`,
+ * one of its components (4.9, `summary.models[].idx`); throws when none is sealed.
+ */
+export async function lastSnapshot(
+  client: EdgeSfmClient,
+  reconId: string,
+  o: { submodel?: number; signal?: AbortSignal } = {},
+): Promise<SealedModel> {
+  const { signal } = o;
   const { seqs } = await unwrap(client.api.GET("/v1/reconstructions/{rid}/snapshots", { params: { path: { rid: reconId } }, signal }));
   const seq = seqs.at(-1);
   if (seq === undefined) throw new Error(`reconstruction ${reconId} has no sealed snapshot`);
-  const file = (name: string) => client.fetch(`/v1/reconstructions/${encodeURIComponent(reconId)}/snapshots/${seq}/${name}`, { signal });
+  const dir = `/v1/reconstructions/${encodeURIComponent(reconId)}/snapshots/${seq}${o.submodel === undefined ? "" : `/submodels/${o.submodel}`}`;
+  const file = (name: string) => client.fetch(`${dir}/${name}`, { signal });
   const json = async (name: string) => (await file(name)).json();
   return {
     seq,
@@ -108,4 +117,16 @@ export async function lastSnapshot(client: EdgeSfmClient, reconId: string, signa
     summary: SummaryFile.parse(await json("summary.json")),
     points: new Uint8Array(await (await file("points.bin")).arrayBuffer()),
   };
+}
+
+/**
+ * Every model of the reconstruction's last sealed snapshot, largest first: the root (the largest
+ * model, or the models its seal joined by their shared photos), then each component (4.9) the root
+ * does not hold: the models of photos that do not connect.
+ */
+export async function sealedModels(client: EdgeSfmClient, reconId: string, signal?: AbortSignal): Promise<SealedModel[]> {
+  const root = await lastSnapshot(client, reconId, { signal });
+  const joined = new Set((root.summary["x-joined_models"] as number[] | undefined) ?? [0]);
+  const others = root.summary.models.filter((m) => !joined.has(m.idx) && m.num_reg_images > 0);
+  return [root, ...(await Promise.all(others.map((m) => lastSnapshot(client, reconId, { submodel: m.idx, signal }))))];
 }

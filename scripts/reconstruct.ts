@@ -3,7 +3,9 @@
 // photos the server already holds are not sent again), creates a dataset, runs the `incremental`
 // recipe (or, with --mapper global|hierarchical, that one; hierarchical's clusters sized by --cluster-max-size N and
 // --cluster-overlap N) with a progress bar (the job's fraction, the running stage's progress and its time left
-// at the stage's rate), and writes the final model as COLMAP text files and a PLY into --out.
+// at the stage's rate), and writes the final models as COLMAP text files and PLYs into --out: sparse/0 and
+// points3D.ply the largest (or the models joined by shared photos), sparse/1, 2, ... and points3D-1.ply, ... each
+// model of photos that do not connect with it, as COLMAP's mapper writes them.
 // Without --server it starts a local stack in this process, with one Node runner to compute.
 // --pairs chooses the pair strategy (2.12): exhaustive (default), sequential (--overlap N),
 // retrieval (the dataset's similarity index, --retrieval-strategy vlad|dhash, default vlad; --retrieval-k N),
@@ -19,7 +21,7 @@ import { exportSnapshot } from "../browser-runtime/stages/export";
 import { EdgeSfmClient, type JobProgressUpdate, ProblemError, RunnerClient, describeError, formatEta, sha256Hex } from "../client/index";
 import { PairsSpec } from "../protocol";
 import { startLocalStack } from "./local-stack";
-import { type SubmitOptions, lastSnapshot, photoNames, submitFolder } from "./photo-folder";
+import { type SubmitOptions, photoNames, sealedModels, submitFolder } from "./photo-folder";
 
 const USAGE =
   "usage: npm run reconstruct -- <folder of photos> [--out DIR] [--server URL] [--key KEY] [--camera-model MODEL] [--per-image-cameras] [--pairs exhaustive|sequential|retrieval|vocabtree|spatial|explicit] [--overlap N] [--retrieval-strategy vlad|dhash] [--retrieval-k N] [--vocab-tree blob:SHA256] [--overlap-distance M] [--pairs-file FILE] [--mapper incremental|global|hierarchical] [--cluster-max-size N] [--cluster-overlap N]";
@@ -149,19 +151,22 @@ try {
     console.error(`the job ended ${job.status}${job.error_message ? `: ${job.error_message}` : ""}`);
     process.exitCode = 1;
   } else {
-    const snapshot = await lastSnapshot(client, recon_id);
-    for (const [format, dir] of [
-      ["colmap_text", "sparse/0"],
-      ["ply", "."],
-    ] as const) {
-      for (const [path, bytes] of exportSnapshot(format, snapshot).files) {
-        const file = join(values.out!, dir, path);
-        mkdirSync(dirname(file), { recursive: true });
-        writeFileSync(file, bytes);
-      }
+    // As COLMAP writes the models of photos that do not connect: sparse/0, 1, ..., largest first.
+    const models = await sealedModels(client, recon_id);
+    const plyName = (k: number) => `points3D${k ? `-${k}` : ""}.ply`;
+    const write = (path: string, bytes: Uint8Array) => {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, bytes);
+    };
+    for (const [k, model] of models.entries()) {
+      for (const [path, bytes] of exportSnapshot("colmap_text", model).files) write(join(values.out!, `sparse/${k}`, path), bytes);
+      for (const bytes of exportSnapshot("ply", model).files.values()) write(join(values.out!, plyName(k)), bytes);
     }
+    const counts = models.map((m) => m.images.images.length);
     console.log(
-      `${snapshot.images.images.length}/${names.length} images registered; model in ${values.out}/sparse/0 (COLMAP text) and ${values.out}/ (PLY)`,
+      models.length === 1
+        ? `${counts[0]}/${names.length} images registered; model in ${values.out}/sparse/0 (COLMAP text) and ${values.out}/ (PLY)`
+        : `${models.length} models (photos that do not connect) of ${counts.join(", ")} of ${names.length} images; in ${values.out}/sparse/0..${models.length - 1} (COLMAP text) and ${models.map((_, k) => `${values.out}/${plyName(k)}`).join(", ")}`,
     );
   }
 } catch (e) {
