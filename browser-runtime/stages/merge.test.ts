@@ -9,6 +9,7 @@ import {
   correspondences,
   estimateTargetFromSource,
   hasBogusParams,
+  joinModelGroups,
   joinSubModels,
   mergeModels,
   refineMerged,
@@ -260,6 +261,36 @@ describe("joining the models of one mapping run (issue 23)", () => {
     expect(merged.mean_reproj_err).toBeLessThan(0.01);
     expect(joinSubModels(await loadEngine(), [second, twoShared])).toBeNull();
     expect(joinSubModels(await loadEngine(), [first])).toBeNull();
+  });
+});
+
+describe("joining the models of places that do not connect", () => {
+  it("gives one joined model per place, the largest place's first, not one joined model and the rest in pieces", async () => {
+    const model = (h: ReturnType<ReturnType<typeof splitScene>["half"]>, prefix: string) => ({
+      cameras: h.cameras,
+      images: { images: h.images.images.map((im) => ({ ...im, name: `${prefix}${im.name}` })) },
+      points: decodePoints(h.points),
+    });
+    const [a, b] = [splitScene(9, 60), splitScene(7, 60)];
+    // Largest first: a place of 9 photos in two overlapping models, one of 7 in two, each model in a frame of its own.
+    const models = [
+      model(a.half([0, 1, 2, 3, 4, 5], 10, moveBy(IDENTITY)), "a"),
+      model(b.half([0, 1, 2, 3, 4], 2000, moveBy(S)), "b"),
+      model(a.half([3, 4, 5, 6, 7, 8], 4000, moveBy(invertSim3(S))), "a"),
+      model(b.half([2, 3, 4, 5, 6], 6000, moveBy(IDENTITY)), "b"),
+    ];
+    const groups = joinModelGroups(await loadEngine(), models);
+    expect(groups.map((g) => g.members)).toEqual([
+      [0, 2],
+      [1, 3],
+    ]);
+    expect(groups.map((g) => g.model.images.images.map((im) => im.name[0]))).toEqual([Array(9).fill("a"), Array(7).fill("b")]);
+    for (const g of groups) expect(g.model.mean_reproj_err).toBeLessThan(0.01);
+    // A model joining nothing stays as it was.
+    expect(joinModelGroups(await loadEngine(), [models[0]!, models[1]!]).map((g) => [g.members, g.model])).toEqual([
+      [[0], models[0]],
+      [[1], models[1]],
+    ]);
   });
 });
 

@@ -470,3 +470,33 @@ export function joinSubModels(engine: Engine, models: SnapshotModel[]): JoinedSu
   }
   return target ? { merged: refineMerged(engine, target), joined } : null;
 }
+
+/**
+ * A model of joinModelGroups: joined and refined (with its mean reprojection error), or an input model as it was;
+ * `members` the input indices it holds, the first its frame.
+ */
+export interface ModelGroup {
+  model: SnapshotModel & { mean_reproj_err?: number };
+  members: number[];
+}
+
+/**
+ * The models joined as far as their shared photos allow: the first (largest) with every model joinSubModels joins to
+ * it, then the first of the models left with every one of them it joins, and so on. Models of places whose photos do
+ * not connect give one model each place, not one joined model and the rest in pieces (a hierarchical mapping's
+ * clusters of two places).
+ */
+export function joinModelGroups(engine: Engine, models: SnapshotModel[]): ModelGroup[] {
+  const groups: ModelGroup[] = [];
+  let left = models.map((_, i) => i);
+  while (left.length > 0) {
+    const joined = joinSubModels(
+      engine,
+      left.map((i) => models[i]!),
+    );
+    const members = (joined?.joined ?? [0]).map((k) => left[k]!);
+    groups.push({ model: joined?.merged ?? models[left[0]!]!, members });
+    left = left.filter((i) => !members.includes(i));
+  }
+  return groups;
+}

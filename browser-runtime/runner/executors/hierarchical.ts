@@ -11,10 +11,11 @@
  *   (through the view-graph filter, as any mapping), every model it makes written as snapshot files
  *   in one file (ClusterModelsFile), in the dataset's image and camera ids.
  * - The merge (phase `hierarchical_merge`): the clusters' models joined by the Sim3 their shared
- *   photos give and refined by one bundle adjustment (stages/merge.ts joinSubModels, the path that
- *   joins an incremental run's models); sealed with the joined model at the root and each model
- *   that could not be joined as a component of its own (4.9). Its artifact is the task's
- *   `reconstruction.sparse.v1`.
+ *   photos give and refined by one bundle adjustment, each set of clusters that connect as one
+ *   model (stages/merge.ts joinModelGroups; joinSubModels is the path that joins an incremental
+ *   run's models): a place's clusters give one model, photos of places that do not connect one
+ *   model each. Sealed with the largest at the root and each other as a component of its own
+ *   (4.9). Its artifact is the task's `reconstruction.sparse.v1`.
  */
 import { IncrementalMapping, type MappedModel, type MappingInput, type MappingPair } from "../../../engine-wasm/ts/mapping";
 import {
@@ -30,7 +31,7 @@ import {
 import { decodePoints } from "../../../protocol/wire/points";
 import type { VerifiedMatchesFile } from "../../../protocol/wire/verified-matches";
 import { datasetCameras } from "../../stages/cameras";
-import { type SnapshotModel, joinSubModels } from "../../stages/merge";
+import { type SnapshotModel, joinModelGroups } from "../../stages/merge";
 import { partitionViewGraph } from "../../stages/partition";
 import { mappingPriors } from "../../stages/positions";
 import { type ModelFiles, type SnapshotImageInput, mappedModelOf, modelFiles, snapshotModelFiles } from "../../stages/snapshot";
@@ -235,26 +236,27 @@ async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: Sha
     throw new NoModelError(`no cluster of the ${reads.length} gave a model: no initial image pair could be reconstructed`);
   models.sort((a, b) => b.images.images.length - a.images.images.length);
   await ctx.cancelPoint();
-  const joined = joinSubModels(await ctx.engine(), models);
-  if (joined)
+  // One model per set of clusters their shared photos join (a place), the largest at the root.
+  const groups = joinModelGroups(await ctx.engine(), models);
+  for (const g of groups.filter((g) => g.members.length > 1))
     ctx.log(
       "INFO",
-      `joined ${joined.joined.length} of ${models.length} cluster models by the Sim3 of their shared photos: ${joined.merged.images.images.length} images, ${joined.merged.points.ids.length} points, mean reprojection error ${joined.merged.mean_reproj_err.toPrecision(3)} px after bundle adjustment`,
+      `joined ${g.members.length} of ${models.length} cluster models by the Sim3 of their shared photos: ${g.model.images.images.length} images, ${g.model.points.ids.length} points, mean reprojection error ${g.model.mean_reproj_err?.toPrecision(3)} px after bundle adjustment`,
     );
-  // The joined model (else the largest) at the root, after the images every cluster left out are registered into it;
-  // each model that could not be joined a component of its own (4.9), unless the root holds all its images now.
-  const joinedIds = joined?.joined ?? [0];
-  const root = joined?.merged ?? models[0]!;
+  // The root's group, after the images every cluster left out are registered into it; each other group's model a
+  // component of its own (4.9), unless the root holds all its images now.
+  const [rootGroup, ...others] = groups;
+  const root = rootGroup!.model;
   const extended = await registerLeftOut(ctx, spec, root);
   const rootFiles = extended ?? snapshotModelFiles(root);
   const inRoot = new Set(rootFiles.images.images.map((im) => im.name));
-  const apart = models.filter((m, i) => !joinedIds.includes(i) && m.images.images.some((im) => !inRoot.has(im.name)));
+  const apart = others.map((g) => g.model).filter((m) => m.images.images.some((im) => !inRoot.has(im.name)));
   const components = [rootFiles, ...apart.map(snapshotModelFiles)];
   components.sort((a, b) => b.summary.num_reg_images - a.summary.num_reg_images);
   if (apart.length > 0)
     ctx.log(
       "WARNING",
-      `${apart.length} cluster model(s) share too few aligned photos with the others to be joined: sealed as components of their own`,
+      `${apart.length} model(s) share too few aligned photos with the largest to be joined to it: sealed as components of their own`,
     );
   const final = await sealModels(ctx, components, "final", null, null);
   ctx.progress(reads.length + 1, reads.length + 1, "hierarchical_merge");
@@ -268,7 +270,7 @@ async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: Sha
         "x-mapper": "hierarchical",
         "x-clusters": reads.length,
         "x-cluster_models": models.length,
-        "x-joined_cluster_models": joinedIds.length,
+        "x-joined_cluster_models": rootGroup!.members.length,
         "x-registered_after_merge": extended ? extended.images.images.length - root.images.images.length : 0,
       }),
     ],
