@@ -1,11 +1,14 @@
 /**
  * Photos of two places in one dataset, as users bring them (issue 23: a model per place, each
- * exposed per 4.9): sacre-coeur's 10 Internet photos and sceaux-castle's 11, one folder, a camera
- * per photo, through the public API and the Node runner. The incremental mapper builds one model
- * per place, neither repeating the other, and so does the hierarchical one from clusters smaller than
- * either place (each place's clusters joined); the snapshot's root is the largest and its components
- * (`snapshots/{seq}/submodels/{idx}/...`) serve each model, which `npm run reconstruct` writes as
- * sparse/0, sparse/1 (`sealedModels`).
+ * exposed per 4.9), a camera per photo, through the public API and the Node runner:
+ * - sacre-coeur's 10 Internet photos and sceaux-castle's 11: the incremental mapper builds one
+ *   model per place, neither repeating the other, and so does the hierarchical one from clusters
+ *   smaller than either place (each place's clusters joined);
+ * - opensfm-lund's first 12 photos and sceaux-castle's 11 (both with EXIF focal lengths, so their
+ *   pairs give relative rotations to average): the global mapper maps each connected part of the
+ *   view graph, a model each, instead of the largest only and then the incremental fallback for all.
+ * The snapshot's root is the largest model and its components (`snapshots/{seq}/submodels/{idx}/...`)
+ * serve each, which `npm run reconstruct` writes as sparse/0, sparse/1 (`sealedModels`).
  */
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,47 +18,58 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
-import { photoNames, sealedModels, submitFolder } from "../../scripts/photo-folder";
+import type { StageArtifact } from "../../protocol";
+import { type SubmitOptions, photoNames, sealedModels, submitFolder } from "../../scripts/photo-folder";
 import { datasetDir } from "../../scripts/reference-sets";
 import { type Server, startServer } from "../conformance/server";
 import { httpClient, waitForJob } from "../support/http";
 
-const PLACES = ["sacre-coeur", "sceaux-castle"];
 let server: Server;
-let folder: string;
+const folders: string[] = [];
+
+/** One folder of the first `count` photos of each set (all by default), each name prefixed with its place. */
+function placesFolder(places: ReadonlyArray<readonly [string, number?]>): string {
+  const folder = mkdtempSync(join(tmpdir(), "edgesfm-places-"));
+  folders.push(folder);
+  for (const [place, count] of places) {
+    const images = fileURLToPath(new URL("images", datasetDir(place)));
+    for (const name of photoNames(images).slice(0, count)) symlinkSync(join(images, name), join(folder, `${place}_${name}`));
+  }
+  return folder;
+}
 
 beforeAll(async () => {
   server = await startServer({ SVC_RUNTIME_VERSIONS: JSON.stringify(await localRuntimeVersions()) });
-  // One folder of both sets' photos, each name prefixed with its place.
-  folder = mkdtempSync(join(tmpdir(), "edgesfm-places-"));
-  for (const place of PLACES) {
-    const images = fileURLToPath(new URL("images", datasetDir(place)));
-    for (const name of photoNames(images)) symlinkSync(join(images, name), join(folder, `${place}_${name}`));
-  }
 });
 afterAll(async () => {
   await server?.stop();
-  if (folder) rmSync(folder, { recursive: true, force: true });
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
 describe("photos of two places in one dataset (Node runner)", () => {
   it.each([
-    ["incremental", {}],
+    ["incremental", {}, [["sacre-coeur"], ["sceaux-castle"]]],
     // Clusters of at most 8: each place in two or more, which join into one model per place.
-    ["hierarchical", { cluster_max_size: 8, cluster_overlap: 3 }],
+    ["hierarchical", { cluster_max_size: 8, cluster_overlap: 3 }, [["sacre-coeur"], ["sceaux-castle"]]],
+    ["global", {}, [["opensfm-lund", 12], ["sceaux-castle"]]],
   ] as const)(
     "%s: one model per place, the largest at the root and each as a component of the snapshot",
-    async (mapper, spec) => {
+    async (mapper, spec, places) => {
       const http = httpClient(server.base);
-      const { job_id, recon_id } = await submitFolder(http.client, folder, {
+      const { job_id, recon_id } = await submitFolder(http.client, placesFolder(places), {
         name: `two places, ${mapper}`,
         intrinsics_mode: "per_image",
-        mapper,
+        mapper: mapper as SubmitOptions["mapper"],
         spec,
       });
       await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("places-node")).drain();
       const job = await waitForJob(http, job_id);
       expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+      const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as StageArtifact[];
+      const sparse = artifacts.filter((a) => a.kind === "reconstruction.sparse.v1").at(-1)!;
+      // The global and hierarchical recipes name their mapper (the global mapper's own models, not its incremental
+      // fallback's); the incremental recipe's summary names none.
+      expect(sparse.summary).toMatchObject({ num_models: 2, ...(mapper === "incremental" ? {} : { "x-mapper": mapper }) });
 
       const models = await sealedModels(http.client, recon_id);
       const placesOf = models.map((m) => [...new Set(m.images.images.map((im) => im.name.split("_")[0]))]);
@@ -63,8 +77,11 @@ describe("photos of two places in one dataset (Node runner)", () => {
       console.log(`two places (${mapper}): models of ${sizes.join(", ")} photos, ${JSON.stringify(placesOf)}`);
       // One model per place, each of one place only; most of each place registered.
       expect(placesOf.map((p) => p.length)).toEqual([1, 1]);
-      expect(new Set(placesOf.flat())).toEqual(new Set(PLACES));
-      for (const [k, [place]] of placesOf.entries()) expect(sizes[k]).toBeGreaterThanOrEqual(place === "sceaux-castle" ? 10 : 8);
+      expect(new Set(placesOf.flat())).toEqual(new Set(places.map(([place]) => place)));
+      for (const [k, [place]] of placesOf.entries()) {
+        const [, count] = places.find(([p]) => p === place)!;
+        expect(sizes[k]).toBeGreaterThanOrEqual((count ?? photoNames(fileURLToPath(new URL("images", datasetDir(place!)))).length) - 2);
+      }
       expect(sizes[0]).toBeGreaterThanOrEqual(sizes[1]!);
       // The root's summary lists both; each component's files hold its own model.
       expect(models[0]!.summary.models.map((m) => m.num_reg_images)).toEqual(sizes);

@@ -18,7 +18,8 @@
  * The `global` pipeline (2.12) maps with the global mapper instead (mapGlobally): rotations
  * from the view-graph filter's rotation averaging (phase `global_rotation_avg`), every image
  * placed at once by global positioning (`global_positioning`), then global bundle adjustment
- * with retriangulation (`global_ba`), one model sealed once; a poor global model with
+ * with retriangulation (`global_ba`), a model for each connected part of the view graph (photos of
+ * places that do not connect), sealed once; a poor global model with
  * `use_incremental_quality_fallback` is mapped again by the incremental mapper (logged, and
  * recorded in the artifact's summary as `x-mapper` and `x-global_fallback`).
  *
@@ -32,6 +33,7 @@ import {
   type IncrementalMappingOptions,
   type MappedModel,
   type MappingInput,
+  type MappingPair,
   type MappingPhase,
   type MappingProgress,
 } from "../../../engine-wasm/ts/mapping";
@@ -270,13 +272,40 @@ export function globalModelShortfall(registered: number, reachable: number, mean
         : null;
 }
 
+/** A part of the view graph with fewer images than this is not mapped by the global mapper (a stray pair of photos). */
+const GLOBAL_MIN_COMPONENT_IMAGES = 3;
+
+/** The connected parts of the pairs' graph (image indices), largest first; images on no pair are in none. */
+export function connectedImages(pairs: ReadonlyArray<Pick<MappingPair, "image1" | "image2">>): number[][] {
+  const parent = new Map<number, number>();
+  const find = (x: number): number => {
+    while (parent.get(x)! !== x) {
+      parent.set(x, parent.get(parent.get(x)!)!);
+      x = parent.get(x)!;
+    }
+    return x;
+  };
+  for (const { image1, image2 } of pairs) {
+    for (const i of [image1, image2]) if (!parent.has(i)) parent.set(i, i);
+    parent.set(find(image1), find(image2));
+  }
+  const parts = new Map<number, number[]>();
+  for (const i of [...parent.keys()].sort((a, b) => a - b)) {
+    const root = find(i);
+    if (!parts.has(root)) parts.set(root, []);
+    parts.get(root)!.push(i);
+  }
+  return [...parts.values()].sort((a, b) => b.length - a.length || a[0]! - b[0]!);
+}
+
 /**
  * The global mapper (2.12 `global`, engine-wasm/src/sfm/global_mapper.h): the images' averaged
  * rotations (the view-graph filter's), global positioning of cameras and points, then global
- * bundle adjustment with triangulation, filtering and retriangulation; one model, sealed once.
- * `formulation` AUTO is GLOMAP's explicit scale. A poor model (see above) with
- * `use_incremental_quality_fallback` answers no outputs and why, and the caller maps
- * incrementally instead.
+ * bundle adjustment with triangulation, filtering and retriangulation; sealed once. Each connected
+ * part of the view graph (photos of places that do not connect) is mapped on its own, a model each,
+ * as the incremental mapper's multiple models are. `formulation` AUTO is GLOMAP's explicit scale.
+ * Poor models (see above, over all the parts) with `use_incremental_quality_fallback` answer no
+ * outputs and why, and the caller maps incrementally instead.
  */
 async function mapGlobally(
   ctx: TaskContext,
@@ -288,52 +317,73 @@ async function mapGlobally(
   images: SnapshotImageInput[],
 ): Promise<{ outputs: TaskOutputs } | { outputs: null; poor: string; positioning: GlobalPositioningSummary }> {
   const formulation = spec.formulation === "ELIMINATED_SCALE" ? "eliminated_scale" : "explicit_scale";
-  const mapping = new IncrementalMapping(engine, input, options);
-  try {
-    const reachable = mapping.progress().imagesReachable;
-    await ctx.cancelPoint();
-    ctx.progress(1, 3, "global_positioning");
-    // The view graph's image ids are dataset ids, the engine's images input indices.
-    const positioning = mapping.globalPosition(new Map([...rotations].map(([id, q]) => [id - 1, q])), formulation);
-    ctx.log(
-      "INFO",
-      `global positioning (${formulation.replace("_", " ")}): ${positioning.imagesPositioned} of ${reachable} images placed (${positioning.imagesInComponent} in the largest connected part of the ${positioning.imagesWithRotation} with an averaged rotation); ${positioning.inlierObservations} of ${positioning.observations} observations of ${positioning.tracks} tracks kept`,
-    );
-    await ctx.cancelPoint();
-    ctx.progress(2, 3, "global_ba");
-    mapping.globalRefine(formulation);
-    const model = mapping.models()[0];
-    const registered = model?.images.length ?? 0;
-    const error = model?.meanReprojectionError ?? Infinity;
-    const poor = globalModelShortfall(registered, reachable, error);
-    if (poor && spec.use_incremental_quality_fallback) {
-      ctx.log("WARNING", `the global model is poor (${poor}): the incremental mapper maps the dataset instead`);
-      return { outputs: null, poor, positioning };
+  const parts = connectedImages(input.pairs).filter((part) => part.length >= GLOBAL_MIN_COMPONENT_IMAGES);
+  const positioning: GlobalPositioningSummary = {
+    imagesWithRotation: 0,
+    imagesInComponent: 0,
+    imagesPositioned: 0,
+    tracks: 0,
+    observations: 0,
+    inlierObservations: 0,
+  };
+  const models: MappedModel[] = [];
+  let reachable = 0;
+  // Progress in whole steps: each part positioned, then adjusted; then the seal.
+  const steps = 2 * parts.length + 1;
+  for (const [k, part] of parts.entries()) {
+    const mapping = new IncrementalMapping(engine, input, options);
+    try {
+      reachable = mapping.progress().imagesReachable;
+      await ctx.cancelPoint();
+      ctx.progress(2 * k + 1, steps, "global_positioning");
+      // The view graph's image ids are dataset ids, the engine's images input indices.
+      const inPart = new Set(part);
+      const placed = mapping.globalPosition(
+        new Map([...rotations].filter(([id]) => inPart.has(id - 1)).map(([id, q]) => [id - 1, q])),
+        formulation,
+      );
+      for (const key of Object.keys(positioning) as Array<keyof GlobalPositioningSummary>) positioning[key] += placed[key];
+      ctx.log(
+        "INFO",
+        `global positioning (${formulation.replace("_", " ")})${parts.length > 1 ? `, part ${k + 1} of ${parts.length} of the view graph (${part.length} images)` : ""}: ${placed.imagesPositioned} images placed (${placed.imagesInComponent} in the largest connected part of the ${placed.imagesWithRotation} with an averaged rotation); ${placed.inlierObservations} of ${placed.observations} observations of ${placed.tracks} tracks kept`,
+      );
+      await ctx.cancelPoint();
+      ctx.progress(2 * k + 2, steps, "global_ba");
+      mapping.globalRefine(formulation);
+      const model = mapping.models()[0];
+      if (model && model.images.length >= 2) models.push(model);
+    } finally {
+      mapping.free();
     }
-    if (!model || registered < 2)
-      throw new NoModelError(`the global mapper placed no model from ${images.length} images and ${input.pairs.length} verified pairs`);
-    if (poor) ctx.log("WARNING", `the global model is poor (${poor}); use_incremental_quality_fallback is off, so it is kept`);
-    const final = await seal(ctx, [model], images, "final", null, null);
-    ctx.progress(3, 3, "global_ba");
-    ctx.metric("num_reg_images", final.root.num_reg_images);
-    ctx.metric("num_points3D", final.root.num_points3D);
-    return {
-      outputs: {
-        artifacts: [
-          coreArtifact("reconstruction.sparse.v1", "sparse reconstruction", final.files, {
-            num_models: 1,
-            ...final.root,
-            "x-mapper": "global",
-            "x-global_positioning": positioning,
-            ...(poor ? { "x-global_quality": poor } : {}),
-          }),
-        ],
-        result: null,
-      },
-    };
-  } finally {
-    mapping.free();
   }
+  const registered = models.reduce((n, m) => n + m.images.length, 0);
+  const error = models.length ? Math.max(...models.map((m) => m.meanReprojectionError)) : Infinity;
+  const poor = globalModelShortfall(registered, reachable, error);
+  if (poor && spec.use_incremental_quality_fallback) {
+    ctx.log("WARNING", `the global model is poor (${poor}): the incremental mapper maps the dataset instead`);
+    return { outputs: null, poor, positioning };
+  }
+  if (models.length === 0)
+    throw new NoModelError(`the global mapper placed no model from ${images.length} images and ${input.pairs.length} verified pairs`);
+  if (poor) ctx.log("WARNING", `the global model is poor (${poor}); use_incremental_quality_fallback is off, so it is kept`);
+  const final = await seal(ctx, models, images, "final", null, null);
+  ctx.progress(steps, steps, "global_ba");
+  ctx.metric("num_reg_images", final.root.num_reg_images);
+  ctx.metric("num_points3D", final.root.num_points3D);
+  return {
+    outputs: {
+      artifacts: [
+        coreArtifact("reconstruction.sparse.v1", "sparse reconstruction", final.files, {
+          num_models: models.length,
+          ...final.root,
+          "x-mapper": "global",
+          "x-global_positioning": positioning,
+          ...(poor ? { "x-global_quality": poor } : {}),
+        }),
+      ],
+      result: null,
+    },
+  };
 }
 
 /**
