@@ -6,7 +6,9 @@
  *   smaller than either place (each place's clusters joined);
  * - opensfm-lund's first 12 photos and sceaux-castle's 11 (both with EXIF focal lengths, so their
  *   pairs give relative rotations to average): the global mapper maps each connected part of the
- *   view graph, a model each, instead of the largest only and then the incremental fallback for all.
+ *   view graph, a model each, instead of the largest only and then the incremental fallback for all;
+ *   with sacre-coeur instead of sceaux-castle (no rotations there), the part it cannot place sends the
+ *   set to the incremental fallback, which maps both places, rather than dropping one.
  * The snapshot's root is the largest model and its components (`snapshots/{seq}/submodels/{idx}/...`)
  * serve each, which `npm run reconstruct` writes as sparse/0, sparse/1 (`sealedModels`).
  */
@@ -19,7 +21,7 @@ import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
 import { Runner } from "../../browser-runtime/runner/runner";
 import type { StageArtifact } from "../../protocol";
-import { type SubmitOptions, photoNames, sealedModels, submitFolder } from "../../scripts/photo-folder";
+import { photoNames, sealedModels, submitFolder } from "../../scripts/photo-folder";
 import { datasetDir } from "../../scripts/reference-sets";
 import { type Server, startServer } from "../conformance/server";
 import { httpClient, waitForJob } from "../support/http";
@@ -48,18 +50,21 @@ afterAll(async () => {
 
 describe("photos of two places in one dataset (Node runner)", () => {
   it.each([
-    ["incremental", {}, [["sacre-coeur"], ["sceaux-castle"]]],
+    ["incremental", {}, [["sacre-coeur"], ["sceaux-castle"]], null],
     // Clusters of at most 8: each place in two or more, which join into one model per place.
-    ["hierarchical", { cluster_max_size: 8, cluster_overlap: 3 }, [["sacre-coeur"], ["sceaux-castle"]]],
-    ["global", {}, [["opensfm-lund", 12], ["sceaux-castle"]]],
+    ["hierarchical", { cluster_max_size: 8, cluster_overlap: 3 }, [["sacre-coeur"], ["sceaux-castle"]], "hierarchical"],
+    ["global", {}, [["opensfm-lund", 12], ["sceaux-castle"]], "global"],
+    // sacre-coeur's pairs give no rotation to average (no EXIF focal length): the global mapper cannot place that part,
+    // so the incremental fallback maps the set, rather than drop a place.
+    ["global", {}, [["opensfm-lund", 12], ["sacre-coeur"]], "incremental"],
   ] as const)(
-    "%s: one model per place, the largest at the root and each as a component of the snapshot",
-    async (mapper, spec, places) => {
+    "%s (%j, %j): one model per place, the largest at the root and each as a component of the snapshot",
+    async (recipe, spec, places, mapper) => {
       const http = httpClient(server.base);
       const { job_id, recon_id } = await submitFolder(http.client, placesFolder(places), {
-        name: `two places, ${mapper}`,
+        name: `two places, ${recipe}`,
         intrinsics_mode: "per_image",
-        mapper: mapper as SubmitOptions["mapper"],
+        mapper: recipe,
         spec,
       });
       await new Runner(new RunnerClient({ baseUrl: server.base }), await nodeRunnerHost("places-node")).drain();
@@ -67,14 +72,14 @@ describe("photos of two places in one dataset (Node runner)", () => {
       expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
       const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as StageArtifact[];
       const sparse = artifacts.filter((a) => a.kind === "reconstruction.sparse.v1").at(-1)!;
-      // The global and hierarchical recipes name their mapper (the global mapper's own models, not its incremental
-      // fallback's); the incremental recipe's summary names none.
-      expect(sparse.summary).toMatchObject({ num_models: 2, ...(mapper === "incremental" ? {} : { "x-mapper": mapper }) });
+      // The global and hierarchical recipes name the mapper that made the models; the incremental recipe names none.
+      expect(sparse.summary).toMatchObject({ num_models: 2, ...(mapper ? { "x-mapper": mapper } : {}) });
+      if (recipe === "global" && mapper === "incremental") expect(sparse.summary["x-global_fallback"]).toMatch(/^part 2 of 2 /);
 
       const models = await sealedModels(http.client, recon_id);
       const placesOf = models.map((m) => [...new Set(m.images.images.map((im) => im.name.split("_")[0]))]);
       const sizes = models.map((m) => m.images.images.length);
-      console.log(`two places (${mapper}): models of ${sizes.join(", ")} photos, ${JSON.stringify(placesOf)}`);
+      console.log(`two places (${recipe}, ${mapper ?? "incremental"}): models of ${sizes.join(", ")} photos, ${JSON.stringify(placesOf)}`);
       // One model per place, each of one place only; most of each place registered.
       expect(placesOf.map((p) => p.length)).toEqual([1, 1]);
       expect(new Set(placesOf.flat())).toEqual(new Set(places.map(([place]) => place)));

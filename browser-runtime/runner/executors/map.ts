@@ -304,8 +304,10 @@ export function connectedImages(pairs: ReadonlyArray<Pick<MappingPair, "image1" 
  * bundle adjustment with triangulation, filtering and retriangulation; sealed once. Each connected
  * part of the view graph (photos of places that do not connect) is mapped on its own, a model each,
  * as the incremental mapper's multiple models are. `formulation` AUTO is GLOMAP's explicit scale.
- * Poor models (see above, over all the parts) with `use_incremental_quality_fallback` answer no
- * outputs and why, and the caller maps incrementally instead.
+ * Poor models (see above: over all the parts, or any part's own) with
+ * `use_incremental_quality_fallback` answer no outputs and why, and the caller maps incrementally
+ * instead: a part the global mapper cannot place (a place photographed without EXIF, whose pairs
+ * give no rotation to average) is not dropped.
  */
 async function mapGlobally(
   ctx: TaskContext,
@@ -327,6 +329,7 @@ async function mapGlobally(
     inlierObservations: 0,
   };
   const models: MappedModel[] = [];
+  const poorParts: string[] = [];
   let reachable = 0;
   // Progress in whole steps: each part positioned, then adjusted; then the seal.
   const steps = 2 * parts.length + 1;
@@ -352,13 +355,16 @@ async function mapGlobally(
       mapping.globalRefine(formulation);
       const model = mapping.models()[0];
       if (model && model.images.length >= 2) models.push(model);
+      // A part it cannot place (photos without a relative rotation to average) is as poor as a poor whole.
+      const partPoor = globalModelShortfall(model?.images.length ?? 0, part.length, model?.meanReprojectionError ?? Infinity);
+      if (partPoor && parts.length > 1) poorParts.push(`part ${k + 1} of ${parts.length} of the view graph: ${partPoor}`);
     } finally {
       mapping.free();
     }
   }
   const registered = models.reduce((n, m) => n + m.images.length, 0);
   const error = models.length ? Math.max(...models.map((m) => m.meanReprojectionError)) : Infinity;
-  const poor = globalModelShortfall(registered, reachable, error);
+  const poor = poorParts[0] ?? globalModelShortfall(registered, reachable, error);
   if (poor && spec.use_incremental_quality_fallback) {
     ctx.log("WARNING", `the global model is poor (${poor}): the incremental mapper maps the dataset instead`);
     return { outputs: null, poor, positioning };
