@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ImageCluster, type WeightedEdge, partitionViewGraph } from "./partition";
+import { type ImageCluster, type WeightedEdge, connectedParts, partitionViewGraph } from "./partition";
 
 /** A chain of photos (a walk): each matches its next with 200 inliers and the one after with 80. */
 const chain = (n: number): WeightedEdge[] =>
@@ -131,5 +131,19 @@ describe("partitioning the view graph (hierarchical mapping, 2.12)", () => {
     );
     expect(() => partitionViewGraph(edges, { maxSize: 1, overlap: 0 })).toThrow(/at least 2/);
     expect(partitionViewGraph([], { maxSize: 4, overlap: 1 })).toEqual([]);
+  });
+});
+
+describe("connectedParts (the global mapper maps each as a model of its own)", () => {
+  it("answers the connected parts of the pairs' graph, largest first; images on no pair are in none", () => {
+    const pair = (image1: number, image2: number) => ({ image1, image2 });
+    // Two places: 0-1-2-3 (a chain, then a loop back) and 5-7-8; image 4 on no pair; 6-9 a stray pair.
+    const pairs = [pair(0, 1), pair(1, 2), pair(2, 3), pair(3, 0), pair(7, 5), pair(8, 7), pair(6, 9)];
+    expect(connectedParts(pairs)).toEqual([
+      [0, 1, 2, 3],
+      [5, 7, 8],
+      [6, 9],
+    ]);
+    expect(connectedParts([])).toEqual([]);
   });
 });

@@ -80,6 +80,12 @@ function components(adjacency: Adjacency, nodes: Iterable<number>): number[][] {
   return out.sort((a, b) => b.length - a.length || a[0]! - b[0]!);
 }
 
+/** The connected parts of the graph of these pairs (image indices), each ascending, largest first (ties: lowest image); images on no pair are in none. */
+export function connectedParts(pairs: ReadonlyArray<{ image1: number; image2: number }>): number[][] {
+  const adjacency = adjacencyOf(pairs.map((p) => ({ ...p, weight: 1 })));
+  return components(adjacency, adjacency.keys());
+}
+
 /** Breadth-first hop counts from `start` over `nodes` (connected). */
 function hops(adjacency: Adjacency, nodes: Set<number>, start: number): Map<number, number> {
   const dist = new Map([[start, 0]]);

@@ -33,7 +33,6 @@ import {
   type IncrementalMappingOptions,
   type MappedModel,
   type MappingInput,
-  type MappingPair,
   type MappingPhase,
   type MappingProgress,
 } from "../../../engine-wasm/ts/mapping";
@@ -46,6 +45,7 @@ import { centreOf } from "../../stages/sim3";
 import { keypointColors } from "../../stages/colors";
 import { cubemapRigModel } from "../../stages/cubemap-rig";
 import { joinSubModels } from "../../stages/merge";
+import { connectedParts } from "../../stages/partition";
 import { mappingPairs } from "../../stages/view-graph";
 import { type ModelFiles, type SnapshotImageInput, modelFiles, previewPoints } from "../../stages/snapshot";
 import type { OutputFile, TaskContext } from "../task-context";
@@ -275,29 +275,6 @@ export function globalModelShortfall(registered: number, reachable: number, mean
 /** A part of the view graph with fewer images than this is not mapped by the global mapper (a stray pair of photos). */
 const GLOBAL_MIN_COMPONENT_IMAGES = 3;
 
-/** The connected parts of the pairs' graph (image indices), largest first; images on no pair are in none. */
-export function connectedImages(pairs: ReadonlyArray<Pick<MappingPair, "image1" | "image2">>): number[][] {
-  const parent = new Map<number, number>();
-  const find = (x: number): number => {
-    while (parent.get(x)! !== x) {
-      parent.set(x, parent.get(parent.get(x)!)!);
-      x = parent.get(x)!;
-    }
-    return x;
-  };
-  for (const { image1, image2 } of pairs) {
-    for (const i of [image1, image2]) if (!parent.has(i)) parent.set(i, i);
-    parent.set(find(image1), find(image2));
-  }
-  const parts = new Map<number, number[]>();
-  for (const i of [...parent.keys()].sort((a, b) => a - b)) {
-    const root = find(i);
-    if (!parts.has(root)) parts.set(root, []);
-    parts.get(root)!.push(i);
-  }
-  return [...parts.values()].sort((a, b) => b.length - a.length || a[0]! - b[0]!);
-}
-
 /**
  * The global mapper (2.12 `global`, engine-wasm/src/sfm/global_mapper.h): the images' averaged
  * rotations (the view-graph filter's), global positioning of cameras and points, then global
@@ -319,7 +296,7 @@ async function mapGlobally(
   images: SnapshotImageInput[],
 ): Promise<{ outputs: TaskOutputs } | { outputs: null; poor: string; positioning: GlobalPositioningSummary }> {
   const formulation = spec.formulation === "ELIMINATED_SCALE" ? "eliminated_scale" : "explicit_scale";
-  const parts = connectedImages(input.pairs).filter((part) => part.length >= GLOBAL_MIN_COMPONENT_IMAGES);
+  const parts = connectedParts(input.pairs).filter((part) => part.length >= GLOBAL_MIN_COMPONENT_IMAGES);
   const positioning: GlobalPositioningSummary = {
     imagesWithRotation: 0,
     imagesInComponent: 0,
