@@ -224,7 +224,7 @@ export const PipelineSpec = z
         .boolean()
         .default(true)
         .describe(
-          "when the global model is poor (fewer than 80% of the images with verified matches registered, or a mean reprojection error above 2 px; each connected part of the view graph, mapped as a model of its own, judged so too), map incrementally instead; the map task's log says why and its artifact's summary carries x-mapper (global or incremental) and x-global_fallback",
+          "when the global model is poor (fewer than 80% of the images with verified matches registered, or a mean reprojection error above 2 px; each connected part of the view graph, mapped as a model of its own, judged so too: a poor part alone is mapped incrementally, listed in the summary's x-incremental_parts), map incrementally instead; the map task's log says why and its artifact's summary carries x-mapper (global or incremental) and x-global_fallback",
         ),
     }),
     z.object({

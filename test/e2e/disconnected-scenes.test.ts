@@ -7,8 +7,8 @@
  * - opensfm-lund's first 12 photos and sceaux-castle's 11 (both with EXIF focal lengths, so their
  *   pairs give relative rotations to average): the global mapper maps each connected part of the
  *   view graph, a model each, instead of the largest only and then the incremental fallback for all;
- *   with sacre-coeur instead of sceaux-castle (no rotations there), the part it cannot place sends the
- *   set to the incremental fallback, which maps both places, rather than dropping one.
+ *   with sacre-coeur instead of sceaux-castle (no rotations there), the part it cannot place is mapped
+ *   by the incremental mapper alone, beside opensfm-lund's global model, rather than dropped.
  * The snapshot's root is the largest model and its components (`snapshots/{seq}/submodels/{idx}/...`)
  * serve each, which `npm run reconstruct` writes as sparse/0, sparse/1 (`sealedModels`).
  */
@@ -55,8 +55,8 @@ describe("photos of two places in one dataset (Node runner)", () => {
     ["hierarchical", { cluster_max_size: 8, cluster_overlap: 3 }, [["sacre-coeur"], ["sceaux-castle"]], "hierarchical"],
     ["global", {}, [["opensfm-lund", 12], ["sceaux-castle"]], "global"],
     // sacre-coeur's pairs give no rotation to average (no EXIF focal length): the global mapper cannot place that part,
-    // so the incremental fallback maps the set, rather than drop a place.
-    ["global", {}, [["opensfm-lund", 12], ["sacre-coeur"]], "incremental"],
+    // so the incremental mapper maps that part alone, rather than drop a place.
+    ["global", {}, [["opensfm-lund", 12], ["sacre-coeur"]], "global"],
   ] as const)(
     "%s (%j, %j): one model per place, the largest at the root and each as a component of the snapshot",
     async (recipe, spec, places, mapper) => {
@@ -74,7 +74,11 @@ describe("photos of two places in one dataset (Node runner)", () => {
       const sparse = artifacts.filter((a) => a.kind === "reconstruction.sparse.v1").at(-1)!;
       // The global and hierarchical recipes name the mapper that made the models; the incremental recipe names none.
       expect(sparse.summary).toMatchObject({ num_models: 2, ...(mapper ? { "x-mapper": mapper } : {}) });
-      if (recipe === "global" && mapper === "incremental") expect(sparse.summary["x-global_fallback"]).toMatch(/^part 2 of 2 /);
+      // The global recipe names each part it left to the incremental mapper.
+      if (recipe === "global")
+        expect(sparse.summary["x-incremental_parts"]).toEqual(
+          places.some(([place]) => place === "sacre-coeur") ? [expect.stringMatching(/^part 2 of 2 .*: no model$/)] : undefined,
+        );
 
       const models = await sealedModels(http.client, recon_id);
       const placesOf = models.map((m) => [...new Set(m.images.images.map((im) => im.name.split("_")[0]))]);

@@ -19,9 +19,10 @@
  * from the view-graph filter's rotation averaging (phase `global_rotation_avg`), every image
  * placed at once by global positioning (`global_positioning`), then global bundle adjustment
  * with retriangulation (`global_ba`), a model for each connected part of the view graph (photos of
- * places that do not connect), sealed once; a poor global model with
- * `use_incremental_quality_fallback` is mapped again by the incremental mapper (logged, and
- * recorded in the artifact's summary as `x-mapper` and `x-global_fallback`).
+ * places that do not connect), sealed once; with `use_incremental_quality_fallback` a part the
+ * global mapper cannot place is mapped by the incremental mapper (summary `x-incremental_parts`),
+ * and a poor global model as a whole is mapped again by it (logged, and recorded in the
+ * artifact's summary as `x-mapper` and `x-global_fallback`).
  *
  * The `hierarchical` pipeline's map task is leased shard by shard (executors/hierarchical.ts),
  * through the same pieces: verified matches, the incremental mapper per cluster, `sealModels`.
@@ -281,10 +282,11 @@ const GLOBAL_MIN_COMPONENT_IMAGES = 3;
  * bundle adjustment with triangulation, filtering and retriangulation; sealed once. Each connected
  * part of the view graph (photos of places that do not connect) is mapped on its own, a model each,
  * as the incremental mapper's multiple models are. `formulation` AUTO is GLOMAP's explicit scale.
- * Poor models (see above: over all the parts, or any part's own) with
- * `use_incremental_quality_fallback` answer no outputs and why, and the caller maps incrementally
- * instead: a part the global mapper cannot place (a place photographed without EXIF, whose pairs
- * give no rotation to average) is not dropped.
+ * With `use_incremental_quality_fallback`, a part whose global model is poor (see above; a place
+ * photographed without EXIF, whose pairs give no rotation to average) is mapped by the incremental
+ * mapper alone, beside the other parts' global models (summary `x-incremental_parts`), and a poor
+ * whole (one part, or too few images over all) answers no outputs and why: the caller then maps
+ * incrementally instead.
  */
 async function mapGlobally(
   ctx: TaskContext,
@@ -307,6 +309,9 @@ async function mapGlobally(
   };
   const models: MappedModel[] = [];
   const poorParts: string[] = [];
+  const incrementalParts: string[] = [];
+  // max_runtime_seconds bounds an incremental part (the global steps themselves run to their end).
+  const deadline = spec.max_runtime_seconds === null ? null : Date.now() + spec.max_runtime_seconds * 1000;
   let reachable = 0;
   // Progress in whole steps: each part positioned, then adjusted; then the seal.
   const steps = 2 * parts.length + 1;
@@ -331,10 +336,18 @@ async function mapGlobally(
       ctx.progress(2 * k + 2, steps, "global_ba");
       mapping.globalRefine(formulation);
       const model = mapping.models()[0];
-      if (model && model.images.length >= 2) models.push(model);
       // A part it cannot place (photos without a relative rotation to average) is as poor as a poor whole.
       const partPoor = globalModelShortfall(model?.images.length ?? 0, part.length, model?.meanReprojectionError ?? Infinity);
-      if (partPoor && parts.length > 1) poorParts.push(`part ${k + 1} of ${parts.length} of the view graph: ${partPoor}`);
+      const why = `part ${k + 1} of ${parts.length} of the view graph (${part.length} images): ${partPoor}`;
+      if (partPoor && parts.length > 1 && spec.use_incremental_quality_fallback) {
+        // That part alone to the incremental mapper; the other parts keep their global models.
+        ctx.log("WARNING", `the global model of ${why}: the incremental mapper maps that part instead`);
+        incrementalParts.push(why);
+        models.push(...(await mapPartIncrementally(ctx, engine, input, options, part, deadline)));
+        continue;
+      }
+      if (model && model.images.length >= 2) models.push(model);
+      if (partPoor && parts.length > 1) poorParts.push(why);
     } finally {
       mapping.free();
     }
@@ -349,6 +362,8 @@ async function mapGlobally(
   if (models.length === 0)
     throw new NoModelError(`the global mapper placed no model from ${images.length} images and ${input.pairs.length} verified pairs`);
   if (poor) ctx.log("WARNING", `the global model is poor (${poor}); use_incremental_quality_fallback is off, so it is kept`);
+  // Largest first, as the incremental mapper's models are sealed (the root is the largest).
+  models.sort((a, b) => b.images.length - a.images.length);
   const final = await seal(ctx, models, images, "final", null, null);
   ctx.progress(steps, steps, "global_ba");
   ctx.metric("num_reg_images", final.root.num_reg_images);
@@ -361,12 +376,45 @@ async function mapGlobally(
           ...final.root,
           "x-mapper": "global",
           "x-global_positioning": positioning,
+          ...(incrementalParts.length ? { "x-incremental_parts": incrementalParts } : {}),
           ...(poor ? { "x-global_quality": poor } : {}),
         }),
       ],
       result: null,
     },
   };
+}
+
+/**
+ * The incremental mapper's models of one part of the view graph (its images' pairs only), for a
+ * part the global mapper cannot place. Within the pipeline's time budget, if it has one (the
+ * model being built is then finished as it stands) as a time (ms since the epoch) or none; no
+ * checkpoints, as for the global parts.
+ */
+async function mapPartIncrementally(
+  ctx: TaskContext,
+  engine: Engine,
+  input: MappingInput,
+  options: IncrementalMappingOptions,
+  part: readonly number[],
+  deadline: number | null,
+): Promise<MappedModel[]> {
+  const inPart = new Set(part);
+  const mapping = new IncrementalMapping(engine, { ...input, pairs: input.pairs.filter((p) => inPart.has(p.image1)) }, options);
+  try {
+    let outOfTime = false;
+    while (mapping.step(1) !== "done") {
+      await ctx.cancelPoint();
+      if (deadline !== null && !outOfTime && Date.now() > deadline) {
+        outOfTime = true;
+        mapping.requestFinish();
+        ctx.log("WARNING", `max_runtime_seconds spent: the part's model being built is finished and sealed as it stands`);
+      }
+    }
+    return mapping.models().filter((m) => m.images.length >= 2);
+  } finally {
+    mapping.free();
+  }
 }
 
 /**
