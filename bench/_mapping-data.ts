@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from "node:path";
 import type { Engine } from "../engine-wasm/ts/engine";
 import { type TwoViewResult, verifyTwoView } from "../engine-wasm/ts/two-view";
-import { IncrementalMapping, type MappingInput } from "../engine-wasm/ts/mapping";
+import { IncrementalMapping, type MappingInput, extendModel } from "../engine-wasm/ts/mapping";
 import { globalModelShortfall } from "../browser-runtime/runner/executors/map";
 import { type DatasetCameras, datasetCameras, twoViewCamera } from "../browser-runtime/stages/cameras";
 import { decodeImage } from "../browser-runtime/decode/node";
@@ -151,16 +151,20 @@ export async function mapStagePairs(
  * refinement) with why the map executor would fall back to the incremental mapper (`globalModelShortfall`; the model is
  * measured as it is).
  */
-export function mapGlobally(engine: Engine, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>, seed: number) {
-  const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
+export async function mapGlobally(engine: Engine, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>, seed: number) {
+  const options = { seed, snapshot_frames_freq: null };
+  const mapping = new IncrementalMapping(engine, input, options);
   try {
     const reachable = mapping.progress().imagesReachable;
     // The view graph's image ids are the engine's image indices plus one.
     mapping.globalPosition(new Map([...rotations].map(([id, q]) => [id - 1, q])), "explicit_scale");
     mapping.globalRefine("explicit_scale");
-    const models = mapping.models();
-    const model = models[0];
-    return { models, shortfall: globalModelShortfall(model?.images.length ?? 0, reachable, model?.meanReprojectionError ?? Infinity) };
+    let model = mapping.models()[0];
+    const shortfall = globalModelShortfall(model?.images.length ?? 0, reachable, model?.meanReprojectionError ?? Infinity);
+    // As the map executor: the images a model that is not poor left out registered into it incrementally.
+    if (model && !shortfall && model.images.length < reachable)
+      model = (await extendModel(engine, input, options, model)) ?? model;
+    return { models: model ? [model] : [], shortfall };
   } finally {
     mapping.free();
   }

@@ -20,6 +20,7 @@
  * ratio to the larger side grows by up to 2x; keypoints outside the crop and their matches dropped).
  * With `--exif-uncropped`, a cropped photo keeps its original's EXIF (as photo editors do): its
  * 35 mm equivalent focal length, read at the cropped size, is short by the crop fraction.
+ * `--exif-missing K` takes the EXIF of every K-th photo away (a collection of several sources, some without).
  * `--global` maps with the global mapper (`mapGlobally`) instead of the incremental one.
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -47,6 +48,7 @@ const exif = process.argv.includes("--exif");
 const onlineSizes = process.argv.includes("--online-sizes");
 const zoom = process.argv.includes("--zoomed");
 const exifUncropped = process.argv.includes("--exif-uncropped");
+const exifMissing = Number(arg("exif-missing", "0"));
 const globalMapper = process.argv.includes("--global");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
@@ -133,7 +135,8 @@ for (const set of sets) {
   const startAt = (c: InitialCamera, i: number) =>
     withFocalLength(c, (Number(focalRatio) * Math.max(c.width, c.height)) / (exifUncropped ? 1 : (cropped.get(data.images[i]!.name) ?? 1)));
   // With EXIF, verification and the view graph see the prior too.
-  const cams = focalRatio && exif ? { ...found, cameras: found.cameras.map(startAt) } : found;
+  const withExif = (i: number) => !exifMissing || i % exifMissing !== exifMissing - 1;
+  const cams = focalRatio && exif ? { ...found, cameras: found.cameras.map((c, i) => (withExif(i) ? startAt(c, i) : c)) } : found;
   const results = verifyPairs(engine, data, cams, seed);
   const verified = results
     .map((g, i) => ({ image1: data.pairs[i]!.image1, image2: data.pairs[i]!.image2, type: g.type, matches: g.inlier_matches.flat() }))
@@ -170,9 +173,9 @@ for (const set of sets) {
   };
 
   /** The incremental mapper step by step (checking its progress), or with `--global` the global mapper. */
-  const mapOurs = () => {
+  const mapOurs = async () => {
     if (globalMapper) {
-      const { models, shortfall } = mapGlobally(engine, input, mapped.rotations, seed);
+      const { models, shortfall } = await mapGlobally(engine, input, mapped.rotations, seed);
       return { built: models, note: `global mapper${shortfall ? `, poor (${shortfall}): the map executor would map incrementally` : ""}` };
     }
     const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
@@ -194,7 +197,7 @@ for (const set of sets) {
       mapping.free();
     }
   };
-  const { built, note } = mapOurs();
+  const { built, note } = await mapOurs();
   const models = [...built].sort((a, b) => b.images.length - a.images.length);
   const mapSeconds = (performance.now() - wall) / 1000;
   const snapshotModels = models.map((m) => {
@@ -208,7 +211,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}), per-image cameras, ${exif ? "EXIF" : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}), per-image cameras, ${exif ? (exifMissing ? `EXIF but on every ${exifMissing}th` : "EXIF") : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
       .join(", ")}] (in the order built) in ${f(mapSeconds, 1)} s, ${note}`,
   );

@@ -66,10 +66,10 @@ interface Timed {
   cpuSeconds: number;
 }
 
-function timed<T>(f: () => T): { value: T } & Timed {
+async function timed<T>(f: () => T | Promise<T>): Promise<{ value: T } & Timed> {
   const wall = performance.now();
   const cpu = cpuSeconds();
-  const value = f();
+  const value = await f();
   return { value, wallSeconds: (performance.now() - wall) / 1000, cpuSeconds: cpuSeconds() - cpu };
 }
 
@@ -136,7 +136,7 @@ async function colmapMapper(db: string, set: string, work: string, referencePose
 }
 
 /** Our mapper of `kind` on the map stage's pairs: the incremental mapper to the end, or the global mapper (`mapGlobally`). */
-function mapOurs(engine: Engine, kind: MapperKind, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>) {
+async function mapOurs(engine: Engine, kind: MapperKind, input: MappingInput, rotations: ReadonlyMap<number, readonly number[]>) {
   if (kind === "global") return mapGlobally(engine, input, rotations, seed);
   const mapping = new IncrementalMapping(engine, input, { seed, snapshot_frames_freq: null });
   try {
@@ -184,7 +184,7 @@ for (const set of sets) {
     const cameraOf = (i: number) => setCams.cameraOfImage[i]!;
 
     // Ours: verify (the `verify` executor's call per pair), then map.
-    const verify = timed(() =>
+    const verify = await timed(() =>
       verifyPairs(engine, data, setCams, seed).map((g, i) => ({
         image1: data.pairs[i]!.image1,
         image2: data.pairs[i]!.image2,
@@ -211,8 +211,9 @@ for (const set of sets) {
         ? mapped.pairs
         : verified.map((p) => ({ image1: p.image1, image2: p.image2, matches: Int32Array.from(p.matches), type: p.type })),
     };
-    const maps = mappers.map((mapper): OurMap => {
-      const run = timed(() => mapOurs(engine, mapper, input, mapped.rotations));
+    const maps: OurMap[] = [];
+    for (const mapper of mappers) {
+      const run = await timed(() => mapOurs(engine, mapper, input, mapped.rotations));
       const model = run.value.models.reduce<MappedModel | null>((a, b) => (a && a.images.length >= b.images.length ? a : b), null);
       const poses = (model?.images ?? []).map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
       // The global mapper may place nothing (no rotations: the map executor then maps incrementally).
@@ -223,13 +224,13 @@ for (const set of sets) {
         colmapReproj,
         { registered: poses.length, referenceImages: refPoses.length },
       );
-      return {
+      maps.push({
         mapper,
         map: { wallSeconds: filterTime.wallSeconds + run.wallSeconds, cpuSeconds: filterTime.cpuSeconds + run.cpuSeconds },
         accuracy,
         fallback: run.value.shortfall,
-      };
-    });
+      });
+    }
 
     const row: Row = {
       set,

@@ -372,6 +372,32 @@ export class IncrementalMapping {
 }
 
 /**
+ * `model` grown by the incremental mapper over `input` (IncrementalMapping.extend, then steps to the
+ * end; one model): the input's images with verified pairs it does not hold registered into it where
+ * they can be, and the last global refinement. Answers the grown model, or undefined if it was
+ * lost. `beforeStep` runs before each step (progress, cancellation).
+ */
+export async function extendModel(
+  engine: Engine,
+  input: MappingInput,
+  options: IncrementalMappingOptions,
+  model: Pick<MappedModel, "cameras" | "images" | "points" | "tracks">,
+  beforeStep?: (mapping: IncrementalMapping) => Promise<void> | void,
+): Promise<MappedModel | undefined> {
+  const mapping = new IncrementalMapping(engine, input, { ...options, multiple_models: false });
+  try {
+    mapping.extend(model);
+    for (;;) {
+      await beforeStep?.(mapping);
+      if (mapping.step(1) === "done") break;
+    }
+    return mapping.models()[0];
+  } finally {
+    mapping.free();
+  }
+}
+
+/**
  * The 3D point id (index into `model.points`) of every keypoint of input image `image`,
  * -1 for keypoints in no track (spec 2.14 images.json points2D[].point3d_id).
  */

@@ -7,8 +7,15 @@
  * 5's bars against the COLMAP 3.8 reference after a similarity alignment
  * (scripts/reference-sets.ts), and the progress phases of the global mapper reported by the map
  * task. On sacre-coeur (a camera per photo, no EXIF focal length: verification gives no relative
- * pose to average) the fallback maps incrementally, and the artifact says so.
+ * pose to average) the fallback maps incrementally, and the artifact says so. On sceaux-castle with
+ * a camera per photo and the EXIF of two photos taken away (a collection of several sources), the
+ * global mapper places the nine with a focal length and the incremental mapper registers the two
+ * others into its model.
  */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../client/index";
 import { localRuntimeVersions, nodeRunnerHost } from "../../browser-runtime/runner/node-host";
@@ -16,7 +23,22 @@ import { Runner } from "../../browser-runtime/runner/runner";
 import type { StageArtifact } from "../../protocol";
 import { type Server, startServer } from "../conformance/server";
 import { eventLog, httpClient, waitForJob } from "../support/http";
-import { scoreAgainstReference, submitSet } from "../../scripts/reference-sets";
+import { datasetDir, scoreAgainstReference, submitSet } from "../../scripts/reference-sets";
+import { submitFolder } from "../../scripts/photo-folder";
+
+/** The JPEG without its APP1 segments (EXIF, XMP): a photo as some sites serve it. */
+function withoutApp1(jpeg: Uint8Array): Uint8Array {
+  const kept: Uint8Array[] = [jpeg.subarray(0, 2)];
+  let at = 2;
+  // Marker segments up to the start of scan, each FF xx and a big-endian length that counts itself.
+  while (at + 4 <= jpeg.length && jpeg[at] === 0xff && jpeg[at + 1] !== 0xda) {
+    const end = at + 2 + ((jpeg[at + 2]! << 8) | jpeg[at + 3]!);
+    if (jpeg[at + 1] !== 0xe1) kept.push(jpeg.subarray(at, end));
+    at = end;
+  }
+  kept.push(jpeg.subarray(at));
+  return Buffer.concat(kept);
+}
 
 let server: Server;
 let runner: Runner;
@@ -63,5 +85,35 @@ describe("global recipe on real photos (Node runner)", () => {
     expect(sparse.summary).toMatchObject({ "x-mapper": "incremental", "x-global_fallback": "no model" });
     const result = await scoreAgainstReference(http.client, set, recon_id);
     expect(result.failures).toEqual([]);
+  }, 900_000);
+
+  it("sceaux-castle, two photos without EXIF: the global mapper places the others and the incremental mapper registers those two into its model", async () => {
+    const http = httpClient(server.base);
+    const set = "sceaux-castle";
+    const images = fileURLToPath(new URL("images", datasetDir(set)));
+    const folder = mkdtempSync(join(tmpdir(), "edgesfm-sceaux-"));
+    try {
+      readdirSync(images)
+        .sort()
+        .forEach((name, i) => {
+          const jpeg = new Uint8Array(readFileSync(join(images, name)));
+          writeFileSync(join(folder, name), i % 5 === 4 ? withoutApp1(jpeg) : jpeg);
+        });
+      const { job_id, recon_id } = await submitFolder(http.client, folder, { name: set, intrinsics_mode: "per_image", mapper: "global" });
+      await runner.drain();
+      const job = await waitForJob(http, job_id);
+      expect(job.status, JSON.stringify(job.tasks.map((t: any) => [t.kind, t.status, t.error_message]))).toBe("succeeded");
+      const artifacts = (await http("GET", `/v1/jobs/${job_id}/artifacts?page_size=500`)).json.items as StageArtifact[];
+      const sparse = artifacts.find((a) => a.kind === "reconstruction.sparse.v1")!;
+      expect(sparse.summary).toMatchObject({ "x-mapper": "global", num_models: 1, "x-registered_incrementally": 2 });
+      const result = await scoreAgainstReference(http.client, set, recon_id);
+      console.log(
+        `${set} (global, two photos without EXIF): ${JSON.stringify({ ...result, report: { ...result.report, perImage: undefined } })}`,
+      );
+      expect(result.report.numRegistered).toBe(result.report.numReferenceImages);
+      expect(result.failures).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   }, 900_000);
 });

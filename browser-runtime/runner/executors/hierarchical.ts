@@ -17,7 +17,7 @@
  *   model each. Sealed with the largest at the root and each other as a component of its own
  *   (4.9). Its artifact is the task's `reconstruction.sparse.v1`.
  */
-import { IncrementalMapping, type MappedModel, type MappingInput, type MappingPair } from "../../../engine-wasm/ts/mapping";
+import { IncrementalMapping, extendModel, type MappingInput, type MappingPair } from "../../../engine-wasm/ts/mapping";
 import {
   CLUSTER_MODELS_FORMAT,
   ClusterModelsFile,
@@ -300,25 +300,18 @@ async function registerLeftOut(ctx: TaskContext, spec: HierarchicalSpec, root: S
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
   const priors = mappingPriors(dataset.images);
   const input = mi.input(filtered);
-  const mapping = new IncrementalMapping(await ctx.engine(), input, {
-    seed: spec.seed,
-    multiple_models: false,
-    ...bundleAdjustmentOptions(ctx),
-    pose_priors: priors?.priors ?? [],
-  });
-  let model: MappedModel | undefined;
-  try {
-    mapping.extend(mappedModelOf(root, input.cameras, (name) => indexOf.get(name)));
-    for (;;) {
+  const options = { seed: spec.seed, ...bundleAdjustmentOptions(ctx), pose_priors: priors?.priors ?? [] };
+  const model = await extendModel(
+    await ctx.engine(),
+    input,
+    options,
+    mappedModelOf(root, input.cameras, (name) => indexOf.get(name)),
+    async (mapping) => {
       await ctx.cancelPoint();
       const p = mapping.progress();
       ctx.progress(p.imagesHeld, p.imagesReachable + 1, "hierarchical_merge");
-      if (mapping.step(1) === "done") break;
-    }
-    model = mapping.models()[0];
-  } finally {
-    mapping.free();
-  }
+    },
+  );
   if (!model) throw new NoModelError("the joined model was lost in the final registration pass");
   const registered = new Set(model.images.map((m) => m.image));
   await addColors(ctx, images, registered);

@@ -31,6 +31,7 @@ import type { Engine } from "../../../engine-wasm/ts/engine";
 import {
   type GlobalPositioningSummary,
   IncrementalMapping,
+  extendModel,
   type IncrementalMappingOptions,
   type MappedModel,
   type MappingInput,
@@ -282,10 +283,12 @@ const GLOBAL_MIN_COMPONENT_IMAGES = 3;
  * bundle adjustment with triangulation, filtering and retriangulation; sealed once. Each connected
  * part of the view graph (photos of places that do not connect) is mapped on its own, a model each,
  * as the incremental mapper's multiple models are. `formulation` AUTO is GLOMAP's explicit scale.
- * With `use_incremental_quality_fallback`, a part whose global model is poor (see above; a place
- * photographed without EXIF, whose pairs give no rotation to average) is mapped by the incremental
- * mapper alone, beside the other parts' global models (summary `x-incremental_parts`), and a poor
- * whole (one part, or too few images over all) answers no outputs and why: the caller then maps
+ * The photos a part's model leaves out, when it is not poor (see above), are registered into it by
+ * the incremental mapper (summary `x-registered_incrementally`). With
+ * `use_incremental_quality_fallback`, a part whose global model is poor (a place photographed
+ * without EXIF, whose pairs give no rotation to average) is mapped by the incremental mapper
+ * alone, beside the other parts' global models (summary `x-incremental_parts`), and a poor whole
+ * (one part, or too few images over all) answers no outputs and why: the caller then maps
  * incrementally instead.
  */
 async function mapGlobally(
@@ -310,6 +313,7 @@ async function mapGlobally(
   const models: MappedModel[] = [];
   const poorParts: string[] = [];
   const incrementalParts: string[] = [];
+  let registeredIncrementally = 0;
   // max_runtime_seconds bounds an incremental part (the global steps themselves run to their end).
   const deadline = spec.max_runtime_seconds === null ? null : Date.now() + spec.max_runtime_seconds * 1000;
   let reachable = 0;
@@ -323,6 +327,7 @@ async function mapGlobally(
       ctx.progress(2 * k + 1, steps, "global_positioning");
       // The view graph's image ids are dataset ids, the engine's images input indices.
       const inPart = new Set(part);
+      const partInput = { ...input, pairs: input.pairs.filter((p) => inPart.has(p.image1)) };
       const placed = mapping.globalPosition(
         new Map([...rotations].filter(([id]) => inPart.has(id - 1)).map(([id, q]) => [id - 1, q])),
         formulation,
@@ -335,15 +340,31 @@ async function mapGlobally(
       await ctx.cancelPoint();
       ctx.progress(2 * k + 2, steps, "global_ba");
       mapping.globalRefine(formulation);
-      const model = mapping.models()[0];
+      let model = mapping.models()[0];
       // A part it cannot place (photos without a relative rotation to average) is as poor as a poor whole.
       const partPoor = globalModelShortfall(model?.images.length ?? 0, part.length, model?.meanReprojectionError ?? Infinity);
+      // The photos a model that is not poor left out (no rotation to average: photos without EXIF among photos with
+      // it) are registered into it by the incremental mapper, as hierarchical mapping's last pass does. A poor model
+      // is not grown: one of a few photos of a street may be folded already, and grown it would pass for good.
+      if (model && !partPoor && model.images.length < part.length) {
+        const positioned = model.images.length;
+        model =
+          (await extendModel(engine, partInput, options, model, async (m) => {
+            await ctx.cancelPoint();
+            if (deadline !== null && Date.now() > deadline) m.requestFinish();
+          })) ?? model;
+        registeredIncrementally += model.images.length - positioned;
+        ctx.log(
+          "INFO",
+          `${model.images.length - positioned} of the ${part.length - positioned} images of ${parts.length > 1 ? `part ${k + 1} of the view graph` : "the view graph"} the global mapper did not place registered into its model by the incremental mapper`,
+        );
+      }
       const why = `part ${k + 1} of ${parts.length} of the view graph (${part.length} images): ${partPoor}`;
       if (partPoor && parts.length > 1 && spec.use_incremental_quality_fallback) {
         // That part alone to the incremental mapper; the other parts keep their global models.
         ctx.log("WARNING", `the global model of ${why}: the incremental mapper maps that part instead`);
         incrementalParts.push(why);
-        models.push(...(await mapPartIncrementally(ctx, engine, input, options, part, deadline)));
+        models.push(...(await mapPartIncrementally(ctx, engine, partInput, options, deadline)));
         continue;
       }
       if (model && model.images.length >= 2) models.push(model);
@@ -377,6 +398,7 @@ async function mapGlobally(
           "x-mapper": "global",
           "x-global_positioning": positioning,
           ...(incrementalParts.length ? { "x-incremental_parts": incrementalParts } : {}),
+          ...(registeredIncrementally ? { "x-registered_incrementally": registeredIncrementally } : {}),
           ...(poor ? { "x-global_quality": poor } : {}),
         }),
       ],
@@ -386,21 +408,19 @@ async function mapGlobally(
 }
 
 /**
- * The incremental mapper's models of one part of the view graph (its images' pairs only), for a
- * part the global mapper cannot place. Within the pipeline's time budget, if it has one (the
+ * The incremental mapper's models of one part of the view graph (`partInput`: its images' pairs
+ * only), for a part the global mapper cannot place. Within the pipeline's time budget, if it has one (the
  * model being built is then finished as it stands) as a time (ms since the epoch) or none; no
  * checkpoints, as for the global parts.
  */
 async function mapPartIncrementally(
   ctx: TaskContext,
   engine: Engine,
-  input: MappingInput,
+  partInput: MappingInput,
   options: IncrementalMappingOptions,
-  part: readonly number[],
   deadline: number | null,
 ): Promise<MappedModel[]> {
-  const inPart = new Set(part);
-  const mapping = new IncrementalMapping(engine, { ...input, pairs: input.pairs.filter((p) => inPart.has(p.image1)) }, options);
+  const mapping = new IncrementalMapping(engine, partInput, options);
   try {
     let outOfTime = false;
     while (mapping.step(1) !== "done") {
