@@ -211,7 +211,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}), per-image cameras, ${exif ? (exifMissing ? `EXIF but on every ${exifMissing}th` : "EXIF") : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}${mapped.calibrated ? `, ${mapped.calibrated} cameras calibrated by their partners` : ""}), per-image cameras, ${exif ? (exifMissing ? `EXIF but on every ${exifMissing}th` : "EXIF") : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
       .join(", ")}] (in the order built) in ${f(mapSeconds, 1)} s, ${note}`,
   );

@@ -192,9 +192,9 @@ describe("mappingPairs", () => {
   /**
    * Ten photos on an arc around 400 points (a 15 deg turn each, 6 units away), SIMPLE_RADIAL
    * f = 700 each, every pair up to four apart verified as the verification stage does (with each
-   * camera's prior). `priorOf`: each photo's prior focal length.
+   * camera's prior). `priorOf`: each photo's prior focal length (null: none, as without EXIF).
    */
-  async function arcScene(priorOf: (i: number) => number) {
+  async function arcScene(priorOf: (i: number) => number | null) {
     const engine = await loadEngine();
     const rnd = mulberry32(11);
     const [width, height, f, n] = [800, 600, 700, 10];
@@ -209,11 +209,12 @@ describe("mappingPairs", () => {
       }
       return { xy: Float64Array.from(xy) };
     });
-    const cameras: InitialCamera[] = keypoints.map((_, i) => ({
-      ...initialCamera("SIMPLE_RADIAL", width, height),
-      params: [priorOf(i), 400, 300, 0],
-      hasPriorFocalLength: true,
-    }));
+    const cameras: InitialCamera[] = keypoints.map((_, i) => {
+      const prior = priorOf(i);
+      return prior === null
+        ? initialCamera("SIMPLE_RADIAL", width, height)
+        : { ...initialCamera("SIMPLE_RADIAL", width, height), params: [prior, 400, 300, 0], hasPriorFocalLength: true };
+    });
     const cams = { cameras, cameraOfImage: cameras.map((_, i) => i) };
     const matches = points.map((_, k) => [k, k] as [number, number]);
     const pairs: TwoViewGeometriesFile["pairs"] = [];
@@ -238,6 +239,16 @@ describe("mappingPairs", () => {
     expect(mapped.priorsLetGo).toBe(1);
     expect(mapped.cameras[4]!.hasPriorFocalLength).toBe(false);
     expect(mapped.cameras[4]!.params[0]! / 700).toBeCloseTo(1, 0);
+    expect(mapped.dropped).toBe(0);
+  });
+
+  it("calibrates a photo without EXIF among photos with it by its partners' rotations", async () => {
+    // Photo 5 has no focal length and no group of its size to share an estimate with: before, its pairs had no rotation.
+    const mapped = await arcScene((i) => (i === 4 ? null : 700));
+    expect(mapped.calibrated).toBe(1);
+    expect(mapped.cameras[4]!.hasPriorFocalLength).toBe(false);
+    expect(mapped.cameras[4]!.params[0]! / 700).toBeCloseTo(1, 1);
+    expect(mapped.rotations.has(5)).toBe(true);
     expect(mapped.dropped).toBe(0);
   });
 

@@ -16,7 +16,14 @@ import { type Quat, quatConj, quatMul, rotationAngleDeg } from "../../engine-was
 import type { MappingPair } from "../../engine-wasm/ts/mapping";
 import type { TwoViewCamera, TwoViewInput, TwoViewResult } from "../../engine-wasm/ts/two-view";
 import type { TwoViewGeometriesFile } from "../../protocol/schemas/snapshot";
-import { type DatasetCameras, type InitialCamera, aspectGroups, twoViewCamera, withFocalLength } from "./cameras";
+import {
+  DEFAULT_FOCAL_LENGTH_FACTOR,
+  type DatasetCameras,
+  type InitialCamera,
+  aspectGroups,
+  twoViewCamera,
+  withFocalLength,
+} from "./cameras";
 
 export interface ViewGraphEdge {
   image1: number;
@@ -438,6 +445,95 @@ const DOUBTED_PRIOR_MIN_FACTOR = 1.2;
 const DOUBTED_PRIOR_MIN_AGREEMENT = 1.2;
 /** ...and it replaces the prior when the view graph then keeps this many times the inliers of the camera's pairs (mappingPairs). */
 const DOUBTED_PRIOR_MIN_KEPT = 1.5;
+/** Focal lengths tried for a camera rotations could not take: the guess without EXIF times factors from 1/3 to 3 (steps of 1.2). */
+const UNCALIBRATED_FACTORS = Array.from({ length: 13 }, (_, k) => 3 ** ((k - 6) / 6));
+/** It gets the one its pairs agree on best when they agree at most this fraction as well two steps either side... */
+const UNCALIBRATED_MAX_AGREEMENT_AROUND = 0.85;
+/** ...and keeps it when the view graph then keeps this fraction of their inliers (mappingPairs). */
+const UNCALIBRATED_MIN_KEPT = 0.5;
+
+/** The verified pairs with their rotations as the view graph filter took them, and how to verify them again. */
+interface RotationGraph {
+  pairs: VerifiedPairs;
+  cams: DatasetCameras;
+  /** Each camera as relative rotations take it (rotationCameras), null where none. */
+  rotationCamera: ReadonlyArray<TwoViewCamera | null>;
+  graph: ViewGraphFilterResult;
+  keypoints: Keypoints;
+  seed: number | undefined;
+  verify: Verify;
+}
+
+/**
+ * How well a camera's pairs agree on each of its photos' rotation with a focal length: its pairs'
+ * inliers verified again with that focal length, each pair's rotation gives the photo an absolute
+ * rotation from its partner's averaged one, and per photo the most inliers of pairs within
+ * maxResidualDeg of one pair's, each pair's weighed down by its angle (a truncated quadratic, so
+ * that the score peaks where they agree best, not anywhere they all fall within the bound).
+ * `which`: the camera's pairs to score (their partners' cameras and averaged rotations known).
+ */
+function agreementOf(
+  { pairs, cams: { cameras, cameraOfImage }, rotationCamera, graph, keypoints, seed, verify }: RotationGraph,
+  ci: number,
+  which: readonly number[],
+): (focal: number) => Promise<number> {
+  const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
+  return async (focal) => {
+    const own = twoViewCamera(withFocalLength(cameras[ci]!, focal));
+    const results = await reverify(
+      pairs,
+      which,
+      cameraOfImage,
+      (c) => (c === ci ? own : (rotationCamera[c] ?? null)),
+      keypoints,
+      seed,
+      verify,
+    );
+    const implied = new Map<number, Array<{ q: Quat; weight: number }>>();
+    which.forEach((i, k) => {
+      const p = pairs[i]!;
+      const q = rotationOf(results[k]?.cam2_from_cam1);
+      const mineFirst = cameraOf(p.image_id1) === ci;
+      const [mine, other] = mineFirst ? [p.image_id1, p.image_id2] : [p.image_id2, p.image_id1];
+      const partner = graph.rotations.get(other);
+      if (!q || !partner) return;
+      // cam2_from_cam1 = R2 R1^-1.
+      const R = mineFirst ? quatMul(quatConj(q), partner) : quatMul(q, partner);
+      if (!implied.has(mine)) implied.set(mine, []);
+      implied.get(mine)!.push({ q: R, weight: p.num_inliers });
+    });
+    const bound = DEFAULTS.maxResidualDeg;
+    let total = 0;
+    for (const list of implied.values())
+      total += Math.max(
+        ...list.map((a) => list.reduce((sum, b) => sum + b.weight * Math.max(0, 1 - (rotationAngleDeg(a.q, b.q) / bound) ** 2), 0)),
+      );
+    return total;
+  };
+}
+
+/**
+ * The focal length, `start` times one of `factors` (evenly spaced in log scale; then refined
+ * between its neighbours), where `score` peaks; null where `worthRefining` (the scores at
+ * `factors` and the best one's index) says the peak is not worth it.
+ */
+async function bestFocalLength(
+  score: (focal: number) => Promise<number>,
+  start: number,
+  factors: readonly number[],
+  worthRefining: (scores: readonly number[], best: number) => boolean,
+): Promise<number | null> {
+  const scores: number[] = [];
+  for (const factor of factors) scores.push(await score(start * factor));
+  const best = scores.indexOf(Math.max(...scores));
+  if (!worthRefining(scores, best)) return null;
+  // Golden-section refinement within one step of the range either side.
+  const step = Math.log(factors[1]! / factors[0]!);
+  const search = goldenSectionMax(Math.log(factors[best]!) - step, Math.log(factors[best]!) + step, 12);
+  let next = search.next();
+  while (!next.done) next = search.next(await score(start * Math.exp(next.value)));
+  return start * Math.exp(next.value);
+}
 
 /**
  * The cameras whose prior focal length their own pairs may contradict, with the focal length
@@ -447,11 +543,10 @@ const DOUBTED_PRIOR_MIN_KEPT = 1.5;
  * focal length; the relative rotations of its pairs, taken through it, disagree with the loops
  * of the rest of the graph, which drops them (and with them the photo, however many inliers it
  * shares). For a camera half of whose pairs or more are dropped, each focal length of a range
- * is tried: its pairs' inliers verified again with it, and each pair's rotation gives the photo
- * an absolute rotation from its partner's averaged one; the focal length whose pairs agree best
- * on one rotation wins (then refined), when it is far from the prior and they agree better than
- * with the prior. (Its fundamental matrices alone cannot tell: along a street, level cameras
- * make the defect of estimateFocalRatio nearly flat.)
+ * is tried (agreementOf); the focal length whose pairs agree best on one rotation wins (then
+ * refined), when it is far from the prior and they agree better than with the prior. (Its
+ * fundamental matrices alone cannot tell: along a street, level cameras make the defect of
+ * estimateFocalRatio nearly flat.)
  * Repeated structure also makes the graph drop a photo's pairs, but then no focal length makes
  * the wrong pairs agree, and the prior stands. On opensfm-lund with half its photos cropped and
  * their EXIF kept (bench/internet.ts --zoomed --exif --exif-uncropped, seed 1), 24.jpg (cropped
@@ -459,15 +554,9 @@ const DOUBTED_PRIOR_MIN_KEPT = 1.5;
  * pairs (3 before, 687 inliers instead of 212); a photo of a true prior there agrees 1.09
  * times better at most.
  */
-async function contradictedPriors(
-  pairs: VerifiedPairs,
-  { cameras, cameraOfImage }: DatasetCameras,
-  rotationCamera: ReadonlyArray<TwoViewCamera | null>,
-  graph: ViewGraphFilterResult,
-  keypoints: Keypoints,
-  seed: number | undefined,
-  verify: Verify,
-): Promise<Map<number, { focal: number; pairs: number[] }>> {
+async function contradictedPriors(graphOf: RotationGraph): Promise<Map<number, { focal: number; pairs: number[] }>> {
+  const { pairs, cams, graph } = graphOf;
+  const { cameras, cameraOfImage } = cams;
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
   // Per camera with a prior: its pairs with other cameras, those with a rotation, and how many of those the graph dropped.
   const pairsOf = new Map<number, { all: number[]; rotated: number[]; dropped: number }>();
@@ -488,60 +577,68 @@ async function contradictedPriors(
   const estimates = new Map<number, { focal: number; pairs: number[] }>();
   for (const [ci, { all, rotated, dropped }] of pairsOf) {
     if (rotated.length < DOUBTED_PRIOR_MIN_PAIRS || 2 * dropped < rotated.length) continue;
-    const camera = cameras[ci]!;
-    /**
-     * How well the camera's pairs agree on each of its photos' rotation with this focal length:
-     * per photo, the most inliers of pairs within maxResidualDeg of one pair's rotation, each
-     * pair's weighed down by its angle (a truncated quadratic, so that the score peaks where
-     * they agree best, not anywhere they all fall within the bound).
-     */
-    const agreement = async (focal: number) => {
-      const own = twoViewCamera(withFocalLength(camera, focal));
-      const results = await reverify(
-        pairs,
-        rotated,
-        cameraOfImage,
-        (c) => (c === ci ? own : (rotationCamera[c] ?? null)),
-        keypoints,
-        seed,
-        verify,
-      );
-      const implied = new Map<number, Array<{ q: Quat; weight: number }>>();
-      rotated.forEach((i, k) => {
-        const p = pairs[i]!;
-        const q = rotationOf(results[k]?.cam2_from_cam1);
-        const mineFirst = cameraOf(p.image_id1) === ci;
-        const [mine, other] = mineFirst ? [p.image_id1, p.image_id2] : [p.image_id2, p.image_id1];
-        const partner = graph.rotations.get(other);
-        if (!q || !partner) return;
-        // cam2_from_cam1 = R2 R1^-1.
-        const R = mineFirst ? quatMul(quatConj(q), partner) : quatMul(q, partner);
-        if (!implied.has(mine)) implied.set(mine, []);
-        implied.get(mine)!.push({ q: R, weight: p.num_inliers });
-      });
-      const bound = DEFAULTS.maxResidualDeg;
-      let total = 0;
-      for (const list of implied.values())
-        total += Math.max(
-          ...list.map((a) => list.reduce((sum, b) => sum + b.weight * Math.max(0, 1 - (rotationAngleDeg(a.q, b.q) / bound) ** 2), 0)),
-        );
-      return total;
-    };
-    const prior = camera.params[0]!;
+    const agreement = agreementOf(graphOf, ci, rotated);
+    const prior = cameras[ci]!.params[0]!;
     const atPrior = await agreement(prior);
-    let best = { factor: 1, score: atPrior };
-    for (const factor of DOUBTED_PRIOR_FACTORS) {
-      if (Math.max(factor, 1 / factor) < DOUBTED_PRIOR_MIN_FACTOR) continue;
-      const score = await agreement(prior * factor);
-      if (score > best.score) best = { factor, score };
+    const factors = DOUBTED_PRIOR_FACTORS.filter((factor) => Math.max(factor, 1 / factor) >= DOUBTED_PRIOR_MIN_FACTOR);
+    const focal = await bestFocalLength(
+      agreement,
+      prior,
+      factors,
+      (scores, k) => scores[k]! > atPrior && scores[k]! >= DOUBTED_PRIOR_MIN_AGREEMENT * atPrior,
+    );
+    if (focal !== null) estimates.set(ci, { focal, pairs: all });
+  }
+  return estimates;
+}
+
+/**
+ * The cameras rotations could not take (no prior focal length and no group estimate: a photo
+ * without EXIF among photos with it), each with the focal length at which its pairs with photos
+ * of averaged rotations agree best on its own rotation (agreementOf, over UNCALIBRATED_FACTORS
+ * around DEFAULT_FOCAL_LENGTH_FACTOR times its larger side), and its pairs. Those with fewer than
+ * DOUBTED_PRIOR_MIN_PAIRS such pairs, or whose pairs agree nearly as well at other focal lengths,
+ * are left out; mappingPairs keeps an estimate only where the view graph then keeps most of the
+ * camera's pairs. (GLOMAP calibrates such cameras by their fundamental matrices, estimateFocalRatio's
+ * criterion per camera: on sacre-coeur's photos without EXIF that gave the long lenses 1.3 to 2.0
+ * times their larger side for 2.6 to 2.7, and no minimum as sharp as estimateFocalRatio asks.)
+ */
+async function uncalibratedCameras(graphOf: RotationGraph): Promise<Map<number, { focal: number; pairs: number[] }>> {
+  const { pairs, cams, graph, rotationCamera } = graphOf;
+  const { cameras, cameraOfImage } = cams;
+  const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
+  const pairsOf = new Map<number, number[]>();
+  pairs.forEach((p, i) => {
+    const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
+    if (c1 === c2) return;
+    for (const [c, other, otherImage] of [
+      [c1, c2, p.image_id2],
+      [c2, c1, p.image_id1],
+    ] as const) {
+      if (rotationCamera[c] || cameras[c]!.model === "SPHERICAL" || !rotationCamera[other] || !graph.rotations.has(otherImage)) continue;
+      pairsOf.set(c, [...(pairsOf.get(c) ?? []), i]);
     }
-    if (best.factor === 1 || best.score < DOUBTED_PRIOR_MIN_AGREEMENT * atPrior) continue;
-    // Golden-section refinement within one step of the range either side.
-    const step = Math.log(DOUBTED_PRIOR_FACTORS[1]! / DOUBTED_PRIOR_FACTORS[0]!);
-    const search = goldenSectionMax(Math.log(best.factor) - step, Math.log(best.factor) + step, 12);
-    let next = search.next();
-    while (!next.done) next = search.next(await agreement(prior * Math.exp(next.value)));
-    estimates.set(ci, { focal: prior * Math.exp(next.value), pairs: all });
+  });
+  const estimates = new Map<number, { focal: number; pairs: number[] }>();
+  for (const [ci, own] of pairsOf) {
+    if (own.length < DOUBTED_PRIOR_MIN_PAIRS) continue;
+    const { width, height } = cameras[ci]!;
+    const agreement = agreementOf(graphOf, ci, own);
+    // Only a focal length the rotations determine, where they agree clearly less well two steps (1.44 times) either
+    // side: along a street they agree at any focal length (opensfm-lund with every second photo's EXIF taken away:
+    // peaks at 0.52 to 3.0 times the larger side for 0.71, the agreement 0.89 to 1.0 of the peak's 1.5 times either
+    // side; sceaux-castle: 1.06 for 1.05, 0.59 and 0.69 of it).
+    const focal = await bestFocalLength(
+      agreement,
+      DEFAULT_FOCAL_LENGTH_FACTOR * Math.max(width, height),
+      UNCALIBRATED_FACTORS,
+      (scores, k) =>
+        scores[k]! > 0 &&
+        k >= 2 &&
+        k + 2 < scores.length &&
+        Math.max(scores[k - 2]!, scores[k + 2]!) <= UNCALIBRATED_MAX_AGREEMENT_AROUND * scores[k]!,
+    );
+    if (focal !== null) estimates.set(ci, { focal, pairs: own });
   }
   return estimates;
 }
@@ -552,10 +649,13 @@ async function contradictedPriors(
  * cameras to map them with. A pair's rotation is the verification's own pose
  * (`x-cam2_from_cam1`), else its inliers re-verified with the cameras' rotationCameras. A
  * camera whose prior focal length its pairs contradict (contradictedPriors) loses the prior and
- * starts from the focal length they determine, where that brings back more of its pairs. The
+ * starts from the focal length they determine, where that brings back more of its pairs; a camera
+ * without one to take rotations through (uncalibratedCameras) starts from the focal length its
+ * partners' rotations determine, where the graph then keeps most of its pairs. The
  * map stage's one path from two_view_geometries.json to mapping; the benchmarks call it too, so
  * that they measure what the service runs. `dropped`: the pairs the filter refused;
- * `priorsLetGo`: the cameras whose prior was let go; `rotations`: the averaged rotations by
+ * `priorsLetGo`: the cameras whose prior was let go; `calibrated`: the cameras without a prior or a
+ * group estimate calibrated by their partners' rotations (uncalibratedCameras); `rotations`: the averaged rotations by
  * image id. `verify` runs a batch of pairs on an engine (and may be a cancel point).
  */
 export async function mappingPairs(
@@ -570,6 +670,7 @@ export async function mappingPairs(
   withInliers: number;
   dropped: number;
   priorsLetGo: number;
+  calibrated: number;
   rotations: Map<number, Quat>;
 }> {
   const withInliers = pairs.filter((p) => p.num_inliers > 0);
@@ -588,21 +689,42 @@ export async function mappingPairs(
   let graph = filter();
 
   const cameras = cams.cameras.map((c) => ({ ...c }));
-  let priorsLetGo = 0;
-  const estimates = await contradictedPriors(withInliers, cams, rotationCamera, graph, keypoints, seed, verify);
-  for (const [ci, { focal, pairs: own }] of estimates) {
-    const keptOf = (g: ViewGraphFilterResult) => own.reduce((sum, i) => sum + (g.kept[i] ? withInliers[i]!.num_inliers : 0), 0);
-    const before = own.map((i) => rotations[i]!);
-    const recalibrated = twoViewCamera(withFocalLength(cameras[ci]!, focal));
-    await rotate(own, (c) => (c === ci ? recalibrated : (rotationCamera[c] ?? null)));
-    const next = filter();
-    if (keptOf(next) >= DOUBTED_PRIOR_MIN_KEPT * keptOf(graph)) {
-      graph = next;
-      rotationCamera[ci] = recalibrated;
-      cameras[ci] = { ...withFocalLength(cameras[ci]!, focal), hasPriorFocalLength: false };
-      priorsLetGo += 1;
-    } else own.forEach((i, k) => (rotations[i] = before[k]!));
-  }
+  /**
+   * Each camera's estimate, where the view graph with its pairs rotated through it keeps enough of
+   * their inliers (`enough`, of those it kept before and of all of them): the camera then maps from
+   * that focal length, without a prior. Answers how many were kept.
+   */
+  const recalibrate = async (
+    estimates: Map<number, { focal: number; pairs: number[] }>,
+    enough: (before: number, all: number) => number,
+  ) => {
+    let kept = 0;
+    for (const [ci, { focal, pairs: own }] of estimates) {
+      const keptOf = (g: ViewGraphFilterResult) => own.reduce((sum, i) => sum + (g.kept[i] ? withInliers[i]!.num_inliers : 0), 0);
+      const before = own.map((i) => rotations[i]!);
+      const recalibrated = twoViewCamera(withFocalLength(cameras[ci]!, focal));
+      await rotate(own, (c) => (c === ci ? recalibrated : (rotationCamera[c] ?? null)));
+      const next = filter();
+      const all = own.reduce((sum, i) => sum + withInliers[i]!.num_inliers, 0);
+      if (keptOf(next) >= enough(keptOf(graph), all)) {
+        graph = next;
+        rotationCamera[ci] = recalibrated;
+        cameras[ci] = { ...withFocalLength(cameras[ci]!, focal), hasPriorFocalLength: false };
+        kept += 1;
+      } else own.forEach((i, k) => (rotations[i] = before[k]!));
+    }
+    return kept;
+  };
+  const priorsLetGo = await recalibrate(
+    await contradictedPriors({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify }),
+    (before) => DOUBTED_PRIOR_MIN_KEPT * before,
+  );
+  // Photos rotations could not take: calibrated against their partners' averaged rotations, where the graph then keeps
+  // most of their pairs (before, their pairs had no rotation, and the global mapper could not place them).
+  const calibrated = await recalibrate(
+    await uncalibratedCameras({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify }),
+    (_, all) => UNCALIBRATED_MIN_KEPT * all,
+  );
   return {
     pairs: withInliers
       .filter((_, i) => graph.kept[i])
@@ -611,6 +733,7 @@ export async function mappingPairs(
     withInliers: withInliers.length,
     dropped: graph.kept.filter((k) => !k).length,
     priorsLetGo,
+    calibrated,
     // The averaged cam_from_world rotations by image id, which the global mapper places the images with.
     rotations: graph.rotations,
   };

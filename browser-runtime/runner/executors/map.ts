@@ -134,6 +134,7 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
     withInliers,
     dropped,
     priorsLetGo,
+    calibrated,
     rotations,
   } = await mappingPairs(verified.pairs, { cameras, cameraOfImage }, keypoints, spec.seed, async (batch) => {
     await ctx.cancelPoint();
@@ -146,6 +147,12 @@ export async function map(ctx: TaskContext): Promise<TaskOutputs> {
       "INFO",
       `view-graph filter: the prior focal lengths (EXIF) of ${priorsLetGo} camera(s) contradict their pairs; mapped from the focal lengths the pairs determine instead, without a prior`,
     );
+  if (calibrated > 0)
+    ctx.log(
+      "INFO",
+      `view-graph filter: ${calibrated} camera(s) without a focal length to take rotations through (no EXIF, no group of one size) calibrated by how their pairs agree with their partners' averaged rotations`,
+    );
+
   const byName = new Map(dataset.images.map((im, i) => [im.name, i]));
   const initPair =
     spec.kind === "incremental" && spec.init_image_pair ? (spec.init_image_pair.map((n) => byName.get(n)) as [number, number]) : null;
