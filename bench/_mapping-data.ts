@@ -162,8 +162,7 @@ export async function mapGlobally(engine: Engine, input: MappingInput, rotations
     let model = mapping.models()[0];
     const shortfall = globalModelShortfall(model?.images.length ?? 0, reachable, model?.meanReprojectionError ?? Infinity);
     // As the map executor: the images a model that is not poor left out registered into it incrementally.
-    if (model && !shortfall && model.images.length < reachable)
-      model = (await extendModel(engine, input, options, model)) ?? model;
+    if (model && !shortfall && model.images.length < reachable) model = (await extendModel(engine, input, options, model)) ?? model;
     return { models: model ? [model] : [], shortfall };
   } finally {
     mapping.free();
