@@ -407,7 +407,13 @@ async function reverify(
   keypoints: Keypoints,
   seed: number | undefined,
   verify: Verify,
+  maxMatches = Infinity,
 ): Promise<Array<TwoViewResult | null>> {
+  // At most maxMatches of a pair's inliers, evenly through them.
+  const some = (matches: VerifiedPairs[number]["inlier_matches"]) =>
+    matches.length <= maxMatches
+      ? matches
+      : Array.from({ length: maxMatches }, (_, k) => matches[Math.floor((k * matches.length) / maxMatches)]!);
   const todo = which.map((i) => {
     const p = pairs[i]!;
     return { p, c1: cameraFor(cameraOfImage[p.image_id1 - 1]!), c2: cameraFor(cameraOfImage[p.image_id2 - 1]!) };
@@ -422,7 +428,7 @@ async function reverify(
         keypoints2: keypoints[p.image_id2 - 1]!.xy,
         camera1: c1!,
         camera2: c2!,
-        matches: p.inlier_matches,
+        matches: some(p.inlier_matches),
         // Inliers already: a few trials find the model.
         options: { seed: seed ?? 0, minNumTrials: 10, maxNumTrials: 200, detectWatermark: false },
       })),
@@ -435,6 +441,9 @@ async function reverify(
 
 const rotationOf = (pose: { rotation: { w: number; x: number; y: number; z: number } } | null | undefined): Quat | null =>
   pose ? [pose.rotation.w, pose.rotation.x, pose.rotation.y, pose.rotation.z] : null;
+
+/** A pair's inliers the search of a focal length takes its rotation from, at most (agreementOf): with thousands a trial costs tens of ms. */
+const AGREEMENT_MAX_MATCHES = 300;
 
 /** A camera's prior focal length is in doubt when it has at least this many pairs with a rotation and the view graph drops half of them or more. */
 const DOUBTED_PRIOR_MIN_PAIRS = 3;
@@ -488,6 +497,7 @@ function agreementOf(
       keypoints,
       seed,
       verify,
+      AGREEMENT_MAX_MATCHES,
     );
     const implied = new Map<number, Array<{ q: Quat; weight: number }>>();
     which.forEach((i, k) => {
