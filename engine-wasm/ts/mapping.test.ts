@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadEngine, type Engine } from "./engine";
-import { IncrementalMapping, point3DIdsOfImage } from "./mapping";
+import { IncrementalMapping, extendModel, point3DIdsOfImage } from "./mapping";
 import { syntheticMappingInput } from "./testing/synthetic-scenes";
 
 const OPTIONS = { seed: 3, init_min_tri_angle: 8, min_model_size: 3 };
@@ -111,6 +111,20 @@ describe("incremental mapping binding", () => {
     const bad = new IncrementalMapping(engine, input, OPTIONS);
     expect(() => bad.extend({ ...seed, images: [{ image: 9, qvec: [1, 0, 0, 0], tvec: [0, 0, 0] }] })).toThrow(/image index out of range/);
     bad.free();
+  });
+
+  it("extendModel: grows a model by the images it lacks, calling back before each step", async () => {
+    const input = syntheticMappingInput();
+    const full = new IncrementalMapping(engine, input, OPTIONS);
+    const whole = full.run()[0]!;
+    full.free();
+    const phases: string[] = [];
+    const model = await extendModel(engine, input, OPTIONS, { ...whole, images: whole.images.filter((im) => im.image < 4) }, (m) => {
+      phases.push(m.progress().phase);
+    });
+    expect(model!.images.map((im) => im.image).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(phases[0]).toBe("grow_model");
+    expect(phases).toContain("finish_model");
   });
 
   it("rejects invalid input, naming the rule (degenerate.test.ts has the others)", () => {
