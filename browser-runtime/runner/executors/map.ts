@@ -416,9 +416,9 @@ async function mapGlobally(
 
 /**
  * The incremental mapper's models of one part of the view graph (`partInput`: its images' pairs
- * only), for a part the global mapper cannot place. Within the pipeline's time budget, if it has one (the
- * model being built is then finished as it stands) as a time (ms since the epoch) or none; no
- * checkpoints, as for the global parts.
+ * only), for a part the global mapper cannot place. Past `deadline` (ms since the epoch; null:
+ * none, from max_runtime_seconds) the model being built is finished as it stands. No checkpoints,
+ * as for the global parts.
  */
 async function mapPartIncrementally(
   ctx: TaskContext,
