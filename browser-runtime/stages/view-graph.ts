@@ -626,7 +626,8 @@ async function uncalibratedCameras(graphOf: RotationGraph): Promise<Map<number, 
       [c2, c1, p.image_id1],
     ] as const) {
       if (rotationCamera[c] || cameras[c]!.model === "SPHERICAL" || !rotationCamera[other] || !graph.rotations.has(otherImage)) continue;
-      pairsOf.set(c, [...(pairsOf.get(c) ?? []), i]);
+      if (!pairsOf.has(c)) pairsOf.set(c, []);
+      pairsOf.get(c)!.push(i);
     }
   });
   const estimates = new Map<number, { focal: number; pairs: number[] }>();
