@@ -20,7 +20,8 @@
  * ratio to the larger side grows by up to 2x; keypoints outside the crop and their matches dropped).
  * With `--exif-uncropped`, a cropped photo keeps its original's EXIF (as photo editors do): its
  * 35 mm equivalent focal length, read at the cropped size, is short by the crop fraction.
- * `--exif-missing K` takes the EXIF of every K-th photo away (a collection of several sources, some without).
+ * `--exif-missing K` takes the EXIF of every K-th photo away (a collection of several sources, some without);
+ * `--exif-missing-first N` that of the first N photos in name order (one source without, its photos of one part of the place).
  * `--global` maps with the global mapper (`mapGlobally`) instead of the incremental one.
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -49,6 +50,7 @@ const onlineSizes = process.argv.includes("--online-sizes");
 const zoom = process.argv.includes("--zoomed");
 const exifUncropped = process.argv.includes("--exif-uncropped");
 const exifMissing = Number(arg("exif-missing", "0"));
+const exifMissingFirst = Number(arg("exif-missing-first", "0"));
 const globalMapper = process.argv.includes("--global");
 
 /** Every `k`-th photo of the set and the raw matches among them. */
@@ -135,7 +137,7 @@ for (const set of sets) {
   const startAt = (c: InitialCamera, i: number) =>
     withFocalLength(c, (Number(focalRatio) * Math.max(c.width, c.height)) / (exifUncropped ? 1 : (cropped.get(data.images[i]!.name) ?? 1)));
   // With EXIF, verification and the view graph see the prior too.
-  const withExif = (i: number) => !exifMissing || i % exifMissing !== exifMissing - 1;
+  const withExif = (i: number) => i >= exifMissingFirst && (!exifMissing || i % exifMissing !== exifMissing - 1);
   const cams = focalRatio && exif ? { ...found, cameras: found.cameras.map((c, i) => (withExif(i) ? startAt(c, i) : c)) } : found;
   const results = verifyPairs(engine, data, cams, seed);
   const verified = results
@@ -211,7 +213,7 @@ for (const set of sets) {
   const joinSeconds = (performance.now() - wall) / 1000 - mapSeconds;
   const posesOf = (m: MappedModel) => m.images.map((im) => ({ name: data.images[im.image]!.name, qvec: im.qvec, tvec: im.tvec }));
   console.log(
-    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}${mapped.calibrated ? `, ${mapped.calibrated} cameras calibrated by their partners` : ""}), per-image cameras, ${exif ? (exifMissing ? `EXIF but on every ${exifMissing}th` : "EXIF") : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
+    `${set} (every ${subset}: ${data.images.length} photos, ${verified.length} verified pairs (${mapped.dropped} dropped by the view graph${mapped.priorsLetGo ? `, ${mapped.priorsLetGo} EXIF priors let go` : ""}${mapped.calibrated ? `, ${mapped.calibrated} cameras calibrated by their partners` : ""}), per-image cameras, ${exif ? (exifMissing ? `EXIF but on every ${exifMissing}th` : "EXIF") + (exifMissingFirst ? ` but on the first ${exifMissingFirst}` : "") : "no EXIF"}${onlineSizes ? `, sizes as found online (${turned.size} turned)` : ""}${zoom ? `, ${cropped.size} cropped (zoomed${exifUncropped ? ", EXIF kept" : ""})` : ""}): ${models.length} model(s) [${built
       .map((m) => m.images.length)
       .join(", ")}] (in the order built) in ${f(mapSeconds, 1)} s, ${note}`,
   );

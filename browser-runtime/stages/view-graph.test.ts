@@ -252,6 +252,17 @@ describe("mappingPairs", () => {
     expect(mapped.dropped).toBe(0);
   });
 
+  it("reaches photos whose partners lack a focal length too, through those calibrated before", async () => {
+    // Photos 2, 3, 5 and 6 have none: photo 2 sees two photos with one (1 and 4), too few to search, until photos 3, 5
+    // and 6 (which see three to five) are calibrated.
+    const without = [1, 2, 4, 5];
+    const mapped = await arcScene((i) => (without.includes(i) ? null : 700));
+    expect(mapped.calibrated).toBe(4);
+    for (const i of without) expect(mapped.cameras[i]!.params[0]! / 700).toBeCloseTo(1, 1);
+    expect(without.every((i) => mapped.rotations.has(i + 1))).toBe(true);
+    expect(mapped.dropped).toBe(0);
+  });
+
   it("keeps true priors", async () => {
     const mapped = await arcScene(() => 700);
     expect(mapped.priorsLetGo).toBe(0);

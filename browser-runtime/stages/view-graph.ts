@@ -456,8 +456,8 @@ const DOUBTED_PRIOR_MIN_AGREEMENT = 1.2;
 const DOUBTED_PRIOR_MIN_KEPT = 1.5;
 /** Focal lengths tried for a camera rotations could not take: the guess without EXIF times factors from 1/3 to 3 (steps of 1.2). */
 const UNCALIBRATED_FACTORS = Array.from({ length: 13 }, (_, k) => 3 ** ((k - 6) / 6));
-/** It gets the one its pairs agree on best when they agree at most this fraction as well two steps either side... */
-const UNCALIBRATED_MAX_AGREEMENT_AROUND = 0.85;
+/** It gets the one its pairs agree on best when they agree at most this fraction as well somewhere two to four steps either side... */
+const UNCALIBRATED_MAX_AGREEMENT_AROUND = 0.8;
 /** ...and keeps it when the view graph then keeps this fraction of their inliers (mappingPairs). */
 const UNCALIBRATED_MIN_KEPT = 0.5;
 
@@ -609,11 +609,16 @@ async function contradictedPriors(graphOf: RotationGraph): Promise<Map<number, {
  * around DEFAULT_FOCAL_LENGTH_FACTOR times its larger side), and its pairs. Those with fewer than
  * DOUBTED_PRIOR_MIN_PAIRS such pairs, or whose pairs agree nearly as well at other focal lengths,
  * are left out; mappingPairs keeps an estimate only where the view graph then keeps most of the
- * camera's pairs. (GLOMAP calibrates such cameras by their fundamental matrices, estimateFocalRatio's
- * criterion per camera: on sacre-coeur's photos without EXIF that gave the long lenses 1.3 to 2.0
- * times their larger side for 2.6 to 2.7, and no minimum as sharp as estimateFocalRatio asks.)
+ * camera's pairs. `tried`: the cameras searched in earlier rounds, each with how many such pairs
+ * it had (updated here); one is searched again only with more. (GLOMAP calibrates such cameras by
+ * their fundamental matrices, estimateFocalRatio's criterion per camera: on sacre-coeur's photos
+ * without EXIF that gave the long lenses 1.3 to 2.0 times their larger side for 2.6 to 2.7, and no
+ * minimum as sharp as estimateFocalRatio asks.)
  */
-async function uncalibratedCameras(graphOf: RotationGraph): Promise<Map<number, { focal: number; pairs: number[] }>> {
+async function uncalibratedCameras(
+  graphOf: RotationGraph,
+  tried: Map<number, number>,
+): Promise<Map<number, { focal: number; pairs: number[] }>> {
   const { pairs, cams, graph, rotationCamera } = graphOf;
   const { cameras, cameraOfImage } = cams;
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
@@ -632,22 +637,31 @@ async function uncalibratedCameras(graphOf: RotationGraph): Promise<Map<number, 
   });
   const estimates = new Map<number, { focal: number; pairs: number[] }>();
   for (const [ci, own] of pairsOf) {
-    if (own.length < DOUBTED_PRIOR_MIN_PAIRS) continue;
+    // A camera searched before is searched again only with more partners placed since.
+    if (own.length < DOUBTED_PRIOR_MIN_PAIRS || own.length <= (tried.get(ci) ?? 0)) continue;
+    tried.set(ci, own.length);
     const { width, height } = cameras[ci]!;
     const agreement = agreementOf(graphOf, ci, own);
-    // Only a focal length the rotations determine, where they agree clearly less well two steps (1.44 times) either
-    // side: along a street they agree at any focal length (opensfm-lund with every second photo's EXIF taken away:
-    // peaks at 0.52 to 3.0 times the larger side for 0.71, the agreement 0.89 to 1.0 of the peak's 1.5 times either
-    // side; sceaux-castle: 1.06 for 1.05, 0.59 and 0.69 of it).
+    // Only a focal length the rotations determine, where they agree clearly less well two to four steps (1.44 to
+    // 2.07 times) away on each side: along a street they agree at any focal length (opensfm-lund with every second
+    // photo's EXIF taken away: peaks at 0.52 to 3.0 times the larger side for 0.71, 0.94 to 1.0 of the peak on one
+    // side at least); around a building they peak, more broadly for a photo whose partners are all to one side
+    // (sceaux-castle: 1.06 for 1.05, 0.59 and 0.69 of it two steps away; its first four photos without EXIF, 0.72 to
+    // 0.76 of it four steps away on one side, 0.59 to 0.75 on the other).
     const focal = await bestFocalLength(
       agreement,
       DEFAULT_FOCAL_LENGTH_FACTOR * Math.max(width, height),
       UNCALIBRATED_FACTORS,
-      (scores, k) =>
-        scores[k]! > 0 &&
-        k >= 2 &&
-        k + 2 < scores.length &&
-        Math.max(scores[k - 2]!, scores[k + 2]!) <= UNCALIBRATED_MAX_AGREEMENT_AROUND * scores[k]!,
+      (scores, k) => {
+        const fallsAway = (side: readonly number[]) => Math.min(...side) <= UNCALIBRATED_MAX_AGREEMENT_AROUND * scores[k]!;
+        return (
+          scores[k]! > 0 &&
+          k >= 2 &&
+          k + 2 < scores.length &&
+          fallsAway(scores.slice(Math.max(0, k - 4), k - 1)) &&
+          fallsAway(scores.slice(k + 2, k + 5))
+        );
+      },
     );
     if (focal !== null) estimates.set(ci, { focal, pairs: own });
   }
@@ -731,11 +745,18 @@ export async function mappingPairs(
     (before) => DOUBTED_PRIOR_MIN_KEPT * before,
   );
   // Photos rotations could not take: calibrated against their partners' averaged rotations, where the graph then keeps
-  // most of their pairs (before, their pairs had no rotation, and the global mapper could not place them).
-  const calibrated = await recalibrate(
-    await uncalibratedCameras({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify }),
-    (_, all) => UNCALIBRATED_MIN_KEPT * all,
-  );
+  // most of their pairs (before, their pairs had no rotation, and the global mapper could not place them). In rounds,
+  // until one calibrates none: a photo whose partners lacked a focal length too is reached through those calibrated before.
+  let calibrated = 0;
+  const tried = new Map<number, number>();
+  for (;;) {
+    const round = await recalibrate(
+      await uncalibratedCameras({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify }, tried),
+      (_, all) => UNCALIBRATED_MIN_KEPT * all,
+    );
+    if (round === 0) break;
+    calibrated += round;
+  }
   return {
     pairs: withInliers
       .filter((_, i) => graph.kept[i])
