@@ -444,6 +444,11 @@ const rotationOf = (pose: { rotation: { w: number; x: number; y: number; z: numb
 
 /** A pair's inliers the search of a focal length takes its rotation from, at most (agreementOf): with thousands a trial costs tens of ms. */
 const AGREEMENT_MAX_MATCHES = 300;
+/**
+ * A camera's pairs it scores, at most (those of most inliers): each focal length tried re-verifies them, some 25 per
+ * search, several ms each (a photo of an Internet collection may have a hundred pairs).
+ */
+const AGREEMENT_MAX_PAIRS = 30;
 
 /** A camera's prior focal length is in doubt when it has at least this many pairs with a rotation and the view graph drops half of them or more. */
 const DOUBTED_PRIOR_MIN_PAIRS = 3;
@@ -479,14 +484,19 @@ interface RotationGraph {
  * rotation from its partner's averaged one, and per photo the most inliers of pairs within
  * maxResidualDeg of one pair's, each pair's weighed down by its angle (a truncated quadratic, so
  * that the score peaks where they agree best, not anywhere they all fall within the bound).
- * `which`: the camera's pairs to score (their partners' cameras and averaged rotations known).
+ * `of`: the camera's pairs (their partners' cameras and averaged rotations known); it scores at most
+ * AGREEMENT_MAX_PAIRS of them.
  */
 function agreementOf(
   { pairs, cams: { cameras, cameraOfImage }, rotationCamera, graph, keypoints, seed, verify }: RotationGraph,
   ci: number,
-  which: readonly number[],
+  of: readonly number[],
 ): (focal: number) => Promise<number> {
   const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
+  const which =
+    of.length <= AGREEMENT_MAX_PAIRS
+      ? of
+      : [...of].sort((a, b) => pairs[b]!.num_inliers - pairs[a]!.num_inliers).slice(0, AGREEMENT_MAX_PAIRS);
   return async (focal) => {
     const own = twoViewCamera(withFocalLength(cameras[ci]!, focal));
     const results = await reverify(
