@@ -243,20 +243,26 @@ async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: Sha
       "INFO",
       `joined ${g.members.length} of ${models.length} cluster models by the Sim3 of their shared photos: ${g.model.images.images.length} images, ${g.model.points.ids.length} points, mean reprojection error ${g.model.mean_reproj_err?.toPrecision(3)} px after bundle adjustment`,
     );
-  // The root's group, after the images every cluster left out are registered into it; each other group's model a
-  // component of its own (4.9), unless the root holds all its images now.
-  const [rootGroup, ...others] = groups;
-  const root = rootGroup!.model;
-  const extended = await registerLeftOut(ctx, spec, root);
-  const rootFiles = extended ?? snapshotModelFiles(root);
-  const inRoot = new Set(rootFiles.images.images.map((im) => im.name));
-  const apart = others.map((g) => g.model).filter((m) => m.images.images.some((im) => !inRoot.has(im.name)));
-  const components = [rootFiles, ...apart.map(snapshotModelFiles)];
+  // Each group's model, largest first, after the images no cluster model held are registered into it (the root's
+  // from all of them, each next one's from those no model before it holds: a model never takes another's photos); each
+  // after the root a component of its own (4.9), unless the models before it hold all its images.
+  const finalPass = await leftOutPass(ctx, spec);
+  const components: ModelFiles[] = [];
+  const held = new Set<string>();
+  let registered = 0;
+  for (const [k, { model }] of groups.entries()) {
+    if (k > 0 && model.images.images.every((im) => held.has(im.name))) continue;
+    const extended = await finalPass.register(model, held, k === 0 ? "the joined model" : `model ${k + 1} (of another place)`);
+    const files = extended ?? snapshotModelFiles(model);
+    registered += files.images.images.length - model.images.images.length;
+    for (const im of files.images.images) held.add(im.name);
+    components.push(files);
+  }
   components.sort((a, b) => b.summary.num_reg_images - a.summary.num_reg_images);
-  if (apart.length > 0)
+  if (components.length > 1)
     ctx.log(
       "WARNING",
-      `${apart.length} model(s) share too few aligned photos with the largest to be joined to it: sealed as components of their own`,
+      `${components.length - 1} model(s) share too few aligned photos with the largest to be joined to it: sealed as components of their own`,
     );
   const final = await sealModels(ctx, components, "final", null, null);
   ctx.progress(reads.length + 1, reads.length + 1, "hierarchical_merge");
@@ -270,8 +276,8 @@ async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: Sha
         "x-mapper": "hierarchical",
         "x-clusters": reads.length,
         "x-cluster_models": models.length,
-        "x-joined_cluster_models": rootGroup!.members.length,
-        "x-registered_after_merge": extended ? extended.images.images.length - root.images.images.length : 0,
+        "x-joined_cluster_models": groups[0]!.members.length,
+        "x-registered_after_merge": registered,
       }),
     ],
     result: null,
@@ -280,50 +286,59 @@ async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: Sha
 
 /**
  * The final pass of the merge (as COLMAP's incremental mapper ends a model): the images with verified pairs that no
- * cluster registered, or whose cluster model did not join, tried against the whole joined model. The engine's
- * incremental mapper continues from the joined model (IncrementalMapping.extend) on every verified pair of the set
- * (through the view-graph filter, as any mapping): next-best-view registration with triangulation and local bundle
- * adjustment, then global refinement (retriangulation and bundle adjustment). A cluster too weakly connected to map
- * its own photos (a chain's last few, attached to the overlap by a weak pair or two) loses them only until here.
- * Null when the model holds every such image already.
+ * cluster registered, or whose cluster model did not join, tried against a whole joined model. The engine's
+ * incremental mapper continues from the joined model (IncrementalMapping.extend) on the verified pairs of the set
+ * (through the view-graph filter, as any mapping; those of images `heldElsewhere` by another model left out, unless the
+ * model holds them too): next-best-view registration with triangulation and local bundle adjustment, then global
+ * refinement (retriangulation and bundle adjustment). A cluster too weakly connected to map its own photos (a chain's
+ * last few, attached to the overlap by a weak pair or two) loses them only until here. `register` answers null when
+ * the model holds every such image already. The set's pairs are read and filtered once, for all models.
  */
-async function registerLeftOut(ctx: TaskContext, spec: HierarchicalSpec, root: SnapshotModel): Promise<ModelFiles | null> {
+async function leftOutPass(ctx: TaskContext, spec: HierarchicalSpec) {
   const dataset = datasetOf(ctx.lease);
   const verified = await verifiedMatches(ctx);
-  const held = new Set(root.images.images.map((im) => im.name));
   const reachable = new Set(verified.pairs.filter((p) => p.num_inliers > 0).flatMap((p) => [p.image_id1 - 1, p.image_id2 - 1]));
-  const leftOut = [...reachable].filter((i) => !held.has(dataset.images[i]!.name));
-  if (leftOut.length === 0) return null;
-  const mi = await mappingImages(ctx);
-  const { images } = mi;
-  const filtered = await filteredPairs(ctx, spec, verified.pairs, mi);
   const indexOf = new Map(dataset.images.map((im, i) => [im.name, i]));
   const priors = mappingPriors(dataset.images);
-  const input = mi.input(filtered);
-  const options = { seed: spec.seed, ...bundleAdjustmentOptions(ctx), pose_priors: priors?.priors ?? [] };
-  const model = await extendModel(
-    await ctx.engine(),
-    input,
-    options,
-    mappedModelOf(root, input.cameras, (name) => indexOf.get(name)),
-    async (mapping) => {
-      await ctx.cancelPoint();
-      const p = mapping.progress();
-      ctx.progress(p.imagesHeld, p.imagesReachable + 1, "hierarchical_merge");
-    },
-  );
-  if (!model) throw new NoModelError("the joined model was lost in the final registration pass");
-  const registered = new Set(model.images.map((m) => m.image));
-  await addColors(ctx, images, registered);
-  const names = (list: number[]) => list.map((i) => dataset.images[i]!.name).join(", ");
-  const now = leftOut.filter((i) => registered.has(i));
-  const still = leftOut.filter((i) => !registered.has(i));
-  ctx.log(
-    still.length ? "WARNING" : "INFO",
-    `final registration pass: ${now.length} of the ${leftOut.length} image(s) no joined cluster model held registered into the joined model` +
-      (now.length ? ` (${names(now)})` : "") +
-      (still.length ? `; not registered: ${names(still)}` : "") +
-      `; ${model.images.length} images, mean reprojection error ${model.meanReprojectionError.toPrecision(3)} px after global refinement`,
-  );
-  return modelFiles(model, images);
+  const prepare = async () => {
+    const mi = await mappingImages(ctx);
+    return { mi, filtered: await filteredPairs(ctx, spec, verified.pairs, mi) };
+  };
+  let prepared: ReturnType<typeof prepare> | undefined;
+  const register = async (model: SnapshotModel, heldElsewhere: ReadonlySet<string>, which: string): Promise<ModelFiles | null> => {
+    const held = new Set(model.images.images.map((im) => im.name));
+    const open = (i: number) => held.has(dataset.images[i]!.name) || !heldElsewhere.has(dataset.images[i]!.name);
+    const leftOut = [...reachable].filter((i) => open(i) && !held.has(dataset.images[i]!.name));
+    if (leftOut.length === 0) return null;
+    const { mi, filtered } = await (prepared ??= prepare());
+    const input = mi.input({ ...filtered, pairs: filtered.pairs.filter((p) => open(p.image1) && open(p.image2)) });
+    const options = { seed: spec.seed, ...bundleAdjustmentOptions(ctx), pose_priors: priors?.priors ?? [] };
+    const grown = await extendModel(
+      await ctx.engine(),
+      input,
+      options,
+      mappedModelOf(model, input.cameras, (name) => indexOf.get(name)),
+      async (mapping) => {
+        await ctx.cancelPoint();
+        const p = mapping.progress();
+        // Images held by the models before this one and by this one so far, of all with verified pairs.
+        ctx.progress(Math.min(reachable.size, heldElsewhere.size + p.imagesHeld), reachable.size + 1, "hierarchical_merge");
+      },
+    );
+    if (!grown) throw new NoModelError(`${which} was lost in the final registration pass`);
+    const registered = new Set(grown.images.map((m) => m.image));
+    await addColors(ctx, mi.images, registered);
+    const names = (list: number[]) => list.map((i) => dataset.images[i]!.name).join(", ");
+    const now = leftOut.filter((i) => registered.has(i));
+    const still = leftOut.filter((i) => !registered.has(i));
+    ctx.log(
+      still.length ? "WARNING" : "INFO",
+      `final registration pass: ${now.length} of the ${leftOut.length} image(s) no joined cluster model held registered into ${which}` +
+        (now.length ? ` (${names(now)})` : "") +
+        (still.length ? `; not registered: ${names(still)}` : "") +
+        `; ${grown.images.length} images, mean reprojection error ${grown.meanReprojectionError.toPrecision(3)} px after global refinement`,
+    );
+    return modelFiles(grown, mi.images);
+  };
+  return { register };
 }
