@@ -349,6 +349,9 @@ type VerifiedPairs = TwoViewGeometriesFile["pairs"];
 type Verify = (batch: TwoViewInput[]) => Promise<TwoViewResult[]>;
 type Keypoints = ReadonlyArray<{ xy: ArrayLike<number> }>;
 
+/** A photo's size in either orientation: photos of one device turned a quarter share it. */
+const sizeKey = ({ width, height }: { width: number; height: number }) => `${Math.max(width, height)}x${Math.min(width, height)}`;
+
 /**
  * Each camera as relative rotations take it: its prior focal length, else (cameras without one,
  * whose pairs the verification leaves F/H only) the focal length that makes the camera's
@@ -363,10 +366,7 @@ function rotationCameras(pairs: VerifiedPairs, { cameras, cameraOfImage }: Datas
   // orientation (frames of a video, a phone's photos), else those of one aspect ratio, whose
   // focal lengths scale with their size (photos found online, resized to varied sizes).
   const aspectGroup = aspectGroups(cameras);
-  const [sizeOf, aspectOf] = [
-    (ci: number) => `size ${Math.max(cameras[ci]!.width, cameras[ci]!.height)}x${Math.min(cameras[ci]!.width, cameras[ci]!.height)}`,
-    (ci: number) => `aspect ${aspectGroup[ci]}`,
-  ];
+  const [sizeOf, aspectOf] = [(ci: number) => `size ${sizeKey(cameras[ci]!)}`, (ci: number) => `aspect ${aspectGroup[ci]}`];
   // The fundamental matrices within each camera and within each group, in one pass.
   const within = new Map<string, FundamentalForFocal[]>();
   for (const p of pairs) {
@@ -613,6 +613,55 @@ async function contradictedPriors(graphOf: RotationGraph): Promise<Map<number, {
 }
 
 /**
+ * Each camera rotations could not take (none of its own, not SPHERICAL) with its pairs with
+ * photos of averaged rotations through cameras that rotations take.
+ */
+function pairsOfUncalibrated({ pairs, cams: { cameras, cameraOfImage }, graph, rotationCamera }: RotationGraph): Map<number, number[]> {
+  const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
+  const pairsOf = new Map<number, number[]>();
+  pairs.forEach((p, i) => {
+    const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
+    if (c1 === c2) return;
+    for (const [c, other, otherImage] of [
+      [c1, c2, p.image_id2],
+      [c2, c1, p.image_id1],
+    ] as const) {
+      if (rotationCamera[c] || cameras[c]!.model === "SPHERICAL" || !rotationCamera[other] || !graph.rotations.has(otherImage)) continue;
+      if (!pairsOf.has(c)) pairsOf.set(c, []);
+      pairsOf.get(c)!.push(i);
+    }
+  });
+  return pairsOf;
+}
+
+/**
+ * The cameras rotations could not take that are of the size (either orientation) of cameras with
+ * a prior focal length, each with those cameras' median focal length and its pairs
+ * (pairsOfUncalibrated): a photo without EXIF of the size of photos with it is most often one of
+ * the same device's whose EXIF an editor dropped. mappingPairs keeps such a focal length only where
+ * the view graph then keeps most of the camera's pairs (as for uncalibratedCameras); photos of one
+ * size from devices of other focal lengths, whose rotations it then bends, are left to the search.
+ * `offered`: the cameras offered one before (updated here), not offered again.
+ */
+function sameSizePriors(graphOf: RotationGraph, offered: Set<number>): Map<number, { focal: number; pairs: number[] }> {
+  const { cameras } = graphOf.cams;
+  const priorsOfSize = new Map<string, number[]>();
+  for (const c of cameras) {
+    if (!c.hasPriorFocalLength || c.model === "SPHERICAL") continue;
+    if (!priorsOfSize.has(sizeKey(c))) priorsOfSize.set(sizeKey(c), []);
+    priorsOfSize.get(sizeKey(c))!.push(c.params[0]!);
+  }
+  const estimates = new Map<number, { focal: number; pairs: number[] }>();
+  for (const [ci, own] of pairsOfUncalibrated(graphOf)) {
+    const priors = priorsOfSize.get(sizeKey(cameras[ci]!));
+    if (own.length < DOUBTED_PRIOR_MIN_PAIRS || !priors || offered.has(ci)) continue;
+    offered.add(ci);
+    estimates.set(ci, { focal: [...priors].sort((a, b) => a - b)[priors.length >> 1]!, pairs: own });
+  }
+  return estimates;
+}
+
+/**
  * The cameras rotations could not take (no prior focal length and no group estimate: a photo
  * without EXIF among photos with it), each with the focal length at which its pairs with photos
  * of averaged rotations agree best on its own rotation (agreementOf, over UNCALIBRATED_FACTORS
@@ -629,24 +678,9 @@ async function uncalibratedCameras(
   graphOf: RotationGraph,
   tried: Map<number, number>,
 ): Promise<Map<number, { focal: number; pairs: number[] }>> {
-  const { pairs, cams, graph, rotationCamera } = graphOf;
-  const { cameras, cameraOfImage } = cams;
-  const cameraOf = (imageId: number) => cameraOfImage[imageId - 1]!;
-  const pairsOf = new Map<number, number[]>();
-  pairs.forEach((p, i) => {
-    const [c1, c2] = [cameraOf(p.image_id1), cameraOf(p.image_id2)];
-    if (c1 === c2) return;
-    for (const [c, other, otherImage] of [
-      [c1, c2, p.image_id2],
-      [c2, c1, p.image_id1],
-    ] as const) {
-      if (rotationCamera[c] || cameras[c]!.model === "SPHERICAL" || !rotationCamera[other] || !graph.rotations.has(otherImage)) continue;
-      if (!pairsOf.has(c)) pairsOf.set(c, []);
-      pairsOf.get(c)!.push(i);
-    }
-  });
+  const { cameras } = graphOf.cams;
   const estimates = new Map<number, { focal: number; pairs: number[] }>();
-  for (const [ci, own] of pairsOf) {
+  for (const [ci, own] of pairsOfUncalibrated(graphOf)) {
     // A camera searched before is searched again only with more partners placed since.
     if (own.length < DOUBTED_PRIOR_MIN_PAIRS || own.length <= (tried.get(ci) ?? 0)) continue;
     tried.set(ci, own.length);
@@ -690,7 +724,8 @@ async function uncalibratedCameras(
  * map stage's one path from two_view_geometries.json to mapping; the benchmarks call it too, so
  * that they measure what the service runs. `dropped`: the pairs the filter refused;
  * `priorsLetGo`: the cameras whose prior was let go; `calibrated`: the cameras without a prior or a
- * group estimate calibrated by their partners' rotations (uncalibratedCameras); `rotations`: the averaged rotations by
+ * group estimate calibrated by their partners' rotations (uncalibratedCameras) or given the focal length of photos of
+ * their size with one (sameSizePriors); `rotations`: the averaged rotations by
  * image id. `verify` runs a batch of pairs on an engine (and may be a cancel point).
  */
 export async function mappingPairs(
@@ -750,20 +785,19 @@ export async function mappingPairs(
     }
     return kept;
   };
-  const priorsLetGo = await recalibrate(
-    await contradictedPriors({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify }),
-    (before) => DOUBTED_PRIOR_MIN_KEPT * before,
-  );
+  const graphOf = (): RotationGraph => ({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify });
+  const priorsLetGo = await recalibrate(await contradictedPriors(graphOf()), (before) => DOUBTED_PRIOR_MIN_KEPT * before);
   // Photos rotations could not take: calibrated against their partners' averaged rotations, where the graph then keeps
   // most of their pairs (before, their pairs had no rotation, and the global mapper could not place them). In rounds,
   // until one calibrates none: a photo whose partners lacked a focal length too is reached through those calibrated before.
+  // Where the search settles no more (along a street rotations agree at any focal length), photos of the size of photos
+  // with EXIF take theirs (sameSizePriors), and the search goes on from them.
   let calibrated = 0;
-  const tried = new Map<number, number>();
+  const [searched, offered] = [new Map<number, number>(), new Set<number>()];
+  const keepsMost = (_: number, all: number) => UNCALIBRATED_MIN_KEPT * all;
   for (;;) {
-    const round = await recalibrate(
-      await uncalibratedCameras({ pairs: withInliers, cams, rotationCamera, graph, keypoints, seed, verify }, tried),
-      (_, all) => UNCALIBRATED_MIN_KEPT * all,
-    );
+    let round = await recalibrate(await uncalibratedCameras(graphOf(), searched), keepsMost);
+    if (round === 0) round = await recalibrate(sameSizePriors(graphOf(), offered), keepsMost);
     if (round === 0) break;
     calibrated += round;
   }
