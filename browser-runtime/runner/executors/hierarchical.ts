@@ -252,7 +252,14 @@ async function mergeClusters(ctx: TaskContext, spec: HierarchicalSpec, item: Sha
   let registered = 0;
   for (const [k, { model }] of groups.entries()) {
     if (k > 0 && model.images.images.every((im) => held.has(im.name))) continue;
-    const extended = await finalPass.register(model, held, k === 0 ? "the joined model" : `model ${k + 1} (of another place)`);
+    // Another place's model the pass loses is sealed as its clusters joined it, rather than failing the whole merge.
+    const extended = await finalPass
+      .register(model, held, k === 0 ? "the joined model" : `model ${k + 1} (of another place)`)
+      .catch((e) => {
+        if (k === 0 || !(e instanceof NoModelError)) throw e;
+        ctx.log("WARNING", `${e.message}: sealed as its clusters joined it`);
+        return null;
+      });
     const files = extended ?? snapshotModelFiles(model);
     registered += files.images.images.length - model.images.images.length;
     for (const im of files.images.images) held.add(im.name);
